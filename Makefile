@@ -1,0 +1,82 @@
+# rbmemtrace: see README.md.  `make deps` installs the Debian packages needed.
+OUTPUT := .output
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= gcc
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+VERSION := 0.1.0
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude -Iuser -I$(OUTPUT) -DRBMEMTRACE_VERSION='"$(VERSION)"'
+LDLIBS := $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null || echo -lbpf -lelf -lz)
+# clang -target bpf does not search the host's multiarch include dir (asm/errno.h).
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I. $(CLANG_BPF_SYS_INCLUDES)
+
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
+HEADERS := $(wildcard include/*.h user/*.h)
+
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+
+.PHONY: all deps demo test unit e2e bench clean vmlinux format
+all: rbmemtrace
+
+deps:
+	@./scripts/deps.sh
+
+$(OUTPUT):
+	@mkdir -p $@
+
+$(OUTPUT)/rbmemtrace.bpf.o: bpf/rbmemtrace.bpf.c $(HEADERS) vmlinux.h | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/rbmemtrace.skel.h: $(OUTPUT)/rbmemtrace.bpf.o
+	$(BPFTOOL) gen skeleton $< name rbmemtrace_bpf > $@
+
+$(OUTPUT)/%.o: user/%.c $(HEADERS) $(OUTPUT)/rbmemtrace.skel.h | $(OUTPUT)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+rbmemtrace: $(OUTPUT)/main.o $(USER_OBJS)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# vmlinux.h is committed; regenerate it from the running kernel's BTF.
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
+
+# Fixtures for the tests: a fake "Ruby" of an unsupported version.
+$(OUTPUT)/fixtures/libruby-9.9.so: tests/fixtures/fake_libruby.c | $(OUTPUT)
+	@mkdir -p $(OUTPUT)/fixtures
+	$(CC) -shared -fPIC -o $@ $<
+
+$(OUTPUT)/fixtures/fake_ruby: tests/fixtures/fake_ruby.c $(OUTPUT)/fixtures/libruby-9.9.so
+	$(CC) -o $@ $< -L$(OUTPUT)/fixtures -l:libruby-9.9.so -Wl,-rpath,'$$ORIGIN'
+
+$(OUTPUT)/unit_tests: $(UNIT_SRCS) $(USER_OBJS)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -lcriterion -o $@
+
+unit: $(OUTPUT)/unit_tests $(OUTPUT)/fixtures/fake_ruby
+	$(OUTPUT)/unit_tests
+
+e2e: rbmemtrace $(OUTPUT)/fixtures/fake_ruby
+	ruby tests/e2e/run.rb
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) e2e
+
+demo: deps
+	$(MAKE) all
+	./rbmemtrace -- ruby examples/leaky_app.rb
+
+bench: deps
+	$(MAKE) all
+	./bench/run.sh
+
+format:
+	clang-format -i bpf/*.c user/*.c user/*.h include/*.h tests/unit/*.c
+
+clean:
+	rm -rf $(OUTPUT) rbmemtrace

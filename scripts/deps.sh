@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install the Debian packages rbmemtrace needs to build, test and demo.
+# Idempotent: installs only what is missing, so `make demo` and `make test` can call it every time.
+set -euo pipefail
+
+packages=(
+	make gcc clang llvm pkg-config
+	libbpf-dev bpftool libelf-dev zlib1g-dev
+	libcriterion-dev
+	ruby ruby-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

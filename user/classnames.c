@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "classnames.h"
+#include "target_mem.h"
+
+#define NAME_MAX_LEN 512
+#define IVAR_SCAN_MAX 4096
+
+const char *ruby_type_name(uint32_t type)
+{
+	static const char *const names[] = {
+		[0x00] = "T_NONE",   [0x01] = "T_OBJECT", [0x02] = "T_CLASS",  [0x03] = "T_MODULE",
+		[0x04] = "T_FLOAT",  [0x05] = "T_STRING", [0x06] = "T_REGEXP", [0x07] = "T_ARRAY",
+		[0x08] = "T_HASH",   [0x09] = "T_STRUCT", [0x0a] = "T_BIGNUM", [0x0b] = "T_FILE",
+		[0x0c] = "T_DATA",   [0x0d] = "T_MATCH",  [0x0e] = "T_COMPLEX", [0x0f] = "T_RATIONAL",
+		[0x11] = "T_NIL",    [0x12] = "T_TRUE",   [0x13] = "T_FALSE",  [0x14] = "T_SYMBOL",
+		[0x15] = "T_FIXNUM", [0x16] = "T_UNDEF",  [0x1a] = "T_IMEMO",  [0x1b] = "T_NODE",
+		[0x1c] = "T_ICLASS", [0x1d] = "T_ZOMBIE", [0x1e] = "T_MOVED",
+	};
+
+	if (type < sizeof(names) / sizeof(names[0]) && names[type])
+		return names[type];
+	return "T_UNKNOWN";
+}
+
+const char *ruby_imemo_name(uint32_t imemo)
+{
+	static const char *const names[] = {
+		"env",	 "cref", "svar",	"throw_data",	  "ifunc",    "memo",	   "ment",
+		"iseq", "tmpbuf", "ast", "parser_strterm", "callinfo", "callcache", "constcache",
+	};
+
+	if (imemo < sizeof(names) / sizeof(names[0]))
+		return names[imemo];
+	return "unknown";
+}
+
+/* Reads ivar `id` of a class from its iv_tbl (an st_table).  0 or -ENOENT. */
+static int class_ivar(struct class_namer *cn, uint64_t klass, uint64_t id, uint64_t *value)
+{
+	const struct ruby_offsets *off = cn->off;
+	uint64_t ext, tbl, start, bound, entries, i;
+	uint64_t entry[3];
+
+	if (target_read_u64(cn->pid, klass + off->rclass_ext, &ext) || !ext ||
+	    target_read_u64(cn->pid, ext + off->classext_iv_tbl, &tbl) || !tbl ||
+	    target_read_u64(cn->pid, tbl + off->st_entries_start, &start) ||
+	    target_read_u64(cn->pid, tbl + off->st_entries_bound, &bound) ||
+	    target_read_u64(cn->pid, tbl + off->st_entries, &entries) || !entries)
+		return -ENOENT;
+	if (bound - start > IVAR_SCAN_MAX)
+		bound = start + IVAR_SCAN_MAX;
+	for (i = start; i < bound; i++) {
+		if (target_read(cn->pid, entries + i * off->st_entry_size, entry, sizeof(entry)))
+			return -ENOENT;
+		if (entry[1] == id) {
+			*value = entry[2];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Finds the ivar key whose value satisfies match(); used once at start-up. */
+static int find_ivar_id(struct class_namer *cn, uint64_t klass,
+			int (*match)(struct class_namer *, uint64_t value, uint64_t arg), uint64_t arg,
+			uint64_t *id)
+{
+	const struct ruby_offsets *off = cn->off;
+	uint64_t ext, tbl, start, bound, entries, i;
+	uint64_t entry[3];
+
+	if (target_read_u64(cn->pid, klass + off->rclass_ext, &ext) || !ext ||
+	    target_read_u64(cn->pid, ext + off->classext_iv_tbl, &tbl) || !tbl ||
+	    target_read_u64(cn->pid, tbl + off->st_entries_start, &start) ||
+	    target_read_u64(cn->pid, tbl + off->st_entries_bound, &bound) ||
+	    target_read_u64(cn->pid, tbl + off->st_entries, &entries) || !entries)
+		return -ENOENT;
+	if (bound - start > IVAR_SCAN_MAX)
+		return -EINVAL;
+	for (i = start; i < bound; i++) {
+		if (target_read(cn->pid, entries + i * off->st_entry_size, entry, sizeof(entry)))
+			return -EFAULT;
+		if (match(cn, entry[2], arg)) {
+			*id = entry[1];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int value_is_string_object(struct class_namer *cn, uint64_t value, uint64_t unused)
+{
+	char buf[16];
+
+	(void)unused;
+	return (value & 7) == 0 && value &&
+	       target_read_rstring(cn->pid, cn->off, value, buf, sizeof(buf)) == 0 &&
+	       strcmp(buf, "Object") == 0;
+}
+
+static int value_equals(struct class_namer *cn, uint64_t value, uint64_t expected)
+{
+	(void)cn;
+	return value == expected;
+}
+
+int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_offsets *off,
+		     uint64_t object_class, char *err, size_t errlen)
+{
+	uint64_t hdr[2];
+
+	memset(cn, 0, sizeof(*cn));
+	cn->pid = pid;
+	cn->off = off;
+	if (target_read(pid, object_class, hdr, sizeof(hdr)) ||
+	    (hdr[0] & RB_T_MASK) != RB_T_CLASS) {
+		snprintf(err, errlen, "rb_cObject does not point at a class: Ruby internals differ "
+				      "from the table for %s", off->series);
+		return -EINVAL;
+	}
+	if (find_ivar_id(cn, object_class, value_is_string_object, 0, &cn->classpath_id)) {
+		snprintf(err, errlen, "cannot find Object's class path in its ivars: Ruby "
+				      "internals differ from the table for %s", off->series);
+		return -EINVAL;
+	}
+	/* Object's klass is its singleton class, whose attached object is Object. */
+	if (find_ivar_id(cn, hdr[1], value_equals, object_class, &cn->attached_id))
+		cn->attached_id = 0; /* singleton classes then print as #<Class:0x...> */
+	return 0;
+}
+
+static char *format_name(struct class_namer *cn, uint64_t klass, int depth);
+
+static char *singleton_name(struct class_namer *cn, uint64_t klass, int depth)
+{
+	char buf[NAME_MAX_LEN * 2];
+	uint64_t attached, hdr[2];
+	char *inner = NULL;
+
+	if (!cn->attached_id || class_ivar(cn, klass, cn->attached_id, &attached) ||
+	    target_read(cn->pid, attached, hdr, sizeof(hdr)))
+		goto anonymous;
+	switch (hdr[0] & RB_T_MASK) {
+	case RB_T_CLASS:
+	case RB_T_MODULE:
+		inner = format_name(cn, attached, depth + 1);
+		snprintf(buf, sizeof(buf), "#<Class:%s>", inner ? inner : "?");
+		break;
+	default:
+		inner = format_name(cn, hdr[1], depth + 1);
+		snprintf(buf, sizeof(buf), "#<Class:#<%s:0x%016" PRIx64 ">>", inner ? inner : "?",
+			 attached);
+		break;
+	}
+	free(inner);
+	return strdup(buf);
+anonymous:
+	snprintf(buf, sizeof(buf), "#<Class:0x%016" PRIx64 ">", klass);
+	return strdup(buf);
+}
+
+static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
+{
+	char buf[NAME_MAX_LEN];
+	uint64_t hdr[2], path;
+	uint32_t type;
+
+	if (depth > 4 || target_read(cn->pid, klass, hdr, sizeof(hdr))) {
+		snprintf(buf, sizeof(buf), "#<unreadable class 0x%016" PRIx64 ">", klass);
+		return strdup(buf);
+	}
+	type = hdr[0] & RB_T_MASK;
+	if (type != RB_T_CLASS && type != RB_T_MODULE && type != RB_T_ICLASS) {
+		/* Freed (and maybe reused) since it was recorded: anonymous classes die. */
+		snprintf(buf, sizeof(buf), "#<freed class 0x%016" PRIx64 ">", klass);
+		return strdup(buf);
+	}
+	if (hdr[0] & cn->off->fl_singleton)
+		return singleton_name(cn, klass, depth);
+	if (class_ivar(cn, klass, cn->classpath_id, &path) == 0 &&
+	    target_read_rstring(cn->pid, cn->off, path, buf, sizeof(buf)) == 0)
+		return strdup(buf);
+	snprintf(buf, sizeof(buf), "#<%s:0x%016" PRIx64 ">", type == RB_T_MODULE ? "Module" : "Class",
+		 klass);
+	return strdup(buf);
+}
+
+const char *class_namer_name(struct class_namer *cn, uint64_t klass)
+{
+	char *name = u64map_get(&cn->cache, klass);
+
+	if (name)
+		return name;
+	name = format_name(cn, klass, 0);
+	if (!name)
+		return "#<out of memory>";
+	if (u64map_put(&cn->cache, klass, name)) {
+		free(name);
+		return "#<out of memory>";
+	}
+	return name;
+}
+
+const char *class_namer_key_name(struct class_namer *cn, uint64_t klass, uint32_t kind)
+{
+	static char buf[64];
+	uint32_t type = RBM_KIND_TYPE(kind);
+
+	if (type == RB_T_IMEMO) {
+		snprintf(buf, sizeof(buf), "<imemo:%s>", ruby_imemo_name(RBM_KIND_IMEMO(kind)));
+		return buf;
+	}
+	if (type == RB_T_ICLASS) /* a module's proxy in an ancestry chain */
+		return "<iclass>";
+	if (!klass) { /* hidden objects: Ruby's own internal strings, arrays, hashes */
+		snprintf(buf, sizeof(buf), "<hidden:%s>", ruby_type_name(type));
+		return buf;
+	}
+	return class_namer_name(cn, klass);
+}
+
+void class_namer_free(struct class_namer *cn)
+{
+	u64map_free(&cn->cache, free);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Class names, read from the target's memory and cached. */
+#ifndef RBM_CLASSNAMES_H
+#define RBM_CLASSNAMES_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "ruby_versions.h"
+#include "u64map.h"
+
+struct class_namer {
+	pid_t pid;
+	const struct ruby_offsets *off;
+	uint64_t classpath_id; /* the hidden ivar that holds a class's path */
+	uint64_t attached_id;  /* the hidden ivar of a singleton class: its object */
+	struct u64map cache;   /* klass -> name */
+};
+
+/*
+ * Learns the two hidden ivar IDs from Object and its singleton class, which
+ * also checks that the offsets fit this process.  Returns 0 or -errno.
+ */
+int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_offsets *off,
+		     uint64_t object_class, char *err, size_t errlen);
+
+/* The class's name: "Foo::Bar", "#<Class:0x...>", "#<Class:Foo>"; never NULL. */
+const char *class_namer_name(struct class_namer *cn, uint64_t klass);
+
+/* The display name of a per-class key (kind and klass from the BPF maps). */
+const char *class_namer_key_name(struct class_namer *cn, uint64_t klass, uint32_t kind);
+
+void class_namer_free(struct class_namer *cn);
+
+/* Names of builtin types ("T_STRING") and imemo subtypes ("callcache"). */
+const char *ruby_type_name(uint32_t type);
+const char *ruby_imemo_name(uint32_t imemo);
+
+#endif

@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rbmemtrace: which Ruby objects does a live process keep, and of which
+ * class?  Attaches to a running Ruby (-p PID) or starts one (-- COMMAND),
+ * traces allocations and frees, and prints a retention report.
+ */
+#include <argp.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "attach.h"
+#include "classnames.h"
+#include "elfinfo.h"
+#include "launch.h"
+#include "procmaps.h"
+#include <linux/types.h>
+#include "rbmemtrace.h"
+#include "rbmemtrace.skel.h"
+#include "report.h"
+#include "ruby_versions.h"
+#include "target_mem.h"
+#include "tracker.h"
+
+enum output_format { FORMAT_TEXT, FORMAT_JSON };
+
+static struct env {
+	pid_t pid;
+	double duration;
+	enum output_format format;
+	const char *output;
+	bool verbose;
+	unsigned long max_objects;
+	unsigned long top;
+	char **command;
+} env = {
+	.max_objects = 1 << 20,
+	.top = 30,
+};
+
+const char *argp_program_version = "rbmemtrace " RBMEMTRACE_VERSION;
+const char *argp_program_bug_address = "the rbmemtrace issue tracker";
+static const char doc[] =
+	"Trace Ruby object allocations and frees in a live process and report, per class, "
+	"how many objects were allocated, freed and are still retained.\n"
+	"\n"
+	"USAGE: rbmemtrace -p PID [-d SECONDS] [--format text|json] [-o FILE]\n"
+	"       rbmemtrace [OPTIONS] -- COMMAND [ARGS...]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    rbmemtrace -p 1234              # trace until Ctrl-C, then report\n"
+	"    rbmemtrace -p 1234 -d 30 --format json -o leak.json\n"
+	"    rbmemtrace -- ruby app.rb       # trace a program from its first Ruby instruction";
+
+enum {
+	OPT_FORMAT = 0x100,
+	OPT_MAX_OBJECTS,
+	OPT_TOP,
+};
+
+static const struct argp_option opts[] = {
+	{"pid", 'p', "PID", 0, "Ruby process to trace", 0},
+	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or SIGTERM)", 0},
+	{"format", OPT_FORMAT, "FORMAT", 0, "Report format: text (default) or json", 0},
+	{"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
+	{"max-objects", OPT_MAX_OBJECTS, "N",
+	 0, "Track at most N live objects (default 1048576); more are counted as untracked", 0},
+	{"top", OPT_TOP, "N", 0, "Show the N classes that retain most in text (default 30, 0: all)", 0},
+	{"verbose", 'v', NULL, 0, "Explain what is found and attached", 0},
+	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
+	{},
+};
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rbmemtrace: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static unsigned long parse_number(const char *arg, const char *what, unsigned long min,
+				  unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max || arg[0] == '-')
+		die("invalid %s: %s (expected a number from %lu to %lu)", what, arg, min, max);
+	return v;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+
+	switch (key) {
+	case 'p':
+		env.pid = parse_number(arg, "PID", 1, INT32_MAX);
+		break;
+	case 'd':
+		errno = 0;
+		env.duration = strtod(arg, &end);
+		if (errno || end == arg || *end || !(env.duration > 0))
+			die("invalid duration: %s (expected seconds > 0)", arg);
+		break;
+	case OPT_FORMAT:
+		if (strcmp(arg, "text") == 0)
+			env.format = FORMAT_TEXT;
+		else if (strcmp(arg, "json") == 0)
+			env.format = FORMAT_JSON;
+		else
+			die("invalid format: %s (expected text or json)", arg);
+		break;
+	case 'o':
+		env.output = arg;
+		break;
+	case OPT_MAX_OBJECTS:
+		env.max_objects = parse_number(arg, "--max-objects", 1024, 1UL << 28);
+		break;
+	case OPT_TOP:
+		env.top = parse_number(arg, "--top", 0, 1UL << 31);
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case 'h':
+		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARGS:
+		env.command = state->argv + state->next;
+		break;
+	case ARGP_KEY_END:
+		if (!env.pid && !env.command)
+			die("nothing to trace: give -p PID or -- COMMAND (see --help)");
+		if (env.pid && env.command)
+			die("give either -p PID or -- COMMAND, not both");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || !env.verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = sig;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool have_capability(const struct __user_cap_data_struct *caps, int cap)
+{
+	return caps[cap / 32].effective & (1U << (cap % 32));
+}
+
+static void check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct caps[2] = {};
+
+	if (geteuid() == 0)
+		return;
+	if (syscall(SYS_capget, &hdr, caps) == 0 &&
+	    ((have_capability(caps, CAP_BPF) && have_capability(caps, CAP_PERFMON)) ||
+	     have_capability(caps, CAP_SYS_ADMIN)))
+		return;
+	die("not enough privileges: run as root, or with CAP_BPF and CAP_PERFMON "
+	    "(and CAP_SYS_PTRACE for another user's process)");
+}
+
+/* Reads the VALUE a libruby global (rb_cObject...) holds in the target. */
+static uint64_t read_ruby_global(pid_t pid, const struct ruby_image *img, const char *name)
+{
+	uint64_t sym, value;
+
+	if (elf_symbol_value(img->host_path, name, &sym, NULL))
+		die("%s has no symbol %s", img->path, name);
+	if (target_read_u64(pid, img->load_bias + sym, &value))
+		die("cannot read %s in PID %d: %s", name, pid, strerror(errno));
+	return value;
+}
+
+/* rb_class_allocate_instance is hidden; BasicObject's allocator points at it. */
+static uint64_t find_class_allocate_instance(pid_t pid, const struct ruby_image *img,
+					     const struct ruby_offsets *off)
+{
+	uint64_t basic_object = read_ruby_global(pid, img, "rb_cBasicObject");
+	uint64_t ext, fn, file_offset;
+
+	if (target_read_u64(pid, basic_object + off->rclass_ext, &ext) ||
+	    target_read_u64(pid, ext + off->classext_allocator, &fn) ||
+	    procmaps_file_offset(pid, img->path, fn, &file_offset))
+		die("cannot find rb_class_allocate_instance through BasicObject's allocator: "
+		    "Ruby internals differ from the table for %s",
+		    off->series);
+	if (env.verbose)
+		fprintf(stderr, "rbmemtrace: rb_class_allocate_instance at 0x%" PRIx64
+				" (file offset 0x%" PRIx64 ")\n",
+			fn, file_offset);
+	return file_offset;
+}
+
+static uint64_t find_compact_count(pid_t pid, const struct ruby_image *img,
+				   const struct ruby_offsets *off)
+{
+	uint64_t vm_ptr, objspace;
+
+	if (!off->objspace_compact_count)
+		return 0;
+	vm_ptr = read_ruby_global(pid, img, "ruby_current_vm_ptr");
+	if (!vm_ptr || target_read_u64(pid, vm_ptr + off->vm_objspace, &objspace) || !objspace)
+		return 0;
+	return objspace + off->objspace_compact_count;
+}
+
+struct session {
+	pid_t pid;
+	bool launched;
+	struct ruby_image img;
+	char version[32];
+	const struct ruby_offsets *off;
+	struct rbmemtrace_bpf *skel;
+	struct probes probes;
+	struct class_namer namer;
+	struct tracker tracker;
+	bool final_done;
+	bool target_exited;
+	int exit_status;
+};
+
+/* Names are resolved while the target lives, so a report after it exits still has them. */
+static void refresh_names(struct session *s)
+{
+	size_t i;
+
+	tracker_collect_counts(&s->tracker);
+	u64map_for_each(&s->tracker.tallies, i)
+	{
+		struct class_tally *t = s->tracker.tallies.values[i];
+
+		class_namer_key_name(&s->namer, t->klass, t->kind);
+	}
+}
+
+/* Stops the allocation probes and takes the census the report is made of. */
+static void final_census(struct session *s)
+{
+	size_t i;
+
+	if (s->final_done)
+		return;
+	s->final_done = true;
+	probes_detach_alloc(&s->probes);
+	refresh_names(s);
+	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
+		s->target_exited = true;
+	if (s->target_exited) {
+		/* Nothing left to read: objects count as they stood at the last check. */
+		u64map_for_each(&s->tracker.tallies, i)
+		{
+			struct class_tally *t = s->tracker.tallies.values[i];
+
+			t->retained = 0;
+		}
+		tracker_count_unverified(&s->tracker);
+	}
+}
+
+static void build_report(struct session *s, struct report *r, double duration, const char *reason)
+{
+	size_t i;
+
+	r->pid = s->pid;
+	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", s->version);
+	r->duration_s = duration;
+	r->end_reason = reason;
+	r->target_exited = s->target_exited;
+	r->exit_status = s->launched ? s->exit_status : -1;
+	r->gc_runs = s->skel->bss->gc_runs;
+	r->compactions = s->tracker.compactions;
+	r->moved_followed = s->tracker.moved_followed;
+	r->header_read_errors = s->skel->bss->header_read_errors;
+	r->class_overflow = s->skel->bss->class_overflow;
+	u64map_for_each(&s->tracker.tallies, i)
+	{
+		struct class_tally *t = s->tracker.tallies.values[i];
+		struct counts c = {
+			.allocated = t->allocated,
+			.retained = t->retained,
+			.untracked = t->untracked,
+			.not_followed = t->not_followed,
+		};
+		uint64_t accounted = t->retained + t->untracked + t->not_followed;
+
+		c.freed = t->allocated > accounted ? t->allocated - accounted : 0;
+		report_add(r, class_namer_key_name(&s->namer, t->klass, t->kind), &c);
+	}
+	report_finish(r);
+}
+
+static void open_target(struct session *s)
+{
+	char err[PATH_MAX + 128];
+
+	if (procmaps_find_ruby(s->pid, &s->img, err, sizeof(err)))
+		die("%s", err);
+}
+
+static void check_ruby_file(struct session *s, const char *host_path, const char *shown)
+{
+	if (elf_symbol_string(host_path, "ruby_version", s->version, sizeof(s->version)))
+		die("cannot read the Ruby version (ruby_version) from %s", shown);
+	s->off = ruby_offsets_for(s->version);
+	if (!s->off)
+		die("unsupported Ruby version %s in %s (supported: %s)", s->version, shown,
+		    ruby_supported_series());
+	if (!elf_has_usdt(host_path, "ruby", "gc__sweep__end"))
+		die("%s was built without USDT probes (configure --enable-dtrace); rbmemtrace "
+		    "needs ruby:gc__* to see frees",
+		    shown);
+	if (env.verbose)
+		fprintf(stderr, "rbmemtrace: Ruby %s in %s (offsets: %s)\n", s->version, shown,
+			s->off->source);
+}
+
+static void load_bpf(struct session *s)
+{
+	int err;
+
+	s->skel = rbmemtrace_bpf__open();
+	if (!s->skel)
+		die("cannot open the BPF object: %s", strerror(errno));
+	bpf_map__set_max_entries(s->skel->maps.live_objects, env.max_objects);
+	err = rbmemtrace_bpf__load(s->skel);
+	if (err)
+		die("cannot load the BPF programs: %s (needs a kernel with BTF, BPF and uprobes)",
+		    strerror(-err));
+}
+
+/* Launch mode: start the command held, let it run to ruby_options, where it stops. */
+static void start_command(struct session *s)
+{
+	char ruby_file[PATH_MAX], err[PATH_MAX + 128];
+	int release_fd, status;
+
+	if (launch_find_ruby(env.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err)))
+		die("%s", err);
+	check_ruby_file(s, ruby_file, ruby_file);
+	load_bpf(s);
+
+	s->pid = launch_spawn(env.command, &release_fd);
+	if (s->pid < 0)
+		die("cannot start %s: %s", env.command[0], strerror(-s->pid));
+	s->launched = true;
+	s->probes = (struct probes){.skel = s->skel, .pid = s->pid, .binary = ruby_file,
+				    .verbose = env.verbose};
+	s->skel->bss->stop_at_start = 1;
+	s->skel->bss->stop_at_exit = 1;
+	if (probes_attach_launch_stops(&s->probes)) {
+		kill(s->pid, SIGKILL);
+		die("cannot attach to %s", ruby_file);
+	}
+	launch_release(release_fd);
+	if (waitpid(s->pid, &status, WUNTRACED) != s->pid || !WIFSTOPPED(status))
+		die("%s exited before Ruby started (status %d)", env.command[0],
+		    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	open_target(s);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = {opts, parse_arg, "[-- COMMAND [ARGS...]]", doc, 0, 0, 0};
+	struct session s = {.exit_status = -1};
+	struct report report = {};
+	const char *reason = "signal";
+	uint64_t seen_sweeps = 0;
+	double start, end, last_pass = 0, last_names = 0;
+	FILE *out = stdout;
+	int err, status;
+
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return 1;
+	check_privileges();
+	libbpf_set_print(libbpf_print);
+
+	if (env.output) {
+		out = fopen(env.output, "w");
+		if (!out)
+			die("cannot write %s: %s", env.output, strerror(errno));
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	if (env.command) {
+		start_command(&s);
+	} else {
+		s.pid = env.pid;
+		open_target(&s);
+		check_ruby_file(&s, s.img.host_path, s.img.path);
+		load_bpf(&s);
+		s.probes = (struct probes){.skel = s.skel, .pid = s.pid,
+					   .binary = s.img.host_path, .verbose = env.verbose};
+	}
+	if (env.verbose)
+		fprintf(stderr, "rbmemtrace: %s mapped at load bias 0x%" PRIx64 "\n", s.img.path,
+			s.img.load_bias);
+
+	{
+		char errbuf[256];
+		uint64_t object_class = read_ruby_global(s.pid, &s.img, "rb_cObject");
+		uint64_t alloc_offset = find_class_allocate_instance(s.pid, &s.img, s.off);
+
+		if (class_namer_init(&s.namer, s.pid, s.off, object_class, errbuf, sizeof(errbuf)))
+			die("%s", errbuf);
+		tracker_init(&s.tracker, s.pid, bpf_map__fd(s.skel->maps.live_objects),
+			     bpf_map__fd(s.skel->maps.class_counts), &s.skel->bss->reap,
+			     find_compact_count(s.pid, &s.img, s.off));
+		if (probes_attach_gc(&s.probes) || probes_attach_alloc(&s.probes, alloc_offset)) {
+			probes_detach_all(&s.probes);
+			if (s.launched)
+				kill(s.pid, SIGCONT);
+			die("cannot attach to PID %d", s.pid);
+		}
+	}
+	if (s.launched)
+		kill(s.pid, SIGCONT);
+	fprintf(stderr, "rbmemtrace: tracing PID %d (ruby %s)%s\n", s.pid, s.version,
+		env.duration ? "" : s.launched ? " until it exits or Ctrl-C" : "; Ctrl-C to stop");
+
+	start = now_s();
+	for (;;) {
+		double t = now_s();
+		uint64_t sweeps;
+
+		if (exiting)
+			break;
+		if (env.duration && t - start >= env.duration) {
+			reason = "duration";
+			break;
+		}
+		if (s.launched) {
+			pid_t r = waitpid(s.pid, &status, WNOHANG | WUNTRACED);
+
+			if (r == s.pid && WIFSTOPPED(status)) {
+				/* Stopped at ruby_sig_finalize: the main program is done. */
+				final_census(&s);
+				kill(s.pid, SIGCONT);
+				while (waitpid(s.pid, &status, 0) < 0 && errno == EINTR)
+					;
+				s.exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
+								  : 128 + WTERMSIG(status);
+				reason = "command finished";
+				break;
+			}
+			if (r == s.pid) {
+				s.exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
+								  : 128 + WTERMSIG(status);
+				s.target_exited = true;
+				reason = "target exited";
+				break;
+			}
+		} else if (kill(s.pid, 0) && errno == ESRCH) {
+			s.target_exited = true;
+			reason = "target exited";
+			break;
+		}
+
+		sweeps = __atomic_load_n(&s.skel->bss->sweep_steps, __ATOMIC_ACQUIRE);
+		if (sweeps != seen_sweeps && t - last_pass >= 0.2) {
+			seen_sweeps = sweeps;
+			last_pass = t;
+			if (tracker_pass(&s.tracker, false) == -ESRCH)
+				continue; /* noticed at the top of the loop */
+		}
+		if (t - last_names >= 1.0) {
+			last_names = t;
+			refresh_names(&s);
+		}
+		usleep(50 * 1000);
+	}
+	end = now_s();
+
+	final_census(&s);
+	probes_detach_all(&s.probes);
+	build_report(&s, &report, end - start, reason);
+	if (env.format == FORMAT_JSON)
+		report_write_json(out, &report);
+	else
+		report_write_text(out, &report, env.top);
+	if (out != stdout)
+		fclose(out);
+
+	report_free(&report);
+	tracker_free(&s.tracker);
+	class_namer_free(&s.namer);
+	rbmemtrace_bpf__destroy(s.skel);
+	if (s.launched && s.exit_status >= 0)
+		return s.exit_status;
+	return 0;
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "elfinfo.h"
+#include "procmaps.h"
+
+int procmaps_parse_line(const char *line, struct map_entry *e)
+{
+	unsigned long long start, end, offset;
+	int path_at = -1;
+	char perms[5];
+
+	if (sscanf(line, "%llx-%llx %4s %llx %*x:%*x %*u %n", &start, &end, perms, &offset,
+		   &path_at) < 4 ||
+	    path_at < 0)
+		return -EINVAL;
+	e->start = start;
+	e->end = end;
+	e->offset = offset;
+	memcpy(e->perms, perms, sizeof(e->perms));
+	snprintf(e->path, sizeof(e->path), "%s", line + path_at);
+	e->path[strcspn(e->path, "\n")] = '\0';
+	return 0;
+}
+
+bool is_libruby_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return strncmp(base, "libruby", 7) == 0 && strstr(base, ".so") != NULL;
+}
+
+static FILE *open_maps(pid_t pid)
+{
+	char maps[64];
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	return fopen(maps, "r");
+}
+
+int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errlen)
+{
+	char exe_link[64], exe[PATH_MAX], line[PATH_MAX + 128];
+	struct map_entry e;
+	uint64_t first_vaddr, value;
+	bool found = false;
+	ssize_t n;
+	FILE *f;
+
+	f = open_maps(pid);
+	if (!f) {
+		int ret = -errno;
+
+		if (errno == ENOENT)
+			snprintf(err, errlen, "no process with PID %d", pid);
+		else
+			snprintf(err, errlen, "cannot read /proc/%d/maps: %s", pid, strerror(errno));
+		return ret;
+	}
+
+	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", pid);
+	n = readlink(exe_link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+
+	/* A shared libruby wins; otherwise the executable itself may be a static ruby. */
+	while (fgets(line, sizeof(line), f)) {
+		if (procmaps_parse_line(line, &e) || e.path[0] != '/' || !is_libruby_name(e.path))
+			continue;
+		snprintf(img->path, sizeof(img->path), "%s", e.path);
+		img->shared = true;
+		found = true;
+		break;
+	}
+	fclose(f);
+
+	if (!found && exe[0] == '/') {
+		char host[PATH_MAX + 64];
+
+		snprintf(host, sizeof(host), "/proc/%d/root%s", pid, exe);
+		if (elf_symbol_value(host, "ruby_version", &value, NULL) == 0) {
+			snprintf(img->path, sizeof(img->path), "%s", exe);
+			img->shared = false;
+			found = true;
+		}
+	}
+	if (!found) {
+		snprintf(err, errlen, "PID %d is not a Ruby process (no libruby or ruby_version in %s)",
+			 pid, exe[0] ? exe : "its executable");
+		return -ENOEXEC;
+	}
+	if (strstr(img->path, " (deleted)")) {
+		snprintf(err, errlen, "PID %d runs a Ruby that was deleted or upgraded on disk (%s)",
+			 pid, img->path);
+		return -ENOENT;
+	}
+	snprintf(img->host_path, sizeof(img->host_path), "/proc/%d/root%s", pid, img->path);
+
+	if (elf_first_load_vaddr(img->host_path, &first_vaddr)) {
+		snprintf(err, errlen, "cannot read ELF headers of %s", img->path);
+		return -ENOEXEC;
+	}
+	/* The mapping of file offset 0 holds the first PT_LOAD segment. */
+	f = open_maps(pid);
+	if (!f) {
+		snprintf(err, errlen, "process %d exited", pid);
+		return -ESRCH;
+	}
+	found = false;
+	while (fgets(line, sizeof(line), f)) {
+		if (procmaps_parse_line(line, &e) || strcmp(e.path, img->path) || e.offset != 0)
+			continue;
+		img->load_bias = e.start - (first_vaddr & ~0xfffULL);
+		found = true;
+		break;
+	}
+	fclose(f);
+	if (!found) {
+		snprintf(err, errlen, "cannot find the load address of %s", img->path);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+int procmaps_file_offset(pid_t pid, const char *path, uint64_t addr, uint64_t *file_offset)
+{
+	char line[PATH_MAX + 128];
+	struct map_entry e;
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = open_maps(pid);
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (procmaps_parse_line(line, &e) || strcmp(e.path, path))
+			continue;
+		if (addr >= e.start && addr < e.end) {
+			*file_offset = addr - e.start + e.offset;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Finding Ruby in a process: /proc/PID/maps and the mapped files. */
+#ifndef RBM_PROCMAPS_H
+#define RBM_PROCMAPS_H
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct map_entry {
+	uint64_t start;
+	uint64_t end;
+	uint64_t offset;
+	char perms[5];
+	char path[PATH_MAX];
+};
+
+/* Parses one line of /proc/PID/maps; returns 0 or -EINVAL. */
+int procmaps_parse_line(const char *line, struct map_entry *e);
+
+/* True for file names that look like a shared libruby (libruby.so, libruby-3.1.so.3.1). */
+bool is_libruby_name(const char *path);
+
+struct ruby_image {
+	char path[PATH_MAX];      /* as the target sees it */
+	char host_path[PATH_MAX + 64]; /* reachable from here: /proc/PID/root/... */
+	uint64_t load_bias;       /* runtime address = load_bias + ELF st_value */
+	bool shared;              /* libruby.so rather than a static ruby binary */
+};
+
+/*
+ * Finds the libruby (or statically linked ruby executable) mapped into pid.
+ * Returns 0, or a negative errno with a one-line reason in err.
+ */
+int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errlen);
+
+/* Converts a runtime address inside the image's mappings into a file offset. */
+int procmaps_file_offset(pid_t pid, const char *path, uint64_t addr, uint64_t *file_offset);
+
+#endif

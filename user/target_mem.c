@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "ruby_versions.h"
+#include "target_mem.h"
+
+/* process_vm_readv refuses PROT_NONE pages (GC compaction's read barrier); /proc/PID/mem does not. */
+static int read_proc_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int target_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {buf, len}, remote = {(void *)addr, len};
+	ssize_t n;
+
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && errno == ESRCH)
+		return -ESRCH;
+	return read_proc_mem(pid, addr, buf, len);
+}
+
+#define READ_BATCH 1024 /* IOV_MAX */
+
+void target_read_many(pid_t pid, const uint64_t *addrs, size_t n, size_t each, void *out, bool *ok)
+{
+	struct iovec local[READ_BATCH], remote[READ_BATCH];
+	size_t done = 0;
+
+	while (done < n) {
+		size_t batch = n - done < READ_BATCH ? n - done : READ_BATCH;
+		size_t i, good;
+		ssize_t got;
+
+		for (i = 0; i < batch; i++) {
+			local[i].iov_base = (char *)out + (done + i) * each;
+			local[i].iov_len = each;
+			remote[i].iov_base = (void *)addrs[done + i];
+			remote[i].iov_len = each;
+		}
+		got = process_vm_readv(pid, local, batch, remote, batch, 0);
+		/* A short read stops at the first unreadable address: retry that one alone. */
+		good = got > 0 ? (size_t)got / each : 0;
+		for (i = 0; i < good; i++)
+			ok[done + i] = true;
+		if (good < batch) {
+			ok[done + good] = target_read(pid, addrs[done + good],
+						      (char *)out + (done + good) * each, each) == 0;
+			good++;
+		}
+		done += good;
+	}
+}
+
+int target_read_rstring(pid_t pid, const struct ruby_offsets *off, uint64_t str, char *buf,
+			size_t n)
+{
+	uint64_t hdr[4], len, ptr;
+	int ret;
+
+	ret = target_read(pid, str, hdr, sizeof(hdr));
+	if (ret)
+		return ret;
+	if ((hdr[0] & RB_T_MASK) != RB_T_STRING)
+		return -EINVAL;
+	if (hdr[0] & off->rstring_noembed) {
+		len = hdr[off->rstring_heap_len / 8];
+		ptr = hdr[off->rstring_heap_ptr / 8];
+	} else {
+		len = (hdr[0] & off->rstring_embed_len_mask) >> off->rstring_embed_len_shift;
+		ptr = str + off->rstring_embed_start;
+	}
+	if (len >= n)
+		len = n - 1;
+	ret = target_read(pid, ptr, buf, len);
+	if (ret)
+		return ret;
+	buf[len] = '\0';
+	/* Ruby strings may hold NULs; the name ends at the first. */
+	return 0;
+}

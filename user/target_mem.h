@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Reading the target's memory from outside. */
+#ifndef RBM_TARGET_MEM_H
+#define RBM_TARGET_MEM_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Reads len bytes at addr; 0 or a negative errno. */
+int target_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+static inline int target_read_u64(pid_t pid, uint64_t addr, uint64_t *v)
+{
+	return target_read(pid, addr, v, sizeof(*v));
+}
+
+/*
+ * Reads `each` bytes at each of n addresses into out (n * each bytes), a
+ * thousand at a time; ok[i] says whether address i was readable.
+ */
+void target_read_many(pid_t pid, const uint64_t *addrs, size_t n, size_t each, void *out, bool *ok);
+
+/* Reads a Ruby String's bytes (embedded or heap) into buf, NUL-terminated. */
+struct ruby_offsets;
+int target_read_rstring(pid_t pid, const struct ruby_offsets *off, uint64_t str, char *buf,
+			size_t n);
+
+#endif

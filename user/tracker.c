@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include "target_mem.h"
+#include "tracker.h"
+
+#define PASS_BATCH 4096
+
+int tracker_init(struct tracker *t, pid_t pid, int live_fd, int counts_fd, struct reap_queue *reap,
+		 uint64_t compact_count_addr)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->live_fd = live_fd;
+	t->counts_fd = counts_fd;
+	t->reap = reap;
+	t->compact_count_addr = compact_count_addr;
+	if (compact_count_addr)
+		target_read_u64(pid, compact_count_addr, &t->last_compact_count);
+	return 0;
+}
+
+static struct class_tally *tally_for(struct tracker *t, uint64_t klass, uint32_t kind)
+{
+	uint64_t id = class_key_id(klass, kind);
+	struct class_tally *tally = u64map_get(&t->tallies, id);
+
+	if (tally)
+		return tally;
+	tally = calloc(1, sizeof(*tally));
+	if (!tally)
+		return NULL;
+	tally->klass = klass;
+	tally->kind = kind;
+	if (u64map_put(&t->tallies, id, tally)) {
+		free(tally);
+		return NULL;
+	}
+	return tally;
+}
+
+bool object_header_alive(uint64_t flags, uint32_t kind)
+{
+	uint32_t type = flags & RB_T_MASK;
+
+	if (type == RB_T_NONE || type == RB_T_ZOMBIE || type == RB_T_MOVED)
+		return false;
+	/* A different type means the slot was freed and reused by an untracked allocation. */
+	if (type != RBM_KIND_TYPE(kind))
+		return false;
+	if (type == RB_T_IMEMO && ((flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK) != RBM_KIND_IMEMO(kind))
+		return false;
+	/* The class may have changed (singleton class, hidden objects): still the same object. */
+	return true;
+}
+
+static int grow_scratch(struct tracker *t, size_t need)
+{
+	size_t cap = t->cap ? t->cap : PASS_BATCH;
+
+	while (cap < need)
+		cap *= 2;
+	if (cap == t->cap)
+		return 0;
+	t->keys = realloc(t->keys, cap * sizeof(*t->keys));
+	t->values = realloc(t->values, cap * sizeof(*t->values));
+	t->headers = realloc(t->headers, cap * sizeof(*t->headers));
+	t->readable = realloc(t->readable, cap * sizeof(*t->readable));
+	if (!t->keys || !t->values || !t->headers || !t->readable)
+		return -ENOMEM;
+	t->cap = cap;
+	return 0;
+}
+
+/* Copies the whole live-object map out with batched lookups. */
+static int dump_live_map(struct tracker *t, size_t *count)
+{
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u64 in_batch = 0, out_batch = 0;
+	bool first = true;
+	size_t n = 0;
+
+	for (;;) {
+		__u32 chunk = PASS_BATCH;
+		int err;
+
+		if (grow_scratch(t, n + PASS_BATCH))
+			return -ENOMEM;
+		err = bpf_map_lookup_batch(t->live_fd, first ? NULL : &in_batch, &out_batch,
+					   t->keys + n, t->values + n, &chunk, &opts);
+		if (err && errno != ENOENT)
+			return -errno;
+		n += chunk;
+		if (err) /* ENOENT: that was the last batch */
+			break;
+		in_batch = out_batch;
+		first = false;
+	}
+	*count = n;
+	return 0;
+}
+
+/* A compacting GC moved objects: the old slot forwards to the new one, briefly. */
+static bool follow_move(struct tracker *t, uint64_t addr, const struct live_object *obj)
+{
+	uint64_t dest, hdr[2];
+
+	if (target_read_u64(t->pid, addr + 16, &dest) || !dest || (dest & 7) ||
+	    target_read(t->pid, dest, hdr, sizeof(hdr)) || !object_header_alive(hdr[0], obj->kind))
+		return false;
+	if (bpf_map_update_elem(t->live_fd, &dest, obj, BPF_NOEXIST))
+		return false;
+	t->moved_followed++;
+	return true;
+}
+
+static bool compaction_since_last_pass(struct tracker *t)
+{
+	uint64_t now;
+
+	if (!t->compact_count_addr || target_read_u64(t->pid, t->compact_count_addr, &now))
+		return false;
+	if (now <= t->last_compact_count)
+		return false;
+	t->compactions += now - t->last_compact_count;
+	t->last_compact_count = now;
+	return true;
+}
+
+int tracker_pass(struct tracker *t, bool final)
+{
+	bool can_reap = !final && __atomic_load_n(&t->reap->len, __ATOMIC_ACQUIRE) == 0;
+	bool compacted;
+	size_t n, i, queued = 0;
+	int err;
+
+	if (kill(t->pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	compacted = compaction_since_last_pass(t);
+	err = dump_live_map(t, &n);
+	if (err)
+		return err;
+	target_read_many(t->pid, t->keys, n, sizeof(t->headers[0]), t->headers, t->readable);
+	if (kill(t->pid, 0) && errno == ESRCH)
+		return -ESRCH; /* every read failed because the target is gone, not its objects */
+
+	if (final) {
+		size_t j;
+
+		u64map_for_each(&t->tallies, j)
+		{
+			struct class_tally *tally = t->tallies.values[j];
+
+			tally->retained = 0;
+		}
+	}
+	t->live = 0;
+	for (i = 0; i < n; i++) {
+		const struct live_object *obj = &t->values[i];
+		bool alive = t->readable[i] && object_header_alive(t->headers[i][0], obj->kind);
+		bool moved = t->readable[i] && (t->headers[i][0] & RB_T_MASK) == RB_T_MOVED;
+		struct class_tally *tally;
+
+		if (alive) {
+			t->live++;
+			if (final && (tally = tally_for(t, obj->klass, obj->kind)))
+				tally->retained++;
+			continue;
+		}
+		if (moved && follow_move(t, t->keys[i], obj)) {
+			t->live++;
+			if (final && (tally = tally_for(t, obj->klass, obj->kind)))
+				tally->retained++;
+		} else if (compacted && (tally = tally_for(t, obj->klass, obj->kind))) {
+			tally->not_followed++;
+		}
+		if (final) {
+			/* Probes are detached: nothing can race with this delete. */
+			bpf_map_delete_elem(t->live_fd, &t->keys[i]);
+		} else if (can_reap && queued < REAP_MAX) {
+			t->reap->addr[queued] = t->keys[i];
+			t->reap->seq[queued] = obj->seq;
+			queued++;
+		}
+	}
+	if (queued)
+		__atomic_store_n(&t->reap->len, (__u32)queued, __ATOMIC_RELEASE);
+	t->passes++;
+	return 0;
+}
+
+int tracker_collect_counts(struct tracker *t)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct class_key key, next;
+	struct class_counts *percpu;
+	void *prev = NULL;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc(ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(t->counts_fd, prev, &next) == 0) {
+		struct class_tally *tally;
+		int cpu;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(t->counts_fd, &key, percpu))
+			continue;
+		tally = tally_for(t, key.klass, key.kind);
+		if (!tally)
+			break;
+		tally->allocated = tally->untracked = 0;
+		for (cpu = 0; cpu < ncpus; cpu++) {
+			tally->allocated += percpu[cpu].allocated;
+			tally->untracked += percpu[cpu].untracked;
+		}
+	}
+	free(percpu);
+	return 0;
+}
+
+int tracker_count_unverified(struct tracker *t)
+{
+	size_t n, i;
+	int err;
+
+	err = dump_live_map(t, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		struct class_tally *tally = tally_for(t, t->values[i].klass, t->values[i].kind);
+
+		if (tally)
+			tally->retained++;
+	}
+	return 0;
+}
+
+void tracker_free(struct tracker *t)
+{
+	u64map_free(&t->tallies, free);
+	free(t->keys);
+	free(t->values);
+	free(t->headers);
+	free(t->readable);
+}

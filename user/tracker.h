@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Free detection.  Ruby has no probe for a free, so the tracker checks the
+ * tracked slots themselves: after GC sweeps it reads each tracked object's
+ * header from the target and asks the BPF side to drop the dead ones.
+ */
+#ifndef RBM_TRACKER_H
+#define RBM_TRACKER_H
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "rbmemtrace.h"
+#include "u64map.h"
+
+/* Per-class outcome, keyed by class_key_id(klass, kind). */
+struct class_tally {
+	uint64_t klass;
+	uint32_t kind;
+	uint64_t allocated;
+	uint64_t untracked;
+	uint64_t retained;
+	uint64_t not_followed; /* gone from their slot across a GC.compact: moved or freed */
+};
+
+struct tracker {
+	pid_t pid;
+	int live_fd;
+	int counts_fd;
+	struct reap_queue *reap; /* in the BPF object's mmaped .bss */
+	uint64_t compact_count_addr; /* 0: this Ruby's compaction counter is unknown */
+
+	uint64_t *keys; /* scratch for one pass over the live map */
+	struct live_object *values;
+	uint64_t (*headers)[2];
+	bool *readable;
+	size_t cap;
+
+	struct u64map tallies; /* class key -> struct class_tally */
+	uint64_t compactions;
+	uint64_t last_compact_count;
+	uint64_t moved_followed;
+	uint64_t passes;
+	uint64_t live; /* tracked and alive at the last pass */
+};
+
+static inline uint64_t class_key_id(uint64_t klass, uint32_t kind)
+{
+	/* Class addresses are 8-byte aligned heap addresses below 2^48; kind < 2^12. */
+	return (klass << 12) | kind;
+}
+
+int tracker_init(struct tracker *t, pid_t pid, int live_fd, int counts_fd, struct reap_queue *reap,
+		 uint64_t compact_count_addr);
+
+/*
+ * One pass over the tracked objects.  While probes are attached (final ==
+ * false) dead objects are handed to the BPF side for deletion; with the
+ * probes detached (final == true) the pass only counts, and its per-class
+ * retained counts are the report's.  Returns 0 or -errno (-ESRCH: target gone).
+ */
+int tracker_pass(struct tracker *t, bool final);
+
+/* Sums the per-CPU allocation counters into the tallies. */
+int tracker_collect_counts(struct tracker *t);
+
+/* Whether an object header read from the target still holds the object recorded as `kind`. */
+bool object_header_alive(uint64_t flags, uint32_t kind);
+
+/*
+ * When the target is gone nothing can be checked: counts every tracked object
+ * as retained, as it stood at the last pass.
+ */
+int tracker_count_unverified(struct tracker *t);
+
+void tracker_free(struct tracker *t);
+
+#endif
