@@ -53,13 +53,22 @@ $(OUTPUT)/fixtures/libruby-9.9.so: tests/fixtures/fake_libruby.c | $(OUTPUT)
 $(OUTPUT)/fixtures/fake_ruby: tests/fixtures/fake_ruby.c $(OUTPUT)/fixtures/libruby-9.9.so
 	$(CC) -o $@ $< -L$(OUTPUT)/fixtures -l:libruby-9.9.so -Wl,-rpath,'$$ORIGIN'
 
+# A copy of this machine's libruby without its USDT notes: "a Ruby without USDT".
+LIBRUBY := $(shell ldd $$(command -v ruby) 2>/dev/null | awk '/libruby/ {print $$3}')
+LIBRUBY_SONAME := $(notdir $(LIBRUBY))
+$(OUTPUT)/fixtures/nousdt/$(LIBRUBY_SONAME): $(LIBRUBY)
+	@mkdir -p $(dir $@)
+	objcopy --remove-section=.note.stapsdt $< $@
+
+FIXTURES := $(OUTPUT)/fixtures/fake_ruby $(OUTPUT)/fixtures/nousdt/$(LIBRUBY_SONAME)
+
 $(OUTPUT)/unit_tests: $(UNIT_SRCS) $(USER_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -lcriterion -o $@
 
-unit: $(OUTPUT)/unit_tests $(OUTPUT)/fixtures/fake_ruby
+unit: $(OUTPUT)/unit_tests $(FIXTURES)
 	$(OUTPUT)/unit_tests
 
-e2e: rbmemtrace $(OUTPUT)/fixtures/fake_ruby
+e2e: rbmemtrace $(FIXTURES)
 	ruby tests/e2e/run.rb
 
 test: deps

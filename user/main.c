@@ -397,6 +397,8 @@ static void start_command(struct session *s)
 		die("%s exited before Ruby started (status %d)", env.command[0],
 		    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 	open_target(s);
+	/* From here on, attach to the file as the running child maps it. */
+	s->probes.binary = s->img.host_path;
 }
 
 int main(int argc, char **argv)
@@ -505,7 +507,8 @@ int main(int argc, char **argv)
 			if (tracker_pass(&s.tracker, false) == -ESRCH)
 				continue; /* noticed at the top of the loop */
 		}
-		if (t - last_names >= 1.0) {
+		/* Often: a class first seen just before the target exits still needs its name. */
+		if (t - last_names >= 0.2) {
 			last_names = t;
 			refresh_names(&s);
 		}

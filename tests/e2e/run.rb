@@ -1,0 +1,292 @@
+# End-to-end tests: real Ruby programs under rbmemtrace, checked against the
+# ground truth each program computes about itself.  Needs root and BPF.
+#   ruby tests/e2e/run.rb [NAME_FILTER]
+require "json"
+require "open3"
+require "timeout"
+require "tmpdir"
+
+ROOT = File.expand_path("../..", __dir__)
+RBM = File.join(ROOT, "rbmemtrace")
+SCENARIOS = File.join(__dir__, "scenarios")
+FIXTURES = File.join(ROOT, ".output", "fixtures")
+
+class Failure < StandardError; end
+
+$passed = 0
+$failed = 0
+$filter = ARGV[0]
+
+def test(name)
+  return if $filter && !name.include?($filter)
+  started = Time.now
+  Timeout.timeout(180) { yield }
+  $passed += 1
+  puts format("ok     %-44s %5.1fs", name, Time.now - started)
+rescue Failure, Timeout::Error, StandardError => e
+  $failed += 1
+  puts format("FAILED %-44s %s", name, e.message)
+  e.backtrace.first(3).each { |l| puts "         #{l}" } unless e.is_a?(Failure)
+end
+
+def check(cond, msg)
+  raise Failure, msg unless cond
+end
+
+def check_eq(actual, expected, what)
+  check(actual == expected, "#{what}: expected #{expected.inspect}, got #{actual.inspect}")
+end
+
+# Waits for a line matching re on io; returns the match.
+def expect_line(io, re, what)
+  Timeout.timeout(60) do
+    while (line = io.gets)
+      m = re.match(line)
+      return m if m
+    end
+  end
+  raise Failure, "#{what}: stream ended without #{re.inspect}"
+rescue Timeout::Error
+  raise Failure, "#{what}: timed out waiting for #{re.inspect}"
+end
+
+# Runs a scenario in pid mode: start it, attach, let it work, stop rbmemtrace.
+# Returns [report, truth, rbmemtrace stderr, exit status].
+def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT")
+  Dir.mktmpdir do |dir|
+    report_path = File.join(dir, "report")
+    env = { "RBM_MODE" => "pid" }
+    Open3.popen3(env, "ruby", File.join(SCENARIOS, scenario)) do |sin, sout, serr, sthr|
+      pid = expect_line(sout, /^ready (\d+)/, scenario)[1].to_i
+      err_r, err_w = IO.pipe
+      rbm = Process.spawn(RBM, "-p", pid.to_s, "--format", format, "-o", report_path,
+                          *rbm_args, err: err_w, out: File::NULL)
+      err_w.close
+      expect_line(err_r, /tracing PID #{pid}/, "rbmemtrace start")
+      sin.puts "go"
+      truth = JSON.parse(expect_line(sout, /^truth (.*)$/, scenario)[1])
+      Process.kill(signal, rbm)
+      _, status = Process.wait2(rbm)
+      stderr = err_r.read
+      sin.puts "exit"
+      sin.close
+      sthr.join
+      report = File.read(report_path, encoding: "UTF-8")
+      [format == "json" ? JSON.parse(report) : report, truth, stderr, status]
+    end
+  end
+end
+
+# Runs a scenario in launch mode: rbmemtrace -- ruby scenario.
+def trace_command(scenario, rbm_args: [], format: "json")
+  Dir.mktmpdir do |dir|
+    report_path = File.join(dir, "report")
+    truth_path = File.join(dir, "truth")
+    env = { "RBM_MODE" => "command", "RBM_TRUTH" => truth_path }
+    out, err, status = Open3.capture3(env, RBM, "--format", format, "-o", report_path,
+                                      *rbm_args, "--", "ruby", File.join(SCENARIOS, scenario))
+    check(status.success?, "rbmemtrace -- ruby #{scenario} failed (#{status}): #{err}")
+    report = File.read(report_path, encoding: "UTF-8")
+    [format == "json" ? JSON.parse(report) : report, JSON.parse(File.read(truth_path)), err, out]
+  end
+end
+
+def class_row(report, name)
+  report["classes"].find { |c| c["name"] == name } or
+    raise Failure, "class #{name} missing from report"
+end
+
+def check_totals_add_up(report)
+  t = report["totals"]
+  check_eq(t["freed"] + t["retained"] + t["untracked"] + t["not_followed"], t["allocated"],
+           "freed + retained + untracked + not_followed")
+end
+
+# Every class the scenario owns: allocated N+M, retained as ObjectSpace says, freed the rest.
+def check_classes_exact(report, truth)
+  truth["allocated"].each do |name, allocated|
+    row = class_row(report, name)
+    check_eq(row["allocated"], allocated, "#{name} allocated")
+    check_eq(row["retained"], truth["retained"][name], "#{name} retained")
+    check_eq(row["freed"], allocated - truth["retained"][name], "#{name} freed")
+  end
+  check_totals_add_up(report)
+end
+
+# ---------------------------------------------------------------------------
+
+test "classes: -p PID, per-class counts exact" do
+  report, truth, _, status = trace_pid("classes.rb")
+  check(status.success?, "rbmemtrace exited #{status}")
+  check_classes_exact(report, truth)
+  check_eq(report["totals"]["untracked"], 0, "untracked")
+  delta = truth["total_allocated_delta"]
+  allocated = report["totals"]["allocated"]
+  check((allocated - delta).abs <= delta * 0.005,
+        "total allocated #{allocated} is not within 0.5% of GC.stat delta #{delta}")
+  check_eq(report["ruby_version"], RUBY_VERSION, "ruby_version")
+  %w[pid duration_s totals classes].each { |k| check(report.key?(k), "JSON lacks #{k}") }
+end
+
+test "classes: -- COMMAND, per-class counts exact" do
+  report, truth, = trace_command("classes.rb")
+  check_classes_exact(report, truth)
+  check_eq(report["end_reason"], "command finished", "end_reason")
+  check_eq(report["exit_status"], 0, "exit_status")
+end
+
+test "text report: header, table, non-ASCII class name" do
+  report, truth, = trace_command("classes.rb", format: "text", rbm_args: ["--top", "0"])
+  check(report =~ /^rbmemtrace: PID \d+, ruby #{Regexp.escape(RUBY_VERSION)}/, "no header")
+  check(report.include?("Counts are of objects allocated while tracing"), "no window note")
+  row = report.lines.find { |l| l =~ /\bShop::Item$/ } or raise Failure, "no Shop::Item row"
+  retained, allocated, freed = row.split.first(3).map(&:to_i)
+  check_eq([retained, allocated, freed],
+           [truth["retained"]["Shop::Item"], 25_000, 25_000 - truth["retained"]["Shop::Item"]],
+           "Shop::Item row")
+  check(report.lines.any? { |l| l.chomp.end_with?("  Ünïcode") }, "non-ASCII class name mangled")
+end
+
+test "GC.compact: warning and objects not followed" do
+  report, truth, = trace_pid("compaction.rb")
+  check(truth["compact_count"] >= 1, "scenario did not compact")
+  check(report["compaction"]["count"] >= 1, "report does not see the compaction")
+  row = class_row(report, "Survivor")
+  check_eq(row["allocated"], 4000, "Survivor allocated")
+  check_eq(row["retained"] + row["not_followed"], truth["retained"]["Survivor"],
+           "Survivor retained + not_followed (ObjectSpace count)")
+  check_eq(report["compaction"]["not_followed"], report["totals"]["not_followed"],
+           "compaction.not_followed")
+  check_totals_add_up(report)
+  text, = trace_command("compaction.rb", format: "text")
+  check(text =~ /WARNING: GC.compact ran \d+ time/, "text report lacks the compaction warning")
+end
+
+test "--max-objects: a full map is counted, not silent" do
+  report, truth, = trace_pid("many_objects.rb", rbm_args: ["--max-objects", "4096"])
+  row = class_row(report, "Hoarded")
+  check_eq(row["allocated"], 20_000, "Hoarded allocated (counts do not depend on the map)")
+  check(row["untracked"] > 0, "Hoarded untracked should be > 0 with a 4096-entry map")
+  check(row["retained"] <= 4096, "retained #{row['retained']} exceeds the map size")
+  check_eq(row["retained"] + row["untracked"] + row["freed"], 20_000, "Hoarded accounting")
+  check(truth["retained"]["Hoarded"] == 20_000, "scenario ground truth changed")
+  check_totals_add_up(report)
+  text, = trace_command("many_objects.rb", rbm_args: ["--max-objects", "4096"], format: "text")
+  check(text =~ /WARNING: \d+ objects were allocated after the live-object map filled/,
+        "text report lacks the untracked warning")
+end
+
+test "target exits mid-trace: report what was gathered, exit 0" do
+  Open3.popen3("ruby", File.join(SCENARIOS, "exits_midway.rb")) do |sin, sout, _serr, sthr|
+    pid = expect_line(sout, /^ready (\d+)/, "exits_midway")[1].to_i
+    out, err, status = Dir.mktmpdir do |dir|
+      path = File.join(dir, "r.json")
+      err_r, err_w = IO.pipe
+      rbm = Process.spawn(RBM, "-p", pid.to_s, "--format", "json", "-o", path, err: err_w)
+      err_w.close
+      expect_line(err_r, /tracing PID/, "rbmemtrace start")
+      sin.puts "go"
+      sthr.join
+      _, st = Timeout.timeout(30) { Process.wait2(rbm) }
+      [File.read(path), err_r.read, st]
+    end
+    check(status.success?, "rbmemtrace exited #{status}: #{err}")
+    report = JSON.parse(out)
+    check_eq(report["end_reason"], "target exited", "end_reason")
+    check_eq(report["target_exited"], true, "target_exited")
+    check_eq(class_row(report, "Doomed")["allocated"], 4000, "Doomed allocated")
+    check_totals_add_up(report)
+  end
+end
+
+test "traced program behaves the same: stdout and exit status" do
+  prog = File.join(SCENARIOS, "output.rb")
+  plain_out, plain_err, plain_status = Open3.capture3("ruby", prog)
+  Dir.mktmpdir do |dir|
+    out, err, status = Open3.capture3(RBM, "-o", File.join(dir, "r"), "--", "ruby", prog)
+    check_eq(out, plain_out, "stdout")
+    check_eq(status.exitstatus, plain_status.exitstatus, "exit status (mirrored)")
+    check(err.include?(plain_err.strip), "program's stderr lost")
+    check(File.read(File.join(dir, "r")).include?("Command exited with status 3"), "no status")
+  end
+end
+
+# Bad input: one line on stderr, non-zero exit, quickly.
+def check_error(args, pattern, env = {})
+  started = Time.now
+  out, err, status = Open3.capture3(env, *args)
+  check(!status.success?, "#{args.join(' ')} should fail")
+  check(status.exitstatus == 1, "exit status #{status.exitstatus}, expected 1 (no crash)")
+  check_eq(err.lines.size, 1, "error lines on stderr (#{err.inspect})")
+  check(err =~ pattern, "error #{err.inspect} does not match #{pattern.inspect}")
+  check(out.empty?, "stdout should be empty on error")
+  check(Time.now - started < 15, "took too long")
+end
+
+test "error: PID that does not exist" do
+  check_error([RBM, "-p", "999999", "-d", "1"], /^rbmemtrace: no process with PID 999999$/)
+end
+
+test "error: process that is not Ruby" do
+  pid = Process.spawn("sleep", "30")
+  begin
+    check_error([RBM, "-p", pid.to_s, "-d", "1"], /not a Ruby process/)
+  ensure
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+end
+
+test "error: unsupported Ruby version" do
+  fake = File.join(FIXTURES, "fake_ruby")
+  r, w = IO.pipe
+  pid = Process.spawn(fake, out: w)
+  w.close
+  r.gets # it prints once its fake libruby is mapped
+  begin
+    check_error([RBM, "-p", pid.to_s, "-d", "1"], /unsupported Ruby version 9\.9\.0 .*\(supported: 3\.1\)/)
+  ensure
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+end
+
+test "error: Ruby built without USDT probes" do
+  libdir = File.join(FIXTURES, "nousdt")
+  check(File.exist?(libdir), "fixture #{libdir} missing (make e2e builds it)")
+  r, w = IO.pipe
+  pid = Process.spawn({ "LD_LIBRARY_PATH" => libdir }, "ruby", "-e", "puts 1; $stdout.flush; sleep 30",
+                      out: w)
+  w.close
+  r.gets
+  begin
+    check_error([RBM, "-p", pid.to_s, "-d", "1"], /built without USDT probes/)
+    check_error([RBM, "-d", "1", "--", "ruby", "-e", "1"], /built without USDT probes/,
+                { "LD_LIBRARY_PATH" => libdir })
+  ensure
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+end
+
+test "error: not enough privileges" do
+  pid = Process.spawn("ruby", "-e", "sleep 30")
+  begin
+    check_error(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                 RBM, "-p", pid.to_s, "-d", "1"], /not enough privileges.*CAP_BPF.*CAP_PERFMON/)
+  ensure
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+end
+
+test "error: bad arguments" do
+  check_error([RBM, "-p", "1", "--format", "xml"], /invalid format: xml/)
+  check_error([RBM, "-p", "abc"], /invalid PID: abc/)
+  check_error([RBM], /nothing to trace/)
+  check_error([RBM, "-d", "1", "--", "/nonexistent/ruby"], /command not found/)
+  check_error([RBM, "-d", "1", "--", "true"], /does not run Ruby/)
+end
+
+puts "#{$passed} passed, #{$failed} failed"
+exit($failed.zero? ? 0 : 1)
