@@ -9,6 +9,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "rbmemtrace.h"
@@ -30,12 +31,54 @@ struct {
 	__type(value, struct class_counts);
 } class_counts SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_frames);
+} stack_scratch SEC(".maps");
+
+/* Control frames are read a chunk at a time; 512 bytes lets the size be masked for the verifier. */
+struct cfp_chunk {
+	__u64 words[64];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cfp_chunk);
+} cfp_scratch SEC(".maps");
+
+/* Deduplicated call paths, keyed by a hash of their frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* --max-stacks */
+	__type(key, __u64);
+	__type(value, struct stack_frames); /* value size cut to the depth by the loader */
+} stacks SEC(".maps");
+
+/* Classes to capture stacks for (--class); empty means all. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u8); /* 1: capture, 0: skip */
+} class_filter SEC(".maps");
+
+/* Set by the loader once it knows the target (launch mode loads before that). */
+struct stack_config stack_cfg;
+__u32 filter_classes;
+
 /* Written by BPF, read by userspace through the mmaped .bss. */
 __u64 gc_runs;          /* ruby:gc__mark__end */
 __u64 sweep_steps;      /* ruby:gc__sweep__end */
 __u64 header_read_errors;
 __u64 class_overflow;   /* allocations not counted: class_counts full */
 __u64 reaped;
+__u64 stacks_truncated; /* walks that hit --depth with frames left */
+__u64 stacks_dropped;   /* new call paths not stored: stacks map full */
+__u64 stack_errors;     /* execution context or frames unreadable */
 __u32 stop_at_start;    /* --: stop the child once Ruby is initialised */
 __u32 stop_at_exit;     /* --: stop the child when its main program ends */
 
@@ -45,6 +88,145 @@ struct object_header {
 	__u64 flags;
 	__u64 klass;
 };
+
+#define CFP_CHUNK 4    /* control frames read per bpf_probe_read_user */
+#define CFP_WORDS 8    /* 64-byte frames (3.1); cfp_size may be smaller */
+#define VM_FRAME_MAGIC_CFUNC 0x55550001
+#define VM_FRAME_MAGIC_MASK 0x7fff0001
+#define FRAME_SLOTS (MAX_STACK_DEPTH * 2)
+
+/* The current thread's rb_execution_context_t, from libruby's TLS ruby_current_ec. */
+static __always_inline __u64 current_ec(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	__u64 dtv, block, ec;
+
+	if (bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(fsbase + 8)) ||
+	    bpf_probe_read_user(&block, sizeof(block), (void *)(dtv + 16 * stack_cfg.tls_modid)) ||
+	    bpf_probe_read_user(&ec, sizeof(ec), (void *)(block + stack_cfg.ec_tls_offset)))
+		return 0;
+	return ec;
+}
+
+static __always_inline void push_frame(struct stack_frames *st, __u32 *n, __u64 *hash, __u64 a,
+				       __u64 b)
+{
+	__u32 i = *n;
+
+	if (i >= MAX_STACK_DEPTH)
+		return;
+	st->frames[(i * 2) & (FRAME_SLOTS - 1)] = a;
+	st->frames[(i * 2 + 1) & (FRAME_SLOTS - 1)] = b;
+	*hash = (*hash ^ a) * 0x100000001b3ULL;
+	*hash = (*hash ^ b) * 0x100000001b3ULL;
+	*n = i + 1;
+}
+
+struct walk {
+	struct stack_frames *st;
+	__u64 *buf;
+	__u64 cfp;
+	__u64 end;
+	__u64 hash;
+	__u32 n;
+	__u32 words;
+	__u32 failed;
+};
+
+/* One chunk of control frames: verified once, run up to depth/CFP_CHUNK times by bpf_loop. */
+static long walk_chunk(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	__u64 left;
+	__u32 size;
+	int j;
+
+	if (w->cfp >= w->end || w->n >= stack_cfg.depth)
+		return 1;
+	left = (w->end - w->cfp) / stack_cfg.cfp_size;
+	if (left > CFP_CHUNK)
+		left = CFP_CHUNK;
+	size = (left * stack_cfg.cfp_size) & 0x1ff; /* <= 4 * 64 */
+	if (left == 0 || bpf_probe_read_user(w->buf, size, (void *)w->cfp)) {
+		w->failed = 1;
+		return 1;
+	}
+	for (j = 0; j < CFP_CHUNK; j++) {
+		__u32 base = j * w->words;
+		__u64 pc, iseq, ep, env[3];
+
+		if (j >= left || w->n >= stack_cfg.depth)
+			break;
+		pc = w->buf[(base + stack_cfg.cfp_pc / 8) & 63];
+		iseq = w->buf[(base + stack_cfg.cfp_iseq / 8) & 63];
+		ep = w->buf[(base + stack_cfg.cfp_ep / 8) & 63];
+		w->cfp += stack_cfg.cfp_size;
+		if (pc && iseq) {
+			push_frame(w->st, &w->n, &w->hash, iseq, pc);
+		} else if (!pc && ep && !bpf_probe_read_user(env, sizeof(env), (void *)(ep - 16)) &&
+			   (env[2] & VM_FRAME_MAGIC_MASK) == VM_FRAME_MAGIC_CFUNC) {
+			/* ep[-2] is the C method's callable method entry. */
+			push_frame(w->st, &w->n, &w->hash, env[0], 0);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Walks the Ruby control frames from the innermost outward, up to the depth
+ * asked for, and stores the path once.  Returns its id (a hash), 0 on failure.
+ */
+static __always_inline __u64 capture_stack(void)
+{
+	struct walk w = {.hash = 0xcbf29ce484222325ULL, .words = stack_cfg.cfp_size / 8};
+	__u64 ec, ech[3];
+	__u32 zero = 0;
+
+	w.st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	w.buf = bpf_map_lookup_elem(&cfp_scratch, &zero);
+	ec = current_ec();
+	if (!w.st || !w.buf || !ec || w.words == 0 || w.words > CFP_WORDS ||
+	    bpf_probe_read_user(ech, sizeof(ech), (void *)ec)) {
+		__sync_fetch_and_add(&stack_errors, 1);
+		return 0;
+	}
+	w.cfp = ech[stack_cfg.ec_cfp / 8 & 3];
+	/* The last frame at the top of the VM stack is a dummy. */
+	w.end = ech[stack_cfg.ec_vm_stack / 8 & 3] + ech[stack_cfg.ec_vm_stack_size / 8 & 3] * 8 -
+		stack_cfg.cfp_size;
+	bpf_loop(MAX_STACK_DEPTH / CFP_CHUNK + 1, walk_chunk, &w, 0);
+	if (w.failed)
+		__sync_fetch_and_add(&stack_errors, 1);
+	if (!w.n)
+		return 0;
+	w.st->depth = w.n;
+	w.st->truncated = w.cfp < w.end;
+	if (w.st->truncated)
+		__sync_fetch_and_add(&stacks_truncated, 1);
+	w.hash ^= w.st->truncated;
+	if (!w.hash)
+		w.hash = 1;
+	if (bpf_map_update_elem(&stacks, &w.hash, w.st, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&stacks, &w.hash)) {
+		__sync_fetch_and_add(&stacks_dropped, 1);
+		return 0;
+	}
+	return w.hash;
+}
+
+static __always_inline bool wants_stack(__u64 klass)
+{
+	__u8 *capture;
+
+	if (!stack_cfg.depth)
+		return false;
+	if (!filter_classes)
+		return true;
+	capture = bpf_map_lookup_elem(&class_filter, &klass);
+	/* Unknown classes are captured until userspace has named them. */
+	return !capture || *capture;
+}
 
 SEC("uretprobe")
 int BPF_KRETPROBE(on_alloc_return, __u64 obj) /* libbpf 1.1 has no BPF_URETPROBE */
@@ -68,12 +250,18 @@ int BPF_KRETPROBE(on_alloc_return, __u64 obj) /* libbpf 1.1 has no BPF_URETPROBE
 		key.klass = hdr.klass;
 	}
 
+	if (key.klass && wants_stack(key.klass))
+		key.stack_id = capture_stack();
+
 	counts = bpf_map_lookup_elem(&class_counts, &key);
 	if (!counts) {
 		struct class_counts zero = {};
 
 		bpf_map_update_elem(&class_counts, &key, &zero, BPF_NOEXIST);
-		counts = bpf_map_lookup_elem(&class_counts, &key);
+		if (key.klass && wants_stack(key.klass))
+		key.stack_id = capture_stack();
+
+	counts = bpf_map_lookup_elem(&class_counts, &key);
 		if (!counts) {
 			__sync_fetch_and_add(&class_overflow, 1);
 			return 0;
@@ -84,7 +272,8 @@ int BPF_KRETPROBE(on_alloc_return, __u64 obj) /* libbpf 1.1 has no BPF_URETPROBE
 	live.klass = key.klass;
 	live.kind = key.kind;
 	live.seq = bpf_ktime_get_ns();
-	live.stack_id = 0;
+	live.stack_id = key.stack_id;
+	live.pad = 0;
 	/* An existing entry at this address is an object GC already freed. */
 	if (bpf_map_update_elem(&live_objects, &obj, &live, BPF_ANY))
 		counts->untracked++;

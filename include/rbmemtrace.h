@@ -29,6 +29,7 @@
 /* Per-class counters, one slot per CPU. */
 struct class_key {
 	__u64 klass; /* class VALUE; 0 for hidden objects and imemos */
+	__u64 stack_id; /* 0 when stacks are off or the walk failed */
 	__u32 kind;
 	__u32 pad;
 };
@@ -42,8 +43,36 @@ struct class_counts {
 struct live_object {
 	__u64 klass;
 	__u64 seq; /* allocation time (ns): tells two objects at one address apart */
+	__u64 stack_id;
 	__u32 kind;
-	__u32 stack_id;
+	__u32 pad;
+};
+
+/*
+ * A Ruby call path, innermost frame first.  Each frame is two words: a Ruby
+ * frame is (iseq, pc); a C method frame is (method entry, 0).  The loader
+ * sizes the stacks map's values to the depth asked for.
+ */
+#define MAX_STACK_DEPTH 128
+
+struct stack_frames {
+	__u32 depth;
+	__u32 truncated; /* the walk stopped at the depth limit with frames left */
+	__u64 frames[MAX_STACK_DEPTH * 2];
+};
+
+/* What the stack walk needs to know about this Ruby, set by the loader. */
+struct stack_config {
+	__u64 tls_modid;     /* libruby's TLS module id (from its DTPMOD64 GOT slot) */
+	__u64 ec_tls_offset; /* ruby_current_ec within libruby's TLS block */
+	__u32 depth;         /* 0: stacks off */
+	__u32 ec_vm_stack;
+	__u32 ec_vm_stack_size;
+	__u32 ec_cfp;
+	__u32 cfp_size;
+	__u32 cfp_pc;
+	__u32 cfp_iseq;
+	__u32 cfp_ep;
 };
 
 /*

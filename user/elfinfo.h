@@ -12,6 +12,12 @@ int elf_symbol_value(const char *path, const char *name, uint64_t *value, uint64
 /* Copies the NUL-terminated string that the data symbol `name` holds. */
 int elf_symbol_string(const char *path, const char *name, char *buf, size_t n);
 
+/*
+ * The GOT slot (a vaddr) that the loader fills with the TLS module id of a
+ * thread-local symbol: the target of its R_X86_64_DTPMOD64 relocation.
+ */
+int elf_tls_module_slot(const char *path, const char *name, uint64_t *slot);
+
 /* The virtual address of the first PT_LOAD segment. */
 int elf_first_load_vaddr(const char *path, uint64_t *vaddr);
 

@@ -5,11 +5,13 @@
  * traces allocations and frees, and prints a retention report.
  */
 #include <argp.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/capability.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +29,14 @@
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 #include "report.h"
+#include "stacks.h"
 #include "ruby_versions.h"
 #include "target_mem.h"
 #include "tracker.h"
 
-enum output_format { FORMAT_TEXT, FORMAT_JSON };
+enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED };
+
+#define MAX_CLASS_FILTERS 64
 
 static struct env {
 	pid_t pid;
@@ -41,10 +46,21 @@ static struct env {
 	bool verbose;
 	unsigned long max_objects;
 	unsigned long top;
+	unsigned long depth;
+	unsigned long max_stacks;
+	unsigned long paths;
+	unsigned long prune;
+	bool tree;
+	const char *classes[MAX_CLASS_FILTERS];
+	int nclasses;
 	char **command;
 } env = {
 	.max_objects = 1 << 20,
 	.top = 30,
+	.depth = 32,
+	.max_stacks = 16384,
+	.paths = 10,
+	.prune = 5,
 };
 
 const char *argp_program_version = "rbmemtrace " RBMEMTRACE_VERSION;
@@ -65,16 +81,29 @@ enum {
 	OPT_FORMAT = 0x100,
 	OPT_MAX_OBJECTS,
 	OPT_TOP,
+	OPT_DEPTH,
+	OPT_MAX_STACKS,
+	OPT_CLASS,
+	OPT_TREE,
+	OPT_PRUNE,
+	OPT_PATHS,
 };
 
 static const struct argp_option opts[] = {
 	{"pid", 'p', "PID", 0, "Ruby process to trace", 0},
 	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or SIGTERM)", 0},
-	{"format", OPT_FORMAT, "FORMAT", 0, "Report format: text (default) or json", 0},
+	{"format", OPT_FORMAT, "FORMAT", 0,
+	 "Report format: text (default), json, or folded (flame graph input, by retained)", 0},
 	{"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
 	{"max-objects", OPT_MAX_OBJECTS, "N",
 	 0, "Track at most N live objects (default 1048576); more are counted as untracked", 0},
 	{"top", OPT_TOP, "N", 0, "Show the N classes that retain most in text (default 30, 0: all)", 0},
+	{"depth", OPT_DEPTH, "N", 0, "Ruby frames captured per allocation (default 32, max 128, 0: no stacks)", 0},
+	{"max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct call paths kept (default 16384); more are counted as dropped", 0},
+	{"class", OPT_CLASS, "NAME", 0, "Capture stacks for and report only class NAME (repeatable)", 0},
+	{"tree", OPT_TREE, NULL, 0, "Print the retention call tree", 0},
+	{"prune", OPT_PRUNE, "N", 0, "Keep the N children that retain most per tree node (default 5, 0: all)", 0},
+	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
 	{"verbose", 'v', NULL, 0, "Explain what is found and attached", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
 	{},
@@ -125,8 +154,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			env.format = FORMAT_TEXT;
 		else if (strcmp(arg, "json") == 0)
 			env.format = FORMAT_JSON;
+		else if (strcmp(arg, "folded") == 0)
+			env.format = FORMAT_FOLDED;
 		else
-			die("invalid format: %s (expected text or json)", arg);
+			die("invalid format: %s (expected text, json or folded)", arg);
 		break;
 	case 'o':
 		env.output = arg;
@@ -136,6 +167,26 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_TOP:
 		env.top = parse_number(arg, "--top", 0, 1UL << 31);
+		break;
+	case OPT_DEPTH:
+		env.depth = parse_number(arg, "--depth", 0, MAX_STACK_DEPTH);
+		break;
+	case OPT_MAX_STACKS:
+		env.max_stacks = parse_number(arg, "--max-stacks", 16, 1UL << 22);
+		break;
+	case OPT_CLASS:
+		if (env.nclasses == MAX_CLASS_FILTERS)
+			die("too many --class options (at most %d)", MAX_CLASS_FILTERS);
+		env.classes[env.nclasses++] = arg;
+		break;
+	case OPT_TREE:
+		env.tree = true;
+		break;
+	case OPT_PRUNE:
+		env.prune = parse_number(arg, "--prune", 0, 1UL << 20);
+		break;
+	case OPT_PATHS:
+		env.paths = parse_number(arg, "--paths", 0, 1UL << 31);
 		break;
 	case 'v':
 		env.verbose = true;
@@ -245,6 +296,9 @@ static uint64_t find_compact_count(pid_t pid, const struct ruby_image *img,
 	return objspace + off->objspace_compact_count;
 }
 
+struct session;
+static void configure_stacks(struct session *s);
+
 struct session {
 	pid_t pid;
 	bool launched;
@@ -255,23 +309,72 @@ struct session {
 	struct probes probes;
 	struct class_namer namer;
 	struct tracker tracker;
+	struct symbolizer symbolizer;
+	struct u64map filtered; /* klass -> 1 captured, 2 skipped (--class) */
 	bool final_done;
 	bool target_exited;
 	int exit_status;
 };
 
-/* Names are resolved while the target lives, so a report after it exits still has them. */
+static bool class_wanted(const char *name)
+{
+	int i;
+
+	if (!env.nclasses)
+		return true;
+	for (i = 0; i < env.nclasses; i++)
+		if (strcmp(env.classes[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Names the call paths the BPF side stored since the last refresh. */
+static void refresh_stacks(struct session *s)
+{
+	size_t value_size = bpf_map__value_size(s->skel->maps.stacks);
+	int fd = bpf_map__fd(s->skel->maps.stacks);
+	struct stack_frames *st = calloc(1, sizeof(*st) > value_size ? sizeof(*st) : value_size);
+	__u64 key, next, *prev = NULL;
+
+	if (!st)
+		return;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (symbolizer_stack(&s->symbolizer, key) || bpf_map_lookup_elem(fd, &key, st))
+			continue;
+		symbolizer_add_stack(&s->symbolizer, key, (const uint64_t *)st->frames,
+				     st->depth > env.depth ? env.depth : st->depth, st->truncated);
+	}
+	free(st);
+}
+
+/*
+ * Names and call paths are resolved while the target lives, so a report
+ * taken after it exits still has them.  With --class, classes are sorted
+ * into captured and skipped as soon as they are named.
+ */
 static void refresh_names(struct session *s)
 {
+	int filter_fd = bpf_map__fd(s->skel->maps.class_filter);
 	size_t i;
 
 	tracker_collect_counts(&s->tracker);
 	u64map_for_each(&s->tracker.tallies, i)
 	{
 		struct class_tally *t = s->tracker.tallies.values[i];
+		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
 
-		class_namer_key_name(&s->namer, t->klass, t->kind);
+		if (env.nclasses && t->klass && !u64map_get(&s->filtered, t->klass)) {
+			__u8 capture = class_wanted(name);
+			__u64 klass = t->klass;
+
+			bpf_map_update_elem(filter_fd, &klass, &capture, BPF_ANY);
+			u64map_put(&s->filtered, t->klass, (void *)(uintptr_t)(capture ? 1 : 2));
+		}
 	}
+	if (env.depth)
+		refresh_stacks(s);
 }
 
 /* Stops the allocation probes and takes the census the report is made of. */
@@ -298,6 +401,48 @@ static void final_census(struct session *s)
 	}
 }
 
+/*
+ * The walk finds the thread's execution context through libruby's TLS
+ * variable ruby_current_ec: right for threads, fibers and Ractors alike.
+ */
+static void configure_stacks(struct session *s)
+{
+	const struct ruby_offsets *off = s->off;
+	struct stack_config cfg = {};
+	uint64_t slot, tls_offset, modid;
+
+	if (!env.depth)
+		return;
+	if (!s->img.shared ||
+	    elf_tls_module_slot(s->img.host_path, "ruby_current_ec", &slot) ||
+	    elf_symbol_value(s->img.host_path, "ruby_current_ec", &tls_offset, NULL) ||
+	    target_read_u64(s->pid, s->img.load_bias + slot, &modid) || !modid) {
+		fprintf(stderr, "rbmemtrace: warning: cannot find ruby_current_ec's TLS slot in %s; "
+				"reporting without call paths\n",
+			s->img.path);
+		env.depth = 0;
+		return;
+	}
+	/* C method names need Ruby's hidden symbol table: not located yet (see README). */
+	symbolizer_init(&s->symbolizer, s->pid, off, &s->namer, NULL, NULL);
+	cfg.tls_modid = modid;
+	cfg.ec_tls_offset = tls_offset;
+	cfg.ec_vm_stack = off->ec_vm_stack;
+	cfg.ec_vm_stack_size = off->ec_vm_stack_size;
+	cfg.ec_cfp = off->ec_cfp;
+	cfg.cfp_size = off->cfp_size;
+	cfg.cfp_pc = off->cfp_pc;
+	cfg.cfp_iseq = off->cfp_iseq;
+	cfg.cfp_ep = off->cfp_ep;
+	cfg.depth = env.depth;
+	s->skel->bss->filter_classes = env.nclasses > 0;
+	s->skel->bss->stack_cfg = cfg;
+	if (env.verbose)
+		fprintf(stderr, "rbmemtrace: stacks: depth %lu, TLS module %" PRIu64
+				", ruby_current_ec at +%" PRIu64 "\n",
+			env.depth, modid, tls_offset);
+}
+
 static void build_report(struct session *s, struct report *r, double duration, const char *reason)
 {
 	size_t i;
@@ -313,6 +458,10 @@ static void build_report(struct session *s, struct report *r, double duration, c
 	r->moved_followed = s->tracker.moved_followed;
 	r->header_read_errors = s->skel->bss->header_read_errors;
 	r->class_overflow = s->skel->bss->class_overflow;
+	r->with_stacks = env.depth > 0;
+	r->stacks_truncated = s->skel->bss->stacks_truncated;
+	r->stacks_dropped = s->skel->bss->stacks_dropped;
+	r->stack_errors = s->skel->bss->stack_errors;
 	u64map_for_each(&s->tracker.tallies, i)
 	{
 		struct class_tally *t = s->tracker.tallies.values[i];
@@ -324,8 +473,14 @@ static void build_report(struct session *s, struct report *r, double duration, c
 		};
 		uint64_t accounted = t->retained + t->untracked + t->not_followed;
 
+		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
+
 		c.freed = t->allocated > accounted ? t->allocated - accounted : 0;
-		report_add(r, class_namer_key_name(&s->namer, t->klass, t->kind), &c);
+		if (!class_wanted(name))
+			continue;
+		report_add(r, name, &c);
+		if (t->stack_id)
+			report_add_stack(r, name, symbolizer_stack(&s->symbolizer, t->stack_id), &c);
 	}
 	report_finish(r);
 }
@@ -363,6 +518,11 @@ static void load_bpf(struct session *s)
 	if (!s->skel)
 		die("cannot open the BPF object: %s", strerror(errno));
 	bpf_map__set_max_entries(s->skel->maps.live_objects, env.max_objects);
+	bpf_map__set_max_entries(s->skel->maps.stacks, env.max_stacks);
+	/* Store only the frames asked for: a 128-deep value for a depth of 8 wastes memory. */
+	bpf_map__set_value_size(s->skel->maps.stacks,
+				offsetof(struct stack_frames, frames) +
+					(env.depth ? env.depth : 1) * 2 * sizeof(__u64));
 	err = rbmemtrace_bpf__load(s->skel);
 	if (err)
 		die("cannot load the BPF programs: %s (needs a kernel with BTF, BPF and uprobes)",
@@ -447,6 +607,7 @@ int main(int argc, char **argv)
 
 		if (class_namer_init(&s.namer, s.pid, s.off, object_class, errbuf, sizeof(errbuf)))
 			die("%s", errbuf);
+		configure_stacks(&s);
 		tracker_init(&s.tracker, s.pid, bpf_map__fd(s.skel->maps.live_objects),
 			     bpf_map__fd(s.skel->maps.class_counts), &s.skel->bss->reap,
 			     find_compact_count(s.pid, &s.img, s.off));
@@ -519,14 +680,22 @@ int main(int argc, char **argv)
 	final_census(&s);
 	probes_detach_all(&s.probes);
 	build_report(&s, &report, end - start, reason);
-	if (env.format == FORMAT_JSON)
+	if (env.format == FORMAT_JSON) {
 		report_write_json(out, &report);
-	else
-		report_write_text(out, &report, env.top);
+	} else if (env.format == FORMAT_FOLDED) {
+		report_write_folded(out, &report);
+	} else {
+		struct text_options topts = {.top = env.top, .top_stacks = env.paths,
+					     .tree = env.tree, .prune = env.prune};
+
+		report_write_text(out, &report, &topts);
+	}
 	if (out != stdout)
 		fclose(out);
 
 	report_free(&report);
+	symbolizer_free(&s.symbolizer);
+	u64map_free(&s.filtered, NULL);
 	tracker_free(&s.tracker);
 	class_namer_free(&s.namer);
 	rbmemtrace_bpf__destroy(s.skel);

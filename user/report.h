@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "stacks.h"
 #include "u64map.h"
 
 struct counts {
@@ -18,6 +19,21 @@ struct counts {
 
 struct class_row {
 	char *name;
+	struct counts counts;
+};
+
+/* Where objects were allocated: the innermost Ruby frame. */
+struct site_row {
+	char *class_name;
+	const char *path; /* borrowed from the symbolizer, which outlives the report */
+	int line;
+	struct counts counts;
+};
+
+/* A full call path; frames borrowed from the symbolizer. */
+struct stack_row {
+	char *class_name;
+	const struct stack *stack;
 	struct counts counts;
 };
 
@@ -38,14 +54,39 @@ struct report {
 	size_t nrows;
 	size_t cap;
 	struct u64map by_name; /* name hash -> row index + 1 */
+
+	bool with_stacks;
+	uint64_t stacks_truncated;
+	uint64_t stacks_dropped;
+	uint64_t stack_errors;
+	struct site_row *sites;
+	size_t nsites, sites_cap;
+	struct u64map sites_by_key;
+	struct stack_row *stacks;
+	size_t nstacks, stacks_cap;
+	struct u64map stacks_by_key;
+};
+
+struct text_options {
+	size_t top;        /* classes, sites and paths shown; 0: all */
+	size_t top_stacks; /* call paths shown */
+	bool tree;
+	size_t prune;      /* children kept per call tree node */
 };
 
 /* Adds counts to the row called name (merging rows that share a name). */
 int report_add(struct report *r, const char *name, const struct counts *c);
+/* Adds counts to the site and the call path of a stack. */
+int report_add_stack(struct report *r, const char *class_name, const struct stack *st,
+		     const struct counts *c);
 /* Sorts rows by retained, then allocated, then name, and sums the totals. */
 void report_finish(struct report *r);
-void report_write_text(FILE *out, const struct report *r, size_t top);
+void report_write_text(FILE *out, const struct report *r, const struct text_options *opts);
 void report_write_json(FILE *out, const struct report *r);
+/* flamegraph.pl's folded format, weighted by retained objects; the class is the leaf. */
+void report_write_folded(FILE *out, const struct report *r);
+/* "label (path:line)", or the label alone for a C method. */
+void frame_display_name(const struct frame *f, char *buf, size_t n);
 void report_free(struct report *r);
 
 #endif

@@ -34,6 +34,42 @@ struct ruby_offsets {
 	uint32_t rstring_heap_len;
 	uint32_t rstring_heap_ptr;
 
+	/* struct RArray */
+	uint64_t rarray_embed_flag;
+	uint64_t rarray_embed_len_mask;
+	uint32_t rarray_embed_len_shift;
+	uint32_t rarray_embed_start;
+	uint32_t rarray_heap_len;
+	uint32_t rarray_heap_ptr;
+
+	/* Stack walking: rb_execution_context_t and rb_control_frame_t */
+	uint32_t ec_vm_stack;
+	uint32_t ec_vm_stack_size;
+	uint32_t ec_cfp;
+	uint32_t cfp_size;
+	uint32_t cfp_pc;
+	uint32_t cfp_iseq;
+	uint32_t cfp_ep;
+
+	/* rb_iseq_t and rb_iseq_constant_body, for frame names and lines */
+	uint32_t iseq_body;
+	uint32_t body_iseq_encoded;
+	uint32_t body_location_pathobj;
+	uint32_t body_location_label;
+	uint32_t body_first_lineno;
+	uint32_t body_insns_info_body;
+	uint32_t body_insns_info_size;
+	uint32_t body_succ_index_table;
+	uint32_t insn_info_size;    /* sizeof(struct iseq_insn_info_entry) */
+	uint32_t insn_info_line_no; /* offset of line_no in it */
+	uint32_t imemo_iseq;        /* imemo type of an iseq */
+
+	/* rb_callable_method_entry_t and rb_method_definition_t, for C frames */
+	uint32_t cme_def;
+	uint32_t cme_owner;
+	uint32_t def_original_id;
+	uint32_t imemo_ment;
+
 	/* rb_vm_t -> rb_objspace_t, for GC.compact detection */
 	uint32_t vm_objspace;
 	uint32_t objspace_compact_count; /* 0: unknown for this version */

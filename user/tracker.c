@@ -24,9 +24,10 @@ int tracker_init(struct tracker *t, pid_t pid, int live_fd, int counts_fd, struc
 	return 0;
 }
 
-static struct class_tally *tally_for(struct tracker *t, uint64_t klass, uint32_t kind)
+static struct class_tally *tally_for(struct tracker *t, uint64_t klass, uint32_t kind,
+				      uint64_t stack_id)
 {
-	uint64_t id = class_key_id(klass, kind);
+	uint64_t id = tally_key(klass, kind, stack_id);
 	struct class_tally *tally = u64map_get(&t->tallies, id);
 
 	if (tally)
@@ -36,6 +37,7 @@ static struct class_tally *tally_for(struct tracker *t, uint64_t klass, uint32_t
 		return NULL;
 	tally->klass = klass;
 	tally->kind = kind;
+	tally->stack_id = stack_id;
 	if (u64map_put(&t->tallies, id, tally)) {
 		free(tally);
 		return NULL;
@@ -167,15 +169,15 @@ int tracker_pass(struct tracker *t, bool final)
 
 		if (alive) {
 			t->live++;
-			if (final && (tally = tally_for(t, obj->klass, obj->kind)))
+			if (final && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id)))
 				tally->retained++;
 			continue;
 		}
 		if (moved && follow_move(t, t->keys[i], obj)) {
 			t->live++;
-			if (final && (tally = tally_for(t, obj->klass, obj->kind)))
+			if (final && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id)))
 				tally->retained++;
-		} else if (compacted && (tally = tally_for(t, obj->klass, obj->kind))) {
+		} else if (compacted && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id))) {
 			tally->not_followed++;
 		}
 		if (final) {
@@ -213,7 +215,7 @@ int tracker_collect_counts(struct tracker *t)
 		prev = &key;
 		if (bpf_map_lookup_elem(t->counts_fd, &key, percpu))
 			continue;
-		tally = tally_for(t, key.klass, key.kind);
+		tally = tally_for(t, key.klass, key.kind, key.stack_id);
 		if (!tally)
 			break;
 		tally->allocated = tally->untracked = 0;
@@ -235,7 +237,8 @@ int tracker_count_unverified(struct tracker *t)
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
-		struct class_tally *tally = tally_for(t, t->values[i].klass, t->values[i].kind);
+		struct class_tally *tally = tally_for(t, t->values[i].klass, t->values[i].kind,
+							  t->values[i].stack_id);
 
 		if (tally)
 			tally->retained++;

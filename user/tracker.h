@@ -13,9 +13,10 @@
 #include "rbmemtrace.h"
 #include "u64map.h"
 
-/* Per-class outcome, keyed by class_key_id(klass, kind). */
+/* Outcome per class and call path, keyed by tally_key(klass, kind, stack_id). */
 struct class_tally {
 	uint64_t klass;
+	uint64_t stack_id; /* 0: no call path */
 	uint32_t kind;
 	uint64_t allocated;
 	uint64_t untracked;
@@ -48,6 +49,13 @@ static inline uint64_t class_key_id(uint64_t klass, uint32_t kind)
 {
 	/* Class addresses are 8-byte aligned heap addresses below 2^48; kind < 2^12. */
 	return (klass << 12) | kind;
+}
+
+static inline uint64_t tally_key(uint64_t klass, uint32_t kind, uint64_t stack_id)
+{
+	uint64_t key = class_key_id(klass, kind) ^ (stack_id * 0x9e3779b97f4a7c15ULL);
+
+	return key ? key : 1;
 }
 
 int tracker_init(struct tracker *t, pid_t pid, int live_fd, int counts_fd, struct reap_queue *reap,

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Ruby call paths: naming the frames the BPF side recorded. */
+#ifndef RBM_STACKS_H
+#define RBM_STACKS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "classnames.h"
+#include "ruby_versions.h"
+#include "u64map.h"
+
+/* Names a Ruby ID (a C method's name); 0 or -errno.  Optional. */
+typedef int (*id_namer_fn)(void *ctx, uint64_t id, char *buf, size_t n);
+
+struct frame {
+	const char *label; /* "bar", "block in bar", "Integer#times" */
+	const char *path;  /* the file; for C methods, "<cfunc>" */
+	int line;          /* 0 for C methods and unknown lines */
+};
+
+struct stack {
+	size_t depth;
+	bool truncated;   /* frames beyond --depth were cut */
+	struct frame *frames; /* innermost first */
+};
+
+struct symbolizer {
+	pid_t pid;
+	const struct ruby_offsets *off;
+	struct class_namer *namer;
+	id_namer_fn id_namer; /* NULL: C methods print as "Owner#?" */
+	void *id_namer_ctx;
+	struct u64map iseqs;  /* iseq -> struct iseq_info */
+	struct u64map lines;  /* hash(iseq, pc) -> line + 1 */
+	struct u64map cfuncs; /* method entry -> label */
+	struct u64map stacks; /* stack id -> struct stack */
+};
+
+void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_offsets *off,
+		     struct class_namer *namer, id_namer_fn id_namer, void *id_namer_ctx);
+
+/* Names the frames of a stack the BPF side recorded (pairs of words, innermost first). */
+const struct stack *symbolizer_add_stack(struct symbolizer *s, uint64_t stack_id,
+					  const uint64_t *words, uint32_t depth, bool truncated);
+const struct stack *symbolizer_stack(const struct symbolizer *s, uint64_t stack_id);
+
+void symbolizer_free(struct symbolizer *s);
+
+/*
+ * The rank lookup of Ruby 3.1's succinct bit vector (iseq.c): how many
+ * instructions with line info start at or before pos.  `read` fetches len
+ * bytes at offset off of the table; it returns 0 on success.
+ */
+int succ_index_rank(uint32_t pos, int (*read)(void *ctx, uint64_t off, void *buf, size_t len),
+		    void *ctx, uint32_t *rank);
+
+#endif
