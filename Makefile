@@ -62,8 +62,17 @@ $(OUTPUT)/fixtures/nousdt/$(LIBRUBY_SONAME): $(LIBRUBY)
 
 FIXTURES := $(OUTPUT)/fixtures/fake_ruby $(OUTPUT)/fixtures/nousdt/$(LIBRUBY_SONAME)
 
-$(OUTPUT)/unit_tests: $(UNIT_SRCS) $(USER_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -lcriterion -o $@
+# Ruby's own offsets, from the MJIT header ruby-dev ships, for checking the table.
+MJIT_HEADER := $(firstword $(wildcard /usr/include/*/ruby-3.1.0/rb_mjit_min_header-*.h))
+$(OUTPUT)/mjit_offsets.h: tests/unit/gen_offsets.c $(MJIT_HEADER) | $(OUTPUT)
+	@test -n "$(MJIT_HEADER)" || { echo "ruby-dev's MJIT header not found: make deps"; exit 1; }
+	ln -sf $(MJIT_HEADER) $(OUTPUT)/rb_mjit_min_header.h
+	$(CC) -w -I$(OUTPUT) -I$(dir $(MJIT_HEADER)) -o $(OUTPUT)/gen_offsets $< -lruby-3.1
+	$(OUTPUT)/gen_offsets > $@
+
+UNIT_TEST_SRCS := $(filter-out tests/unit/gen_offsets.c,$(UNIT_SRCS))
+$(OUTPUT)/unit_tests: $(UNIT_TEST_SRCS) $(USER_OBJS) $(OUTPUT)/mjit_offsets.h
+	$(CC) $(CFLAGS) $(UNIT_TEST_SRCS) $(USER_OBJS) $(LDLIBS) -lcriterion -o $@
 
 unit: $(OUTPUT)/unit_tests $(FIXTURES)
 	$(OUTPUT)/unit_tests

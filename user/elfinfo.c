@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,8 +314,12 @@ int elf_resolve_needed(const char *path, const char *prefix, char *out, size_t n
 	if (!needed[0])
 		return -ENOENT;
 
+	/* $ORIGIN: the directory of the file, as dirname() would give it. */
 	snprintf(origin, sizeof(origin), "%s", path);
-	snprintf(origin, sizeof(origin), "%s", dirname(origin));
+	if (strrchr(origin, '/'))
+		*strrchr(origin, '/') = '\0';
+	else
+		snprintf(origin, sizeof(origin), ".");
 	if (!search_path_list(runpath, origin, needed, out, n) ||
 	    !search_path_list(getenv("LD_LIBRARY_PATH"), origin, needed, out, n) ||
 	    !search_path_list(system_dirs, origin, needed, out, n))
