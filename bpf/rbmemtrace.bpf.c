@@ -79,6 +79,9 @@ __u64 reaped;
 __u64 stacks_truncated; /* walks that hit --depth with frames left */
 __u64 stacks_dropped;   /* new call paths not stored: stacks map full */
 __u64 stack_errors;     /* execution context or frames unreadable */
+__u64 compact_count_addr;   /* the target's objspace compaction counter; 0: unknown */
+__u64 compact_count_seen;
+__u32 compaction_pending;   /* set at a sweep end after GC.compact, cleared by userspace */
 __u32 stop_at_start;    /* --: stop the child once Ruby is initialised */
 __u32 stop_at_exit;     /* --: stop the child when its main program ends */
 
@@ -271,6 +274,24 @@ int BPF_KRETPROBE(on_alloc_return, __u64 obj) /* libbpf 1.1 has no BPF_URETPROBE
 
 	live.klass = key.klass;
 	live.kind = key.kind;
+	/*
+	 * After a compaction, a tracked object's old slot may be reused before
+	 * userspace has checked it: the object moved or died, nobody knows
+	 * which.  Count it rather than let the overwrite call it freed.
+	 */
+	if (compaction_pending) {
+		struct live_object *old = bpf_map_lookup_elem(&live_objects, &obj);
+
+		if (old) {
+			struct class_key old_key = {
+				.klass = old->klass, .stack_id = old->stack_id, .kind = old->kind};
+			struct class_counts *old_counts = bpf_map_lookup_elem(&class_counts, &old_key);
+
+			if (old_counts)
+				old_counts->not_followed++;
+		}
+	}
+
 	live.seq = bpf_ktime_get_ns();
 	live.stack_id = key.stack_id;
 	live.pad = 0;
@@ -328,7 +349,15 @@ int BPF_USDT(on_gc_sweep_begin)
 SEC("usdt")
 int BPF_USDT(on_gc_sweep_end)
 {
+	__u64 count;
+
 	__sync_fetch_and_add(&sweep_steps, 1);
+	if (compact_count_addr &&
+	    !bpf_probe_read_user(&count, sizeof(count), (void *)compact_count_addr) &&
+	    count != compact_count_seen) {
+		compact_count_seen = count;
+		compaction_pending = 1;
+	}
 	return 0;
 }
 

@@ -37,6 +37,7 @@ struct class_key {
 struct class_counts {
 	__u64 allocated;
 	__u64 untracked; /* allocated but not recorded: live-object map was full */
+	__u64 not_followed; /* replaced at a slot a compaction may have moved it from */
 };
 
 /* One tracked object, keyed by its address in the target. */

@@ -611,6 +611,9 @@ int main(int argc, char **argv)
 		tracker_init(&s.tracker, s.pid, bpf_map__fd(s.skel->maps.live_objects),
 			     bpf_map__fd(s.skel->maps.class_counts), &s.skel->bss->reap,
 			     find_compact_count(s.pid, &s.img, s.off));
+		s.tracker.compaction_pending = &s.skel->bss->compaction_pending;
+		s.skel->bss->compact_count_addr = s.tracker.compact_count_addr;
+		s.skel->bss->compact_count_seen = s.tracker.last_compact_count;
 		if (probes_attach_gc(&s.probes) || probes_attach_alloc(&s.probes, alloc_offset)) {
 			probes_detach_all(&s.probes);
 			if (s.launched)

@@ -136,13 +136,15 @@ static bool compaction_since_last_pass(struct tracker *t)
 int tracker_pass(struct tracker *t, bool final)
 {
 	bool can_reap = !final && __atomic_load_n(&t->reap->len, __ATOMIC_ACQUIRE) == 0;
-	bool compacted;
+	bool compacted, pending;
 	size_t n, i, queued = 0;
 	int err;
 
 	if (kill(t->pid, 0) && errno == ESRCH)
 		return -ESRCH;
-	compacted = compaction_since_last_pass(t);
+	/* Read the BPF flag first: objects it counts from here on are not in this pass. */
+	pending = t->compaction_pending && __atomic_load_n(t->compaction_pending, __ATOMIC_ACQUIRE);
+	compacted = compaction_since_last_pass(t) || pending;
 	err = dump_live_map(t, &n);
 	if (err)
 		return err;
@@ -191,6 +193,8 @@ int tracker_pass(struct tracker *t, bool final)
 	}
 	if (queued)
 		__atomic_store_n(&t->reap->len, (__u32)queued, __ATOMIC_RELEASE);
+	if (pending)
+		__atomic_store_n(t->compaction_pending, 0, __ATOMIC_RELEASE);
 	t->passes++;
 	return 0;
 }
@@ -218,11 +222,14 @@ int tracker_collect_counts(struct tracker *t)
 		tally = tally_for(t, key.klass, key.kind, key.stack_id);
 		if (!tally)
 			break;
-		tally->allocated = tally->untracked = 0;
+		tally->not_followed -= tally->not_followed_bpf;
+		tally->allocated = tally->untracked = tally->not_followed_bpf = 0;
 		for (cpu = 0; cpu < ncpus; cpu++) {
 			tally->allocated += percpu[cpu].allocated;
 			tally->untracked += percpu[cpu].untracked;
+			tally->not_followed_bpf += percpu[cpu].not_followed;
 		}
+		tally->not_followed += tally->not_followed_bpf;
 	}
 	free(percpu);
 	return 0;

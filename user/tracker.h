@@ -22,6 +22,7 @@ struct class_tally {
 	uint64_t untracked;
 	uint64_t retained;
 	uint64_t not_followed; /* gone from their slot across a GC.compact: moved or freed */
+	uint64_t not_followed_bpf; /* of which the BPF side saw replaced before a pass */
 };
 
 struct tracker {
@@ -30,6 +31,7 @@ struct tracker {
 	int counts_fd;
 	struct reap_queue *reap; /* in the BPF object's mmaped .bss */
 	uint64_t compact_count_addr; /* 0: this Ruby's compaction counter is unknown */
+	__u32 *compaction_pending;   /* set by BPF at the sweep end after a compaction */
 
 	uint64_t *keys; /* scratch for one pass over the live map */
 	struct live_object *values;

@@ -162,6 +162,36 @@ test "GC.compact: warning and objects not followed" do
   check(text =~ /WARNING: GC.compact ran \d+ time/, "text report lacks the compaction warning")
 end
 
+test "call paths: exact sites, labels and lines" do
+  report, truth, = trace_pid("stacks.rb", rbm_args: ["--depth", "32"])
+  check_classes_exact(report, truth)
+  file = File.realpath(truth["file"])
+  truth["sites"].each do |klass, line|
+    site = report["sites"].find { |s| s["class"] == klass } or raise Failure, "no site for #{klass}"
+    check_eq([File.realpath(site["path"]), site["line"]], [file, line], "#{klass} site")
+    check_eq(site["retained"], truth["retained"][klass], "#{klass} site retained")
+  end
+  nested = report["stacks"].find { |s| s["class"] == "Nested" } or raise Failure, "no Nested path"
+  labels = nested["frames"].map { |f| f["label"] }
+  check_eq(labels.first(5), ["Class#?", "block in inner", "Integer#?", "inner", "outer"],
+           "Nested frames (innermost first)")
+  check_eq(nested["frames"][4]["line"], truth["outer_line"], "outer's line")
+  deep = report["stacks"].find { |s| s["class"] == "Deep" } or raise Failure, "no Deep path"
+  check_eq(deep["frames"].size, 32, "Deep path cut at --depth")
+  check_eq(deep["truncated"], true, "Deep path marked truncated")
+  check(report["stack_drops"]["truncated"] >= 1, "truncation not counted")
+end
+
+test "call paths: tree and folded output" do
+  text, = trace_command("stacks.rb", rbm_args: ["--class", "Nested", "--tree"], format: "text")
+  check(text.include?("CALL TREE"), "no call tree")
+  check(text =~ /^\s+300\s+300\s+Nested$/, "tree leaf for Nested")
+  check(!text.include?("ViaDefine"), "--class Nested still reports ViaDefine")
+  folded, = trace_command("stacks.rb", rbm_args: ["--class", "Nested"], format: "folded")
+  line = folded.lines.find { |l| l.include?("Nested") } or raise Failure, "no folded line"
+  check(line =~ /;inner \(.*stacks\.rb:\d+\);.*Nested 300$/, "folded line: #{line}")
+end
+
 test "--max-objects: a full map is counted, not silent" do
   report, truth, = trace_pid("many_objects.rb", rbm_args: ["--max-objects", "4096"])
   row = class_row(report, "Hoarded")
