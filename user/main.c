@@ -29,6 +29,7 @@
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 #include "report.h"
+#include "ruby_symbols.h"
 #include "stacks.h"
 #include "ruby_versions.h"
 #include "target_mem.h"
@@ -309,6 +310,7 @@ struct session {
 	struct probes probes;
 	struct class_namer namer;
 	struct tracker tracker;
+	struct ruby_symbols symbols;
 	struct symbolizer symbolizer;
 	struct u64map filtered; /* klass -> 1 captured, 2 skipped (--class) */
 	bool final_done;
@@ -401,6 +403,11 @@ static void final_census(struct session *s)
 	}
 }
 
+static int name_id(void *ctx, uint64_t id, char *buf, size_t n)
+{
+	return ruby_id_name(ctx, id, buf, n);
+}
+
 /*
  * The walk finds the thread's execution context through libruby's TLS
  * variable ruby_current_ec: right for threads, fibers and Ractors alike.
@@ -410,6 +417,7 @@ static void configure_stacks(struct session *s)
 	const struct ruby_offsets *off = s->off;
 	struct stack_config cfg = {};
 	uint64_t slot, tls_offset, modid;
+	char err[256];
 
 	if (!env.depth)
 		return;
@@ -423,8 +431,12 @@ static void configure_stacks(struct session *s)
 		env.depth = 0;
 		return;
 	}
-	/* C method names need Ruby's hidden symbol table: not located yet (see README). */
-	symbolizer_init(&s->symbolizer, s->pid, off, &s->namer, NULL, NULL);
+	if (ruby_symbols_init(&s->symbols, s->pid, &s->img, off, err, sizeof(err)) == 0) {
+		symbolizer_init(&s->symbolizer, s->pid, off, &s->namer, name_id, &s->symbols);
+	} else {
+		fprintf(stderr, "rbmemtrace: warning: %s; C methods print as Owner#?\n", err);
+		symbolizer_init(&s->symbolizer, s->pid, off, &s->namer, NULL, NULL);
+	}
 	cfg.tls_modid = modid;
 	cfg.ec_tls_offset = tls_offset;
 	cfg.ec_vm_stack = off->ec_vm_stack;

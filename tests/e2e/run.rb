@@ -173,7 +173,7 @@ test "call paths: exact sites, labels and lines" do
   end
   nested = report["stacks"].find { |s| s["class"] == "Nested" } or raise Failure, "no Nested path"
   labels = nested["frames"].map { |f| f["label"] }
-  check_eq(labels.first(5), ["Class#?", "block in inner", "Integer#?", "inner", "outer"],
+  check_eq(labels.first(5), ["Class#new", "block in inner", "Integer#times", "inner", "outer"],
            "Nested frames (innermost first)")
   check_eq(nested["frames"][4]["line"], truth["outer_line"], "outer's line")
   deep = report["stacks"].find { |s| s["class"] == "Deep" } or raise Failure, "no Deep path"
