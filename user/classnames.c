@@ -136,6 +136,19 @@ int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_offset
 
 static char *format_name(struct class_namer *cn, uint64_t klass, int depth);
 
+static uint64_t real_class(struct class_namer *cn, uint64_t klass)
+{
+	uint64_t flags;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		if (target_read_u64(cn->pid, klass, &flags) || !(flags & cn->off->fl_singleton) ||
+		    target_read_u64(cn->pid, klass + 16, &klass))
+			break;
+	}
+	return klass;
+}
+
 static char *singleton_name(struct class_namer *cn, uint64_t klass, int depth)
 {
 	char buf[NAME_MAX_LEN * 2];
@@ -152,7 +165,9 @@ static char *singleton_name(struct class_namer *cn, uint64_t klass, int depth)
 		snprintf(buf, sizeof(buf), "#<Class:%s>", inner ? inner : "?");
 		break;
 	default:
-		inner = format_name(cn, hdr[1], depth + 1);
+		/* The object's klass is this singleton class: its real class is the first
+		 * non-singleton superclass (RClass.super, right after RBasic). */
+		inner = format_name(cn, real_class(cn, hdr[1]), depth + 1);
 		snprintf(buf, sizeof(buf), "#<Class:#<%s:0x%016" PRIx64 ">>", inner ? inner : "?",
 			 attached);
 		break;

@@ -277,7 +277,7 @@ int elf_resolve_needed(const char *path, const char *prefix, char *out, size_t n
 	static const char *const system_dirs =
 		"/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib/aarch64-linux-gnu:"
 		"/usr/lib/aarch64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib:/usr/local/lib";
-	char needed[256] = "", runpath[PATH_MAX] = "", origin[PATH_MAX];
+	char needed[256] = "", runpath[PATH_MAX] = "", rpath[PATH_MAX] = "", origin[PATH_MAX];
 	struct elf_file ef;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -306,8 +306,10 @@ int elf_resolve_needed(const char *path, const char *prefix, char *out, size_t n
 				continue;
 			if (dyn.d_tag == DT_NEEDED && !needed[0] && strncmp(s, prefix, strlen(prefix)) == 0)
 				snprintf(needed, sizeof(needed), "%s", s);
-			else if (dyn.d_tag != DT_NEEDED && !runpath[0])
+			else if (dyn.d_tag == DT_RUNPATH && !runpath[0])
 				snprintf(runpath, sizeof(runpath), "%s", s);
+			else if (dyn.d_tag == DT_RPATH && !rpath[0])
+				snprintf(rpath, sizeof(rpath), "%s", s);
 		}
 	}
 	elf_file_close(&ef);
@@ -320,8 +322,10 @@ int elf_resolve_needed(const char *path, const char *prefix, char *out, size_t n
 		*strrchr(origin, '/') = '\0';
 	else
 		snprintf(origin, sizeof(origin), ".");
-	if (!search_path_list(runpath, origin, needed, out, n) ||
+	/* ld.so's order: DT_RPATH (only without DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH. */
+	if ((!runpath[0] && !search_path_list(rpath, origin, needed, out, n)) ||
 	    !search_path_list(getenv("LD_LIBRARY_PATH"), origin, needed, out, n) ||
+	    !search_path_list(runpath, origin, needed, out, n) ||
 	    !search_path_list(system_dirs, origin, needed, out, n))
 		return 0;
 	return -ENOENT;

@@ -69,7 +69,7 @@ static int shebang_program(const char *file, char *out, size_t n)
 int launch_find_ruby(const char *command, char *ruby_file, size_t n, char *err, size_t errlen)
 {
 	char exe[PATH_MAX], real[PATH_MAX], lib[PATH_MAX];
-	uint64_t value;
+	char version[32];
 	int depth;
 
 	if (find_in_path(command, exe, sizeof(exe))) {
@@ -83,12 +83,16 @@ int launch_find_ruby(const char *command, char *ruby_file, size_t n, char *err, 
 		snprintf(err, errlen, "cannot resolve %s: %s", exe, strerror(errno));
 		return -ENOENT;
 	}
-	if (elf_symbol_value(real, "ruby_version", &value, NULL) == 0) {
+	/*
+	 * libruby first: a program linked against it may still hold a copy of
+	 * ruby_version (a copy relocation, zeros in its file).
+	 */
+	if (elf_resolve_needed(real, "libruby", lib, sizeof(lib)) == 0 && realpath(lib, ruby_file))
+		return 0;
+	if (elf_symbol_string(real, "ruby_version", version, sizeof(version)) == 0 && version[0]) {
 		snprintf(ruby_file, n, "%s", real);
 		return 0;
 	}
-	if (elf_resolve_needed(real, "libruby", lib, sizeof(lib)) == 0 && realpath(lib, ruby_file))
-		return 0;
 	snprintf(err, errlen, "%s does not run Ruby (no libruby and no ruby_version in %s)", command,
 		 real);
 	return -ENOEXEC;

@@ -306,7 +306,7 @@ Test(live_ruby, class_names_and_strings)
  * "#<Class:#<#<Class:#<... #<unreadable class 0x...>...>>".  Disabled until
  * user/classnames.c follows RCLASS_SUPER past singleton classes.
  */
-Test(live_ruby, singleton_class_of_an_object, .disabled = true)
+Test(live_ruby, singleton_class_of_an_object)
 {
 	const struct ruby_offsets *off;
 	struct class_namer cn;

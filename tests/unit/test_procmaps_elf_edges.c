@@ -376,7 +376,7 @@ Test(elf_edges, resolve_needed_origin_of_bare_name)
  * launch mode rbmemtrace would then attach to a libruby the child never maps.
  * Disabled until user/elfinfo.c follows the loader's order.
  */
-Test(elf_edges, resolve_needed_ld_library_path_before_runpath, .disabled = true)
+Test(elf_edges, resolve_needed_ld_library_path_before_runpath)
 {
 	char dir[] = "/tmp/rbm-unit-XXXXXX", copy[PATH_MAX], cmd[PATH_MAX * 2], out[PATH_MAX];
 	char want[PATH_MAX], real[PATH_MAX];
