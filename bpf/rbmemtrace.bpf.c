@@ -82,6 +82,9 @@ __u64 stack_errors;     /* execution context or frames unreadable */
 __u64 compact_count_addr;   /* the target's objspace compaction counter; 0: unknown */
 __u64 compact_count_seen;
 __u32 compaction_pending;   /* set at a sweep end after GC.compact, cleared by userspace */
+__u64 compact_followed_at;  /* compact_count + 1 of the last compaction remapped */
+__u64 moved_followed;       /* tracked objects remapped to their new address */
+__u64 moved_lost;           /* remapped entry could not be inserted (map full) */
 __u32 stop_at_start;    /* --: stop the child once Ruby is initialised */
 __u32 stop_at_exit;     /* --: stop the child when its main program ends */
 
@@ -358,6 +361,41 @@ int BPF_USDT(on_gc_sweep_end)
 		compact_count_seen = count;
 		compaction_pending = 1;
 	}
+	return 0;
+}
+
+static long follow_one(struct bpf_map *map, __u64 *addr, struct live_object *obj, void *ctx)
+{
+	__u64 hdr[3];
+
+	if (bpf_probe_read_user(hdr, sizeof(hdr), (void *)*addr) || (hdr[0] & RB_T_MASK) != RB_T_MOVED)
+		return 0;
+	/* A T_MOVED slot holds the object's new address after its header. */
+	if (hdr[2] && !bpf_map_update_elem(&live_objects, &hdr[2], obj, BPF_ANY))
+		moved_followed++;
+	else
+		moved_lost++;
+	bpf_map_delete_elem(&live_objects, addr);
+	return 0;
+}
+
+/*
+ * rb_gc_update_tbl_refs runs only inside a compaction, after every object
+ * has moved and before any forwarding slot is freed: the one moment every
+ * tracked object that moved can be followed.  It runs a few times per
+ * compaction; the counter, not yet bumped, tells the first.
+ */
+SEC("uprobe")
+int on_gc_update_refs(void *ctx)
+{
+	__u64 count;
+
+	if (!compact_count_addr ||
+	    bpf_probe_read_user(&count, sizeof(count), (void *)compact_count_addr) ||
+	    compact_followed_at == count + 1)
+		return 0;
+	compact_followed_at = count + 1;
+	bpf_for_each_map_elem(&live_objects, follow_one, NULL, 0);
 	return 0;
 }
 

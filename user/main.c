@@ -467,7 +467,7 @@ static void build_report(struct session *s, struct report *r, double duration, c
 	r->exit_status = s->launched ? s->exit_status : -1;
 	r->gc_runs = s->skel->bss->gc_runs;
 	r->compactions = s->tracker.compactions;
-	r->moved_followed = s->tracker.moved_followed;
+	r->moved_followed = s->tracker.moved_followed + s->skel->bss->moved_followed;
 	r->header_read_errors = s->skel->bss->header_read_errors;
 	r->class_overflow = s->skel->bss->class_overflow;
 	r->with_stacks = env.depth > 0;
