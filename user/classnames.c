@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +40,14 @@ const char *ruby_imemo_name(uint32_t imemo)
 	return "unknown";
 }
 
-/* Reads ivar `id` of a class from its iv_tbl (an st_table).  0 or -ENOENT. */
-static int class_ivar(struct class_namer *cn, uint64_t klass, uint64_t id, uint64_t *value)
+/*
+ * Walks a class's iv_tbl (an st_table) until match() accepts an entry, and
+ * returns that entry's key and value.  Past IVAR_SCAN_MAX entries the table
+ * is scanned only in part, or refused when `whole` asks for all of it.
+ */
+static int scan_ivars(struct class_namer *cn, uint64_t klass, bool whole,
+		      int (*match)(struct class_namer *, uint64_t key, uint64_t value, uint64_t arg),
+		      uint64_t arg, uint64_t *key, uint64_t *value)
 {
 	const struct ruby_offsets *off = cn->off;
 	uint64_t ext, tbl, start, bound, entries, i;
@@ -52,12 +59,16 @@ static int class_ivar(struct class_namer *cn, uint64_t klass, uint64_t id, uint6
 	    target_read_u64(cn->pid, tbl + off->st_entries_bound, &bound) ||
 	    target_read_u64(cn->pid, tbl + off->st_entries, &entries) || !entries)
 		return -ENOENT;
-	if (bound - start > IVAR_SCAN_MAX)
+	if (bound - start > IVAR_SCAN_MAX) {
+		if (whole)
+			return -EINVAL;
 		bound = start + IVAR_SCAN_MAX;
+	}
 	for (i = start; i < bound; i++) {
 		if (target_read(cn->pid, entries + i * off->st_entry_size, entry, sizeof(entry)))
-			return -ENOENT;
-		if (entry[1] == id) {
+			return -EFAULT;
+		if (match(cn, entry[1], entry[2], arg)) {
+			*key = entry[1];
 			*value = entry[2];
 			return 0;
 		}
@@ -65,47 +76,47 @@ static int class_ivar(struct class_namer *cn, uint64_t klass, uint64_t id, uint6
 	return -ENOENT;
 }
 
-/* Finds the ivar key whose value satisfies match(); used once at start-up. */
-static int find_ivar_id(struct class_namer *cn, uint64_t klass,
-			int (*match)(struct class_namer *, uint64_t value, uint64_t arg), uint64_t arg,
-			uint64_t *id)
+static int key_equals(struct class_namer *cn, uint64_t key, uint64_t value, uint64_t id)
 {
-	const struct ruby_offsets *off = cn->off;
-	uint64_t ext, tbl, start, bound, entries, i;
-	uint64_t entry[3];
-
-	if (target_read_u64(cn->pid, klass + off->rclass_ext, &ext) || !ext ||
-	    target_read_u64(cn->pid, ext + off->classext_iv_tbl, &tbl) || !tbl ||
-	    target_read_u64(cn->pid, tbl + off->st_entries_start, &start) ||
-	    target_read_u64(cn->pid, tbl + off->st_entries_bound, &bound) ||
-	    target_read_u64(cn->pid, tbl + off->st_entries, &entries) || !entries)
-		return -ENOENT;
-	if (bound - start > IVAR_SCAN_MAX)
-		return -EINVAL;
-	for (i = start; i < bound; i++) {
-		if (target_read(cn->pid, entries + i * off->st_entry_size, entry, sizeof(entry)))
-			return -EFAULT;
-		if (match(cn, entry[2], arg)) {
-			*id = entry[1];
-			return 0;
-		}
-	}
-	return -ENOENT;
+	(void)cn;
+	(void)value;
+	return key == id;
 }
 
-static int value_is_string_object(struct class_namer *cn, uint64_t value, uint64_t unused)
+/* Reads ivar `id` of a class.  0 or -errno. */
+static int class_ivar(struct class_namer *cn, uint64_t klass, uint64_t id, uint64_t *value)
+{
+	uint64_t key;
+
+	return scan_ivars(cn, klass, false, key_equals, id, &key, value);
+}
+
+/* Finds the ivar key whose value satisfies match(); used once at start-up. */
+static int find_ivar_id(struct class_namer *cn, uint64_t klass,
+			int (*match)(struct class_namer *, uint64_t key, uint64_t value, uint64_t arg),
+			uint64_t arg, uint64_t *id)
+{
+	uint64_t value;
+
+	return scan_ivars(cn, klass, true, match, arg, id, &value);
+}
+
+static int value_is_string_object(struct class_namer *cn, uint64_t key, uint64_t value,
+				  uint64_t unused)
 {
 	char buf[16];
 
+	(void)key;
 	(void)unused;
 	return (value & 7) == 0 && value &&
 	       target_read_rstring(cn->pid, cn->off, value, buf, sizeof(buf)) == 0 &&
 	       strcmp(buf, "Object") == 0;
 }
 
-static int value_equals(struct class_namer *cn, uint64_t value, uint64_t expected)
+static int value_equals(struct class_namer *cn, uint64_t key, uint64_t value, uint64_t expected)
 {
 	(void)cn;
+	(void)key;
 	return value == expected;
 }
 

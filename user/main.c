@@ -382,8 +382,6 @@ static void refresh_names(struct session *s)
 /* Stops the allocation probes and takes the census the report is made of. */
 static void final_census(struct session *s)
 {
-	size_t i;
-
 	if (s->final_done)
 		return;
 	s->final_done = true;
@@ -391,16 +389,9 @@ static void final_census(struct session *s)
 	refresh_names(s);
 	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
 		s->target_exited = true;
-	if (s->target_exited) {
-		/* Nothing left to read: objects count as they stood at the last check. */
-		u64map_for_each(&s->tracker.tallies, i)
-		{
-			struct class_tally *t = s->tracker.tallies.values[i];
-
-			t->retained = 0;
-		}
+	/* Nothing left to read: objects count as they stood at the last check. */
+	if (s->target_exited)
 		tracker_count_unverified(&s->tracker);
-	}
 }
 
 static int name_id(void *ctx, uint64_t id, char *buf, size_t n)

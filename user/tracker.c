@@ -45,6 +45,19 @@ static struct class_tally *tally_for(struct tracker *t, uint64_t klass, uint32_t
 	return tally;
 }
 
+/* Retained counts are recounted from scratch by the final census. */
+static void reset_retained(struct tracker *t)
+{
+	size_t i;
+
+	u64map_for_each(&t->tallies, i)
+	{
+		struct class_tally *tally = t->tallies.values[i];
+
+		tally->retained = 0;
+	}
+}
+
 bool object_header_alive(uint64_t flags, uint32_t kind)
 {
 	uint32_t type = flags & RB_T_MASK;
@@ -152,16 +165,8 @@ int tracker_pass(struct tracker *t, bool final)
 	if (kill(t->pid, 0) && errno == ESRCH)
 		return -ESRCH; /* every read failed because the target is gone, not its objects */
 
-	if (final) {
-		size_t j;
-
-		u64map_for_each(&t->tallies, j)
-		{
-			struct class_tally *tally = t->tallies.values[j];
-
-			tally->retained = 0;
-		}
-	}
+	if (final)
+		reset_retained(t);
 	t->live = 0;
 	for (i = 0; i < n; i++) {
 		const struct live_object *obj = &t->values[i];
@@ -243,6 +248,7 @@ int tracker_count_unverified(struct tracker *t)
 	err = dump_live_map(t, &n);
 	if (err)
 		return err;
+	reset_retained(t);
 	for (i = 0; i < n; i++) {
 		struct class_tally *tally = tally_for(t, t->values[i].klass, t->values[i].kind,
 							  t->values[i].stack_id);

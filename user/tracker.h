@@ -78,8 +78,8 @@ int tracker_collect_counts(struct tracker *t);
 bool object_header_alive(uint64_t flags, uint32_t kind);
 
 /*
- * When the target is gone nothing can be checked: counts every tracked object
- * as retained, as it stood at the last pass.
+ * When the target is gone nothing can be checked: recounts every tracked
+ * object as retained, as it stood at the last pass.
  */
 int tracker_count_unverified(struct tracker *t);
 
