@@ -26,6 +26,9 @@
 #define RBM_KIND_TYPE(kind) ((kind) & RB_T_MASK)
 #define RBM_KIND_IMEMO(kind) (((kind) >> 8) & RB_IMEMO_MASK)
 
+/* Allocation probes, numbered by their attach cookie. */
+#define MAX_ALLOC_PROBES 16
+
 /* Per-class counters, one slot per CPU. */
 struct class_key {
 	__u64 klass; /* class VALUE; 0 for hidden objects and imemos */
