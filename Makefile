@@ -8,7 +8,7 @@ VERSION := 0.1.0
 
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude -Iuser -I$(OUTPUT) -DRBMEMTRACE_VERSION='"$(VERSION)"'
-LDLIBS := $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null || echo -lbpf -lelf -lz)
+LDLIBS := $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null || echo -lbpf -lelf -lz) -lpthread
 # clang -target bpf does not search the host's multiarch include dir (asm/errno.h).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')

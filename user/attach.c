@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/bpf.h>
 #include "attach.h"
+#include "elfinfo.h"
 #include <linux/types.h>
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
@@ -20,47 +26,162 @@ const char *const alloc_functions[] = {
 };
 const int alloc_functions_count = sizeof(alloc_functions) / sizeof(alloc_functions[0]);
 
+/* func is looked up by libbpf; with func NULL, offset is the file offset and name is for messages. */
 static int attach_uprobe(struct probes *p, struct bpf_program *prog, const char *func,
-			 uint64_t offset, bool ret, struct bpf_link **out)
+			 const char *name, uint64_t offset, bool ret, bool quiet, uint64_t cookie,
+			 struct bpf_link **out)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret, .bpf_cookie = cookie);
 	struct bpf_link *link;
 
 	link = bpf_program__attach_uprobe_opts(prog, p->pid, p->binary, offset, &opts);
 	if (!link) {
 		int err = -errno;
 
-		fprintf(stderr, "rbmemtrace: cannot attach %s to %s %s: %s\n",
-			ret ? "uretprobe" : "uprobe", p->binary, func ? func : "(by offset)",
-			strerror(-err));
+		if (!quiet)
+			fprintf(stderr, "rbmemtrace: cannot attach %s to %s %s: %s\n",
+				ret ? "uretprobe" : "uprobe", p->binary, name, strerror(-err));
 		return err;
 	}
-	if (p->verbose)
-		fprintf(stderr, "rbmemtrace: attached %s %s%s in %s (pid %d)\n",
-			ret ? "uretprobe" : "uprobe", func ? func : "rb_class_allocate_instance",
-			func ? "" : " (hidden; found through BasicObject's allocator)", p->binary,
-			p->pid);
+	if (p->verbose && !quiet)
+		fprintf(stderr, "rbmemtrace: attached %s %s in %s (pid %d)\n",
+			ret ? "uretprobe" : "uprobe", name, p->binary, p->pid);
 	*out = link;
 	return 0;
 }
 
-int probes_attach_alloc(struct probes *p, uint64_t class_allocate_instance_offset)
+bool uprobe_insn_emulated(const unsigned char *code, size_t n)
 {
-	struct bpf_program *prog = p->skel->progs.on_alloc_return;
-	int i, err;
+	/* push %reg, or with a REX.B prefix, push %r8..%r15 */
+	if (n >= 1 && code[0] >= 0x50 && code[0] <= 0x57)
+		return true;
+	return n >= 2 && code[0] == 0x41 && code[1] >= 0x50 && code[1] <= 0x57;
+}
+
+/* Reads each probed function's first bytes from the file: what a hit costs depends on them. */
+static void classify_entries(struct probes *p)
+{
+	FILE *f = fopen(p->binary, "rb");
+	int i;
+
+	for (i = 0; f && i < ALLOC_PROBES; i++) {
+		unsigned char code[2];
+
+		p->alloc_emulated[i] = fseek(f, (long)p->alloc_offsets[i], SEEK_SET) == 0 &&
+				       fread(code, 1, sizeof(code), f) == sizeof(code) &&
+				       uprobe_insn_emulated(code, sizeof(code));
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * File offsets, found once: libbpf would otherwise read libruby's symbol
+ * table again at every attach, and the sampler attaches many times a second.
+ */
+static int resolve_alloc_offsets(struct probes *p)
+{
+	int i;
 
 	for (i = 0; i < alloc_functions_count; i++) {
-		err = attach_uprobe(p, prog, alloc_functions[i], 0, true, &p->alloc[p->nalloc]);
-		if (err)
-			return err;
-		p->nalloc++;
+		uint64_t vaddr;
+
+		if (elf_symbol_value(p->binary, alloc_functions[i], &vaddr, NULL) ||
+		    elf_vaddr_to_offset(p->binary, vaddr, &p->alloc_offsets[i])) {
+			fprintf(stderr, "rbmemtrace: cannot find %s in %s\n", alloc_functions[i],
+				p->binary);
+			return -ENOENT;
+		}
 	}
 	/* Every Foo.new goes through this one, and it is not exported. */
-	err = attach_uprobe(p, prog, NULL, class_allocate_instance_offset, true,
-			    &p->alloc[p->nalloc]);
-	if (err)
+	p->alloc_offsets[alloc_functions_count] = p->class_allocate_instance;
+	p->alloc_offsets_known = true;
+	classify_entries(p);
+	return 0;
+}
+
+/* What BPF_LINK_CREATE reads for a uprobe_multi link (include/uapi/linux/bpf.h, 6.6+). */
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+#define UPROBE_MULTI_RETURN 1 /* BPF_F_UPROBE_MULTI_RETURN */
+
+static int attach_alloc_multi(struct probes *p, bool quiet)
+{
+	__u64 cookies[MAX_LINKS];
+	struct uprobe_multi_attr attr = {
+		.prog_fd = bpf_program__fd(p->skel->progs.on_alloc_return_multi),
+		.attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
+		.path = (uintptr_t)p->binary,
+		.offsets = (uintptr_t)p->alloc_offsets,
+		.cookies = (uintptr_t)cookies,
+		.cnt = ALLOC_PROBES,
+		.multi_flags = UPROBE_MULTI_RETURN,
+		.pid = p->pid,
+	};
+	int i, fd;
+
+	for (i = 0; i < ALLOC_PROBES; i++)
+		cookies[i] = i;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	if (fd < 0) {
+		int err = -errno;
+
+		if (!quiet)
+			fprintf(stderr, "rbmemtrace: cannot attach the allocation uretprobes to %s: %s\n",
+				p->binary, strerror(-err));
 		return err;
-	p->nalloc++;
+	}
+	if (p->verbose && !quiet)
+		fprintf(stderr, "rbmemtrace: attached %d allocation uretprobes in %s (pid %d) as "
+				"one uprobe_multi link\n",
+			ALLOC_PROBES, p->binary, p->pid);
+	p->multi_fd = fd;
+	return 0;
+}
+
+int probes_attach_alloc(struct probes *p, bool quiet)
+{
+	struct bpf_program *prog = p->skel->progs.on_alloc_return;
+	bool ret = true;
+	int i, err;
+
+	if (!p->alloc_offsets_known && (err = resolve_alloc_offsets(p)))
+		return err;
+	if (p->alloc_kind == ALLOC_PROBE_TRACER && p->use_multi)
+		return attach_alloc_multi(p, quiet);
+	if (p->alloc_kind == ALLOC_PROBE_EMPTY_UPROBE) {
+		prog = p->skel->progs.on_alloc_entry_empty;
+		ret = false;
+	} else if (p->alloc_kind == ALLOC_PROBE_EMPTY_URETPROBE) {
+		prog = p->skel->progs.on_alloc_return_empty;
+	}
+	for (i = 0; i <= alloc_functions_count; i++) {
+		const char *name = i < alloc_functions_count
+					   ? alloc_functions[i]
+					   : "rb_class_allocate_instance (hidden; found through "
+					     "BasicObject's allocator)";
+
+		err = attach_uprobe(p, prog, NULL, name, p->alloc_offsets[i], ret, quiet, i,
+				    &p->alloc[p->nalloc]);
+		if (err) {
+			probes_detach_alloc(p);
+			return err;
+		}
+		p->nalloc++;
+	}
 	return 0;
 }
 
@@ -89,8 +210,8 @@ int probes_attach_gc(struct probes *p)
 	int err;
 
 	/* Compaction follow-up: a Ruby without this symbol still reports not-followed objects. */
-	err = attach_uprobe(p, s->progs.on_gc_update_refs, "rb_gc_update_tbl_refs", 0, false,
-			    &p->other[p->nother]);
+	err = attach_uprobe(p, s->progs.on_gc_update_refs, "rb_gc_update_tbl_refs",
+			    "rb_gc_update_tbl_refs", 0, false, false, 0, &p->other[p->nother]);
 	if (!err)
 		p->nother++;
 	return attach_usdt(p, s->progs.on_gc_mark_begin, "gc__mark__begin") ?:
@@ -105,29 +226,96 @@ int probes_attach_launch_stops(struct probes *p)
 	int err;
 
 	/* ruby_options runs after the VM is initialised and before any Ruby code. */
-	err = attach_uprobe(p, s->progs.on_ruby_start, "ruby_options", 0, false,
-			    &p->other[p->nother]);
+	err = attach_uprobe(p, s->progs.on_ruby_start, "ruby_options", "ruby_options", 0, false,
+			    false, 0, &p->other[p->nother]);
 	if (err)
 		return err;
 	p->nother++;
 	/* ruby_sig_finalize: at_exit handlers have run, finalizers have not. */
-	err = attach_uprobe(p, s->progs.on_ruby_exit, "ruby_sig_finalize", 0, false,
-			    &p->other[p->nother]);
+	err = attach_uprobe(p, s->progs.on_ruby_exit, "ruby_sig_finalize", "ruby_sig_finalize", 0,
+			    false, false, 0, &p->other[p->nother]);
 	if (err)
 		return err;
 	p->nother++;
 	return 0;
 }
 
+struct detach_job {
+	struct bpf_link *link; /* or */
+	int fd;
+	int *pending;
+};
+
+static void *destroy_link(void *arg)
+{
+	struct detach_job *job = arg;
+
+	if (job->link)
+		bpf_link__destroy(job->link);
+	else
+		close(job->fd);
+	__atomic_sub_fetch(job->pending, 1, __ATOMIC_RELEASE);
+	free(job);
+	return NULL;
+}
+
+/*
+ * Taking a uprobe off removes its breakpoint at once, then waits for an RCU
+ * grace period: about 0.1 s each here, one after another, and the probes
+ * left kept firing meanwhile.  Each goes on a thread of its own, so every
+ * breakpoint is gone at once and nobody waits for the grace periods.
+ */
+static void detach_in_background(struct probes *p, pthread_attr_t *attr, struct bpf_link *link,
+				 int fd)
+{
+	struct detach_job *job = malloc(sizeof(*job));
+	pthread_t thread;
+
+	if (job) {
+		*job = (struct detach_job){.link = link, .fd = fd, .pending = &p->detaching};
+		__atomic_add_fetch(&p->detaching, 1, __ATOMIC_RELAXED);
+		if (pthread_create(&thread, attr, destroy_link, job) == 0)
+			return;
+		__atomic_sub_fetch(&p->detaching, 1, __ATOMIC_RELAXED);
+		free(job);
+	}
+	if (link)
+		bpf_link__destroy(link);
+	else
+		close(fd);
+}
+
 void probes_detach_alloc(struct probes *p)
 {
-	while (p->nalloc > 0)
-		bpf_link__destroy(p->alloc[--p->nalloc]);
+	pthread_attr_t attr;
+	int i;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (p->multi_fd > 0)
+		detach_in_background(p, &attr, NULL, p->multi_fd);
+	p->multi_fd = 0;
+	for (i = 0; i < p->nalloc; i++)
+		detach_in_background(p, &attr, p->alloc[i], -1);
+	pthread_attr_destroy(&attr);
+	p->nalloc = 0;
+}
+
+void probes_wait_detached(struct probes *p)
+{
+	while (__atomic_load_n(&p->detaching, __ATOMIC_ACQUIRE) > 0)
+		usleep(1000);
+}
+
+void probes_detach_all_but_alloc(struct probes *p)
+{
+	while (p->nother > 0)
+		bpf_link__destroy(p->other[--p->nother]);
 }
 
 void probes_detach_all(struct probes *p)
 {
 	probes_detach_alloc(p);
-	while (p->nother > 0)
-		bpf_link__destroy(p->other[--p->nother]);
+	probes_detach_all_but_alloc(p);
+	probes_wait_detached(p);
 }

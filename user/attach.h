@@ -9,13 +9,28 @@
 struct rbmemtrace_bpf;
 struct bpf_link;
 
-#define MAX_LINKS 16
+#define MAX_LINKS 16 /* >= MAX_ALLOC_PROBES */
+
+enum alloc_probe_kind {
+	ALLOC_PROBE_TRACER,	    /* the real thing */
+	ALLOC_PROBE_EMPTY_UPROBE,   /* benchmark baselines: the bare trap */
+	ALLOC_PROBE_EMPTY_URETPROBE,
+};
 
 struct probes {
 	struct rbmemtrace_bpf *skel;
 	pid_t pid;
 	const char *binary; /* libruby or a static ruby, as a path reachable from here */
 	bool verbose;
+	uint64_t class_allocate_instance; /* file offset of the hidden allocator */
+	enum alloc_probe_kind alloc_kind;
+	uint64_t alloc_offsets[MAX_LINKS];
+	/* The kernel emulates the first instruction (a push) instead of stepping it. */
+	bool alloc_emulated[MAX_LINKS];
+	int detaching; /* allocation probes still being taken off in the background */
+	bool use_multi; /* one uprobe_multi link for the allocation probes (kernel 6.6+) */
+	int multi_fd;	/* that link, 0 when not attached */
+	bool alloc_offsets_known;
 	struct bpf_link *alloc[MAX_LINKS];
 	int nalloc;
 	struct bpf_link *other[MAX_LINKS];
@@ -24,15 +39,31 @@ struct probes {
 
 /*
  * Uretprobes on every allocation entry point: the exported ones by name and
- * the hidden rb_class_allocate_instance by file offset.  0 or -errno.
+ * the hidden rb_class_allocate_instance by file offset.  0 or -errno; on
+ * failure nothing stays attached.  Quiet repeats it without messages, for
+ * the sampler that attaches and detaches the probes many times a second.
  */
-int probes_attach_alloc(struct probes *p, uint64_t class_allocate_instance_offset);
+int probes_attach_alloc(struct probes *p, bool quiet);
 /* USDT ruby:gc__mark__{begin,end} and ruby:gc__sweep__{begin,end}. */
 int probes_attach_gc(struct probes *p);
 /* Launch mode: stop the child at ruby_options (start) and ruby_sig_finalize (end). */
 int probes_attach_launch_stops(struct probes *p);
+/* Returns at once: the breakpoints go now, the links' grace periods pass in the background. */
 void probes_detach_alloc(struct probes *p);
+/* Waits until every background detach is done. */
+void probes_wait_detached(struct probes *p);
 void probes_detach_all(struct probes *p);
+/* Detaches the GC and launch probes, keeping the allocation probes. */
+void probes_detach_all_but_alloc(struct probes *p);
+
+/* BPF_TRACE_UPROBE_MULTI, unknown to the headers libbpf 1.1 builds against. */
+#define RBM_BPF_TRACE_UPROBE_MULTI 48
+
+/* Probes attached by probes_attach_alloc: the exported functions and the hidden one. */
+#define ALLOC_PROBES (alloc_functions_count + 1)
+
+/* True if the kernel emulates this first instruction at a uprobe: a push. */
+bool uprobe_insn_emulated(const unsigned char *code, size_t n);
 
 /* The exported allocation functions, for tests and -v. */
 extern const char *const alloc_functions[];

@@ -195,6 +195,32 @@ int elf_first_load_vaddr(const char *path, uint64_t *vaddr)
 	return ret;
 }
 
+int elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset)
+{
+	struct elf_file ef;
+	size_t i, phnum;
+	int ret;
+
+	ret = elf_file_open(path, &ef);
+	if (ret)
+		return ret;
+	ret = -ENOENT;
+	if (elf_getphdrnum(ef.elf, &phnum) == 0) {
+		for (i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(ef.elf, i, &ph) && ph.p_type == PT_LOAD &&
+			    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+				*offset = vaddr - ph.p_vaddr + ph.p_offset;
+				ret = 0;
+				break;
+			}
+		}
+	}
+	elf_file_close(&ef);
+	return ret;
+}
+
 bool elf_has_usdt(const char *path, const char *provider, const char *name)
 {
 	struct elf_file ef;

@@ -21,6 +21,9 @@ int elf_tls_module_slot(const char *path, const char *name, uint64_t *slot);
 /* The virtual address of the first PT_LOAD segment. */
 int elf_first_load_vaddr(const char *path, uint64_t *vaddr);
 
+/* Converts a virtual address in a PT_LOAD segment to its file offset. */
+int elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset);
+
 /* True if the file has a SystemTap (USDT) note for provider:name. */
 bool elf_has_usdt(const char *path, const char *provider, const char *name);
 

@@ -29,6 +29,8 @@
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 #include "report.h"
+#include "sampler.h"
+#include "calibrate.h"
 #include "ruby_symbols.h"
 #include "stacks.h"
 #include "ruby_versions.h"
@@ -44,7 +46,7 @@ static struct env {
 	double duration;
 	enum output_format format;
 	const char *output;
-	bool verbose;
+	int verbose;
 	unsigned long max_objects;
 	unsigned long top;
 	unsigned long depth;
@@ -52,6 +54,9 @@ static struct env {
 	unsigned long paths;
 	unsigned long prune;
 	bool tree;
+	bool full;		/* trace every allocation */
+	double max_overhead;	/* percent; 0: not given */
+	enum alloc_probe_kind empty_probes; /* benchmark baseline instead of the tracer */
 	const char *classes[MAX_CLASS_FILTERS];
 	int nclasses;
 	char **command;
@@ -88,6 +93,9 @@ enum {
 	OPT_TREE,
 	OPT_PRUNE,
 	OPT_PATHS,
+	OPT_EMPTY_PROBES,
+	OPT_FULL,
+	OPT_MAX_OVERHEAD,
 };
 
 static const struct argp_option opts[] = {
@@ -105,7 +113,14 @@ static const struct argp_option opts[] = {
 	{"tree", OPT_TREE, NULL, 0, "Print the retention call tree", 0},
 	{"prune", OPT_PRUNE, "N", 0, "Keep the N children that retain most per tree node (default 5, 0: all)", 0},
 	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
+	{"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
+	 "Slow the target by at most PERCENT: trace allocations in short random windows and "
+	 "scale the counts (default 2 with -p; -- COMMAND traces everything)", 0},
+	{"full", OPT_FULL, NULL, 0, "Trace every allocation, for exact counts (the default with --)",
+	 0},
 	{"verbose", 'v', NULL, 0, "Explain what is found and attached", 0},
+	{"empty-probes", OPT_EMPTY_PROBES, "uprobe|uretprobe", 0,
+	 "Benchmark baseline: attach empty programs at the allocation functions, trace nothing", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
 	{},
 };
@@ -190,7 +205,25 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.paths = parse_number(arg, "--paths", 0, 1UL << 31);
 		break;
 	case 'v':
-		env.verbose = true;
+		env.verbose++;
+		break;
+	case OPT_FULL:
+		env.full = true;
+		break;
+	case OPT_MAX_OVERHEAD:
+		errno = 0;
+		env.max_overhead = strtod(arg, &end);
+		if (errno || end == arg || *end || !(env.max_overhead >= 0.1) ||
+		    env.max_overhead > 50)
+			die("invalid --max-overhead: %s (expected a percentage from 0.1 to 50)", arg);
+		break;
+	case OPT_EMPTY_PROBES:
+		if (strcmp(arg, "uprobe") == 0)
+			env.empty_probes = ALLOC_PROBE_EMPTY_UPROBE;
+		else if (strcmp(arg, "uretprobe") == 0)
+			env.empty_probes = ALLOC_PROBE_EMPTY_URETPROBE;
+		else
+			die("invalid --empty-probes: %s (expected uprobe or uretprobe)", arg);
 		break;
 	case 'h':
 		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
@@ -203,6 +236,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			die("nothing to trace: give -p PID or -- COMMAND (see --help)");
 		if (env.pid && env.command)
 			die("give either -p PID or -- COMMAND, not both");
+		if (env.full && env.max_overhead)
+			die("give either --full or --max-overhead, not both");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -284,21 +319,29 @@ static uint64_t find_class_allocate_instance(pid_t pid, const struct ruby_image 
 	return file_offset;
 }
 
-static uint64_t find_compact_count(pid_t pid, const struct ruby_image *img,
-				   const struct ruby_offsets *off)
+static uint64_t find_objspace(pid_t pid, const struct ruby_image *img,
+			      const struct ruby_offsets *off)
 {
 	uint64_t vm_ptr, objspace;
 
-	if (!off->objspace_compact_count)
-		return 0;
 	vm_ptr = read_ruby_global(pid, img, "ruby_current_vm_ptr");
-	if (!vm_ptr || target_read_u64(pid, vm_ptr + off->vm_objspace, &objspace) || !objspace)
+	if (!vm_ptr || target_read_u64(pid, vm_ptr + off->vm_objspace, &objspace))
 		return 0;
-	return objspace + off->objspace_compact_count;
+	return objspace;
 }
 
 struct session;
 static void configure_stacks(struct session *s);
+static void stop_sampling(struct session *s, double now);
+struct target_counts;
+static void read_target_counts(struct session *s, struct target_counts *c);
+
+/* GC.stat's allocation counters, read from the target's objspace. */
+struct target_counts {
+	uint64_t allocated;
+	uint64_t freed;
+	bool valid;
+};
 
 struct session {
 	pid_t pid;
@@ -313,6 +356,13 @@ struct session {
 	struct ruby_symbols symbols;
 	struct symbolizer symbolizer;
 	struct u64map filtered; /* klass -> 1 captured, 2 skipped (--class) */
+	bool use_multi;		/* the kernel has uprobe_multi links */
+	bool sampling;		/* --max-overhead: probes attached in windows */
+	struct sampler sampler;
+	uint64_t hits_at_open[MAX_ALLOC_PROBES]; /* probe_hits when the window opened */
+	double hit_cost[MAX_ALLOC_PROBES];	  /* seconds the target spends per hit */
+	uint64_t objspace;	/* the target's rb_objspace_t, 0 if unknown */
+	struct target_counts counts_start, counts_last;
 	bool final_done;
 	bool target_exited;
 	int exit_status;
@@ -386,9 +436,12 @@ static void final_census(struct session *s)
 		return;
 	s->final_done = true;
 	probes_detach_alloc(&s->probes);
+	stop_sampling(s, now_s());
 	refresh_names(s);
 	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
 		s->target_exited = true;
+	if (!s->target_exited)
+		read_target_counts(s, &s->counts_last);
 	/* Nothing left to read: objects count as they stood at the last check. */
 	if (s->target_exited)
 		tracker_count_unverified(&s->tracker);
@@ -465,6 +518,29 @@ static void build_report(struct session *s, struct report *r, double duration, c
 	r->stacks_truncated = s->skel->bss->stacks_truncated;
 	r->stacks_dropped = s->skel->bss->stacks_dropped;
 	r->stack_errors = s->skel->bss->stack_errors;
+	r->have_gc_counts = s->counts_start.valid && s->counts_last.valid;
+	if (r->have_gc_counts) {
+		r->gc_allocated = s->counts_last.allocated - s->counts_start.allocated;
+		r->gc_freed = s->counts_last.freed - s->counts_start.freed;
+	}
+	if (s->sampling) {
+		struct sampling_info *si = &r->sampling;
+		uint64_t traced = 0;
+
+		u64map_for_each(&s->tracker.tallies, i)
+		{
+			struct class_tally *t = s->tracker.tallies.values[i];
+
+			traced += t->allocated;
+		}
+		si->on = true;
+		si->budget_percent = env.max_overhead;
+		si->windows = s->sampler.windows;
+		si->window_time_s = s->sampler.window_time;
+		si->est_overhead = sampler_overhead(&s->sampler, duration);
+		si->traced = traced;
+		si->scale = r->have_gc_counts && traced ? (double)r->gc_allocated / traced : 0;
+	}
 	u64map_for_each(&s->tracker.tallies, i)
 	{
 		struct class_tally *t = s->tracker.tallies.values[i];
@@ -513,10 +589,8 @@ static void check_ruby_file(struct session *s, const char *host_path, const char
 			s->off->source);
 }
 
-static void load_bpf(struct session *s)
+static int open_and_load(struct session *s, bool multi)
 {
-	int err;
-
 	s->skel = rbmemtrace_bpf__open();
 	if (!s->skel)
 		die("cannot open the BPF object: %s", strerror(errno));
@@ -526,7 +600,27 @@ static void load_bpf(struct session *s)
 	bpf_map__set_value_size(s->skel->maps.stacks,
 				offsetof(struct stack_frames, frames) +
 					(env.depth ? env.depth : 1) * 2 * sizeof(__u64));
-	err = rbmemtrace_bpf__load(s->skel);
+	if (multi)
+		bpf_program__set_expected_attach_type(s->skel->progs.on_alloc_return_multi,
+						      RBM_BPF_TRACE_UPROBE_MULTI);
+	else
+		bpf_program__set_autoload(s->skel->progs.on_alloc_return_multi, false);
+	return rbmemtrace_bpf__load(s->skel);
+}
+
+static void load_bpf(struct session *s)
+{
+	int err;
+
+	libbpf_set_print(NULL); /* a kernel without uprobe_multi is not an error */
+	s->use_multi = open_and_load(s, true) == 0;
+	libbpf_set_print(libbpf_print);
+	if (s->use_multi)
+		return;
+	rbmemtrace_bpf__destroy(s->skel);
+	if (env.verbose)
+		fprintf(stderr, "rbmemtrace: no uprobe_multi links here; one link per probe\n");
+	err = open_and_load(s, false);
 	if (err)
 		die("cannot load the BPF programs: %s (needs a kernel with BTF, BPF and uprobes)",
 		    strerror(-err));
@@ -562,6 +656,146 @@ static void start_command(struct session *s)
 	open_target(s);
 	/* From here on, attach to the file as the running child maps it. */
 	s->probes.binary = s->img.host_path;
+}
+
+static void read_target_counts(struct session *s, struct target_counts *c)
+{
+	const struct ruby_offsets *off = s->off;
+
+	c->valid = s->objspace && off->objspace_total_allocated &&
+		   !target_read_u64(s->pid, s->objspace + off->objspace_total_allocated,
+				    &c->allocated) &&
+		   !target_read_u64(s->pid, s->objspace + off->objspace_total_freed, &c->freed);
+}
+
+/*
+ * What a hit on each allocation probe costs the target: the trap, timed
+ * here for both kinds of first instruction, and the program, which bench/
+ * timed (kernel.bpf_stats_enabled) at under 1 us, 1.5 us with stacks.
+ */
+static void measure_hit_costs(struct session *s)
+{
+	double emulated, stepped, program = env.depth ? 1.5e-6 : 1.0e-6;
+	int i, err = calibrate_uretprobe_costs(s->skel, &emulated, &stepped);
+
+	if (err) {
+		/* The slowest this was seen here, to stay within the budget. */
+		emulated = stepped = 15e-6;
+		fprintf(stderr, "rbmemtrace: warning: cannot time a uretprobe here (%s); assuming "
+				"%.0f us per hit\n",
+			strerror(-err), stepped * 1e6);
+	}
+	for (i = 0; i < ALLOC_PROBES; i++)
+		s->hit_cost[i] = (s->probes.alloc_emulated[i] ? emulated : stepped) + program;
+	if (env.verbose)
+		fprintf(stderr, "rbmemtrace: sampling: budget %.3g%%; a hit costs %.2f us (entry "
+				"emulated) or %.2f us (stepped), program included\n",
+			env.max_overhead, (emulated + program) * 1e6, (stepped + program) * 1e6);
+}
+
+static void start_sampling(struct session *s, double now)
+{
+	measure_hit_costs(s);
+	sampler_init(&s->sampler, env.max_overhead, (uint64_t)(now * 1e9) ^ getpid(), now);
+}
+
+/* Traced allocations since the window opened, and what they cost the target. */
+static uint64_t window_hits(struct session *s, double *cost)
+{
+	uint64_t hits = 0;
+	int i;
+
+	*cost = 0;
+	for (i = 0; i < ALLOC_PROBES; i++) {
+		uint64_t n = __atomic_load_n(&s->skel->bss->probe_hits[i], __ATOMIC_RELAXED) -
+			     s->hits_at_open[i];
+
+		hits += n;
+		*cost += n * s->hit_cost[i];
+	}
+	return hits;
+}
+
+/* Hits from here on are the next window's, even those while it is being attached. */
+static void snapshot_hits(struct session *s)
+{
+	int i;
+
+	for (i = 0; i < ALLOC_PROBES; i++)
+		s->hits_at_open[i] = __atomic_load_n(&s->skel->bss->probe_hits[i], __ATOMIC_RELAXED);
+}
+
+/* Opens or closes the allocation probes' window when it is due. */
+static void sampler_step(struct session *s, double now)
+{
+	if (now < s->sampler.phase_end || s->final_done)
+		return;
+	if (s->sampler.in_window) {
+		uint64_t hits;
+		double cost;
+
+		probes_detach_alloc(&s->probes);
+		hits = window_hits(s, &cost);
+		sampler_window_closed(&s->sampler, now_s(), hits, cost);
+	} else if (snapshot_hits(s), probes_attach_alloc(&s->probes, true) == 0) {
+		if (env.verbose > 1)
+			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": attached in %.1f ms\n",
+				s->sampler.windows + 1, (now_s() - now) * 1e3);
+		/* Attaching can wait for the last window's probes to come off. */
+		sampler_window_opened(&s->sampler, now_s());
+	} else {
+		/* The target may be exiting: try again after a gap. */
+		s->sampler.phase_end = now + s->sampler.min_gap;
+	}
+}
+
+static void stop_sampling(struct session *s, double now)
+{
+	if (s->sampling && s->sampler.in_window) {
+		double cost;
+		uint64_t hits = window_hits(s, &cost);
+
+		sampler_window_closed(&s->sampler, now, hits, cost);
+	}
+}
+
+/* Waits for the launched child; its exit status, or -1 while it runs. */
+static int reap_child(pid_t pid, bool block)
+{
+	int status;
+
+	if (waitpid(pid, &status, block ? 0 : WNOHANG) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* --empty-probes: the trap alone at every allocation, for bench/; no report. */
+static int run_empty_probes(struct session *s)
+{
+	double start = now_s();
+	int status = 0;
+
+	if (probes_attach_alloc(&s->probes, false)) {
+		if (s->launched)
+			kill(s->pid, SIGKILL);
+		die("cannot attach to PID %d", s->pid);
+	}
+	if (s->launched) {
+		/* Past the stop at ruby_options, the exit stop is not needed. */
+		probes_detach_all_but_alloc(&s->probes);
+		kill(s->pid, SIGCONT);
+	}
+	fprintf(stderr, "rbmemtrace: empty %s probes on PID %d (benchmark baseline)\n",
+		env.empty_probes == ALLOC_PROBE_EMPTY_UPROBE ? "uprobe" : "uretprobe", s->pid);
+	while (!exiting && !(env.duration && now_s() - start >= env.duration)) {
+		if (s->launched ? (status = reap_child(s->pid, false)) >= 0
+				: kill(s->pid, 0) && errno == ESRCH)
+			break;
+		usleep(50 * 1000);
+	}
+	probes_detach_all(&s->probes);
+	rbmemtrace_bpf__destroy(s->skel);
+	return s->launched && status > 0 ? status : 0;
 }
 
 int main(int argc, char **argv)
@@ -610,24 +844,51 @@ int main(int argc, char **argv)
 
 		if (class_namer_init(&s.namer, s.pid, s.off, object_class, errbuf, sizeof(errbuf)))
 			die("%s", errbuf);
+		s.probes.class_allocate_instance = alloc_offset;
+		s.probes.use_multi = s.use_multi;
+		s.objspace = find_objspace(s.pid, &s.img, s.off);
+		s.probes.alloc_kind = env.empty_probes;
+		if (env.empty_probes)
+			return run_empty_probes(&s);
 		configure_stacks(&s);
 		tracker_init(&s.tracker, s.pid, bpf_map__fd(s.skel->maps.live_objects),
 			     bpf_map__fd(s.skel->maps.class_counts), &s.skel->bss->reap,
-			     find_compact_count(s.pid, &s.img, s.off));
+			     s.objspace && s.off->objspace_compact_count
+				     ? s.objspace + s.off->objspace_compact_count
+				     : 0);
 		s.tracker.compaction_pending = &s.skel->bss->compaction_pending;
 		s.skel->bss->compact_count_addr = s.tracker.compact_count_addr;
 		s.skel->bss->compact_count_seen = s.tracker.last_compact_count;
-		if (probes_attach_gc(&s.probes) || probes_attach_alloc(&s.probes, alloc_offset)) {
+		/* Attaching a running process is safe by default; a launched one is ours. */
+		if (!env.full && !env.max_overhead && !s.launched)
+			env.max_overhead = 2;
+		s.sampling = !env.full && env.max_overhead > 0;
+		/*
+		 * Sampling attaches the allocation probes later, window by window;
+		 * trying them once here still reports a failure now.
+		 */
+		if (probes_attach_gc(&s.probes) || probes_attach_alloc(&s.probes, false) ||
+		    (s.sampling && (probes_detach_alloc(&s.probes), false))) {
 			probes_detach_all(&s.probes);
 			if (s.launched)
 				kill(s.pid, SIGCONT);
 			die("cannot attach to PID %d", s.pid);
 		}
 	}
+	read_target_counts(&s, &s.counts_start);
+	s.counts_last = s.counts_start;
+	if (s.sampling)
+		start_sampling(&s, now_s());
 	if (s.launched)
 		kill(s.pid, SIGCONT);
-	fprintf(stderr, "rbmemtrace: tracing PID %d (ruby %s)%s\n", s.pid, s.version,
-		env.duration ? "" : s.launched ? " until it exits or Ctrl-C" : "; Ctrl-C to stop");
+	if (s.sampling)
+		fprintf(stderr, "rbmemtrace: sampling PID %d (ruby %s) within %.3g%% overhead: counts "
+				"are estimates (--full traces every allocation)%s\n",
+			s.pid, s.version, env.max_overhead,
+			env.duration ? "" : s.launched ? "; until it exits or Ctrl-C" : "; Ctrl-C to stop");
+	else
+		fprintf(stderr, "rbmemtrace: tracing PID %d (ruby %s)%s\n", s.pid, s.version,
+			env.duration ? "" : s.launched ? " until it exits or Ctrl-C" : "; Ctrl-C to stop");
 
 	start = now_s();
 	for (;;) {
@@ -667,6 +928,16 @@ int main(int argc, char **argv)
 			break;
 		}
 
+		if (s.sampling) {
+			sampler_step(&s, t);
+			/* A window is short and costly: nothing may hold it open longer. */
+			if (s.sampler.in_window) {
+				double wait = s.sampler.phase_end - now_s();
+
+				usleep(wait <= 0 ? 0 : wait * 1e6);
+				continue;
+			}
+		}
 		sweeps = __atomic_load_n(&s.skel->bss->sweep_steps, __ATOMIC_ACQUIRE);
 		if (sweeps != seen_sweeps && t - last_pass >= 0.2) {
 			seen_sweeps = sweeps;
@@ -678,8 +949,15 @@ int main(int argc, char **argv)
 		if (t - last_names >= 0.2) {
 			last_names = t;
 			refresh_names(&s);
+			read_target_counts(&s, &s.counts_last);
 		}
-		usleep(50 * 1000);
+		if (s.sampling) {
+			double wait = s.sampler.phase_end - now_s();
+
+			usleep(wait <= 0 ? 0 : wait < 0.05 ? wait * 1e6 : 50 * 1000);
+		} else {
+			usleep(50 * 1000);
+		}
 	}
 	end = now_s();
 

@@ -280,19 +280,33 @@ static size_t root_first_path(const struct stack_row *row, char (*names)[512], c
 
 #define PATH_SLOTS (MAX_STACK_DEPTH + 2)
 
+static bool scaled(const struct report *r)
+{
+	return r->sampling.on && r->sampling.scale > 0;
+}
+
+/* A traced count scaled up to the whole target, under sampling. */
+static uint64_t estimate(const struct report *r, uint64_t traced)
+{
+	return (uint64_t)(traced * r->sampling.scale + 0.5);
+}
+
 static void write_stack_sections(FILE *out, const struct report *r, const struct text_options *o)
 {
 	char name[1024], cls[512], frame[1024];
 	size_t i, j, shown;
 
 	fprintf(out, "\nRetained by allocation site (innermost Ruby frame):\n");
-	fprintf(out, "%10s %10s  %s\n", "RETAINED", "ALLOCATED", "SITE  CLASS");
+	fprintf(out, "%10s %10s%s  %s\n", "RETAINED", "ALLOCATED",
+		scaled(r) ? "  ~RETAINED" : "", "SITE  CLASS");
 	shown = shown_rows(o->top, r->nsites);
 	for (i = 0; i < shown; i++) {
 		const struct site_row *s = &r->sites[i];
 
-		fprintf(out, "%10" PRIu64 " %10" PRIu64 "  %s:%d  %s\n", s->counts.retained,
-			s->counts.allocated, term_escape(s->path, name, sizeof(name)), s->line,
+		fprintf(out, "%10" PRIu64 " %10" PRIu64, s->counts.retained, s->counts.allocated);
+		if (scaled(r))
+			fprintf(out, " %10" PRIu64, estimate(r, s->counts.retained));
+		fprintf(out, "  %s:%d  %s\n", term_escape(s->path, name, sizeof(name)), s->line,
 			term_escape(s->class_name, cls, sizeof(cls)));
 	}
 	if (shown < r->nsites)
@@ -344,6 +358,25 @@ void report_write_folded(FILE *out, const struct report *r)
 					  r->stacks[i].counts.retained);
 }
 
+static void write_sampling_text(FILE *out, const struct report *r)
+{
+	const struct sampling_info *si = &r->sampling;
+
+	fprintf(out, "Sampled (--max-overhead %.3g): allocation probes attached in %" PRIu64
+		     " random windows, %.2f s of %.1f s; estimated cost to the target %.2f%%.\n",
+		si->budget_percent, si->windows, si->window_time_s, r->duration_s,
+		si->est_overhead * 100);
+	if (scaled(r))
+		fprintf(out, "Traced %" PRIu64 " of the %" PRIu64 " objects Ruby allocated (1 in %.1f): "
+			     "counts are of traced objects, exact for them; ~ columns scale them up "
+			     "to the whole process (--full counts everything).\n",
+			si->traced, r->gc_allocated, si->scale);
+	else
+		fprintf(out, "Traced %" PRIu64 " allocations; Ruby's own allocation counter could "
+			     "not be read, so no estimates.\n",
+			si->traced);
+}
+
 void report_write_text(FILE *out, const struct report *r, const struct text_options *opts)
 {
 	char name[1024];
@@ -370,13 +403,16 @@ void report_write_text(FILE *out, const struct report *r, const struct text_opti
 			     " left their slots and could not be followed (moved or freed; not "
 			     "counted as freed or retained).\n",
 			r->compactions, r->moved_followed, r->totals.not_followed);
+	if (r->sampling.on)
+		write_sampling_text(out, r);
 	if (r->header_read_errors || r->class_overflow)
 		fprintf(out, "WARNING: %" PRIu64 " allocations could not be read and %" PRIu64
 			     " were not counted (class table full).\n",
 			r->header_read_errors, r->class_overflow);
 
-	fprintf(out, "\n%10s %10s %10s%s  %s\n", "RETAINED", "ALLOCATED", "FREED",
-		r->totals.untracked ? "  UNTRACKED" : "", "CLASS");
+	fprintf(out, "\n%10s %10s %10s%s%s  %s\n", "RETAINED", "ALLOCATED", "FREED",
+		r->totals.untracked ? "  UNTRACKED" : "",
+		scaled(r) ? "  ~RETAINED ~ALLOCATED" : "", "CLASS");
 	shown = top && top < r->nrows ? top : r->nrows;
 	for (i = 0; i < shown; i++) {
 		const struct counts *c = &r->rows[i].counts;
@@ -385,6 +421,9 @@ void report_write_text(FILE *out, const struct report *r, const struct text_opti
 			c->freed);
 		if (r->totals.untracked)
 			fprintf(out, " %10" PRIu64, c->untracked);
+		if (scaled(r))
+			fprintf(out, " %10" PRIu64 " %10" PRIu64, estimate(r, c->retained),
+				estimate(r, c->allocated));
 		fprintf(out, "  %s\n", term_escape(r->rows[i].name, name, sizeof(name)));
 	}
 	if (shown < r->nrows)
@@ -407,6 +446,18 @@ static void write_counts_json(FILE *out, const struct counts *c)
 		c->allocated, c->freed, c->retained, c->untracked, c->not_followed);
 }
 
+/* Under sampling: est_* are the traced counts scaled to the whole process. */
+static void write_estimates_json(FILE *out, const struct report *r, const struct counts *c,
+				 bool with_freed)
+{
+	if (!scaled(r))
+		return;
+	fprintf(out, ", \"est_allocated\": %" PRIu64 ", \"est_retained\": %" PRIu64,
+		estimate(r, c->allocated), estimate(r, c->retained));
+	if (with_freed)
+		fprintf(out, ", \"est_freed\": %" PRIu64, estimate(r, c->freed));
+}
+
 void report_write_json(FILE *out, const struct report *r)
 {
 	size_t i;
@@ -426,14 +477,32 @@ void report_write_json(FILE *out, const struct report *r)
 	fprintf(out, "  \"dropped\": {\"header_read_errors\": %" PRIu64 ", \"class_overflow\": %" PRIu64
 		     "},\n",
 		r->header_read_errors, r->class_overflow);
+	if (r->have_gc_counts)
+		fprintf(out, "  \"gc_stat\": {\"total_allocated_objects\": %" PRIu64
+			     ", \"total_freed_objects\": %" PRIu64 "},\n",
+			r->gc_allocated, r->gc_freed);
+	if (r->sampling.on) {
+		const struct sampling_info *si = &r->sampling;
+
+		fprintf(out,
+			"  \"sampling\": {\"max_overhead_percent\": %.3g, \"windows\": %" PRIu64
+			", \"window_s\": %.3f, \"estimated_overhead_percent\": %.3f, \"traced\": %" PRIu64
+			", \"fraction\": %.6f, \"scale\": %.3f},\n",
+			si->budget_percent, si->windows, si->window_time_s, si->est_overhead * 100,
+			si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale);
+	} else {
+		fprintf(out, "  \"sampling\": null,\n");
+	}
 	fprintf(out, "  \"totals\": {");
 	write_counts_json(out, &r->totals);
+	write_estimates_json(out, r, &r->totals, true);
 	fprintf(out, "},\n  \"classes\": [");
 	for (i = 0; i < r->nrows; i++) {
 		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
 		json_write_string(out, r->rows[i].name);
 		fprintf(out, ", ");
 		write_counts_json(out, &r->rows[i].counts);
+		write_estimates_json(out, r, &r->rows[i].counts, true);
 		fputc('}', out);
 	}
 	fprintf(out, "%s]", r->nrows ? "\n  " : "");
@@ -448,8 +517,10 @@ void report_write_json(FILE *out, const struct report *r)
 			json_write_string(out, site->class_name);
 			fprintf(out, ", \"path\": ");
 			json_write_string(out, site->path);
-			fprintf(out, ", \"line\": %d, \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64 "}",
+			fprintf(out, ", \"line\": %d, \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64,
 				site->line, site->counts.allocated, site->counts.retained);
+			write_estimates_json(out, r, &site->counts, false);
+			fputc('}', out);
 		}
 		fprintf(out, "%s],\n  \"stacks\": [", r->nsites ? "\n  " : "");
 		for (i = 0; i < r->nstacks; i++) {
@@ -458,9 +529,10 @@ void report_write_json(FILE *out, const struct report *r)
 
 			fprintf(out, "%s\n    {\"class\": ", i ? "," : "");
 			json_write_string(out, row->class_name);
-			fprintf(out, ", \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64
-				     ", \"truncated\": %s, \"frames\": [",
-				row->counts.allocated, row->counts.retained,
+			fprintf(out, ", \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64,
+				row->counts.allocated, row->counts.retained);
+			write_estimates_json(out, r, &row->counts, false);
+			fprintf(out, ", \"truncated\": %s, \"frames\": [",
 				row->stack->truncated ? "true" : "false");
 			for (j = 0; j < row->stack->depth; j++) {
 				const struct frame *f = &row->stack->frames[j];

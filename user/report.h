@@ -37,6 +37,17 @@ struct stack_row {
 	struct counts counts;
 };
 
+/* --max-overhead: where the counts came from and how to scale them. */
+struct sampling_info {
+	bool on;
+	double budget_percent;
+	uint64_t windows;
+	double window_time_s;	/* time the allocation probes were attached */
+	double est_overhead;	/* estimated share of the target's time in probes */
+	uint64_t traced;	/* allocations traced in the windows */
+	double scale;		/* target allocations / traced; 0 when unknown */
+};
+
 struct report {
 	pid_t pid;
 	char ruby_version[32];
@@ -49,6 +60,11 @@ struct report {
 	uint64_t moved_followed;
 	uint64_t header_read_errors;
 	uint64_t class_overflow;
+	/* GC.stat's counters over the trace, read from the target: ground truth */
+	bool have_gc_counts;
+	uint64_t gc_allocated;
+	uint64_t gc_freed;
+	struct sampling_info sampling;
 	struct counts totals;
 	struct class_row *rows;
 	size_t nrows;

@@ -53,6 +53,11 @@ static const struct ruby_offsets ruby_versions[] = {
 		/* rb_objspace_t is private to gc.c: found in a live 3.1.7 as the one word
 		 * equal to GC.stat(:compact_count) across five GC.compact calls. */
 		.objspace_compact_count = 400,
+		/* After malloc_params (16), the flags word and hook_events; and
+		 * profile.total_freed_objects.  Both checked against GC.stat in a
+		 * live process by tests/unit/test_live_ruby.c. */
+		.objspace_total_allocated = 24,
+		.objspace_total_freed = 448,
 	},
 };
 

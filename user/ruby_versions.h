@@ -73,6 +73,9 @@ struct ruby_offsets {
 	/* rb_vm_t -> rb_objspace_t, for GC.compact detection */
 	uint32_t vm_objspace;
 	uint32_t objspace_compact_count; /* 0: unknown for this version */
+	/* GC.stat's total_allocated_objects and total_freed_objects, for sampling */
+	uint32_t objspace_total_allocated;
+	uint32_t objspace_total_freed;
 };
 
 /* The entry for a version string such as "3.1.7", or NULL if unsupported. */

@@ -59,10 +59,13 @@ def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT")
     Open3.popen3(env, "ruby", File.join(SCENARIOS, scenario)) do |sin, sout, serr, sthr|
       pid = expect_line(sout, /^ready (\d+)/, scenario)[1].to_i
       err_r, err_w = IO.pipe
+      # Exact counts need every allocation: -p alone samples (--max-overhead 2).
+      mode = rbm_args.include?("--max-overhead") || rbm_args.include?("--sampled") ? [] : ["--full"]
+      rbm_args = rbm_args - ["--sampled"]
       rbm = Process.spawn(RBM, "-p", pid.to_s, "--format", format, "-o", report_path,
-                          *rbm_args, err: err_w, out: File::NULL)
+                          *mode, *rbm_args, err: err_w, out: File::NULL)
       err_w.close
-      expect_line(err_r, /tracing PID #{pid}/, "rbmemtrace start")
+      expect_line(err_r, /(tracing|sampling) PID #{pid}/, "rbmemtrace start")
       sin.puts "go"
       truth = JSON.parse(expect_line(sout, /^truth (.*)$/, scenario)[1])
       Process.kill(signal, rbm)
@@ -210,13 +213,43 @@ test "--max-objects: a full map is counted, not silent" do
         "text report lacks the untracked warning")
 end
 
+test "--max-overhead (the -p default): sampled, scaled, the leak found" do
+  report, truth, _, status = trace_pid("sampled_leak.rb", rbm_args: ["--sampled"])
+  check(status.success?, "rbmemtrace exited #{status}")
+  s = report["sampling"] or raise Failure, "no sampling section"
+  check_eq(s["max_overhead_percent"], 2, "max_overhead_percent")
+  check(s["windows"] >= 3, "only #{s['windows']} windows in 4 s")
+  check(s["fraction"] > 0 && s["fraction"] < 0.5, "fraction #{s['fraction']}")
+  check(s["estimated_overhead_percent"] <= 3.0,
+        "estimated overhead #{s['estimated_overhead_percent']}% over budget")
+  # Ground truth for the scale: Ruby's own counter, read from outside.
+  gc = report["gc_stat"]["total_allocated_objects"]
+  want = truth["total_allocated_delta"]
+  check(gc >= want && gc <= want * 1.05 + 5000, "gc_stat allocated #{gc}, Ruby said #{want}")
+  check_eq(report["totals"]["est_allocated"], gc, "est_allocated (scaled to Ruby's counter)")
+  # Counts of the traced objects stay exact: every traced Request is freed
+  # but the ones the last request kept, every traced LeakedSession retained.
+  leaked = class_row(report, "LeakedSession")
+  check_eq(leaked["freed"], 0, "LeakedSession freed")
+  check(leaked["retained"] > 0, "no LeakedSession traced")
+  truth_retained = truth["retained"]["LeakedSession"]
+  est = leaked["est_retained"]
+  check(est >= truth_retained / 2 && est <= truth_retained * 2,
+        "LeakedSession est_retained #{est}, truth #{truth_retained}")
+  top = report["sites"].max_by { |site| site["retained"] }
+  check_eq([top["class"], File.basename(top["path"]), top["line"]],
+           ["LeakedSession", "sampled_leak.rb", truth["leak_line"]], "top retained site")
+  check(top["est_retained"] > top["retained"], "site estimates missing")
+end
+
 test "target exits mid-trace: report what was gathered, exit 0" do
   Open3.popen3("ruby", File.join(SCENARIOS, "exits_midway.rb")) do |sin, sout, _serr, sthr|
     pid = expect_line(sout, /^ready (\d+)/, "exits_midway")[1].to_i
     out, err, status = Dir.mktmpdir do |dir|
       path = File.join(dir, "r.json")
       err_r, err_w = IO.pipe
-      rbm = Process.spawn(RBM, "-p", pid.to_s, "--format", "json", "-o", path, err: err_w)
+      rbm = Process.spawn(RBM, "-p", pid.to_s, "--full", "--format", "json", "-o", path,
+                          err: err_w)
       err_w.close
       expect_line(err_r, /tracing PID/, "rbmemtrace start")
       sin.puts "go"
@@ -320,6 +353,9 @@ test "error: bad arguments" do
   check_error([RBM], /nothing to trace/)
   check_error([RBM, "-d", "1", "--", "/nonexistent/ruby"], /command not found/)
   check_error([RBM, "-d", "1", "--", "true"], /does not run Ruby/)
+  check_error([RBM, "-p", "1", "--full", "--max-overhead", "2"], /either --full or --max-overhead/)
+  check_error([RBM, "-p", "1", "--max-overhead", "0"], /invalid --max-overhead: 0/)
+  check_error([RBM, "-p", "1", "--max-overhead", "2%"], /invalid --max-overhead: 2%/)
 end
 
 puts "#{$passed} passed, #{$failed} failed"

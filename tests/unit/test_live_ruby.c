@@ -342,3 +342,34 @@ Test(live_ruby, class_namer_init_checks_object)
 	cr_expect(strstr(err, "does not point at a class") != NULL, "%s", err);
 	child_stop(&c);
 }
+
+/* The objspace counters sampling scales by are GC.stat's, read from outside. */
+Test(live_ruby, objspace_allocation_counters)
+{
+	char *argv[] = {"ruby", "-e",
+			"GC.disable; STDOUT.sync = true; a = GC.stat(:total_allocated_objects); "
+			"f = GC.stat(:total_freed_objects); puts \"#{a} #{f}\"; sleep 30",
+			NULL};
+	const struct ruby_offsets *off = ruby_offsets_for(MJIT_RUBY_VERSION);
+	uint64_t sym, vm, objspace, allocated, freed;
+	unsigned long want_allocated, want_freed;
+	struct ruby_image img;
+	char err[512];
+	struct child c;
+
+	cr_assert_not_null(off);
+	child_start(&c, argv);
+	cr_assert_eq(sscanf(c.line, "%lu %lu", &want_allocated, &want_freed), 2, "%s", c.line);
+	cr_assert_eq(procmaps_find_ruby(c.pid, &img, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(elf_symbol_value(img.host_path, "ruby_current_vm_ptr", &sym, NULL), 0);
+	cr_assert_eq(target_read_u64(c.pid, img.load_bias + sym, &vm), 0);
+	cr_assert_eq(target_read_u64(c.pid, vm + off->vm_objspace, &objspace), 0);
+	cr_assert_eq(target_read_u64(c.pid, objspace + off->objspace_total_allocated, &allocated), 0);
+	cr_assert_eq(target_read_u64(c.pid, objspace + off->objspace_total_freed, &freed), 0);
+	/* The line itself allocated a few strings after the counter was read. */
+	cr_expect(allocated >= want_allocated && allocated <= want_allocated + 50,
+		  "objspace says %lu allocated, GC.stat said %lu", (unsigned long)allocated,
+		  want_allocated);
+	cr_expect_eq(freed, want_freed);
+	child_stop(&c);
+}

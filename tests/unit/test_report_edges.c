@@ -337,7 +337,7 @@ Test(report_edges, json_parses_with_exact_values)
 	out = parse_with_ruby(&r);
 	cr_expect(strstr(out, "valid_utf8=true\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "keys=pid,ruby_version,duration_s,end_reason,target_exited,gc_runs,"
-			      "compaction,dropped,totals,classes\n") != NULL,
+			      "compaction,dropped,sampling,totals,classes\n") != NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "pid=4242\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "ruby_version=\"3.1.7\"\n") != NULL, "%s", out);
@@ -460,4 +460,64 @@ Test(report_edges, frame_display_names)
 	cr_expect_str_eq(buf, "Integer#times");
 	frame_display_name(&ruby, small, sizeof(small));
 	cr_expect_str_eq(small, "block i");
+}
+
+/* Under --max-overhead: the sampling section, est_* fields scaled, the text's ~ columns. */
+Test(report_edges, sampled_report_scales)
+{
+	struct report r;
+	char *out;
+
+	report_init(&r);
+	add(&r, "Leaky", 40, 0, 40, 0, 0);
+	add(&r, "String", 1000, 990, 10, 0, 0);
+	r.have_gc_counts = true;
+	r.gc_allocated = 26000;
+	r.gc_freed = 25000;
+	r.sampling = (struct sampling_info){.on = true, .budget_percent = 2, .windows = 12,
+					    .window_time_s = 0.25, .est_overhead = 0.0183,
+					    .traced = 1040, .scale = 25.0};
+	report_finish(&r);
+	out = parse_with_ruby(&r);
+	cr_expect(strstr(out, "keys=pid,ruby_version,duration_s,end_reason,target_exited,gc_runs,"
+			      "compaction,dropped,gc_stat,sampling,totals,classes\n") != NULL,
+		  "%s", out);
+	cr_expect(strstr(out, "totals=allocated:1040,freed:990,retained:50,untracked:0,"
+			      "not_followed:0,est_allocated:26000,est_retained:1250,est_freed:24750\n") !=
+			  NULL,
+		  "%s", out);
+	cr_expect(strstr(out, "class=4c65616b79 allocated:40,freed:0,retained:40,untracked:0,"
+			      "not_followed:0,est_allocated:1000,est_retained:1000,est_freed:0\n") != NULL,
+		  "%s", out);
+	free(out);
+	out = text_of(&r, 0);
+	cr_expect(strstr(out, "Sampled (--max-overhead 2): allocation probes attached in 12 random "
+			      "windows, 0.25 s of 2.5 s; estimated cost to the target 1.83%.") != NULL,
+		  "%s", out);
+	cr_expect(strstr(out, "Traced 1040 of the 26000 objects Ruby allocated (1 in 25.0)") != NULL,
+		  "%s", out);
+	cr_expect(strstr(out, "~RETAINED ~ALLOCATED  CLASS") != NULL, "%s", out);
+	cr_expect(strstr(out, "        40         40          0       1000       1000  Leaky\n") !=
+			  NULL,
+		  "%s", out);
+	free(out);
+	report_free(&r);
+}
+
+/* Full tracing writes "sampling": null and no estimates. */
+Test(report_edges, full_report_has_no_estimates)
+{
+	struct report r;
+	char *out;
+
+	report_init(&r);
+	add(&r, "Leaky", 40, 0, 40, 0, 0);
+	report_finish(&r);
+	out = parse_with_ruby(&r);
+	cr_expect(strstr(out, "est_") == NULL, "%s", out);
+	free(out);
+	out = text_of(&r, 0);
+	cr_expect(strstr(out, "~RETAINED") == NULL && strstr(out, "Sampled") == NULL, "%s", out);
+	free(out);
+	report_free(&r);
 }

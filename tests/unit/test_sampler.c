@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The overhead budget's arithmetic, and which first instructions a uprobe emulates. */
+#include <criterion/criterion.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "attach.h"
+#include "sampler.h"
+
+Test(sampler, first_window_opens_at_once)
+{
+	struct sampler s;
+
+	sampler_init(&s, 2, 1, 100.0);
+	cr_expect_eq(s.phase_end, 100.0);
+	cr_expect_not(s.in_window);
+}
+
+Test(sampler, free_window_waits_the_minimum_gap)
+{
+	struct sampler s;
+
+	sampler_init(&s, 2, 1, 0);
+	cr_expect_float_eq(sampler_gap_after(&s, 0, s.window), s.min_gap, 1e-12);
+}
+
+/* A gap is cost / budget - window, times a random factor from 0.5 to 1.5. */
+Test(sampler, gaps_average_to_the_budget)
+{
+	double b = 0.02 / 1.02, cost = 0.010, want = cost / b - 0.020, sum = 0, lo = 1e9, hi = 0;
+	struct sampler s;
+	int i, n = 20000;
+
+	sampler_init(&s, 2, 42, 0);
+	for (i = 0; i < n; i++) {
+		double g = sampler_gap_after(&s, cost, 0.020);
+
+		sum += g;
+		lo = g < lo ? g : lo;
+		hi = g > hi ? g : hi;
+	}
+	cr_expect(sum / n > want * 0.98 && sum / n < want * 1.02, "mean gap %f, want %f", sum / n,
+		  want);
+	cr_expect(lo >= want * 0.5 - 1e-9 && hi <= want * 1.5 + 1e-9, "gaps %f..%f", lo, hi);
+}
+
+/*
+ * A target whose every traced allocation is costly: each 20 ms window costs
+ * it 19 ms.  Run the sampler over simulated time and check that the probe
+ * time stays within the budget as a slowdown of the target's own time.
+ */
+Test(sampler, simulated_target_stays_within_budget)
+{
+	struct sampler s;
+	double now = 0;
+
+	sampler_init(&s, 2, 7, now);
+	while (now < 600) {
+		now = s.phase_end;
+		if (s.in_window)
+			sampler_window_closed(&s, now, 5000, 0.019 * (now - s.phase_start) / 0.020);
+		else
+			sampler_window_opened(&s, now);
+	}
+	cr_expect(s.windows > 100, "%lu windows", (unsigned long)s.windows);
+	cr_expect(sampler_overhead(&s, now) <= 0.02 * 1.05, "overhead %f",
+		  sampler_overhead(&s, now));
+	cr_expect(sampler_overhead(&s, now) >= 0.02 * 0.8, "overhead %f: windows wasted",
+		  sampler_overhead(&s, now));
+	cr_expect_eq(s.hits, 5000 * (s.windows - (s.in_window ? 1 : 0)));
+}
+
+Test(sampler, seeds_give_different_windows)
+{
+	struct sampler a, b;
+
+	sampler_init(&a, 2, 1, 0);
+	sampler_init(&b, 2, 2, 0);
+	cr_expect_neq(sampler_gap_after(&a, 0.01, 0.02), sampler_gap_after(&b, 0.01, 0.02));
+}
+
+Test(uprobe_insn, push_is_emulated_others_stepped)
+{
+	static const unsigned char push_rbp[] = {0x55}, push_r13[] = {0x41, 0x55},
+				   push_rbx[] = {0x53, 0x48}, mov[] = {0x48, 0x89, 0xf8},
+				   sub[] = {0x48, 0x83, 0xec}, endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa},
+				   rex_b_mov[] = {0x41, 0x89};
+
+	cr_expect(uprobe_insn_emulated(push_rbp, sizeof(push_rbp)));
+	cr_expect(uprobe_insn_emulated(push_r13, sizeof(push_r13)));
+	cr_expect(uprobe_insn_emulated(push_rbx, sizeof(push_rbx)));
+	cr_expect_not(uprobe_insn_emulated(mov, sizeof(mov)));
+	cr_expect_not(uprobe_insn_emulated(sub, sizeof(sub)));
+	cr_expect_not(uprobe_insn_emulated(endbr64, sizeof(endbr64)));
+	cr_expect_not(uprobe_insn_emulated(rex_b_mov, sizeof(rex_b_mov)));
+	cr_expect_not(uprobe_insn_emulated(push_r13, 1)); /* a lone REX prefix */
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "sampler.h"
+
+#define DEFAULT_WINDOW 0.020
+#define DEFAULT_MIN_GAP 0.020
+
+static double uniform01(struct sampler *s)
+{
+	/* xorshift64*: plenty for spreading windows, and repeatable in tests. */
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return (double)((s->rng * 0x2545F4914F6CDD1DULL) >> 11) / (double)(1ULL << 53);
+}
+
+void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, double now)
+{
+	double b = budget_percent / 100;
+
+	*s = (struct sampler){
+		/* cost / elapsed <= b / (1 + b) is a slowdown of at most b */
+		.budget = b / (1 + b),
+		.window = DEFAULT_WINDOW,
+		.min_gap = DEFAULT_MIN_GAP,
+		.rng = seed ? seed : 0x9e3779b97f4a7c15ULL,
+	};
+	/* The first window opens at once: a short trace still gets samples. */
+	s->phase_start = s->phase_end = now;
+}
+
+double sampler_gap_after(struct sampler *s, double cost, double length)
+{
+	double gap = cost / s->budget - length;
+
+	gap *= 0.5 + uniform01(s);
+	return gap > s->min_gap ? gap : s->min_gap;
+}
+
+void sampler_window_opened(struct sampler *s, double now)
+{
+	s->in_window = true;
+	s->windows++;
+	s->phase_start = now;
+	s->phase_end = now + s->window;
+}
+
+void sampler_window_closed(struct sampler *s, double now, uint64_t hits, double cost)
+{
+	double length = now - s->phase_start;
+
+	s->in_window = false;
+	s->window_time += length;
+	s->hits += hits;
+	s->cost += cost;
+	s->phase_start = now;
+	s->phase_end = now + sampler_gap_after(s, cost, length);
+}
+
+double sampler_overhead(const struct sampler *s, double elapsed)
+{
+	/* The target ran elapsed - cost seconds of its own work. */
+	return elapsed > s->cost ? s->cost / (elapsed - s->cost) : 0;
+}
