@@ -2,7 +2,13 @@
 #include "sampler.h"
 
 #define DEFAULT_WINDOW 0.020
-#define DEFAULT_MIN_GAP 0.020
+/*
+ * A window may cost the target up to its whole length when allocations
+ * pour in; until one has shown what it costs, windows are at most this
+ * many times the budget of the time, and never more than half.
+ */
+#define DUTY_CAP_PER_BUDGET 10
+#define DUTY_CAP_MAX 0.5
 
 static double uniform01(struct sampler *s)
 {
@@ -16,12 +22,13 @@ static double uniform01(struct sampler *s)
 void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, double now)
 {
 	double b = budget_percent / 100;
+	double duty = b * DUTY_CAP_PER_BUDGET < DUTY_CAP_MAX ? b * DUTY_CAP_PER_BUDGET : DUTY_CAP_MAX;
 
 	*s = (struct sampler){
 		/* cost / elapsed <= b / (1 + b) is a slowdown of at most b */
 		.budget = b / (1 + b),
 		.window = DEFAULT_WINDOW,
-		.min_gap = DEFAULT_MIN_GAP,
+		.min_gap = DEFAULT_WINDOW * (1 / duty - 1),
 		.rng = seed ? seed : 0x9e3779b97f4a7c15ULL,
 	};
 	/* The first window opens at once: a short trace still gets samples. */

@@ -94,3 +94,16 @@ Test(uprobe_insn, push_is_emulated_others_stepped)
 	cr_expect_not(uprobe_insn_emulated(rex_b_mov, sizeof(rex_b_mov)));
 	cr_expect_not(uprobe_insn_emulated(push_r13, 1)); /* a lone REX prefix */
 }
+
+/* Cheap windows still leave the probes off most of the time: 10x the budget at most, half at most. */
+Test(sampler, duty_is_capped)
+{
+	struct sampler s;
+
+	sampler_init(&s, 2, 1, 0);
+	cr_expect_float_eq(s.window / (s.window + s.min_gap), 0.20, 1e-9);
+	sampler_init(&s, 10, 1, 0);
+	cr_expect_float_eq(s.window / (s.window + s.min_gap), 0.50, 1e-9);
+	sampler_init(&s, 0.5, 1, 0);
+	cr_expect_float_eq(s.window / (s.window + s.min_gap), 0.05, 1e-9);
+}

@@ -1,0 +1,230 @@
+# rbmemtrace's benchmark: what tracing costs the target, side by side with
+# the bare cost of a uprobe and with bcc's uobjnew, in one run.  Modes run
+# alternately, round after round, and each cell is the median of the rounds,
+# so drift on the machine hits every mode alike.
+#
+#   bench/run.sh [WORKLOAD...]     (micro, rubocop, web; default: all)
+#   BENCH_RUNS=5 BENCH_TMP=/tmp/rbmemtrace-bench
+require "json"
+require "open3"
+require "timeout"
+
+ROOT = File.expand_path("..", __dir__)
+RBMEMTRACE = ENV.fetch("RBMEMTRACE", File.join(ROOT, "rbmemtrace"))
+WORKLOADS_DIR = File.join(ROOT, "bench", "workloads")
+RUNS = Integer(ENV.fetch("BENCH_RUNS", "5"))
+TMP = ENV.fetch("BENCH_TMP", "/tmp/rbmemtrace-bench")
+MICRO_ITERATIONS = Integer(ENV.fetch("BENCH_MICRO_ITERATIONS", "20000"))
+
+# A mode: how the target is traced.  tracer: nil (untraced), :uobjnew, or
+# rbmemtrace's arguments.
+Mode = Struct.new(:name, :tracer, keyword_init: true)
+
+EMPTY_UPROBE = Mode.new(name: "empty uprobe", tracer: %w[--empty-probes uprobe])
+EMPTY_URETPROBE = Mode.new(name: "empty uretprobe", tracer: %w[--empty-probes uretprobe])
+UNTRACED = Mode.new(name: "untraced", tracer: nil)
+FULL = Mode.new(name: "rbmemtrace --full --depth 0", tracer: %w[--full --depth 0])
+STACKS = [8, 32, 128].to_h do |d|
+  [d, Mode.new(name: "rbmemtrace --full --depth #{d}", tracer: %W[--full --depth #{d}])]
+end
+SAMPLED = Mode.new(name: "rbmemtrace --max-overhead 2", tracer: %w[--max-overhead 2])
+UOBJNEW = Mode.new(name: "bcc uobjnew", tracer: :uobjnew)
+
+def median(values)
+  v = values.sort
+  v.size.odd? ? v[v.size / 2] : (v[v.size / 2 - 1] + v[v.size / 2]) / 2.0
+end
+
+def drain(io, sink)
+  Thread.new do
+    io.each_line { |l| sink << l }
+  rescue IOError
+    nil
+  end
+end
+
+# Waits until a line of the stream matches; returns the lines read.
+def wait_for(io, pattern, what, seconds = 60)
+  seen = []
+  Timeout.timeout(seconds) do
+    while (line = io.gets)
+      seen << line
+      return seen if line =~ pattern
+    end
+  end
+  raise "#{what} ended before it was ready:\n#{seen.join}"
+rescue Timeout::Error
+  raise "#{what} not ready after #{seconds}s:\n#{seen.join}"
+end
+
+# Starts the tracer of a mode on pid; returns [wait thread, stderr lines, report file].
+def start_tracer(mode, pid)
+  return nil unless mode.tracer
+
+  report = File.join(TMP, "report-#{pid}.json")
+  File.delete(report) if File.exist?(report)
+  if mode.tracer == :uobjnew
+    cmd = [File.join(WORKLOADS_DIR, "uobjnew.sh"), pid.to_s, "3600"]
+    ready = /attached|Tracing/i
+  else
+    cmd = [RBMEMTRACE, "-p", pid.to_s, "--format", "json", "-o", report, *mode.tracer]
+    ready = /rbmemtrace: (tracing|sampling|empty)/
+  end
+  stdin, out, err, thread = Open3.popen3(*cmd, pgroup: true)
+  stdin.close
+  lines = wait_for(err, ready, cmd.join(" "))
+  drain(err, lines)
+  drain(out, [])
+  { thread: thread, lines: lines, report: report, uobjnew: mode.tracer == :uobjnew }
+end
+
+def stop_tracer(tracer)
+  return nil unless tracer
+
+  begin
+    Timeout.timeout(tracer[:uobjnew] ? 5 : 60) { tracer[:thread].join }
+  rescue Timeout::Error
+    Process.kill(:INT, -tracer[:thread].pid)
+    tracer[:thread].join
+  end
+  status = tracer[:thread].value
+  raise "tracer failed (#{status}):\n#{tracer[:lines].join}" unless status.success? || tracer[:uobjnew]
+
+  File.size?(tracer[:report]) ? JSON.parse(File.read(tracer[:report])) : nil
+end
+
+# One run of a batch workload: the target waits for "go" once the tracer is
+# attached, then reports its own time and allocation count on stderr.
+def run_batch(argv, mode)
+  stdin, out, err, thread = Open3.popen3(*argv, chdir: TMP)
+  wait_for(out, /^ready/, argv.join(" "))
+  drain(out, [])
+  tracer = start_tracer(mode, thread.pid)
+  stdin.puts "go"
+  stdin.close
+  err_lines = []
+  drain(err, err_lines).join
+  thread.join
+  report = stop_tracer(tracer)
+  bench = err_lines.grep(/^BENCH /).last or
+    raise "#{argv.join(' ')} printed no result:\n#{err_lines.last(20).join}"
+  JSON.parse(bench.sub("BENCH ", "")).merge("report" => report)
+end
+
+def drops(report)
+  return "" unless report
+
+  d = report["dropped"] || {}
+  t = report["totals"] || {}
+  s = report["stack_drops"] || {}
+  lost = (d.values.sum + (t["untracked"] || 0) + (s["dropped"] || 0) + (s["errors"] || 0))
+  text = "lost #{lost}"
+  text += ", #{s['truncated']} truncated" if s["truncated"].to_i.positive?
+  text += ", sampled #{(report.dig('sampling', 'fraction') * 100).round(1)}%" if report.dig("sampling", "fraction")
+  text
+end
+
+def print_table(title, header, rows)
+  widths = header.each_index.map { |i| ([header[i]] + rows.map { |r| r[i].to_s }).map(&:size).max }
+  line = ->(cells) { cells.each_with_index.map { |c, i| i.zero? ? c.to_s.ljust(widths[i]) : c.to_s.rjust(widths[i]) }.join("  ") }
+  puts
+  puts title
+  puts line.(header)
+  puts line.(widths.map { |w| "-" * w })
+  rows.each { |r| puts line.(r) }
+  $stdout.flush
+end
+
+def bench_batch(title, argv, modes)
+  results = Hash.new { |h, k| h[k] = [] }
+  RUNS.times do |round|
+    modes.each do |mode|
+      results[mode] << run_batch(argv, mode)
+    end
+    $stderr.puts "#{title}: round #{round + 1}/#{RUNS} done"
+  end
+  base = median(results[UNTRACED].map { |r| r["seconds"] })
+  empty = results.key?(EMPTY_URETPROBE) ? median(results[EMPTY_URETPROBE].map { |r| r["seconds"] }) : nil
+  allocs = median(results[UNTRACED].map { |r| r["allocations"] })
+  per_alloc = ->(s) { (s - base) / allocs * 1e6 }
+  rows = modes.map do |mode|
+    s = median(results[mode].map { |r| r["seconds"] })
+    row = [mode.name, format("%.3f", s), format("%.2fx", s / base)]
+    if empty
+      row << (mode == UNTRACED ? "-" : format("%.2f", per_alloc.(s)))
+      row << (mode == UNTRACED ? "-" : format("%.2f", per_alloc.(s) / per_alloc.(empty)))
+    end
+    row << drops(results[mode].last["report"])
+  end
+  header = ["mode", "median s", "vs untraced"]
+  header += ["us/alloc", "vs empty uretprobe"] if empty
+  header << "drops (last run)"
+  print_table("#{title}: #{allocs} allocations per run, median of #{RUNS}", header, rows)
+  results
+end
+
+def workload_command(name)
+  script = File.join(WORKLOADS_DIR, "#{name}.sh")
+  system(script, "prepare", exception: true)
+  cmd = IO.popen([script, "command"], &:read).strip
+  raise "#{script} command printed nothing" if cmd.empty?
+
+  cmd
+end
+
+def bench_web(modes)
+  script = File.join(WORKLOADS_DIR, "web.sh")
+  seconds = Integer(ENV.fetch("BENCH_WEB_SECONDS", "5"))
+  system(script, "prepare", exception: true)
+  pid = Integer(IO.popen([script, "start"], &:read).strip.split.last)
+  results = Hash.new { |h, k| h[k] = [] }
+  begin
+    IO.popen([script, "load", "2"], &:read) # warm up
+    RUNS.times do |round|
+      modes.each do |mode|
+        tracer = start_tracer(mode, pid)
+        rps = Float(IO.popen([script, "load", seconds.to_s], &:read).strip)
+        Process.kill(:INT, -tracer[:thread].pid) if tracer
+        results[mode] << { "rps" => rps, "report" => stop_tracer(tracer) }
+      end
+      $stderr.puts "web: round #{round + 1}/#{RUNS} done"
+    end
+  ensure
+    system(script, "stop")
+  end
+  base = median(results[UNTRACED].map { |r| r["rps"] })
+  rows = modes.map do |mode|
+    rps = median(results[mode].map { |r| r["rps"] })
+    [mode.name, format("%.0f", rps), format("%.2fx", base / rps), drops(results[mode].last["report"])]
+  end
+  print_table("web (puma + wrk on 127.0.0.1, #{seconds}s per run): requests/s, median of #{RUNS}",
+              ["mode", "req/s", "slowdown", "drops (last run)"], rows)
+end
+
+Dir.mkdir(TMP) unless Dir.exist?(TMP)
+workloads = ARGV.empty? ? %w[micro rubocop web] : ARGV
+uobjnew = File.executable?(File.join(WORKLOADS_DIR, "uobjnew.sh")) && ENV["BENCH_NO_UOBJNEW"].nil?
+puts "rbmemtrace benchmark: #{`uname -r`.strip}, #{RUBY_DESCRIPTION}"
+puts "#{RUNS} alternating rounds per workload; cells are medians"
+
+workloads.each do |w|
+  case w
+  when "micro"
+    modes = [UNTRACED, EMPTY_UPROBE, EMPTY_URETPROBE, FULL, *STACKS.values, SAMPLED]
+    modes << UOBJNEW if uobjnew
+    bench_batch("micro (bench/micro.rb #{MICRO_ITERATIONS})",
+                ["ruby", File.join(ROOT, "bench", "micro.rb"), MICRO_ITERATIONS.to_s], modes)
+  when "rubocop"
+    modes = [UNTRACED, FULL, STACKS[32], SAMPLED]
+    modes << UOBJNEW if uobjnew
+    cmd = workload_command("rubocop").split
+    cmd = ["ruby", File.join(ROOT, "bench", "hold.rb"), *cmd.drop_while { |a| a == "ruby" }]
+    bench_batch("rubocop (Debian's, over a copy of Ruby's stdlib)", cmd, modes)
+  when "web"
+    modes = [UNTRACED, FULL, STACKS[32], SAMPLED]
+    modes << UOBJNEW if uobjnew
+    bench_web(modes)
+  else
+    abort "unknown workload #{w} (micro, rubocop, web)"
+  end
+end
