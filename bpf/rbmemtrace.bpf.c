@@ -49,6 +49,22 @@ struct {
 	__type(value, struct cfp_chunk);
 } cfp_scratch SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_selves);
+} selves_scratch SEC(".maps");
+
+/* The receivers seen the first time each call path was stored. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* written once per new path: rare */
+	__uint(max_entries, 16384); /* --max-stacks */
+	__type(key, __u64);
+	__type(value, struct stack_selves); /* value size cut to the depth by the loader */
+} stack_selves SEC(".maps");
+
 /* Deduplicated call paths, keyed by a hash of their frames. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -132,6 +148,7 @@ static __always_inline void push_frame(struct stack_frames *st, __u32 *n, __u64 
 
 struct walk {
 	struct stack_frames *st;
+	struct stack_selves *selves;
 	__u64 *buf;
 	__u64 cfp;
 	__u64 end;
@@ -170,6 +187,9 @@ static long walk_chunk(__u32 i, void *ctx)
 		ep = w->buf[(base + stack_cfg.cfp_ep / 8) & 63];
 		w->cfp += stack_cfg.cfp_size;
 		if (pc && iseq) {
+			/* Free: the receiver is in the frame just read. */
+			w->selves->self[w->n & (MAX_STACK_DEPTH - 1)] =
+				w->buf[(base + stack_cfg.cfp_self / 8) & 63];
 			push_frame(w->st, &w->n, &w->hash, iseq, pc);
 		} else if (!pc && ep && !bpf_probe_read_user(env, sizeof(env), (void *)(ep - 16)) &&
 			   (env[2] & VM_FRAME_MAGIC_MASK) == VM_FRAME_MAGIC_CFUNC) {
@@ -177,6 +197,20 @@ static long walk_chunk(__u32 i, void *ctx)
 			push_frame(w->st, &w->n, &w->hash, env[0], 0);
 		}
 	}
+	return 0;
+}
+
+static long self_to_class(__u32 i, void *ctx)
+{
+	struct stack_selves *selves = *(struct stack_selves **)ctx;
+	__u64 *self = &selves->self[i & (MAX_STACK_DEPTH - 1)];
+	__u64 klass = 0;
+
+	/* Immediates (Integer, Symbol, nil, true, false) have no header. */
+	if (*self && !(*self & 7) && *self != 8 &&
+	    bpf_probe_read_user(&klass, sizeof(klass), (void *)(*self + 8)))
+		klass = 0;
+	*self = klass;
 	return 0;
 }
 
@@ -192,8 +226,9 @@ static __always_inline __u64 capture_stack(void)
 
 	w.st = bpf_map_lookup_elem(&stack_scratch, &zero);
 	w.buf = bpf_map_lookup_elem(&cfp_scratch, &zero);
+	w.selves = bpf_map_lookup_elem(&selves_scratch, &zero);
 	ec = current_ec();
-	if (!w.st || !w.buf || !ec || w.words == 0 || w.words > CFP_WORDS ||
+	if (!w.st || !w.buf || !w.selves || !ec || w.words == 0 || w.words > CFP_WORDS ||
 	    bpf_probe_read_user(ech, sizeof(ech), (void *)ec)) {
 		__sync_fetch_and_add(&stack_errors, 1);
 		return 0;
@@ -214,8 +249,11 @@ static __always_inline __u64 capture_stack(void)
 	w.hash ^= w.st->truncated;
 	if (!w.hash)
 		w.hash = 1;
-	if (bpf_map_update_elem(&stacks, &w.hash, w.st, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&stacks, &w.hash)) {
+	if (bpf_map_update_elem(&stacks, &w.hash, w.st, BPF_NOEXIST) == 0) {
+		/* Only for a new path, so off the common path: receivers die, classes stay. */
+		bpf_loop(w.n, self_to_class, &w.selves, 0);
+		bpf_map_update_elem(&stack_selves, &w.hash, w.selves, BPF_NOEXIST);
+	} else if (!bpf_map_lookup_elem(&stacks, &w.hash)) {
 		__sync_fetch_and_add(&stacks_dropped, 1);
 		return 0;
 	}

@@ -77,6 +77,17 @@ struct stack_config {
 	__u32 cfp_pc;
 	__u32 cfp_iseq;
 	__u32 cfp_ep;
+	__u32 cfp_self;
+	__u32 pad;
+};
+
+/*
+ * The class of the receiver (self) of each Ruby frame of a call path, stored
+ * once per new path: userspace finds the method's owner through it, to print
+ * Foo#bar.  Not part of the path's identity, so paths still dedupe.
+ */
+struct stack_selves {
+	__u64 self[MAX_STACK_DEPTH]; /* the receivers while walking; their classes once stored */
 };
 
 /*

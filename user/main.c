@@ -385,19 +385,29 @@ static void refresh_stacks(struct session *s)
 {
 	size_t value_size = bpf_map__value_size(s->skel->maps.stacks);
 	int fd = bpf_map__fd(s->skel->maps.stacks);
+	int selves_fd = bpf_map__fd(s->skel->maps.stack_selves);
 	struct stack_frames *st = calloc(1, sizeof(*st) > value_size ? sizeof(*st) : value_size);
+	struct stack_selves *selves = calloc(1, sizeof(*selves));
 	__u64 key, next, *prev = NULL;
 
-	if (!st)
-		return;
+	if (!st || !selves)
+		goto out;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		bool have_selves;
+
 		key = next;
 		prev = &key;
 		if (symbolizer_stack(&s->symbolizer, key) || bpf_map_lookup_elem(fd, &key, st))
 			continue;
+		have_selves = bpf_map_lookup_elem(selves_fd, &key, selves) == 0;
 		symbolizer_add_stack(&s->symbolizer, key, (const uint64_t *)st->frames,
+				     have_selves ? (const uint64_t *)selves->self : NULL,
 				     st->depth > env.depth ? env.depth : st->depth, st->truncated);
+		/* Named: the receivers were only needed for that. */
+		bpf_map_delete_elem(selves_fd, &key);
 	}
+out:
+	free(selves);
 	free(st);
 }
 
@@ -490,6 +500,7 @@ static void configure_stacks(struct session *s)
 	cfg.cfp_pc = off->cfp_pc;
 	cfg.cfp_iseq = off->cfp_iseq;
 	cfg.cfp_ep = off->cfp_ep;
+	cfg.cfp_self = off->cfp_self;
 	cfg.depth = env.depth;
 	s->skel->bss->filter_classes = env.nclasses > 0;
 	s->skel->bss->stack_cfg = cfg;
@@ -600,6 +611,9 @@ static int open_and_load(struct session *s, bool multi)
 	bpf_map__set_value_size(s->skel->maps.stacks,
 				offsetof(struct stack_frames, frames) +
 					(env.depth ? env.depth : 1) * 2 * sizeof(__u64));
+	bpf_map__set_max_entries(s->skel->maps.stack_selves, env.max_stacks);
+	bpf_map__set_value_size(s->skel->maps.stack_selves,
+				(env.depth ? env.depth : 1) * sizeof(__u64));
 	if (multi)
 		bpf_program__set_expected_attach_type(s->skel->progs.on_alloc_return_multi,
 						      RBM_BPF_TRACE_UPROBE_MULTI);

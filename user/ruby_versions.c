@@ -34,6 +34,7 @@ static const struct ruby_offsets ruby_versions[] = {
 		.cfp_pc = 0,
 		.cfp_iseq = 16,
 		.cfp_ep = 32,
+		.cfp_self = 24,
 		.iseq_body = 16,
 		.body_iseq_encoded = 8,
 		.body_location_pathobj = 64,
@@ -49,6 +50,22 @@ static const struct ruby_offsets ruby_versions[] = {
 		.cme_owner = 32,
 		.def_original_id = 32,
 		.imemo_ment = 6,
+		.rclass_super = 16,
+		.classext_m_tbl = 16,
+		.me_def = 16,
+		.me_owner = 32,
+		.def_iseq = 8,
+		.method_type_iseq = 0,
+		.body_type = 0,
+		.body_local_iseq = 176,
+		.iseq_type_method = 1,
+		.iseq_type_block = 2,
+		/* id_table.c is not in the MJIT header: read from Ruby 3.1's source and
+		 * checked by the end-to-end labels of methods found through m_tbl. */
+		.id_table_capa = 0,
+		.id_table_items = 16,
+		.id_item_size = 16,
+		.id_item_value = 8,
 		.vm_objspace = 1112,
 		/* rb_objspace_t is private to gc.c: found in a live 3.1.7 as the one word
 		 * equal to GC.stat(:compact_count) across five GC.compact calls. */

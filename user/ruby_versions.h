@@ -50,6 +50,7 @@ struct ruby_offsets {
 	uint32_t cfp_pc;
 	uint32_t cfp_iseq;
 	uint32_t cfp_ep;
+	uint32_t cfp_self;
 
 	/* rb_iseq_t and rb_iseq_constant_body, for frame names and lines */
 	uint32_t iseq_body;
@@ -69,6 +70,23 @@ struct ruby_offsets {
 	uint32_t cme_owner;
 	uint32_t def_original_id;
 	uint32_t imemo_ment;
+
+	/* Method owners, for Foo#bar labels: rb_method_entry_t in a class's m_tbl */
+	uint32_t rclass_super;
+	uint32_t classext_m_tbl;
+	uint32_t me_def;
+	uint32_t me_owner;
+	uint32_t def_iseq;	   /* def->body.iseq.iseqptr; def->type is its low 4 bits */
+	uint32_t method_type_iseq;
+	uint32_t body_type;
+	uint32_t body_local_iseq;
+	uint32_t iseq_type_method;
+	uint32_t iseq_type_block;
+	/* struct rb_id_table (id_table.c, private): {capa, num, used, items} */
+	uint32_t id_table_capa;
+	uint32_t id_table_items;
+	uint32_t id_item_size; /* {key, collision, value} */
+	uint32_t id_item_value;
 
 	/* rb_vm_t -> rb_objspace_t, for GC.compact detection */
 	uint32_t vm_objspace;

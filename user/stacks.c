@@ -12,7 +12,10 @@
 
 struct iseq_info {
 	char *label;
+	char *qualified; /* "Foo#bar", "block in Foo#bar": once the owner is found */
 	char *path;
+	uint32_t type;
+	uint64_t local_iseq;
 	int first_line;
 	uint64_t encoded;
 	uint64_t insns_info;
@@ -133,7 +136,9 @@ static struct iseq_info *iseq_info(struct symbolizer *s, uint64_t iseq)
 	    target_read_u64(s->pid, body + off->body_iseq_encoded, &info->encoded) ||
 	    target_read_u64(s->pid, body + off->body_insns_info_body, &info->insns_info) ||
 	    target_read(s->pid, body + off->body_insns_info_size, &size, sizeof(size)) ||
-	    target_read_u64(s->pid, body + off->body_succ_index_table, &info->succ_table)) {
+	    target_read_u64(s->pid, body + off->body_succ_index_table, &info->succ_table) ||
+	    target_read(s->pid, body + off->body_type, &info->type, sizeof(info->type)) ||
+	    target_read_u64(s->pid, body + off->body_local_iseq, &info->local_iseq)) {
 		free(info);
 		return NULL;
 	}
@@ -178,13 +183,122 @@ static int iseq_line(struct symbolizer *s, const struct iseq_info *info, uint64_
 	return line;
 }
 
+/* "Foo#name", or for a singleton class #<Class:Foo>, "Foo.name". */
+static void method_label(struct symbolizer *s, uint64_t owner, const char *name, char *buf,
+			 size_t n)
+{
+	const char *owner_name = class_namer_name(s->namer, owner);
+
+	if (strncmp(owner_name, "#<Class:", 8) == 0 && owner_name[8] != '#' &&
+	    owner_name[8] != '0')
+		snprintf(buf, n, "%.*s.%s", (int)strlen(owner_name) - 9, owner_name + 8, name);
+	else
+		snprintf(buf, n, "%s#%s", owner_name, name);
+}
+
+#define MAX_ANCESTORS 256
+#define MAX_MTBL_CAPA 65536
+
+/* Looks in one method table for the entry whose method is this iseq; its owner, or 0. */
+static uint64_t owner_in_table(struct symbolizer *s, uint64_t m_tbl, uint64_t iseq)
+{
+	const struct ruby_offsets *off = s->off;
+	uint64_t found = 0, items;
+	unsigned char *buf;
+	int32_t capa;
+	uint32_t i;
+
+	if (target_read(s->pid, m_tbl + off->id_table_capa, &capa, sizeof(capa)) ||
+	    target_read_u64(s->pid, m_tbl + off->id_table_items, &items) || capa <= 0 ||
+	    capa > MAX_MTBL_CAPA || !items)
+		return 0;
+	buf = malloc((size_t)capa * off->id_item_size);
+	if (!buf || target_read(s->pid, items, buf, (size_t)capa * off->id_item_size)) {
+		free(buf);
+		return 0;
+	}
+	for (i = 0; i < (uint32_t)capa && !found; i++) {
+		const unsigned char *item = buf + (size_t)i * off->id_item_size;
+		uint64_t me, def, def_iseq, owner;
+		uint32_t key, def_flags;
+
+		memcpy(&key, item, sizeof(key));
+		memcpy(&me, item + off->id_item_value, sizeof(me));
+		if (!key || !me || target_read_u64(s->pid, me + off->me_def, &def) || !def ||
+		    target_read(s->pid, def, &def_flags, sizeof(def_flags)) ||
+		    (def_flags & 0xf) != off->method_type_iseq ||
+		    target_read_u64(s->pid, def + off->def_iseq, &def_iseq) || def_iseq != iseq ||
+		    target_read_u64(s->pid, me + off->me_owner, &owner))
+			continue;
+		found = owner;
+	}
+	free(buf);
+	return found;
+}
+
+/*
+ * The class or module that defines a method iseq, found from the receiver's
+ * class: up its ancestry (included modules are iclasses sharing their
+ * module's table) to the table holding the method.  0 if not found.
+ */
+static uint64_t method_owner(struct symbolizer *s, uint64_t klass, uint64_t iseq)
+{
+	const struct ruby_offsets *off = s->off;
+	uint64_t ext, m_tbl, owner;
+	int i;
+
+	for (i = 0; klass && i < MAX_ANCESTORS; i++) {
+		if (target_read_u64(s->pid, klass + off->rclass_ext, &ext) || !ext ||
+		    target_read_u64(s->pid, ext + off->classext_m_tbl, &m_tbl))
+			return 0;
+		if (m_tbl && (owner = owner_in_table(s, m_tbl, iseq)))
+			return owner;
+		if (target_read_u64(s->pid, klass + off->rclass_super, &klass))
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * "bar" -> "Foo#bar" and "block (2 levels) in bar" -> "block (2 levels) in
+ * Foo#bar", as Ruby 3.4 prints them.  3.1's iseqs know no owner: it is
+ * found once per iseq through the class of the frame's receiver.
+ */
+static void qualify(struct symbolizer *s, uint64_t iseq, struct iseq_info *info, uint64_t klass)
+{
+	uint64_t method_iseq = iseq, owner;
+	struct iseq_info *method = info;
+	char name[TEXT_MAX], buf[2 * TEXT_MAX];
+	size_t prefix;
+
+	if (info->qualified || !info->label || !klass)
+		return;
+	if (info->type == s->off->iseq_type_block) {
+		method_iseq = info->local_iseq;
+		method = iseq_info(s, method_iseq);
+	} else if (info->type != s->off->iseq_type_method) {
+		return;
+	}
+	if (!method || method->type != s->off->iseq_type_method || !method->label)
+		return;
+	prefix = strlen(info->label) - strlen(method->label);
+	if (strlen(info->label) < strlen(method->label) ||
+	    strcmp(info->label + prefix, method->label) != 0)
+		return;
+	owner = method_owner(s, klass, method_iseq);
+	if (!owner)
+		return;
+	method_label(s, owner, method->label, name, sizeof(name));
+	snprintf(buf, sizeof(buf), "%.*s%s", (int)prefix, info->label, name);
+	info->qualified = strdup(buf);
+}
+
 static const char *cfunc_label(struct symbolizer *s, uint64_t cme)
 {
 	const struct ruby_offsets *off = s->off;
 	char *label = u64map_get(&s->cfuncs, cme);
 	char buf[TEXT_MAX], name[256] = "?";
 	uint64_t owner, def, id;
-	const char *owner_name;
 
 	if (label)
 		return label;
@@ -196,14 +310,7 @@ static const char *cfunc_label(struct symbolizer *s, uint64_t cme)
 	else {
 		if (s->id_namer && s->id_namer(s->id_namer_ctx, id, name, sizeof(name)))
 			snprintf(name, sizeof(name), "?");
-		owner_name = class_namer_name(s->namer, owner);
-		/* Methods of a singleton class #<Class:Foo> print as Foo.name. */
-		if (strncmp(owner_name, "#<Class:", 8) == 0 && owner_name[8] != '#' &&
-		    owner_name[8] != '0')
-			snprintf(buf, sizeof(buf), "%.*s.%s", (int)strlen(owner_name) - 9,
-				 owner_name + 8, name);
-		else
-			snprintf(buf, sizeof(buf), "%s#%s", owner_name, name);
+		method_label(s, owner, name, buf, sizeof(buf));
 	}
 	label = strdup(buf);
 	if (!label || u64map_put(&s->cfuncs, cme, label)) {
@@ -213,7 +320,8 @@ static const char *cfunc_label(struct symbolizer *s, uint64_t cme)
 	return label;
 }
 
-static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, struct frame *f)
+static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, uint64_t self_class,
+		       struct frame *f)
 {
 	struct iseq_info *info;
 	uint64_t key;
@@ -232,7 +340,8 @@ static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, struct fram
 		f->path = "?";
 		return;
 	}
-	f->label = info->label ? info->label : "?";
+	qualify(s, a, info, self_class);
+	f->label = info->qualified ? info->qualified : info->label ? info->label : "?";
 	f->path = info->path ? info->path : "?";
 	key = (a * 0x9e3779b97f4a7c15ULL) ^ b;
 	line = (uintptr_t)u64map_get(&s->lines, key ? key : 1);
@@ -244,7 +353,8 @@ static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, struct fram
 }
 
 const struct stack *symbolizer_add_stack(struct symbolizer *s, uint64_t stack_id,
-					  const uint64_t *words, uint32_t depth, bool truncated)
+					  const uint64_t *words, const uint64_t *selves,
+					  uint32_t depth, bool truncated)
 {
 	struct stack *st = u64map_get(&s->stacks, stack_id);
 	uint32_t i;
@@ -260,7 +370,8 @@ const struct stack *symbolizer_add_stack(struct symbolizer *s, uint64_t stack_id
 		return NULL;
 	}
 	for (i = 0; i < depth; i++)
-		name_frame(s, words[i * 2], words[i * 2 + 1], &st->frames[i]);
+		name_frame(s, words[i * 2], words[i * 2 + 1], selves ? selves[i] : 0,
+			   &st->frames[i]);
 	st->depth = depth;
 	st->truncated = truncated;
 	if (u64map_put(&s->stacks, stack_id, st)) {
@@ -281,6 +392,7 @@ static void free_iseq_info(void *p)
 	struct iseq_info *info = p;
 
 	free(info->label);
+	free(info->qualified);
 	free(info->path);
 	free(info);
 }

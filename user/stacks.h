@@ -13,7 +13,7 @@
 typedef int (*id_namer_fn)(void *ctx, uint64_t id, char *buf, size_t n);
 
 struct frame {
-	const char *label; /* "bar", "block in bar", "Integer#times" */
+	const char *label; /* "Foo#bar", "block in Foo#bar", "Integer#times" */
 	const char *path;  /* the file; for C methods, "<cfunc>" */
 	int line;          /* 0 for C methods and unknown lines */
 };
@@ -39,9 +39,14 @@ struct symbolizer {
 void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_offsets *off,
 		     struct class_namer *namer, id_namer_fn id_namer, void *id_namer_ctx);
 
-/* Names the frames of a stack the BPF side recorded (pairs of words, innermost first). */
+/*
+ * Names the frames of a stack the BPF side recorded (pairs of words,
+ * innermost first).  self_classes, if not NULL, holds the class of each
+ * frame's receiver: it qualifies Ruby method labels with their owner (Foo#bar).
+ */
 const struct stack *symbolizer_add_stack(struct symbolizer *s, uint64_t stack_id,
-					  const uint64_t *words, uint32_t depth, bool truncated);
+					  const uint64_t *words, const uint64_t *self_classes,
+					  uint32_t depth, bool truncated);
 const struct stack *symbolizer_stack(const struct symbolizer *s, uint64_t stack_id);
 
 void symbolizer_free(struct symbolizer *s);

@@ -56,5 +56,16 @@ int main(void)
 	P("MJIT_CME_OWNER", offsetof(rb_callable_method_entry_t, owner));
 	P("MJIT_DEF_ORIGINAL_ID", offsetof(rb_method_definition_t, original_id));
 	P("MJIT_VM_OBJSPACE", offsetof(rb_vm_t, objspace));
+	P("MJIT_CFP_SELF", offsetof(rb_control_frame_t, self));
+	P("MJIT_RCLASS_SUPER", offsetof(struct RClass, super));
+	P("MJIT_CLASSEXT_M_TBL", offsetof(rb_classext_t, m_tbl));
+	P("MJIT_DEF_ISEQ", offsetof(rb_method_definition_t, body.iseq.iseqptr));
+	P("MJIT_ME_DEF", offsetof(rb_method_entry_t, def));
+	P("MJIT_ME_OWNER", offsetof(rb_method_entry_t, owner));
+	P("MJIT_BODY_TYPE", offsetof(struct rb_iseq_constant_body, type));
+	P("MJIT_BODY_LOCAL_ISEQ", offsetof(struct rb_iseq_constant_body, local_iseq));
+	P("MJIT_ISEQ_TYPE_METHOD", ISEQ_TYPE_METHOD);
+	P("MJIT_ISEQ_TYPE_BLOCK", ISEQ_TYPE_BLOCK);
+	P("MJIT_METHOD_TYPE_ISEQ", VM_METHOD_TYPE_ISEQ);
 	return 0;
 }

@@ -61,4 +61,15 @@ Test(ruby_versions, table_matches_ruby_header)
 	cr_expect_eq(o->cme_owner, MJIT_CME_OWNER);
 	cr_expect_eq(o->def_original_id, MJIT_DEF_ORIGINAL_ID);
 	cr_expect_eq(o->vm_objspace, MJIT_VM_OBJSPACE);
+	cr_expect_eq(o->cfp_self, MJIT_CFP_SELF);
+	cr_expect_eq(o->rclass_super, MJIT_RCLASS_SUPER);
+	cr_expect_eq(o->classext_m_tbl, MJIT_CLASSEXT_M_TBL);
+	cr_expect_eq(o->me_def, MJIT_ME_DEF);
+	cr_expect_eq(o->me_owner, MJIT_ME_OWNER);
+	cr_expect_eq(o->def_iseq, MJIT_DEF_ISEQ);
+	cr_expect_eq(o->method_type_iseq, MJIT_METHOD_TYPE_ISEQ);
+	cr_expect_eq(o->body_type, MJIT_BODY_TYPE);
+	cr_expect_eq(o->body_local_iseq, MJIT_BODY_LOCAL_ISEQ);
+	cr_expect_eq(o->iseq_type_method, MJIT_ISEQ_TYPE_METHOD);
+	cr_expect_eq(o->iseq_type_block, MJIT_ISEQ_TYPE_BLOCK);
 }
