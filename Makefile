@@ -87,7 +87,7 @@ test: deps
 
 demo: deps
 	$(MAKE) all
-	./rbmemtrace -- ruby examples/leaky_app.rb
+	./rbmemtrace --paths 2 --tree -- ruby examples/leaky_app.rb
 
 bench: deps
 	$(MAKE) all

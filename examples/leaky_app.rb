@@ -1,23 +1,44 @@
 # A small request-handling app with a planted leak, for `make demo`.
-# Every request builds a response; a buggy cache keeps every session forever.
+# A server loop dispatches each request to a handler that builds a response;
+# a buggy session cache keeps every session forever (SessionStore#fetch).
 class Session
   def initialize(user) = (@user = user; @created = Time.now)
 end
 
 module App
-  class Handler
-    CACHE = {} # the leak: never evicted
+  class SessionStore
+    def initialize = @sessions = {}
 
-    def call(request_id)
-      session = Session.new("user#{request_id % 97}")
-      CACHE[request_id] = session
-      body = Array.new(20) { |i| "row #{i} of request #{request_id}" }
+    def fetch(request_id)
+      @sessions[request_id] ||= Session.new("user#{request_id % 97}") # the leak: never evicted
+    end
+
+    def size = @sessions.size
+  end
+
+  class Handler
+    def initialize(store) = @store = store
+
+    def call(request)
+      session = @store.fetch(request[:id])
+      body = Array.new(20) { |i| "row #{i} of request #{request[:id]} for #{session}" }
       { status: 200, body: body.join("\n") }
     end
   end
+
+  class Server
+    def initialize(handler) = @handler = handler
+
+    def serve(requests)
+      requests.each { |request| respond(@handler.call(request)) }
+    end
+
+    def respond(response) = response[:body].bytesize
+  end
 end
 
-handler = App::Handler.new
-20_000.times { |i| handler.call(i) }
+store = App::SessionStore.new
+server = App::Server.new(App::Handler.new(store))
+server.serve(Array.new(20_000) { |i| { id: i, path: "/items/#{i}" } })
 GC.start
-puts "served 20000 requests; #{App::Handler::CACHE.size} sessions cached"
+puts "served 20000 requests; #{store.size} sessions cached"

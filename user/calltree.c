@@ -78,29 +78,36 @@ static int node_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-void calltree_sort_prune(struct ct_node *node, size_t keep)
+void calltree_sort_prune(struct ct_node *node, size_t keep, uint64_t min_retained)
 {
-	size_t i;
+	size_t i, kept = 0;
 
 	qsort(node->children, node->nchildren, sizeof(*node->children), node_cmp);
-	if (keep && node->nchildren > keep + 1) {
+	/* Sorted by retained: the children kept are a prefix. */
+	while (kept < node->nchildren && (!keep || kept < keep) &&
+	       node->children[kept]->retained >= min_retained)
+		kept++;
+	/* Folding a single child above the cut into "(1 more)" would hide it for nothing. */
+	if (kept == node->nchildren - 1 && node->children[kept]->retained >= min_retained)
+		kept++;
+	if (kept < node->nchildren) {
 		struct ct_node *rest;
 		char name[64];
 
-		snprintf(name, sizeof(name), "(%zu more)", node->nchildren - keep);
+		snprintf(name, sizeof(name), "(%zu more)", node->nchildren - kept);
 		rest = node_new(name);
 		if (rest) {
-			for (i = keep; i < node->nchildren; i++) {
+			for (i = kept; i < node->nchildren; i++) {
 				rest->retained += node->children[i]->retained;
 				rest->allocated += node->children[i]->allocated;
 				calltree_free(node->children[i]);
 			}
-			node->children[keep] = rest;
-			node->nchildren = keep + 1;
+			node->children[kept] = rest;
+			node->nchildren = kept + 1;
 		}
 	}
-	for (i = 0; i < node->nchildren; i++)
-		calltree_sort_prune(node->children[i], keep);
+	for (i = 0; i < kept; i++)
+		calltree_sort_prune(node->children[i], keep, min_retained);
 }
 
 static void print_node(FILE *out, const struct ct_node *node, int depth)

@@ -21,10 +21,10 @@ int calltree_add(struct ct_node *root, const char *const *path, size_t n, uint64
 		 uint64_t allocated);
 /*
  * Sorts children by retained (then allocated, then name) and keeps the first
- * `keep` of each node (0 keeps all); the rest are folded into one
- * "(N more)" child so the counts still add up.
+ * `keep` of each node (0 keeps all) that retain at least min_retained; the
+ * rest are folded into one "(N more)" child so the counts still add up.
  */
-void calltree_sort_prune(struct ct_node *node, size_t keep);
+void calltree_sort_prune(struct ct_node *node, size_t keep, uint64_t min_retained);
 /* Prints the tree indented, escaping names for the terminal. */
 void calltree_print(FILE *out, const struct ct_node *root);
 void calltree_free(struct ct_node *node);

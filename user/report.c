@@ -338,7 +338,9 @@ static void write_stack_sections(FILE *out, const struct report *r, const struct
 			calltree_add(root, path, root_first_path(&r->stacks[i], names, path),
 				     r->stacks[i].counts.retained, r->stacks[i].counts.allocated);
 		if (root) {
-			calltree_sort_prune(root, o->prune);
+			/* A retention tree: subtrees that keep under 1% of it are folded. */
+			calltree_sort_prune(root, o->prune,
+					    o->prune ? (root->retained + 99) / 100 : 0);
 			fprintf(out, "\n");
 			calltree_print(out, root);
 			calltree_free(root);
