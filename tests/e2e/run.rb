@@ -197,6 +197,30 @@ test "call paths: exact sites, labels and lines" do
   check(report["stack_drops"]["truncated"] >= 1, "truncation not counted")
 end
 
+test "demo: the request loop's leak at its line, with its call path" do
+  app = File.join(ROOT, "examples", "leaky_app.rb")
+  src = File.readlines(app)
+  leak_line = src.index { |l| l.include?("# the leak") } + 1
+  line_of = ->(text) { src.index { |l| l.include?(text) } + 1 }
+  report, = Dir.mktmpdir do |dir|
+    path = File.join(dir, "r.json")
+    _, err, status = Open3.capture3(RBM, "--class", "Session", "--format", "json", "-o", path,
+                                    "--", "ruby", app)
+    check(status.success?, "demo failed: #{err}")
+    [JSON.parse(File.read(path))]
+  end
+  check_eq(class_row(report, "Session")["retained"], 20_000, "Session retained")
+  site = report["sites"].first
+  check_eq([site["class"], File.basename(site["path"]), site["line"], site["retained"]],
+           ["Session", "leaky_app.rb", leak_line, 20_000], "top site")
+  frames = report["stacks"].first["frames"].map { |f| [f["label"], f["line"]] }
+  check_eq(frames, [["Class#new", 0], ["App::SessionStore#fetch", leak_line],
+                    ["App::Handler#call", line_of.("@store.fetch")],
+                    ["block in App::Server#serve", line_of.("requests.each")], ["Array#each", 0],
+                    ["App::Server#serve", line_of.("requests.each")],
+                    ["<main>", line_of.("server.serve(")]], "call path")
+end
+
 test "call paths: tree and folded output" do
   text, = trace_command("stacks.rb", rbm_args: ["--class", "Nested", "--tree"], format: "text")
   check(text.include?("CALL TREE"), "no call tree")
