@@ -89,8 +89,7 @@ demo: deps
 	$(MAKE) all
 	./rbmemtrace --paths 2 --tree -- ruby examples/leaky_app.rb
 
-bench: deps
-	$(MAKE) all
+bench:
 	./bench/run.sh
 
 format:

@@ -72,9 +72,11 @@ def start_tracer(mode, pid)
   end
   stdin, out, err, thread = Open3.popen3(*cmd, pgroup: true)
   stdin.close
-  lines = wait_for(err, ready, cmd.join(" "))
-  drain(err, lines)
-  drain(out, [])
+  # rbmemtrace says it is attached on stderr, uobjnew on stdout.
+  said, other = mode.tracer == :uobjnew ? [out, err] : [err, out]
+  lines = wait_for(said, ready, cmd.join(" "))
+  drain(said, lines)
+  drain(other, [])
   { thread: thread, lines: lines, report: report, uobjnew: mode.tracer == :uobjnew }
 end
 
@@ -82,9 +84,10 @@ def stop_tracer(tracer)
   return nil unless tracer
 
   begin
-    Timeout.timeout(tracer[:uobjnew] ? 5 : 60) { tracer[:thread].join }
+    Timeout.timeout(tracer[:uobjnew] ? 1 : 60) { tracer[:thread].join }
   rescue Timeout::Error
-    Process.kill(:INT, -tracer[:thread].pid)
+    # uobjnew runs until stopped; SIGINT may be ignored when the bench runs in the background.
+    Process.kill(tracer[:uobjnew] ? :TERM : :INT, -tracer[:thread].pid)
     tracer[:thread].join
   end
   status = tracer[:thread].value
@@ -184,7 +187,7 @@ def bench_web(modes)
       modes.each do |mode|
         tracer = start_tracer(mode, pid)
         rps = Float(IO.popen([script, "load", seconds.to_s], &:read).strip)
-        Process.kill(:INT, -tracer[:thread].pid) if tracer
+        Process.kill(tracer[:uobjnew] ? :TERM : :INT, -tracer[:thread].pid) if tracer
         results[mode] << { "rps" => rps, "report" => stop_tracer(tracer) }
       end
       $stderr.puts "web: round #{round + 1}/#{RUNS} done"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# rbmemtrace's benchmark, one command: installs what it needs, builds, and
+# prints the tables (see README.md, "Overhead").  Needs root.
+#   bench/run.sh [micro] [rubocop] [web]      (default: all three)
+#   BENCH_RUNS=5 (rounds, medians)  BENCH_NO_UOBJNEW=1 (skip the peer)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench: needs root (BPF, uprobes)" >&2
+	exit 1
+fi
+./scripts/deps.sh
+./scripts/bench-deps.sh
+make -s all
+exec ruby bench/bench.rb "$@"
