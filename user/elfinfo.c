@@ -170,32 +170,8 @@ int elf_tls_module_slot(const char *path, const char *name, uint64_t *slot)
 	return ret;
 }
 
-int elf_first_load_vaddr(const char *path, uint64_t *vaddr)
-{
-	struct elf_file ef;
-	size_t i, phnum;
-	int ret;
-
-	ret = elf_file_open(path, &ef);
-	if (ret)
-		return ret;
-	ret = -ENOENT;
-	if (elf_getphdrnum(ef.elf, &phnum) == 0) {
-		for (i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(ef.elf, i, &ph) && ph.p_type == PT_LOAD) {
-				*vaddr = ph.p_vaddr;
-				ret = 0;
-				break;
-			}
-		}
-	}
-	elf_file_close(&ef);
-	return ret;
-}
-
-int elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset)
+/* The first PT_LOAD segment that holds vaddr, or with any_vaddr, the first one. */
+static int find_load_segment(const char *path, uint64_t vaddr, bool any_vaddr, GElf_Phdr *found)
 {
 	struct elf_file ef;
 	size_t i, phnum;
@@ -210,14 +186,34 @@ int elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset)
 			GElf_Phdr ph;
 
 			if (gelf_getphdr(ef.elf, i, &ph) && ph.p_type == PT_LOAD &&
-			    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
-				*offset = vaddr - ph.p_vaddr + ph.p_offset;
+			    (any_vaddr || (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz))) {
+				*found = ph;
 				ret = 0;
 				break;
 			}
 		}
 	}
 	elf_file_close(&ef);
+	return ret;
+}
+
+int elf_first_load_vaddr(const char *path, uint64_t *vaddr)
+{
+	GElf_Phdr ph;
+	int ret = find_load_segment(path, 0, true, &ph);
+
+	if (!ret)
+		*vaddr = ph.p_vaddr;
+	return ret;
+}
+
+int elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset)
+{
+	GElf_Phdr ph;
+	int ret = find_load_segment(path, vaddr, false, &ph);
+
+	if (!ret)
+		*offset = vaddr - ph.p_vaddr + ph.p_offset;
 	return ret;
 }
 

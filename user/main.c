@@ -151,18 +151,24 @@ static unsigned long parse_number(const char *arg, const char *what, unsigned lo
 	return v;
 }
 
-static error_t parse_arg(int key, char *arg, struct argp_state *state)
+/* A whole argument as a number; 0 or -EINVAL. */
+static int parse_real(const char *arg, double *value)
 {
 	char *end;
 
+	errno = 0;
+	*value = strtod(arg, &end);
+	return errno || end == arg || *end ? -EINVAL : 0;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
 	switch (key) {
 	case 'p':
 		env.pid = parse_number(arg, "PID", 1, INT32_MAX);
 		break;
 	case 'd':
-		errno = 0;
-		env.duration = strtod(arg, &end);
-		if (errno || end == arg || *end || !(env.duration > 0))
+		if (parse_real(arg, &env.duration) || !(env.duration > 0))
 			die("invalid duration: %s (expected seconds > 0)", arg);
 		break;
 	case OPT_FORMAT:
@@ -211,9 +217,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.full = true;
 		break;
 	case OPT_MAX_OVERHEAD:
-		errno = 0;
-		env.max_overhead = strtod(arg, &end);
-		if (errno || end == arg || *end || !(env.max_overhead >= 0.1) ||
+		if (parse_real(arg, &env.max_overhead) || !(env.max_overhead >= 0.1) ||
 		    env.max_overhead > 50)
 			die("invalid --max-overhead: %s (expected a percentage from 0.1 to 50)", arg);
 		break;
