@@ -60,15 +60,20 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* written once per new path: rare */
-	__uint(max_entries, 16384); /* --max-stacks */
+	__uint(max_entries, 65536); /* --max-stacks */
 	__type(key, __u64);
 	__type(value, struct stack_selves); /* value size cut to the depth by the loader */
 } stack_selves SEC(".maps");
 
-/* Deduplicated call paths, keyed by a hash of their frames. */
+/*
+ * Deduplicated call paths, keyed by a hash of their frames.  Entries are
+ * added only for new paths, so they are allocated as needed: a large
+ * --max-stacks costs memory only for the paths a program has.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384); /* --max-stacks */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536); /* --max-stacks */
 	__type(key, __u64);
 	__type(value, struct stack_frames); /* value size cut to the depth by the loader */
 } stacks SEC(".maps");
@@ -95,6 +100,7 @@ __u64 reaped;
 __u64 probe_hits[MAX_ALLOC_PROBES];
 __u64 stacks_truncated; /* walks that hit --depth with frames left */
 __u64 stacks_dropped;   /* new call paths not stored: stacks map full */
+__u64 stacks_stored;    /* new call paths stored: userspace names them when it changes */
 __u64 stack_errors;     /* execution context or frames unreadable */
 __u64 compact_count_addr;   /* the target's objspace compaction counter; 0: unknown */
 __u64 compact_count_seen;
@@ -102,6 +108,8 @@ __u32 compaction_pending;   /* set at a sweep end after GC.compact, cleared by u
 __u64 compact_followed_at;  /* compact_count + 1 of the last compaction remapped */
 __u64 moved_followed;       /* tracked objects remapped to their new address */
 __u64 moved_lost;           /* remapped entry could not be inserted (map full) */
+__u32 sampling;         /* --max-overhead: count only while window_open */
+__u32 window_open;      /* set once every allocation probe is attached, cleared before any comes off */
 __u32 stop_at_start;    /* --: stop the child once Ruby is initialised */
 __u32 stop_at_exit;     /* --: stop the child when its main program ends */
 
@@ -249,10 +257,14 @@ static __always_inline __u64 capture_stack(void)
 	w.hash ^= w.st->truncated;
 	if (!w.hash)
 		w.hash = 1;
+	/* Most paths are known: a lookup takes no lock, an update would. */
+	if (bpf_map_lookup_elem(&stacks, &w.hash))
+		return w.hash;
 	if (bpf_map_update_elem(&stacks, &w.hash, w.st, BPF_NOEXIST) == 0) {
-		/* Only for a new path, so off the common path: receivers die, classes stay. */
+		/* A new path, so off the common path: receivers die, their classes stay. */
 		bpf_loop(w.n, self_to_class, &w.selves, 0);
 		bpf_map_update_elem(&stack_selves, &w.hash, w.selves, BPF_NOEXIST);
+		__sync_fetch_and_add(&stacks_stored, 1);
 	} else if (!bpf_map_lookup_elem(&stacks, &w.hash)) {
 		__sync_fetch_and_add(&stacks_dropped, 1);
 		return 0;
@@ -283,6 +295,13 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 	/* The probe and its hit count tell two objects born at one address apart. */
 	__u64 seq = probe << 56 | __sync_fetch_and_add(&probe_hits[probe], 1);
 	__u32 type;
+
+	/*
+	 * The probes go on and come off one after another: outside the span
+	 * where all are on, counting would over-sample the last ones.
+	 */
+	if (sampling && !window_open)
+		return 0;
 
 	if (!obj || bpf_probe_read_user(&hdr, sizeof(hdr), (void *)obj)) {
 		__sync_fetch_and_add(&header_read_errors, 1);

@@ -160,6 +160,11 @@ int probes_attach_alloc(struct probes *p, bool quiet)
 
 	if (!p->alloc_offsets_known && (err = resolve_alloc_offsets(p)))
 		return err;
+	/*
+	 * A link still coming off keeps its consumer on the same uprobes: with
+	 * a new link on them too, every hit would run the program twice.
+	 */
+	probes_wait_detached(p);
 	if (p->alloc_kind == ALLOC_PROBE_TRACER && p->use_multi)
 		return attach_alloc_multi(p, quiet);
 	if (p->alloc_kind == ALLOC_PROBE_EMPTY_UPROBE) {

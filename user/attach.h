@@ -48,7 +48,10 @@ int probes_attach_alloc(struct probes *p, bool quiet);
 int probes_attach_gc(struct probes *p);
 /* Launch mode: stop the child at ruby_options (start) and ruby_sig_finalize (end). */
 int probes_attach_launch_stops(struct probes *p);
-/* Returns at once: the breakpoints go now, the links' grace periods pass in the background. */
+/*
+ * Returns at once: the breakpoints go now, the links' grace periods pass in
+ * the background.  probes_attach_alloc waits for them.
+ */
 void probes_detach_alloc(struct probes *p);
 /* Waits until every background detach is done. */
 void probes_wait_detached(struct probes *p);

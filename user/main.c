@@ -64,7 +64,7 @@ static struct env {
 	.max_objects = 1 << 20,
 	.top = 30,
 	.depth = 32,
-	.max_stacks = 16384,
+	.max_stacks = 65536,
 	.paths = 10,
 	.prune = 5,
 };
@@ -108,7 +108,7 @@ static const struct argp_option opts[] = {
 	 0, "Track at most N live objects (default 1048576); more are counted as untracked", 0},
 	{"top", OPT_TOP, "N", 0, "Show the N classes that retain most in text (default 30, 0: all)", 0},
 	{"depth", OPT_DEPTH, "N", 0, "Ruby frames captured per allocation (default 32, max 128, 0: no stacks)", 0},
-	{"max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct call paths kept (default 16384); more are counted as dropped", 0},
+	{"max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct call paths kept (default 65536); more are counted as dropped", 0},
 	{"class", OPT_CLASS, "NAME", 0, "Capture stacks for and report only class NAME (repeatable)", 0},
 	{"tree", OPT_TREE, NULL, 0, "Print the retention call tree", 0},
 	{"prune", OPT_PRUNE, "N", 0, "Keep the N children that retain most per tree node (default 5, 0: all)", 0},
@@ -361,6 +361,7 @@ struct session {
 	struct symbolizer symbolizer;
 	struct u64map filtered; /* klass -> 1 captured, 2 skipped (--class) */
 	bool use_multi;		/* the kernel has uprobe_multi links */
+	uint64_t stacks_named;	/* stacks_stored when refresh_stacks last walked the map */
 	bool sampling;		/* --max-overhead: probes attached in windows */
 	struct sampler sampler;
 	uint64_t hits_at_open[MAX_ALLOC_PROBES]; /* probe_hits when the window opened */
@@ -393,7 +394,12 @@ static void refresh_stacks(struct session *s)
 	struct stack_frames *st = calloc(1, sizeof(*st) > value_size ? sizeof(*st) : value_size);
 	struct stack_selves *selves = calloc(1, sizeof(*selves));
 	__u64 key, next, *prev = NULL;
+	uint64_t stored = __atomic_load_n(&s->skel->bss->stacks_stored, __ATOMIC_ACQUIRE);
 
+	/* Walking the map costs a syscall a path: only when there are new ones. */
+	if (stored == s->stacks_named)
+		goto out;
+	s->stacks_named = stored;
 	if (!st || !selves)
 		goto out;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
@@ -449,6 +455,7 @@ static void final_census(struct session *s)
 	if (s->final_done)
 		return;
 	s->final_done = true;
+	__atomic_store_n(&s->skel->bss->window_open, 0, __ATOMIC_RELEASE);
 	probes_detach_alloc(&s->probes);
 	stop_sampling(s, now_s());
 	refresh_names(s);
@@ -554,6 +561,7 @@ static void build_report(struct session *s, struct report *r, double duration, c
 		si->window_time_s = s->sampler.window_time;
 		si->est_overhead = sampler_overhead(&s->sampler, duration);
 		si->traced = traced;
+		si->probe_hits = s->sampler.hits;
 		si->scale = r->have_gc_counts && traced ? (double)r->gc_allocated / traced : 0;
 	}
 	u64map_for_each(&s->tracker.tallies, i)
@@ -686,6 +694,15 @@ static void read_target_counts(struct session *s, struct target_counts *c)
 		   !target_read_u64(s->pid, s->objspace + off->objspace_total_freed, &c->freed);
 }
 
+/* Hits from here on are the next window's, even those while it is being attached. */
+static void snapshot_hits(struct session *s)
+{
+	int i;
+
+	for (i = 0; i < ALLOC_PROBES; i++)
+		s->hits_at_open[i] = __atomic_load_n(&s->skel->bss->probe_hits[i], __ATOMIC_RELAXED);
+}
+
 /*
  * What a hit on each allocation probe costs the target: the trap, timed
  * here for both kinds of first instruction, and the program, which bench/
@@ -711,10 +728,15 @@ static void measure_hit_costs(struct session *s)
 			env.max_overhead, (emulated + program) * 1e6, (stepped + program) * 1e6);
 }
 
+/* The allocation probes are attached: that is the first window. */
 static void start_sampling(struct session *s, double now)
 {
 	measure_hit_costs(s);
 	sampler_init(&s->sampler, env.max_overhead, (uint64_t)(now * 1e9) ^ getpid(), now);
+	snapshot_hits(s);
+	s->skel->bss->sampling = 1;
+	__atomic_store_n(&s->skel->bss->window_open, 1, __ATOMIC_RELEASE);
+	sampler_window_opened(&s->sampler, now_s());
 }
 
 /* Traced allocations since the window opened, and what they cost the target. */
@@ -734,15 +756,6 @@ static uint64_t window_hits(struct session *s, double *cost)
 	return hits;
 }
 
-/* Hits from here on are the next window's, even those while it is being attached. */
-static void snapshot_hits(struct session *s)
-{
-	int i;
-
-	for (i = 0; i < ALLOC_PROBES; i++)
-		s->hits_at_open[i] = __atomic_load_n(&s->skel->bss->probe_hits[i], __ATOMIC_RELAXED);
-}
-
 /* Opens or closes the allocation probes' window when it is due. */
 static void sampler_step(struct session *s, double now)
 {
@@ -752,10 +765,21 @@ static void sampler_step(struct session *s, double now)
 		uint64_t hits;
 		double cost;
 
+		__atomic_store_n(&s->skel->bss->window_open, 0, __ATOMIC_RELEASE);
 		probes_detach_alloc(&s->probes);
 		hits = window_hits(s, &cost);
+		if (env.verbose > 1) {
+			int i;
+
+			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": %.1f ms, hits", s->sampler.windows,
+				(now_s() - s->sampler.phase_start) * 1e3);
+			for (i = 0; i < ALLOC_PROBES; i++)
+				fprintf(stderr, " %llu", s->skel->bss->probe_hits[i] - s->hits_at_open[i]);
+			fprintf(stderr, "\n");
+		}
 		sampler_window_closed(&s->sampler, now_s(), hits, cost);
 	} else if (snapshot_hits(s), probes_attach_alloc(&s->probes, true) == 0) {
+		__atomic_store_n(&s->skel->bss->window_open, 1, __ATOMIC_RELEASE);
 		if (env.verbose > 1)
 			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": attached in %.1f ms\n",
 				s->sampler.windows + 1, (now_s() - now) * 1e3);
@@ -875,18 +899,16 @@ int main(int argc, char **argv)
 				     ? s.objspace + s.off->objspace_compact_count
 				     : 0);
 		s.tracker.compaction_pending = &s.skel->bss->compaction_pending;
+		s.tracker.fl_singleton = s.off->fl_singleton;
+		s.tracker.rclass_super = s.off->rclass_super;
 		s.skel->bss->compact_count_addr = s.tracker.compact_count_addr;
 		s.skel->bss->compact_count_seen = s.tracker.last_compact_count;
 		/* Attaching a running process is safe by default; a launched one is ours. */
 		if (!env.full && !env.max_overhead && !s.launched)
 			env.max_overhead = 2;
 		s.sampling = !env.full && env.max_overhead > 0;
-		/*
-		 * Sampling attaches the allocation probes later, window by window;
-		 * trying them once here still reports a failure now.
-		 */
-		if (probes_attach_gc(&s.probes) || probes_attach_alloc(&s.probes, false) ||
-		    (s.sampling && (probes_detach_alloc(&s.probes), false))) {
+		/* Sampling: this attach is the first window, opened below. */
+		if (probes_attach_gc(&s.probes) || probes_attach_alloc(&s.probes, false)) {
 			probes_detach_all(&s.probes);
 			if (s.launched)
 				kill(s.pid, SIGCONT);

@@ -488,10 +488,10 @@ void report_write_json(FILE *out, const struct report *r)
 
 		fprintf(out,
 			"  \"sampling\": {\"max_overhead_percent\": %.3g, \"windows\": %" PRIu64
-			", \"window_s\": %.3f, \"estimated_overhead_percent\": %.3f, \"traced\": %" PRIu64
-			", \"fraction\": %.6f, \"scale\": %.3f},\n",
+			", \"window_s\": %.3f, \"estimated_overhead_percent\": %.3f, \"probe_hits\": %" PRIu64
+			", \"traced\": %" PRIu64 ", \"fraction\": %.6f, \"scale\": %.3f},\n",
 			si->budget_percent, si->windows, si->window_time_s, si->est_overhead * 100,
-			si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale);
+			si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale);
 	} else {
 		fprintf(out, "  \"sampling\": null,\n");
 	}

@@ -45,6 +45,7 @@ struct sampling_info {
 	double window_time_s;	/* time the allocation probes were attached */
 	double est_overhead;	/* estimated share of the target's time in probes */
 	uint64_t traced;	/* allocations traced in the windows */
+	uint64_t probe_hits;	/* allocation probe hits in the windows */
 	double scale;		/* target allocations / traced; 0 when unknown */
 };
 

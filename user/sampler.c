@@ -9,6 +9,8 @@
  */
 #define DUTY_CAP_PER_BUDGET 10
 #define DUTY_CAP_MAX 0.5
+/* Each gap is stretched by up to this share of what its window cost, at random. */
+#define JITTER 0.3
 
 static double uniform01(struct sampler *s)
 {
@@ -32,15 +34,17 @@ void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, doubl
 		.rng = seed ? seed : 0x9e3779b97f4a7c15ULL,
 	};
 	/* The first window opens at once: a short trace still gets samples. */
-	s->phase_start = s->phase_end = now;
+	s->start = s->phase_start = s->phase_end = now;
 }
 
-double sampler_gap_after(struct sampler *s, double cost, double length)
+double sampler_gap_after(struct sampler *s, double now, double cost)
 {
-	double gap = cost / s->budget - length;
+	/* The earliest moment the probes' total cost is within budget again. */
+	double due = s->start + s->cost / s->budget - now;
+	/* Jitter, so that windows do not fall in step with periodic work. */
+	double jitter = uniform01(s) * JITTER * cost / s->budget;
 
-	gap *= 0.5 + uniform01(s);
-	return gap > s->min_gap ? gap : s->min_gap;
+	return (due > s->min_gap ? due : s->min_gap) + jitter;
 }
 
 void sampler_window_opened(struct sampler *s, double now)
@@ -60,7 +64,7 @@ void sampler_window_closed(struct sampler *s, double now, uint64_t hits, double 
 	s->hits += hits;
 	s->cost += cost;
 	s->phase_start = now;
-	s->phase_end = now + sampler_gap_after(s, cost, length);
+	s->phase_end = now + sampler_gap_after(s, now, cost);
 }
 
 double sampler_overhead(const struct sampler *s, double elapsed)

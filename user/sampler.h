@@ -3,10 +3,11 @@
  * The overhead budget (--max-overhead): allocation probes attached only for
  * short windows at random times.  Dropping events inside the BPF program
  * would save nothing, the trap is the cost, so outside a window the probes
- * are not there at all.  After each window the gap before the next is set
- * from what the window cost the target, so that over time
+ * are not there at all.  After each window the next is put off until
  *
- *     probe cost / elapsed time <= budget.
+ *     total probe cost / elapsed time <= budget
+ *
+ * holds again.
  */
 #ifndef RBM_SAMPLER_H
 #define RBM_SAMPLER_H
@@ -20,6 +21,7 @@ struct sampler {
 	double min_gap;	     /* shortest gap between windows, seconds */
 	/* State */
 	bool in_window;
+	double start;	    /* when sampling began */
 	double phase_start; /* when the current window or gap began */
 	double phase_end;   /* when it is due to end */
 	uint64_t rng;
@@ -33,12 +35,14 @@ struct sampler {
 void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, double now);
 
 /*
- * The gap to wait after a window of `length` seconds whose probes cost the
- * target `cost` seconds: long enough that the window's cost is within the
- * budget on average, randomised (x0.5..x1.5) so that windows do not fall
- * in step with periodic work in the target.
+ * The gap to wait after a window that closed at now and cost the target
+ * `cost` seconds: until the total cost of all windows is within the budget
+ * of the time since the start (so the budget holds at every window, not
+ * only on average), at least min_gap, plus a random stretch of up to 30%
+ * of this window's share so that windows do not fall in step with
+ * periodic work in the target.
  */
-double sampler_gap_after(struct sampler *s, double cost, double length);
+double sampler_gap_after(struct sampler *s, double now, double cost);
 
 /* Opens a window at now. */
 void sampler_window_opened(struct sampler *s, double now);

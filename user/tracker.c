@@ -146,6 +146,36 @@ static bool compaction_since_last_pass(struct tracker *t)
 	return true;
 }
 
+#define MAX_CLASS_HOPS 8
+
+/*
+ * Is klass, found in a tracked object's slot, still that object's class?
+ * The same object can gain a singleton class (extend, def obj.x; modules
+ * show as iclasses between it and the class) or be hidden (class 0).
+ * Anything else is a new object in a reused slot: under sampling the
+ * allocation that reused it may not have been traced.
+ */
+static bool same_object_class(struct tracker *t, uint64_t klass, uint64_t tracked)
+{
+	int hops;
+
+	if (klass == tracked || !tracked || !klass)
+		return true;
+	for (hops = 0; hops < MAX_CLASS_HOPS && klass; hops++) {
+		uint64_t flags, super;
+
+		if (target_read_u64(t->pid, klass, &flags) ||
+		    target_read_u64(t->pid, klass + t->rclass_super, &super))
+			return false;
+		if (!(flags & t->fl_singleton) && (flags & RB_T_MASK) != RB_T_ICLASS)
+			return false;
+		if (super == tracked)
+			return true;
+		klass = super;
+	}
+	return false;
+}
+
 int tracker_pass(struct tracker *t, bool final)
 {
 	bool can_reap = !final && __atomic_load_n(&t->reap->len, __ATOMIC_ACQUIRE) == 0;
@@ -170,7 +200,9 @@ int tracker_pass(struct tracker *t, bool final)
 	t->live = 0;
 	for (i = 0; i < n; i++) {
 		const struct live_object *obj = &t->values[i];
-		bool alive = t->readable[i] && object_header_alive(t->headers[i][0], obj->kind);
+		bool alive = t->readable[i] && object_header_alive(t->headers[i][0], obj->kind) &&
+			     (RBM_KIND_TYPE(obj->kind) == RB_T_IMEMO ||
+			      same_object_class(t, t->headers[i][1], obj->klass));
 		bool moved = t->readable[i] && (t->headers[i][0] & RB_T_MASK) == RB_T_MOVED;
 		struct class_tally *tally;
 
@@ -204,6 +236,69 @@ int tracker_pass(struct tracker *t, bool final)
 	return 0;
 }
 
+static void add_counts(struct tracker *t, const struct class_key *key,
+		       const struct class_counts *percpu, int ncpus)
+{
+	struct class_tally *tally = tally_for(t, key->klass, key->kind, key->stack_id);
+	int cpu;
+
+	if (!tally)
+		return;
+	tally->not_followed -= tally->not_followed_bpf;
+	tally->allocated = tally->untracked = tally->not_followed_bpf = 0;
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		tally->allocated += percpu[cpu].allocated;
+		tally->untracked += percpu[cpu].untracked;
+		tally->not_followed_bpf += percpu[cpu].not_followed;
+	}
+	tally->not_followed += tally->not_followed_bpf;
+}
+
+#define COUNTS_BATCH 1024
+
+/*
+ * Reads the whole class_counts map a thousand entries a syscall: with call
+ * paths it has an entry per (class, path), tens of thousands in a real
+ * program, and two syscalls an entry every refresh took a core.
+ */
+static int collect_counts_batched(struct tracker *t, int ncpus)
+{
+	struct class_key *keys = calloc(COUNTS_BATCH, sizeof(*keys));
+	struct class_counts *values = calloc((size_t)COUNTS_BATCH * ncpus, sizeof(*values));
+	struct class_key token_in, token_out;
+	void *in = NULL;
+	int err = 0;
+
+	if (!keys || !values) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 i, count = COUNTS_BATCH;
+		bool last;
+
+		err = bpf_map_lookup_batch(t->counts_fd, in, &token_out, keys, values, &count, &opts);
+		last = err && errno == ENOENT;
+		if (err && !last) {
+			err = -errno;
+			break;
+		}
+		for (i = 0; i < count; i++)
+			add_counts(t, &keys[i], &values[(size_t)i * ncpus], ncpus);
+		if (last) {
+			err = 0;
+			break;
+		}
+		token_in = token_out;
+		in = &token_in;
+	}
+out:
+	free(keys);
+	free(values);
+	return err;
+}
+
 int tracker_collect_counts(struct tracker *t)
 {
 	int ncpus = libbpf_num_possible_cpus();
@@ -213,28 +308,17 @@ int tracker_collect_counts(struct tracker *t)
 
 	if (ncpus <= 0)
 		return -EINVAL;
+	if (collect_counts_batched(t, ncpus) == 0)
+		return 0;
+	/* A kernel without batch lookups: one key at a time. */
 	percpu = calloc(ncpus, sizeof(*percpu));
 	if (!percpu)
 		return -ENOMEM;
 	while (bpf_map_get_next_key(t->counts_fd, prev, &next) == 0) {
-		struct class_tally *tally;
-		int cpu;
-
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(t->counts_fd, &key, percpu))
-			continue;
-		tally = tally_for(t, key.klass, key.kind, key.stack_id);
-		if (!tally)
-			break;
-		tally->not_followed -= tally->not_followed_bpf;
-		tally->allocated = tally->untracked = tally->not_followed_bpf = 0;
-		for (cpu = 0; cpu < ncpus; cpu++) {
-			tally->allocated += percpu[cpu].allocated;
-			tally->untracked += percpu[cpu].untracked;
-			tally->not_followed_bpf += percpu[cpu].not_followed;
-		}
-		tally->not_followed += tally->not_followed_bpf;
+		if (bpf_map_lookup_elem(t->counts_fd, &key, percpu) == 0)
+			add_counts(t, &key, percpu, ncpus);
 	}
 	free(percpu);
 	return 0;

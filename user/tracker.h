@@ -31,6 +31,8 @@ struct tracker {
 	int counts_fd;
 	struct reap_queue *reap; /* in the BPF object's mmaped .bss */
 	uint64_t compact_count_addr; /* 0: this Ruby's compaction counter is unknown */
+	uint64_t fl_singleton;	     /* to tell a singleton class of a tracked object */
+	uint32_t rclass_super;
 	__u32 *compaction_pending;   /* set by BPF at the sweep end after a compaction */
 
 	uint64_t *keys; /* scratch for one pass over the live map */

@@ -266,11 +266,14 @@ test "--max-overhead (the -p default): sampled, scaled, the leak found" do
   check(leaked["retained"] > 0, "no LeakedSession traced")
   truth_retained = truth["retained"]["LeakedSession"]
   est = leaked["est_retained"]
-  check(est >= truth_retained / 2 && est <= truth_retained * 2,
+  $stderr.puts "sampled_leak: est/truth #{(est.to_f / truth_retained).round(3)} windows #{s['windows']} traced #{s['traced']} leaked traced #{leaked['retained']}" if ENV["RBM_DEBUG"]
+  # Typically within 1%: windows sample every allocation path alike.
+  check(est >= truth_retained * 0.8 && est <= truth_retained * 1.25,
         "LeakedSession est_retained #{est}, truth #{truth_retained}")
   top = report["sites"].max_by { |site| site["retained"] }
   check_eq([top["class"], File.basename(top["path"]), top["line"]],
-           ["LeakedSession", "sampled_leak.rb", truth["leak_line"]], "top retained site")
+           ["LeakedSession", "sampled_leak.rb", truth["leak_line"]],
+           "top retained site (of #{report['sites'].first(3)}, classes #{report['classes'].first(3)})")
   check(top["est_retained"] > top["retained"], "site estimates missing")
 end
 
