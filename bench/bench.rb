@@ -146,21 +146,25 @@ def bench_batch(title, argv, modes)
     end
     $stderr.puts "#{title}: round #{round + 1}/#{RUNS} done"
   end
-  base = median(results[UNTRACED].map { |r| r["seconds"] })
-  empty = results.key?(EMPTY_URETPROBE) ? median(results[EMPTY_URETPROBE].map { |r| r["seconds"] }) : nil
+  seconds = ->(mode) { median(results[mode].map { |r| r["seconds"] }) }
+  base = seconds.(UNTRACED)
   allocs = median(results[UNTRACED].map { |r| r["allocations"] })
-  per_alloc = ->(s) { (s - base) / allocs * 1e6 }
+  per_alloc = ->(mode) { (seconds.(mode) - base) / allocs * 1e6 }
+  empty = results.key?(EMPTY_URETPROBE) ? per_alloc.(EMPTY_URETPROBE) : nil
   rows = modes.map do |mode|
-    s = median(results[mode].map { |r| r["seconds"] })
+    s = seconds.(mode)
     row = [mode.name, format("%.3f", s), format("%.2fx", s / base)]
     if empty
-      row << (mode == UNTRACED ? "-" : format("%.2f", per_alloc.(s)))
-      row << (mode == UNTRACED ? "-" : format("%.2f", per_alloc.(s) / per_alloc.(empty)))
+      cost = per_alloc.(mode)
+      stacks = STACKS.value?(mode)
+      row << (mode == UNTRACED ? "-" : format("%.2f", cost))
+      row << (mode == UNTRACED ? "-" : format("%.2f", cost / empty))
+      row << (stacks ? format("%.2f", cost / per_alloc.(FULL)) : "-")
     end
     row << drops(results[mode].last["report"])
   end
   header = ["mode", "median s", "vs untraced"]
-  header += ["us/alloc", "vs empty uretprobe"] if empty
+  header += ["us/alloc", "vs empty uretprobe", "vs --depth 0"] if empty
   header << "drops (last run)"
   print_table("#{title}: #{allocs} allocations per run, median of #{RUNS}", header, rows)
   results
@@ -204,30 +208,32 @@ def bench_web(modes)
               ["mode", "req/s", "slowdown", "drops (last run)"], rows)
 end
 
-Dir.mkdir(TMP) unless Dir.exist?(TMP)
-workloads = ARGV.empty? ? %w[micro rubocop web] : ARGV
-uobjnew = File.executable?(File.join(WORKLOADS_DIR, "uobjnew.sh")) && ENV["BENCH_NO_UOBJNEW"].nil?
-puts "rbmemtrace benchmark: #{`uname -r`.strip}, #{RUBY_DESCRIPTION}"
-puts "#{RUNS} alternating rounds per workload; cells are medians"
+if __FILE__ == $PROGRAM_NAME
+  Dir.mkdir(TMP) unless Dir.exist?(TMP)
+  workloads = ARGV.empty? ? %w[micro rubocop web] : ARGV
+  uobjnew = File.executable?(File.join(WORKLOADS_DIR, "uobjnew.sh")) && ENV["BENCH_NO_UOBJNEW"].nil?
+  puts "rbmemtrace benchmark: #{`uname -r`.strip}, #{RUBY_DESCRIPTION}"
+  puts "#{RUNS} alternating rounds per workload; cells are medians"
 
-workloads.each do |w|
-  case w
-  when "micro"
-    modes = [UNTRACED, EMPTY_UPROBE, EMPTY_URETPROBE, FULL, *STACKS.values, SAMPLED]
-    modes << UOBJNEW if uobjnew
-    bench_batch("micro (bench/micro.rb #{MICRO_ITERATIONS})",
-                ["ruby", File.join(ROOT, "bench", "micro.rb"), MICRO_ITERATIONS.to_s], modes)
-  when "rubocop"
-    modes = [UNTRACED, FULL, STACKS[32], SAMPLED]
-    modes << UOBJNEW if uobjnew
-    cmd = workload_command("rubocop").split
-    cmd = ["ruby", File.join(ROOT, "bench", "hold.rb"), *cmd.drop_while { |a| a == "ruby" }]
-    bench_batch("rubocop (Debian's, over a copy of Ruby's stdlib)", cmd, modes)
-  when "web"
-    modes = [UNTRACED, FULL, STACKS[32], SAMPLED]
-    modes << UOBJNEW if uobjnew
-    bench_web(modes)
-  else
-    abort "unknown workload #{w} (micro, rubocop, web)"
+  workloads.each do |w|
+    case w
+    when "micro"
+      modes = [UNTRACED, EMPTY_UPROBE, EMPTY_URETPROBE, FULL, *STACKS.values, SAMPLED]
+      modes << UOBJNEW if uobjnew
+      bench_batch("micro (bench/micro.rb #{MICRO_ITERATIONS})",
+                  ["ruby", File.join(ROOT, "bench", "micro.rb"), MICRO_ITERATIONS.to_s], modes)
+    when "rubocop"
+      modes = [UNTRACED, FULL, STACKS[32], SAMPLED]
+      modes << UOBJNEW if uobjnew
+      cmd = workload_command("rubocop").split
+      cmd = ["ruby", File.join(ROOT, "bench", "hold.rb"), *cmd.drop_while { |a| a == "ruby" }]
+      bench_batch("rubocop (Debian's, over a copy of Ruby's stdlib)", cmd, modes)
+    when "web"
+      modes = [UNTRACED, FULL, STACKS[32], SAMPLED]
+      modes << UOBJNEW if uobjnew
+      bench_web(modes)
+    else
+      abort "unknown workload #{w} (micro, rubocop, web)"
+    end
   end
 end
