@@ -14,7 +14,7 @@ RBMEMTRACE = ENV.fetch("RBMEMTRACE", File.join(ROOT, "rbmemtrace"))
 WORKLOADS_DIR = File.join(ROOT, "bench", "workloads")
 RUNS = Integer(ENV.fetch("BENCH_RUNS", "5"))
 TMP = ENV.fetch("BENCH_TMP", "/tmp/rbmemtrace-bench")
-MICRO_ITERATIONS = Integer(ENV.fetch("BENCH_MICRO_ITERATIONS", "20000"))
+MICRO_ITERATIONS = Integer(ENV.fetch("BENCH_MICRO_ITERATIONS", "100000"))
 
 # A mode: how the target is traced.  tracer: nil (untraced), :uobjnew, or
 # rbmemtrace's arguments.
