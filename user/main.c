@@ -29,8 +29,7 @@
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 #include "report.h"
-#include "sampler.h"
-#include "calibrate.h"
+#include "windows.h"
 #include "ruby_symbols.h"
 #include "stacks.h"
 #include "ruby_versions.h"
@@ -336,7 +335,6 @@ static uint64_t find_objspace(pid_t pid, const struct ruby_image *img,
 
 struct session;
 static void configure_stacks(struct session *s);
-static void stop_sampling(struct session *s, double now);
 struct target_counts;
 static void read_target_counts(struct session *s, struct target_counts *c);
 
@@ -363,9 +361,7 @@ struct session {
 	bool use_multi;		/* the kernel has uprobe_multi links */
 	uint64_t stacks_named;	/* stacks_stored when refresh_stacks last walked the map */
 	bool sampling;		/* --max-overhead: probes attached in windows */
-	struct sampler sampler;
-	uint64_t hits_at_open[MAX_ALLOC_PROBES]; /* probe_hits when the window opened */
-	double hit_cost[MAX_ALLOC_PROBES];	  /* seconds the target spends per hit */
+	struct windows windows;
 	uint64_t objspace;	/* the target's rb_objspace_t, 0 if unknown */
 	struct target_counts counts_start, counts_last;
 	bool final_done;
@@ -455,9 +451,11 @@ static void final_census(struct session *s)
 	if (s->final_done)
 		return;
 	s->final_done = true;
-	__atomic_store_n(&s->skel->bss->window_open, 0, __ATOMIC_RELEASE);
+	if (s->sampling)
+		windows_close(&s->windows);
 	probes_detach_alloc(&s->probes);
-	stop_sampling(s, now_s());
+	if (s->sampling)
+		windows_stop(&s->windows, now_s());
 	refresh_names(s);
 	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
 		s->target_exited = true;
@@ -557,11 +555,11 @@ static void build_report(struct session *s, struct report *r, double duration, c
 		}
 		si->on = true;
 		si->budget_percent = env.max_overhead;
-		si->windows = s->sampler.windows;
-		si->window_time_s = s->sampler.window_time;
-		si->est_overhead = sampler_overhead(&s->sampler, duration);
+		si->windows = s->windows.sampler.windows;
+		si->window_time_s = s->windows.sampler.window_time;
+		si->est_overhead = sampler_overhead(&s->windows.sampler, duration);
 		si->traced = traced;
-		si->probe_hits = s->sampler.hits;
+		si->probe_hits = s->windows.sampler.hits;
 		si->scale = r->have_gc_counts && traced ? (double)r->gc_allocated / traced : 0;
 	}
 	u64map_for_each(&s->tracker.tallies, i)
@@ -694,113 +692,6 @@ static void read_target_counts(struct session *s, struct target_counts *c)
 		   !target_read_u64(s->pid, s->objspace + off->objspace_total_freed, &c->freed);
 }
 
-/* Hits from here on are the next window's, even those while it is being attached. */
-static void snapshot_hits(struct session *s)
-{
-	int i;
-
-	for (i = 0; i < ALLOC_PROBES; i++)
-		s->hits_at_open[i] = __atomic_load_n(&s->skel->bss->probe_hits[i], __ATOMIC_RELAXED);
-}
-
-/*
- * What a hit on each allocation probe costs the target: the trap, timed
- * here for both kinds of first instruction, and the program, which bench/
- * timed (kernel.bpf_stats_enabled) at under 1 us, 1.5 us with stacks.
- */
-static void measure_hit_costs(struct session *s)
-{
-	double emulated, stepped, program = env.depth ? 1.5e-6 : 1.0e-6;
-	int i, err = calibrate_uretprobe_costs(s->skel, &emulated, &stepped);
-
-	if (err) {
-		/* The slowest this was seen here, to stay within the budget. */
-		emulated = stepped = 15e-6;
-		fprintf(stderr, "rbmemtrace: warning: cannot time a uretprobe here (%s); assuming "
-				"%.0f us per hit\n",
-			strerror(-err), stepped * 1e6);
-	}
-	for (i = 0; i < ALLOC_PROBES; i++)
-		s->hit_cost[i] = (s->probes.alloc_emulated[i] ? emulated : stepped) + program;
-	if (env.verbose)
-		fprintf(stderr, "rbmemtrace: sampling: budget %.3g%%; a hit costs %.2f us (entry "
-				"emulated) or %.2f us (stepped), program included\n",
-			env.max_overhead, (emulated + program) * 1e6, (stepped + program) * 1e6);
-}
-
-/* The allocation probes are attached: that is the first window. */
-static void start_sampling(struct session *s, double now)
-{
-	measure_hit_costs(s);
-	sampler_init(&s->sampler, env.max_overhead, (uint64_t)(now * 1e9) ^ getpid(), now);
-	snapshot_hits(s);
-	s->skel->bss->sampling = 1;
-	__atomic_store_n(&s->skel->bss->window_open, 1, __ATOMIC_RELEASE);
-	sampler_window_opened(&s->sampler, now_s());
-}
-
-/* Traced allocations since the window opened, and what they cost the target. */
-static uint64_t window_hits(struct session *s, double *cost)
-{
-	uint64_t hits = 0;
-	int i;
-
-	*cost = 0;
-	for (i = 0; i < ALLOC_PROBES; i++) {
-		uint64_t n = __atomic_load_n(&s->skel->bss->probe_hits[i], __ATOMIC_RELAXED) -
-			     s->hits_at_open[i];
-
-		hits += n;
-		*cost += n * s->hit_cost[i];
-	}
-	return hits;
-}
-
-/* Opens or closes the allocation probes' window when it is due. */
-static void sampler_step(struct session *s, double now)
-{
-	if (now < s->sampler.phase_end || s->final_done)
-		return;
-	if (s->sampler.in_window) {
-		uint64_t hits;
-		double cost;
-
-		__atomic_store_n(&s->skel->bss->window_open, 0, __ATOMIC_RELEASE);
-		probes_detach_alloc(&s->probes);
-		hits = window_hits(s, &cost);
-		if (env.verbose > 1) {
-			int i;
-
-			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": %.1f ms, hits", s->sampler.windows,
-				(now_s() - s->sampler.phase_start) * 1e3);
-			for (i = 0; i < ALLOC_PROBES; i++)
-				fprintf(stderr, " %llu", s->skel->bss->probe_hits[i] - s->hits_at_open[i]);
-			fprintf(stderr, "\n");
-		}
-		sampler_window_closed(&s->sampler, now_s(), hits, cost);
-	} else if (snapshot_hits(s), probes_attach_alloc(&s->probes, true) == 0) {
-		__atomic_store_n(&s->skel->bss->window_open, 1, __ATOMIC_RELEASE);
-		if (env.verbose > 1)
-			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": attached in %.1f ms\n",
-				s->sampler.windows + 1, (now_s() - now) * 1e3);
-		/* Attaching can wait for the last window's probes to come off. */
-		sampler_window_opened(&s->sampler, now_s());
-	} else {
-		/* The target may be exiting: try again after a gap. */
-		s->sampler.phase_end = now + s->sampler.min_gap;
-	}
-}
-
-static void stop_sampling(struct session *s, double now)
-{
-	if (s->sampling && s->sampler.in_window) {
-		double cost;
-		uint64_t hits = window_hits(s, &cost);
-
-		sampler_window_closed(&s->sampler, now, hits, cost);
-	}
-}
-
 /* Waits for the launched child; its exit status, or -1 while it runs. */
 static int reap_child(pid_t pid, bool block)
 {
@@ -918,7 +809,8 @@ int main(int argc, char **argv)
 	read_target_counts(&s, &s.counts_start);
 	s.counts_last = s.counts_start;
 	if (s.sampling)
-		start_sampling(&s, now_s());
+		windows_start(&s.windows, &s.probes, s.skel, env.max_overhead, env.depth > 0,
+			      env.verbose, now_s());
 	if (s.launched)
 		kill(s.pid, SIGCONT);
 	if (s.sampling)
@@ -969,10 +861,10 @@ int main(int argc, char **argv)
 		}
 
 		if (s.sampling) {
-			sampler_step(&s, t);
+			windows_step(&s.windows, t);
 			/* A window is short and costly: nothing may hold it open longer. */
-			if (s.sampler.in_window) {
-				double wait = s.sampler.phase_end - now_s();
+			if (s.windows.sampler.in_window) {
+				double wait = s.windows.sampler.phase_end - now_s();
 
 				usleep(wait <= 0 ? 0 : wait * 1e6);
 				continue;
@@ -992,7 +884,7 @@ int main(int argc, char **argv)
 			read_target_counts(&s, &s.counts_last);
 		}
 		if (s.sampling) {
-			double wait = s.sampler.phase_end - now_s();
+			double wait = s.windows.sampler.phase_end - now_s();
 
 			usleep(wait <= 0 ? 0 : wait < 0.05 ? wait * 1e6 : 50 * 1000);
 		} else {

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <bpf/libbpf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "calibrate.h"
+#include "windows.h"
+#include "rbmemtrace.skel.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Hits from here on are the next window's, even those while it is being attached. */
+static void snapshot_hits(struct windows *w)
+{
+	int i;
+
+	for (i = 0; i < ALLOC_PROBES; i++)
+		w->hits_at_open[i] =
+			__atomic_load_n(&w->skel->bss->probe_hits[i], __ATOMIC_RELAXED);
+}
+
+/*
+ * What a hit on each allocation probe costs the target: the trap, timed
+ * here for both kinds of first instruction, and the program, which bench/
+ * timed (kernel.bpf_stats_enabled) at under 1 us, 1.5 us with stacks.
+ */
+static void measure_hit_costs(struct windows *w, double budget_percent, bool with_stacks)
+{
+	double emulated, stepped, program = with_stacks ? 1.5e-6 : 1.0e-6;
+	int i, err = calibrate_uretprobe_costs(w->skel, &emulated, &stepped);
+
+	if (err) {
+		/* The slowest this was seen here, to stay within the budget. */
+		emulated = stepped = 15e-6;
+		fprintf(stderr, "rbmemtrace: warning: cannot time a uretprobe here (%s); assuming "
+				"%.0f us per hit\n",
+			strerror(-err), stepped * 1e6);
+	}
+	for (i = 0; i < ALLOC_PROBES; i++)
+		w->hit_cost[i] = (w->probes->alloc_emulated[i] ? emulated : stepped) + program;
+	if (w->verbose)
+		fprintf(stderr, "rbmemtrace: sampling: budget %.3g%%; a hit costs %.2f us (entry "
+				"emulated) or %.2f us (stepped), program included\n",
+			budget_percent, (emulated + program) * 1e6, (stepped + program) * 1e6);
+}
+
+void windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
+		   double budget_percent, bool with_stacks, int verbose, double now)
+{
+	w->probes = probes;
+	w->skel = skel;
+	w->verbose = verbose;
+	measure_hit_costs(w, budget_percent, with_stacks);
+	sampler_init(&w->sampler, budget_percent, (uint64_t)(now * 1e9) ^ getpid(), now);
+	snapshot_hits(w);
+	skel->bss->sampling = 1;
+	__atomic_store_n(&skel->bss->window_open, 1, __ATOMIC_RELEASE);
+	sampler_window_opened(&w->sampler, now_s());
+}
+
+/* Traced allocations since the window opened, and what they cost the target. */
+static uint64_t window_hits(struct windows *w, double *cost)
+{
+	uint64_t hits = 0;
+	int i;
+
+	*cost = 0;
+	for (i = 0; i < ALLOC_PROBES; i++) {
+		uint64_t n = __atomic_load_n(&w->skel->bss->probe_hits[i], __ATOMIC_RELAXED) -
+			     w->hits_at_open[i];
+
+		hits += n;
+		*cost += n * w->hit_cost[i];
+	}
+	return hits;
+}
+
+void windows_close(struct windows *w)
+{
+	__atomic_store_n(&w->skel->bss->window_open, 0, __ATOMIC_RELEASE);
+}
+
+void windows_step(struct windows *w, double now)
+{
+	struct sampler *s = &w->sampler;
+
+	if (now < s->phase_end)
+		return;
+	if (s->in_window) {
+		uint64_t hits;
+		double cost;
+
+		windows_close(w);
+		probes_detach_alloc(w->probes);
+		hits = window_hits(w, &cost);
+		if (w->verbose > 1)
+			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": %.1f ms, %" PRIu64
+					" hits, %.2f ms of the target's time\n",
+				s->windows, (now_s() - s->phase_start) * 1e3, hits, cost * 1e3);
+		sampler_window_closed(s, now_s(), hits, cost);
+	} else if (snapshot_hits(w), probes_attach_alloc(w->probes, true) == 0) {
+		__atomic_store_n(&w->skel->bss->window_open, 1, __ATOMIC_RELEASE);
+		if (w->verbose > 1)
+			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": attached in %.1f ms\n",
+				s->windows + 1, (now_s() - now) * 1e3);
+		/* Attaching can wait for the last window's probes to come off. */
+		sampler_window_opened(s, now_s());
+	} else {
+		/* The target may be exiting: try again after a gap. */
+		s->phase_end = now + s->min_gap;
+	}
+}
+
+void windows_stop(struct windows *w, double now)
+{
+	if (w->sampler.in_window) {
+		double cost;
+		uint64_t hits = window_hits(w, &cost);
+
+		sampler_window_closed(&w->sampler, now, hits, cost);
+	}
+}
