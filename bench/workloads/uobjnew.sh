@@ -33,6 +33,9 @@ exec /usr/bin/python3 -u -c '
 import runpy, signal, sys, time
 
 def stop(*_):
+    # Once: a second signal must not cut short the cleanup of the first.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 signal.signal(signal.SIGINT, stop)
