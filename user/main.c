@@ -809,8 +809,8 @@ int main(int argc, char **argv)
 	read_target_counts(&s, &s.counts_start);
 	s.counts_last = s.counts_start;
 	if (s.sampling)
-		windows_start(&s.windows, &s.probes, s.skel, env.max_overhead, env.depth > 0,
-			      env.verbose, now_s());
+		windows_start(&s.windows, &s.probes, s.skel, env.max_overhead, env.verbose,
+			      now_s());
 	if (s.launched)
 		kill(s.pid, SIGCONT);
 	if (s.sampling)

@@ -28,13 +28,13 @@ static void snapshot_hits(struct windows *w)
 }
 
 /*
- * What a hit on each allocation probe costs the target: the trap, timed
- * here for both kinds of first instruction, and the program, which bench/
- * timed (kernel.bpf_stats_enabled) at under 1 us, 1.5 us with stacks.
+ * What a hit on each allocation probe costs the target, apart from the
+ * program (timed by the BPF side as it runs): the trap, timed here for
+ * both kinds of first instruction.
  */
-static void measure_hit_costs(struct windows *w, double budget_percent, bool with_stacks)
+static void measure_trap_costs(struct windows *w, double budget_percent)
 {
-	double emulated, stepped, program = with_stacks ? 1.5e-6 : 1.0e-6;
+	double emulated, stepped;
 	int i, err = calibrate_uretprobe_costs(w->skel, &emulated, &stepped);
 
 	if (err) {
@@ -45,20 +45,20 @@ static void measure_hit_costs(struct windows *w, double budget_percent, bool wit
 			strerror(-err), stepped * 1e6);
 	}
 	for (i = 0; i < ALLOC_PROBES; i++)
-		w->hit_cost[i] = (w->probes->alloc_emulated[i] ? emulated : stepped) + program;
+		w->hit_cost[i] = w->probes->alloc_emulated[i] ? emulated : stepped;
 	if (w->verbose)
-		fprintf(stderr, "rbmemtrace: sampling: budget %.3g%%; a hit costs %.2f us (entry "
-				"emulated) or %.2f us (stepped), program included\n",
-			budget_percent, (emulated + program) * 1e6, (stepped + program) * 1e6);
+		fprintf(stderr, "rbmemtrace: sampling: budget %.3g%%; a trap costs %.2f us (entry "
+				"emulated) or %.2f us (stepped), plus the program as timed\n",
+			budget_percent, emulated * 1e6, stepped * 1e6);
 }
 
 void windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		   double budget_percent, bool with_stacks, int verbose, double now)
+		   double budget_percent, int verbose, double now)
 {
 	w->probes = probes;
 	w->skel = skel;
 	w->verbose = verbose;
-	measure_hit_costs(w, budget_percent, with_stacks);
+	measure_trap_costs(w, budget_percent);
 	sampler_init(&w->sampler, budget_percent, (uint64_t)(now * 1e9) ^ getpid(), now);
 	snapshot_hits(w);
 	skel->bss->sampling = 1;
@@ -66,9 +66,19 @@ void windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_b
 	sampler_window_opened(&w->sampler, now_s());
 }
 
+/* The program's mean time per hit, from the hits it timed itself; a guess before any. */
+static double program_cost(struct windows *w)
+{
+	uint64_t timed = __atomic_load_n(&w->skel->bss->program_timed, __ATOMIC_RELAXED);
+	uint64_t ns = __atomic_load_n(&w->skel->bss->program_ns, __ATOMIC_RELAXED);
+
+	return timed ? ns / 1e9 / timed : 1.5e-6;
+}
+
 /* Traced allocations since the window opened, and what they cost the target. */
 static uint64_t window_hits(struct windows *w, double *cost)
 {
+	double program = program_cost(w);
 	uint64_t hits = 0;
 	int i;
 
@@ -78,7 +88,7 @@ static uint64_t window_hits(struct windows *w, double *cost)
 			     w->hits_at_open[i];
 
 		hits += n;
-		*cost += n * w->hit_cost[i];
+		*cost += n * (w->hit_cost[i] + program);
 	}
 	return hits;
 }
@@ -103,8 +113,9 @@ void windows_step(struct windows *w, double now)
 		hits = window_hits(w, &cost);
 		if (w->verbose > 1)
 			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": %.1f ms, %" PRIu64
-					" hits, %.2f ms of the target's time\n",
-				s->windows, (now_s() - s->phase_start) * 1e3, hits, cost * 1e3);
+					" hits, %.2f ms of the target's time (program %.2f us a hit)\n",
+				s->windows, (now_s() - s->phase_start) * 1e3, hits, cost * 1e3,
+				program_cost(w) * 1e6);
 		sampler_window_closed(s, now_s(), hits, cost);
 	} else if (snapshot_hits(w), probes_attach_alloc(w->probes, true) == 0) {
 		__atomic_store_n(&w->skel->bss->window_open, 1, __ATOMIC_RELEASE);

@@ -21,7 +21,7 @@ struct windows {
 	int verbose;
 	struct sampler sampler;
 	uint64_t hits_at_open[MAX_ALLOC_PROBES]; /* probe_hits when the window opened */
-	double hit_cost[MAX_ALLOC_PROBES];	  /* seconds the target spends per hit */
+	double hit_cost[MAX_ALLOC_PROBES];	  /* seconds each probe's trap costs the target */
 };
 
 /*
@@ -29,7 +29,7 @@ struct windows {
  * window.  Times the trap on this machine first.
  */
 void windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		   double budget_percent, bool with_stacks, int verbose, double now);
+		   double budget_percent, int verbose, double now);
 /* Opens or closes a window when it is due. */
 void windows_step(struct windows *w, double now);
 /* Stops counting: call before the allocation probes come off for good. */
