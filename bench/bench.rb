@@ -14,6 +14,7 @@ RBMEMTRACE = ENV.fetch("RBMEMTRACE", File.join(ROOT, "rbmemtrace"))
 WORKLOADS_DIR = File.join(ROOT, "bench", "workloads")
 RUNS = Integer(ENV.fetch("BENCH_RUNS", "5"))
 TMP = ENV.fetch("BENCH_TMP", "/tmp/rbmemtrace-bench")
+SETTLE = Float(ENV.fetch("BENCH_SETTLE", "2"))
 MICRO_ITERATIONS = Integer(ENV.fetch("BENCH_MICRO_ITERATIONS", "100000"))
 
 # A mode: how the target is traced.  tracer: nil (untraced), :uobjnew, or
@@ -109,6 +110,8 @@ def run_batch(argv, mode)
   drain(err, err_lines).join
   thread.join
   report = stop_tracer(tracer)
+  # A tracer's maps are freed by the kernel after it exits; let that finish before the next run.
+  sleep SETTLE if tracer
   bench = err_lines.grep(/^BENCH /).last or
     raise "#{argv.join(' ')} printed no result:\n#{err_lines.last(20).join}"
   JSON.parse(bench.sub("BENCH ", "")).merge("report" => report)
@@ -193,6 +196,7 @@ def bench_web(modes)
         rps = Float(IO.popen([script, "load", seconds.to_s], &:read).strip)
         Process.kill(tracer[:uobjnew] ? :TERM : :INT, -tracer[:thread].pid) if tracer
         results[mode] << { "rps" => rps, "report" => stop_tracer(tracer) }
+        sleep SETTLE if tracer
       end
       $stderr.puts "web: round #{round + 1}/#{RUNS} done"
     end
