@@ -7,16 +7,19 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 VERSION := 0.1.0
 
 CFLAGS ?= -O2 -g
-CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude -Iuser -I$(OUTPUT) -DRBMEMTRACE_VERSION='"$(VERSION)"'
+# user/ has one folder per layer (see README, Development); headers are included by plain name.
+USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
+CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT) \
+	-DRBMEMTRACE_VERSION='"$(VERSION)"'
 LDLIBS := $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null || echo -lbpf -lelf -lz) -lpthread
 # clang -target bpf does not search the host's multiarch include dir (asm/errno.h).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I. $(CLANG_BPF_SYS_INCLUDES)
 
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
-HEADERS := $(wildcard include/*.h user/*.h)
+USER_SRCS := $(filter-out user/cli/main.c,$(wildcard user/*/*.c))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/obj/%.o,$(USER_SRCS))
+HEADERS := $(wildcard include/*.h user/*/*.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
@@ -35,10 +38,11 @@ $(OUTPUT)/rbmemtrace.bpf.o: bpf/rbmemtrace.bpf.c $(HEADERS) vmlinux.h | $(OUTPUT
 $(OUTPUT)/rbmemtrace.skel.h: $(OUTPUT)/rbmemtrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name rbmemtrace_bpf > $@
 
-$(OUTPUT)/%.o: user/%.c $(HEADERS) $(OUTPUT)/rbmemtrace.skel.h | $(OUTPUT)
+$(OUTPUT)/obj/%.o: user/%.c $(HEADERS) $(OUTPUT)/rbmemtrace.skel.h | $(OUTPUT)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-rbmemtrace: $(OUTPUT)/main.o $(USER_OBJS)
+rbmemtrace: $(OUTPUT)/obj/cli/main.o $(USER_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # vmlinux.h is committed; regenerate it from the running kernel's BTF.
@@ -93,7 +97,7 @@ bench:
 	./bench/run.sh
 
 format:
-	clang-format -i bpf/*.c user/*.c user/*.h include/*.h tests/unit/*.c
+	clang-format -i bpf/*.c user/*/*.c user/*/*.h include/*.h tests/unit/*.c
 
 clean:
 	rm -rf $(OUTPUT) rbmemtrace

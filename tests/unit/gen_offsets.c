@@ -1,6 +1,6 @@
 /*
  * Prints Ruby's own struct offsets, compiled against the MJIT header that
- * ruby-dev ships, so the unit tests can check user/ruby_versions.c against it.
+ * ruby-dev ships, so the unit tests can check user/target/ruby_versions.c against it.
  */
 #include "rb_mjit_min_header.h"
 #include <stdio.h>

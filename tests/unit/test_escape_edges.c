@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Edge cases of user/escape.c beyond test_escape.c: utf8_sequence_len checked
+ * Edge cases of user/output/escape.c beyond test_escape.c: utf8_sequence_len checked
  * exhaustively against an independent encoder, JSON strings decoded back, and
  * term_escape's promise that no byte able to drive a terminal gets through.
  */

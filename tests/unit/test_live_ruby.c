@@ -304,7 +304,7 @@ Test(live_ruby, class_names_and_strings)
  * field, but that field now points at the singleton class itself, so the
  * namer recurses into the same class until its depth limit and prints
  * "#<Class:#<#<Class:#<... #<unreadable class 0x...>...>>".  Disabled until
- * user/classnames.c follows RCLASS_SUPER past singleton classes.
+ * user/target/classnames.c follows RCLASS_SUPER past singleton classes.
  */
 Test(live_ruby, singleton_class_of_an_object)
 {
