@@ -1,0 +1,118 @@
+# Helpers for the end-to-end tests (test_*.rb beside this file): running a
+# scenario under rbmemtrace and checking its report against the ground truth
+# the scenario computes about itself.
+require "json"
+require "open3"
+require "timeout"
+require "tmpdir"
+
+ROOT = File.expand_path("../..", __dir__)
+RBM = File.join(ROOT, "rbmemtrace")
+SCENARIOS = File.join(__dir__, "scenarios")
+FIXTURES = File.join(ROOT, ".output", "fixtures")
+
+class Failure < StandardError; end
+
+$passed = 0
+$failed = 0
+$filter = ARGV[0]
+
+def test(name)
+  return if $filter && !name.include?($filter)
+  started = Time.now
+  Timeout.timeout(180) { yield }
+  $passed += 1
+  puts format("ok     %-44s %5.1fs", name, Time.now - started)
+rescue Failure, Timeout::Error, StandardError => e
+  $failed += 1
+  puts format("FAILED %-44s %s", name, e.message)
+  e.backtrace.first(3).each { |l| puts "         #{l}" } unless e.is_a?(Failure)
+end
+
+def check(cond, msg)
+  raise Failure, msg unless cond
+end
+
+def check_eq(actual, expected, what)
+  check(actual == expected, "#{what}: expected #{expected.inspect}, got #{actual.inspect}")
+end
+
+# Waits for a line matching re on io; returns the match.
+def expect_line(io, re, what)
+  Timeout.timeout(60) do
+    while (line = io.gets)
+      m = re.match(line)
+      return m if m
+    end
+  end
+  raise Failure, "#{what}: stream ended without #{re.inspect}"
+rescue Timeout::Error
+  raise Failure, "#{what}: timed out waiting for #{re.inspect}"
+end
+
+# Runs a scenario in pid mode: start it, attach, let it work, stop rbmemtrace.
+# Returns [report, truth, rbmemtrace stderr, exit status].
+def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT")
+  Dir.mktmpdir do |dir|
+    report_path = File.join(dir, "report")
+    env = { "RBM_MODE" => "pid" }
+    Open3.popen3(env, "ruby", File.join(SCENARIOS, scenario)) do |sin, sout, serr, sthr|
+      pid = expect_line(sout, /^ready (\d+)/, scenario)[1].to_i
+      err_r, err_w = IO.pipe
+      # Exact counts need every allocation: -p alone samples (--max-overhead 2).
+      mode = rbm_args.include?("--max-overhead") || rbm_args.include?("--sampled") ? [] : ["--full"]
+      rbm_args = rbm_args - ["--sampled"]
+      rbm = Process.spawn(RBM, "-p", pid.to_s, "--format", format, "-o", report_path,
+                          *mode, *rbm_args, err: err_w, out: File::NULL)
+      err_w.close
+      expect_line(err_r, /(tracing|sampling) PID #{pid}/, "rbmemtrace start")
+      sin.puts "go"
+      truth = JSON.parse(expect_line(sout, /^truth (.*)$/, scenario)[1])
+      Process.kill(signal, rbm)
+      _, status = Process.wait2(rbm)
+      stderr = err_r.read
+      sin.puts "exit"
+      sin.close
+      sthr.join
+      report = File.read(report_path, encoding: "UTF-8")
+      [format == "json" ? JSON.parse(report) : report, truth, stderr, status]
+    end
+  end
+end
+
+# Runs a scenario in launch mode: rbmemtrace -- ruby scenario.
+def trace_command(scenario, rbm_args: [], format: "json")
+  Dir.mktmpdir do |dir|
+    report_path = File.join(dir, "report")
+    truth_path = File.join(dir, "truth")
+    env = { "RBM_MODE" => "command", "RBM_TRUTH" => truth_path }
+    out, err, status = Open3.capture3(env, RBM, "--format", format, "-o", report_path,
+                                      *rbm_args, "--", "ruby", File.join(SCENARIOS, scenario))
+    check(status.success?, "rbmemtrace -- ruby #{scenario} failed (#{status}): #{err}")
+    report = File.read(report_path, encoding: "UTF-8")
+    [format == "json" ? JSON.parse(report) : report, JSON.parse(File.read(truth_path)), err, out]
+  end
+end
+
+def class_row(report, name)
+  report["classes"].find { |c| c["name"] == name } or
+    raise Failure, "class #{name} missing from report"
+end
+
+def check_totals_add_up(report)
+  t = report["totals"]
+  check_eq(t["freed"] + t["retained"] + t["untracked"] + t["not_followed"], t["allocated"],
+           "freed + retained + untracked + not_followed")
+end
+
+# Every class the scenario owns: allocated N+M, retained as ObjectSpace says, freed the rest.
+def check_classes_exact(report, truth)
+  truth["allocated"].each do |name, allocated|
+    row = class_row(report, name)
+    check_eq(row["allocated"], allocated, "#{name} allocated")
+    check_eq(row["retained"], truth["retained"][name], "#{name} retained")
+    check_eq(row["freed"], allocated - truth["retained"][name], "#{name} freed")
+  end
+  check_totals_add_up(report)
+end
+

@@ -1,0 +1,276 @@
+# The trace mode (rbmemtrace [trace] -p PID | -- COMMAND) against real Ruby.
+
+test "classes: -p PID, per-class counts exact" do
+  report, truth, _, status = trace_pid("classes.rb")
+  check(status.success?, "rbmemtrace exited #{status}")
+  check_classes_exact(report, truth)
+  check_eq(report["totals"]["untracked"], 0, "untracked")
+  delta = truth["total_allocated_delta"]
+  allocated = report["totals"]["allocated"]
+  check((allocated - delta).abs <= delta * 0.005,
+        "total allocated #{allocated} is not within 0.5% of GC.stat delta #{delta}")
+  check_eq(report["ruby_version"], RUBY_VERSION, "ruby_version")
+  %w[pid duration_s totals classes].each { |k| check(report.key?(k), "JSON lacks #{k}") }
+end
+
+test "classes: -- COMMAND, per-class counts exact" do
+  report, truth, = trace_command("classes.rb")
+  check_classes_exact(report, truth)
+  check_eq(report["end_reason"], "command finished", "end_reason")
+  check_eq(report["exit_status"], 0, "exit_status")
+end
+
+test "text report: header, table, non-ASCII class name" do
+  report, truth, = trace_command("classes.rb", format: "text", rbm_args: ["--top", "0"])
+  check(report =~ /^rbmemtrace: PID \d+, ruby #{Regexp.escape(RUBY_VERSION)}/, "no header")
+  check(report.include?("Counts are of objects allocated while tracing"), "no window note")
+  row = report.lines.find { |l| l =~ /\bShop::Item$/ } or raise Failure, "no Shop::Item row"
+  retained, allocated, freed = row.split.first(3).map(&:to_i)
+  check_eq([retained, allocated, freed],
+           [truth["retained"]["Shop::Item"], 25_000, 25_000 - truth["retained"]["Shop::Item"]],
+           "Shop::Item row")
+  check(report.lines.any? { |l| l.chomp.end_with?("  Ünïcode") }, "non-ASCII class name mangled")
+end
+
+test "GC.compact: warning, moves followed, counts exact" do
+  report, truth, = trace_pid("compaction.rb")
+  check(truth["compact_count"] >= 1, "scenario did not compact")
+  check(report["compaction"]["count"] >= 1, "report does not see the compaction")
+  row = class_row(report, "Survivor")
+  check_eq(row["allocated"], 4000, "Survivor allocated")
+  check_eq(row["retained"] + row["not_followed"], truth["retained"]["Survivor"],
+           "Survivor retained + not_followed (ObjectSpace count)")
+  # rb_gc_update_tbl_refs lets the BPF side follow every move: nothing is lost.
+  check_eq(row["retained"], truth["retained"]["Survivor"], "Survivor retained after compaction")
+  check_eq(row["not_followed"], 0, "Survivor not followed")
+  check(report["compaction"]["followed"] > 0, "no moved object was followed")
+  check_eq(report["compaction"]["not_followed"], report["totals"]["not_followed"],
+           "compaction.not_followed")
+  check_totals_add_up(report)
+  text, = trace_command("compaction.rb", format: "text")
+  check(text =~ /WARNING: GC.compact ran \d+ time/, "text report lacks the compaction warning")
+end
+
+test "call paths: exact sites, labels and lines" do
+  report, truth, = trace_pid("stacks.rb", rbm_args: ["--depth", "32"])
+  check_classes_exact(report, truth)
+  file = File.realpath(truth["file"])
+  truth["sites"].each do |klass, line|
+    site = report["sites"].find { |s| s["class"] == klass } or raise Failure, "no site for #{klass}"
+    check_eq([File.realpath(site["path"]), site["line"]], [file, line], "#{klass} site")
+    check_eq(site["retained"], truth["retained"][klass], "#{klass} site retained")
+  end
+  nested = report["stacks"].find { |s| s["class"] == "Nested" } or raise Failure, "no Nested path"
+  labels = nested["frames"].map { |f| f["label"] }
+  # Labels name the method's owner, as Ruby 3.4 prints them (3.1 itself does not).
+  check_eq(labels.first(5),
+           ["Class#new", "block in Object#inner", "Integer#times", "Object#inner", "Object#outer"],
+           "Nested frames (innermost first)")
+  { "ViaModule" => "Factory.build", "Inherited" => "Base#build_item",
+    "ViaDefine" => "block in <class:Maker>" }.each do |klass, label|
+    path = report["stacks"].find { |st| st["class"] == klass } or raise Failure, "no #{klass} path"
+    check(path["frames"].any? { |f| f["label"] == label && f["line"] == truth["sites"][klass] },
+          "#{klass}: no frame #{label} at line #{truth['sites'][klass]}: #{path['frames'].first(3)}")
+  end
+  check_eq(nested["frames"][4]["line"], truth["outer_line"], "outer's line")
+  deep = report["stacks"].find { |s| s["class"] == "Deep" } or raise Failure, "no Deep path"
+  check_eq(deep["frames"].size, 32, "Deep path cut at --depth")
+  check_eq(deep["truncated"], true, "Deep path marked truncated")
+  check(report["stack_drops"]["truncated"] >= 1, "truncation not counted")
+end
+
+test "demo: the request loop's leak at its line, with its call path" do
+  app = File.join(ROOT, "examples", "leaky_app.rb")
+  src = File.readlines(app)
+  leak_line = src.index { |l| l.include?("# the leak") } + 1
+  line_of = ->(text) { src.index { |l| l.include?(text) } + 1 }
+  report, = Dir.mktmpdir do |dir|
+    path = File.join(dir, "r.json")
+    _, err, status = Open3.capture3(RBM, "--class", "Session", "--format", "json", "-o", path,
+                                    "--", "ruby", app)
+    check(status.success?, "demo failed: #{err}")
+    [JSON.parse(File.read(path))]
+  end
+  check_eq(class_row(report, "Session")["retained"], 20_000, "Session retained")
+  site = report["sites"].first
+  check_eq([site["class"], File.basename(site["path"]), site["line"], site["retained"]],
+           ["Session", "leaky_app.rb", leak_line, 20_000], "top site")
+  frames = report["stacks"].first["frames"].map { |f| [f["label"], f["line"]] }
+  check_eq(frames, [["Class#new", 0], ["App::SessionStore#fetch", leak_line],
+                    ["App::Handler#call", line_of.("@store.fetch")],
+                    ["block in App::Server#serve", line_of.("requests.each")], ["Array#each", 0],
+                    ["App::Server#serve", line_of.("requests.each")],
+                    ["<main>", line_of.("server.serve(")]], "call path")
+end
+
+test "call paths: tree and folded output" do
+  text, = trace_command("stacks.rb", rbm_args: ["--class", "Nested", "--tree"], format: "text")
+  check(text.include?("CALL TREE"), "no call tree")
+  check(text =~ /^\s+300\s+300\s+Nested$/, "tree leaf for Nested")
+  check(!text.include?("ViaDefine"), "--class Nested still reports ViaDefine")
+  folded, = trace_command("stacks.rb", rbm_args: ["--class", "Nested"], format: "folded")
+  line = folded.lines.find { |l| l.include?("Nested") } or raise Failure, "no folded line"
+  check(line =~ /;Object#inner \(.*stacks\.rb:\d+\);.*Nested 300$/, "folded line: #{line}")
+end
+
+test "--max-objects: a full map is counted, not silent" do
+  report, truth, = trace_pid("many_objects.rb", rbm_args: ["--max-objects", "4096"])
+  row = class_row(report, "Hoarded")
+  check_eq(row["allocated"], 20_000, "Hoarded allocated (counts do not depend on the map)")
+  check(row["untracked"] > 0, "Hoarded untracked should be > 0 with a 4096-entry map")
+  check(row["retained"] <= 4096, "retained #{row['retained']} exceeds the map size")
+  check_eq(row["retained"] + row["untracked"] + row["freed"], 20_000, "Hoarded accounting")
+  check(truth["retained"]["Hoarded"] == 20_000, "scenario ground truth changed")
+  check_totals_add_up(report)
+  text, = trace_command("many_objects.rb", rbm_args: ["--max-objects", "4096"], format: "text")
+  check(text =~ /WARNING: \d+ objects were allocated after the live-object map filled/,
+        "text report lacks the untracked warning")
+end
+
+test "--max-overhead (the -p default): sampled, scaled, the leak found" do
+  report, truth, _, status = trace_pid("sampled_leak.rb", rbm_args: ["--sampled"])
+  check(status.success?, "rbmemtrace exited #{status}")
+  s = report["sampling"] or raise Failure, "no sampling section"
+  check_eq(s["max_overhead_percent"], 2, "max_overhead_percent")
+  check(s["windows"] >= 3, "only #{s['windows']} windows in 4 s")
+  check(s["fraction"] > 0 && s["fraction"] < 0.5, "fraction #{s['fraction']}")
+  check(s["estimated_overhead_percent"] <= 3.0,
+        "estimated overhead #{s['estimated_overhead_percent']}% over budget")
+  # Ground truth for the scale: Ruby's own counter, read from outside.
+  gc = report["gc_stat"]["total_allocated_objects"]
+  want = truth["total_allocated_delta"]
+  check(gc >= want && gc <= want * 1.05 + 5000, "gc_stat allocated #{gc}, Ruby said #{want}")
+  check_eq(report["totals"]["est_allocated"], gc, "est_allocated (scaled to Ruby's counter)")
+  # Counts of the traced objects stay exact: every traced Request is freed
+  # but the ones the last request kept, every traced LeakedSession retained.
+  leaked = class_row(report, "LeakedSession")
+  check_eq(leaked["freed"], 0, "LeakedSession freed")
+  check(leaked["retained"] > 0, "no LeakedSession traced")
+  truth_retained = truth["retained"]["LeakedSession"]
+  est = leaked["est_retained"]
+  $stderr.puts "sampled_leak: est/truth #{(est.to_f / truth_retained).round(3)} windows #{s['windows']} traced #{s['traced']} leaked traced #{leaked['retained']}" if ENV["RBM_DEBUG"]
+  # Typically within 1%: windows sample every allocation path alike.
+  check(est >= truth_retained * 0.8 && est <= truth_retained * 1.25,
+        "LeakedSession est_retained #{est}, truth #{truth_retained}")
+  top = report["sites"].max_by { |site| site["retained"] }
+  check_eq([top["class"], File.basename(top["path"]), top["line"]],
+           ["LeakedSession", "sampled_leak.rb", truth["leak_line"]],
+           "top retained site (of #{report['sites'].first(3)}, classes #{report['classes'].first(3)})")
+  check(top["est_retained"] > top["retained"], "site estimates missing")
+end
+
+test "target exits mid-trace: report what was gathered, exit 0" do
+  Open3.popen3("ruby", File.join(SCENARIOS, "exits_midway.rb")) do |sin, sout, _serr, sthr|
+    pid = expect_line(sout, /^ready (\d+)/, "exits_midway")[1].to_i
+    out, err, status = Dir.mktmpdir do |dir|
+      path = File.join(dir, "r.json")
+      err_r, err_w = IO.pipe
+      rbm = Process.spawn(RBM, "-p", pid.to_s, "--full", "--format", "json", "-o", path,
+                          err: err_w)
+      err_w.close
+      expect_line(err_r, /tracing PID/, "rbmemtrace start")
+      sin.puts "go"
+      sthr.join
+      _, st = Timeout.timeout(30) { Process.wait2(rbm) }
+      [File.read(path), err_r.read, st]
+    end
+    check(status.success?, "rbmemtrace exited #{status}: #{err}")
+    report = JSON.parse(out)
+    check_eq(report["end_reason"], "target exited", "end_reason")
+    check_eq(report["target_exited"], true, "target_exited")
+    check_eq(class_row(report, "Doomed")["allocated"], 4000, "Doomed allocated")
+    check_totals_add_up(report)
+  end
+end
+
+test "traced program behaves the same: stdout and exit status" do
+  prog = File.join(SCENARIOS, "output.rb")
+  plain_out, plain_err, plain_status = Open3.capture3("ruby", prog)
+  Dir.mktmpdir do |dir|
+    out, err, status = Open3.capture3(RBM, "-o", File.join(dir, "r"), "--", "ruby", prog)
+    check_eq(out, plain_out, "stdout")
+    check_eq(status.exitstatus, plain_status.exitstatus, "exit status (mirrored)")
+    check(err.include?(plain_err.strip), "program's stderr lost")
+    check(File.read(File.join(dir, "r")).include?("Command exited with status 3"), "no status")
+  end
+end
+
+# Bad input: one line on stderr, non-zero exit, quickly.
+def check_error(args, pattern, env = {})
+  started = Time.now
+  out, err, status = Open3.capture3(env, *args)
+  check(!status.success?, "#{args.join(' ')} should fail")
+  check(status.exitstatus == 1, "exit status #{status.exitstatus}, expected 1 (no crash)")
+  check_eq(err.lines.size, 1, "error lines on stderr (#{err.inspect})")
+  check(err =~ pattern, "error #{err.inspect} does not match #{pattern.inspect}")
+  check(out.empty?, "stdout should be empty on error")
+  check(Time.now - started < 15, "took too long")
+end
+
+test "error: PID that does not exist" do
+  check_error([RBM, "-p", "999999", "-d", "1"], /^rbmemtrace: no process with PID 999999$/)
+end
+
+test "error: process that is not Ruby" do
+  pid = Process.spawn("sleep", "30")
+  begin
+    check_error([RBM, "-p", pid.to_s, "-d", "1"], /not a Ruby process/)
+  ensure
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+end
+
+test "error: unsupported Ruby version" do
+  fake = File.join(FIXTURES, "fake_ruby")
+  r, w = IO.pipe
+  pid = Process.spawn(fake, out: w)
+  w.close
+  r.gets # it prints once its fake libruby is mapped
+  begin
+    check_error([RBM, "-p", pid.to_s, "-d", "1"], /unsupported Ruby version 9\.9\.0 .*\(supported: 3\.1\)/)
+  ensure
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+end
+
+test "error: Ruby built without USDT probes" do
+  libdir = File.join(FIXTURES, "nousdt")
+  check(File.exist?(libdir), "fixture #{libdir} missing (make e2e builds it)")
+  r, w = IO.pipe
+  pid = Process.spawn({ "LD_LIBRARY_PATH" => libdir }, "ruby", "-e", "puts 1; $stdout.flush; sleep 30",
+                      out: w)
+  w.close
+  r.gets
+  begin
+    check_error([RBM, "-p", pid.to_s, "-d", "1"], /built without USDT probes/)
+    check_error([RBM, "-d", "1", "--", "ruby", "-e", "1"], /built without USDT probes/,
+                { "LD_LIBRARY_PATH" => libdir })
+  ensure
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+end
+
+test "error: not enough privileges" do
+  pid = Process.spawn("ruby", "-e", "sleep 30")
+  begin
+    check_error(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                 RBM, "-p", pid.to_s, "-d", "1"], /not enough privileges.*CAP_BPF.*CAP_PERFMON/)
+  ensure
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+end
+
+test "error: bad arguments" do
+  check_error([RBM, "-p", "1", "--format", "xml"], /invalid format: xml/)
+  check_error([RBM, "-p", "abc"], /invalid PID: abc/)
+  check_error([RBM], /nothing to trace/)
+  check_error([RBM, "-d", "1", "--", "/nonexistent/ruby"], /command not found/)
+  check_error([RBM, "-d", "1", "--", "true"], /does not run Ruby/)
+  check_error([RBM, "-p", "1", "--full", "--max-overhead", "2"], /either --full or --max-overhead/)
+  check_error([RBM, "-p", "1", "--max-overhead", "0"], /invalid --max-overhead: 0/)
+  check_error([RBM, "-p", "1", "--max-overhead", "2%"], /invalid --max-overhead: 2%/)
+end
