@@ -4,6 +4,7 @@
 #include "calltree.h"
 #include "classnames.h"
 #include "report.h"
+#include "writers.h"
 #include "stacks.h"
 #include "tracker.h"
 #include "u64map.h"

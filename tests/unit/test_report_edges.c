@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "report.h"
+#include "writers.h"
 
 static void report_init(struct report *r)
 {

@@ -1,20 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "calltree.h"
-#include "escape.h"
 #include "report.h"
-
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-	return h ? h : 1;
-}
 
 static void counts_add(struct counts *to, const struct counts *c)
 {
@@ -25,10 +14,23 @@ static void counts_add(struct counts *to, const struct counts *c)
 	to->not_followed += c->not_followed;
 }
 
-int report_add(struct report *r, const char *name, const struct counts *c)
+static void *grow_array(void *array, size_t *cap, size_t len, size_t size)
 {
-	uint64_t h = name_hash(name);
+	void *bigger;
+
+	if (len < *cap)
+		return array;
+	bigger = realloc(array, (*cap ? *cap * 2 : 64) * size);
+	if (bigger)
+		*cap = *cap ? *cap * 2 : 64;
+	return bigger;
+}
+
+struct class_row *report_row(struct report *r, const char *name)
+{
+	uint64_t h = str_hash(name);
 	uintptr_t at = (uintptr_t)u64map_get(&r->by_name, h);
+	struct class_row *rows;
 	size_t i;
 
 	/* A hash collision falls back to a scan; it only costs time. */
@@ -38,26 +40,40 @@ int report_add(struct report *r, const char *name, const struct counts *c)
 			if (strcmp(r->rows[i].name, name) == 0)
 				at = i + 1;
 	}
-	if (at) {
-		counts_add(&r->rows[at - 1].counts, c);
-		return 0;
-	}
-	if (r->nrows == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct class_row *rows = realloc(r->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return -ENOMEM;
-		r->rows = rows;
-		r->cap = cap;
-	}
-	r->rows[r->nrows].name = strdup(name);
-	if (!r->rows[r->nrows].name)
-		return -ENOMEM;
-	r->rows[r->nrows].counts = *c;
+	if (at)
+		return &r->rows[at - 1];
+	rows = grow_array(r->rows, &r->cap, r->nrows, sizeof(*rows));
+	if (!rows)
+		return NULL;
+	r->rows = rows;
+	memset(&rows[r->nrows], 0, sizeof(rows[r->nrows]));
+	rows[r->nrows].name = strdup(name);
+	if (!rows[r->nrows].name)
+		return NULL;
 	r->nrows++;
 	if (!u64map_get(&r->by_name, h))
 		u64map_put(&r->by_name, h, (void *)(uintptr_t)r->nrows);
+	return &rows[r->nrows - 1];
+}
+
+int report_add(struct report *r, const char *name, const struct counts *c)
+{
+	struct class_row *row = report_row(r, name);
+
+	if (!row)
+		return -ENOMEM;
+	counts_add(&row->counts, c);
+	return 0;
+}
+
+int report_set_census(struct report *r, const char *name, const struct census_counts *cc)
+{
+	struct class_row *row = report_row(r, name);
+
+	if (!row)
+		return -ENOMEM;
+	row->census = *cc;
+	row->census.have = true;
 	return 0;
 }
 
@@ -97,20 +113,8 @@ static bool same_stack(const struct stack *a, const struct stack *b)
 	return true;
 }
 
-static void *grow_array(void *array, size_t *cap, size_t len, size_t size)
-{
-	void *bigger;
-
-	if (len < *cap)
-		return array;
-	bigger = realloc(array, (*cap ? *cap * 2 : 64) * size);
-	if (bigger)
-		*cap = *cap ? *cap * 2 : 64;
-	return bigger;
-}
-
 static int add_site(struct report *r, const char *class_name, const struct frame *f,
-		    const struct counts *c)
+		    const struct counts *c, const struct estimates *est)
 {
 	uint64_t key = hash_int(hash_more(hash_more(0xcbf29ce484222325ULL, class_name), f->path),
 				f->line);
@@ -122,6 +126,11 @@ static int add_site(struct report *r, const char *class_name, const struct frame
 		if (row->line == f->line && !strcmp(row->path, f->path) &&
 		    !strcmp(row->class_name, class_name)) {
 			counts_add(&row->counts, c);
+			if (est) {
+				row->est.allocated += est->allocated;
+				row->est.retained += est->retained;
+				row->est.freed += est->freed;
+			}
 			return 0;
 		}
 	}
@@ -130,20 +139,48 @@ static int add_site(struct report *r, const char *class_name, const struct frame
 		return -ENOMEM;
 	r->sites = sites;
 	row = &r->sites[r->nsites];
+	memset(row, 0, sizeof(*row));
 	row->class_name = strdup(class_name);
-	if (!row->class_name)
+	row->path = strpool_intern(&r->strings, f->path);
+	if (!row->class_name || !row->path) {
+		free(row->class_name);
 		return -ENOMEM;
-	row->path = f->path;
+	}
 	row->line = f->line;
 	row->counts = *c;
+	if (est)
+		row->est = *est;
 	r->nsites++;
 	if (!at)
 		u64map_put(&r->sites_by_key, key ? key : 1, (void *)(uintptr_t)r->nsites);
 	return 0;
 }
 
+/* A copy of st whose strings live in the report's pool. */
+static struct stack *copy_stack(struct report *r, const struct stack *st)
+{
+	struct stack *copy = calloc(1, sizeof(*copy) + st->depth * sizeof(struct frame));
+	size_t i;
+
+	if (!copy)
+		return NULL;
+	copy->depth = st->depth;
+	copy->truncated = st->truncated;
+	copy->frames = (struct frame *)(copy + 1);
+	for (i = 0; i < st->depth; i++) {
+		copy->frames[i].label = strpool_intern(&r->strings, st->frames[i].label);
+		copy->frames[i].path = strpool_intern(&r->strings, st->frames[i].path);
+		copy->frames[i].line = st->frames[i].line;
+		if (!copy->frames[i].label || !copy->frames[i].path) {
+			free(copy);
+			return NULL;
+		}
+	}
+	return copy;
+}
+
 static int add_path(struct report *r, const char *class_name, const struct stack *st,
-		    const struct counts *c)
+		    const struct counts *c, const struct estimates *est)
 {
 	uint64_t key = hash_more(0xcbf29ce484222325ULL, class_name);
 	struct stack_row *row, *rows;
@@ -159,6 +196,11 @@ static int add_path(struct report *r, const char *class_name, const struct stack
 		row = &r->stacks[at - 1];
 		if (same_stack(row->stack, st) && !strcmp(row->class_name, class_name)) {
 			counts_add(&row->counts, c);
+			if (est) {
+				row->est.allocated += est->allocated;
+				row->est.retained += est->retained;
+				row->est.freed += est->freed;
+			}
 			return 0;
 		}
 	}
@@ -167,35 +209,55 @@ static int add_path(struct report *r, const char *class_name, const struct stack
 		return -ENOMEM;
 	r->stacks = rows;
 	row = &r->stacks[r->nstacks];
+	memset(row, 0, sizeof(*row));
 	row->class_name = strdup(class_name);
-	if (!row->class_name)
+	row->stack = copy_stack(r, st);
+	if (!row->class_name || !row->stack) {
+		free(row->class_name);
+		free((void *)row->stack);
 		return -ENOMEM;
-	row->stack = st;
+	}
 	row->counts = *c;
+	if (est)
+		row->est = *est;
 	r->nstacks++;
 	if (!at)
 		u64map_put(&r->stacks_by_key, key ? key : 1, (void *)(uintptr_t)r->nstacks);
 	return 0;
 }
 
-int report_add_stack(struct report *r, const char *class_name, const struct stack *st,
-		     const struct counts *c)
+/* The site is the innermost Ruby frame: C methods allocate for their caller. */
+static const struct frame *site_frame(const struct stack *st)
 {
 	size_t i;
+
+	for (i = 0; i < st->depth; i++)
+		if (st->frames[i].line > 0)
+			return &st->frames[i];
+	return NULL;
+}
+
+static int add_stack(struct report *r, const char *class_name, const struct stack *st,
+		     const struct counts *c, const struct estimates *est)
+{
+	const struct frame *site;
 	int err;
 
 	if (!st || !st->depth)
 		return 0;
-	/* The site is the innermost Ruby frame: C methods allocate for their caller. */
-	for (i = 0; i < st->depth; i++) {
-		if (st->frames[i].line > 0) {
-			err = add_site(r, class_name, &st->frames[i], c);
-			if (err)
-				return err;
-			break;
-		}
+	site = site_frame(st);
+	if (site) {
+		err = add_site(r, class_name, site, c, est);
+		if (err)
+			return err;
 	}
-	return add_path(r, class_name, st, c);
+	return add_path(r, class_name, st, c, est);
+}
+
+int report_add_stack(struct report *r, const char *class_name, const struct stack *st,
+		     const struct counts *c)
+{
+	return add_stack(r, class_name, st, c, NULL);
 }
 
 static int counts_cmp(const struct counts *x, const struct counts *y)
@@ -229,12 +291,22 @@ static int stack_cmp(const void *a, const void *b)
 static int row_cmp(const void *a, const void *b)
 {
 	const struct class_row *x = a, *y = b;
+	int c = counts_cmp(&x->counts, &y->counts);
 
-	if (x->counts.retained != y->counts.retained)
-		return x->counts.retained > y->counts.retained ? -1 : 1;
-	if (x->counts.allocated != y->counts.allocated)
-		return x->counts.allocated > y->counts.allocated ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return c ? c : strcmp(x->name, y->name);
+}
+
+/* A traced count scaled up to the whole target, under sampling. */
+static uint64_t scale_count(double scale, uint64_t traced)
+{
+	return (uint64_t)(traced * scale + 0.5);
+}
+
+static void estimate(struct estimates *e, const struct counts *c, double scale)
+{
+	e->allocated = scale_count(scale, c->allocated);
+	e->retained = scale_count(scale, c->retained);
+	e->freed = scale_count(scale, c->freed);
 }
 
 void report_finish(struct report *r)
@@ -249,17 +321,30 @@ void report_finish(struct report *r)
 	u64map_free(&r->sites_by_key, NULL);
 	u64map_free(&r->stacks_by_key, NULL);
 	memset(&r->totals, 0, sizeof(r->totals));
-	for (i = 0; i < r->nrows; i++)
+	memset(&r->est_totals, 0, sizeof(r->est_totals));
+	/* A merged report keeps the estimates its parts summed: each had its own scale. */
+	if (!r->merged)
+		r->have_estimates = r->sampling.on && r->sampling.scale > 0;
+	for (i = 0; i < r->nrows; i++) {
 		counts_add(&r->totals, &r->rows[i].counts);
+		if (r->have_estimates && !r->merged)
+			estimate(&r->rows[i].est, &r->rows[i].counts, r->sampling.scale);
+		r->est_totals.allocated += r->rows[i].est.allocated;
+		r->est_totals.retained += r->rows[i].est.retained;
+		r->est_totals.freed += r->rows[i].est.freed;
+	}
+	if (!r->have_estimates || r->merged)
+		return;
+	/* Totals scale as a whole, as a reader would compute them. */
+	estimate(&r->est_totals, &r->totals, r->sampling.scale);
+	for (i = 0; i < r->nsites; i++)
+		estimate(&r->sites[i].est, &r->sites[i].counts, r->sampling.scale);
+	for (i = 0; i < r->nstacks; i++)
+		estimate(&r->stacks[i].est, &r->stacks[i].counts, r->sampling.scale);
 }
 
-static size_t shown_rows(size_t top, size_t n)
-{
-	return top && top < n ? top : n;
-}
-
-/* Root first, with the class as the leaf: the shape of the call tree and folded output. */
-static size_t root_first_path(const struct stack_row *row, char (*names)[512], const char **path)
+size_t report_path_root_first(const struct stack_row *row, char (*names)[REPORT_NAME_MAX],
+			      const char **path)
 {
 	size_t i, n = 0, depth = row->stack->depth;
 
@@ -278,278 +363,23 @@ static size_t root_first_path(const struct stack_row *row, char (*names)[512], c
 	return n + 1;
 }
 
-#define PATH_SLOTS (MAX_STACK_DEPTH + 2)
-
-static bool scaled(const struct report *r)
+struct ct_node *report_calltree(const struct report *r, size_t prune)
 {
-	return r->sampling.on && r->sampling.scale > 0;
-}
+	static char names[REPORT_PATH_SLOTS][REPORT_NAME_MAX];
+	const char *path[REPORT_PATH_SLOTS];
+	struct ct_node *root = calltree_new("(all)");
+	size_t i;
 
-/* A traced count scaled up to the whole target, under sampling. */
-static uint64_t estimate(const struct report *r, uint64_t traced)
-{
-	return (uint64_t)(traced * r->sampling.scale + 0.5);
-}
-
-static void write_stack_sections(FILE *out, const struct report *r, const struct text_options *o)
-{
-	char name[1024], cls[512], frame[1024];
-	size_t i, j, shown;
-
-	fprintf(out, "\nRetained by allocation site (innermost Ruby frame):\n");
-	fprintf(out, "%10s %10s%s  %s\n", "RETAINED", "ALLOCATED",
-		scaled(r) ? "  ~RETAINED" : "", "SITE  CLASS");
-	shown = shown_rows(o->top, r->nsites);
-	for (i = 0; i < shown; i++) {
-		const struct site_row *s = &r->sites[i];
-
-		fprintf(out, "%10" PRIu64 " %10" PRIu64, s->counts.retained, s->counts.allocated);
-		if (scaled(r))
-			fprintf(out, " %10" PRIu64, estimate(r, s->counts.retained));
-		fprintf(out, "  %s:%d  %s\n", term_escape(s->path, name, sizeof(name)), s->line,
-			term_escape(s->class_name, cls, sizeof(cls)));
-	}
-	if (shown < r->nsites)
-		fprintf(out, "... %zu more sites\n", r->nsites - shown);
-
-	shown = shown_rows(o->top_stacks, r->nstacks);
-	fprintf(out, "\nRetained by call path (top %zu of %zu, innermost frame first):\n", shown,
-		r->nstacks);
-	for (i = 0; i < shown; i++) {
-		const struct stack_row *row = &r->stacks[i];
-
-		fprintf(out, "%10" PRIu64 " retained, %" PRIu64 " allocated: %s\n",
-			row->counts.retained, row->counts.allocated,
-			term_escape(row->class_name, cls, sizeof(cls)));
-		for (j = 0; j < row->stack->depth; j++) {
-			frame_display_name(&row->stack->frames[j], frame, sizeof(frame));
-			fprintf(out, "            %s\n", term_escape(frame, name, sizeof(name)));
-		}
-		if (row->stack->truncated)
-			fprintf(out, "            ... (frames beyond --depth)\n");
-	}
-
-	if (o->tree) {
-		static char names[PATH_SLOTS][512];
-		const char *path[PATH_SLOTS];
-		struct ct_node *root = calltree_new("(all)");
-
-		for (i = 0; root && i < r->nstacks; i++)
-			calltree_add(root, path, root_first_path(&r->stacks[i], names, path),
-				     r->stacks[i].counts.retained, r->stacks[i].counts.allocated);
-		if (root) {
-			/* A retention tree: subtrees that keep under 1% of it are folded. */
-			calltree_sort_prune(root, o->prune,
-					    o->prune ? (root->retained + 99) / 100 : 0);
-			fprintf(out, "\n");
-			calltree_print(out, root);
+	for (i = 0; root && i < r->nstacks; i++)
+		if (calltree_add(root, path, report_path_root_first(&r->stacks[i], names, path),
+				 r->stacks[i].counts.retained, r->stacks[i].counts.allocated)) {
 			calltree_free(root);
+			return NULL;
 		}
-	}
-}
-
-void report_write_folded(FILE *out, const struct report *r)
-{
-	static char names[PATH_SLOTS][512];
-	const char *path[PATH_SLOTS];
-	size_t i;
-
-	for (i = 0; i < r->nstacks; i++)
-		if (r->stacks[i].counts.retained)
-			folded_write_line(out, path, root_first_path(&r->stacks[i], names, path),
-					  r->stacks[i].counts.retained);
-}
-
-static void write_sampling_text(FILE *out, const struct report *r)
-{
-	const struct sampling_info *si = &r->sampling;
-
-	fprintf(out, "Sampled (--max-overhead %.3g): allocation probes attached in %" PRIu64
-		     " random windows, %.2f s of %.1f s; estimated cost to the target %.2f%%.\n",
-		si->budget_percent, si->windows, si->window_time_s, r->duration_s,
-		si->est_overhead * 100);
-	if (scaled(r))
-		fprintf(out, "Traced %" PRIu64 " of the %" PRIu64 " objects Ruby allocated (1 in %.1f): "
-			     "counts are of traced objects, exact for them; ~ columns scale them up "
-			     "to the whole process (--full counts everything).\n",
-			si->traced, r->gc_allocated, si->scale);
-	else
-		fprintf(out, "Traced %" PRIu64 " allocations; Ruby's own allocation counter could "
-			     "not be read, so no estimates.\n",
-			si->traced);
-}
-
-void report_write_text(FILE *out, const struct report *r, const struct text_options *opts)
-{
-	char name[1024];
-	size_t i, shown;
-	size_t top = opts->top;
-
-	fprintf(out, "rbmemtrace: PID %d, ruby %s, traced %.1f s (%s), %" PRIu64 " GC runs\n",
-		r->pid, r->ruby_version, r->duration_s, r->end_reason, r->gc_runs);
-	if (r->exit_status >= 0)
-		fprintf(out, "Command exited with status %d.\n", r->exit_status);
-	fprintf(out, "Counts are of objects allocated while tracing; retained = not freed by "
-		     "Ruby's GC at the end%s.\n",
-		r->target_exited ? " (as of the last GC check before the target exited)" : "");
-	fprintf(out, "Totals: allocated %" PRIu64 ", freed %" PRIu64 ", retained %" PRIu64
-		     ", untracked %" PRIu64 "\n",
-		r->totals.allocated, r->totals.freed, r->totals.retained, r->totals.untracked);
-	if (r->totals.untracked)
-		fprintf(out, "WARNING: %" PRIu64 " objects were allocated after the live-object map "
-			     "filled and are not tracked: raise --max-objects.\n",
-			r->totals.untracked);
-	if (r->compactions)
-		fprintf(out, "WARNING: GC.compact ran %" PRIu64 " time(s) while tracing: %" PRIu64
-			     " tracked objects moved and were followed, %" PRIu64
-			     " left their slots and could not be followed (moved or freed; not "
-			     "counted as freed or retained).\n",
-			r->compactions, r->moved_followed, r->totals.not_followed);
-	if (r->sampling.on)
-		write_sampling_text(out, r);
-	if (r->header_read_errors || r->class_overflow)
-		fprintf(out, "WARNING: %" PRIu64 " allocations could not be read and %" PRIu64
-			     " were not counted (class table full).\n",
-			r->header_read_errors, r->class_overflow);
-
-	fprintf(out, "\n%10s %10s %10s%s%s  %s\n", "RETAINED", "ALLOCATED", "FREED",
-		r->totals.untracked ? "  UNTRACKED" : "",
-		scaled(r) ? "  ~RETAINED ~ALLOCATED" : "", "CLASS");
-	shown = top && top < r->nrows ? top : r->nrows;
-	for (i = 0; i < shown; i++) {
-		const struct counts *c = &r->rows[i].counts;
-
-		fprintf(out, "%10" PRIu64 " %10" PRIu64 " %10" PRIu64, c->retained, c->allocated,
-			c->freed);
-		if (r->totals.untracked)
-			fprintf(out, " %10" PRIu64, c->untracked);
-		if (scaled(r))
-			fprintf(out, " %10" PRIu64 " %10" PRIu64, estimate(r, c->retained),
-				estimate(r, c->allocated));
-		fprintf(out, "  %s\n", term_escape(r->rows[i].name, name, sizeof(name)));
-	}
-	if (shown < r->nrows)
-		fprintf(out, "... %zu more classes (--top 0 shows all)\n", r->nrows - shown);
-	if (r->with_stacks) {
-		if (r->stacks_truncated || r->stacks_dropped || r->stack_errors)
-			fprintf(out, "Stacks: %" PRIu64 " truncated at --depth, %" PRIu64
-				     " not stored (stack map full: raise --max-stacks), %" PRIu64
-				     " unreadable.\n",
-				r->stacks_truncated, r->stacks_dropped, r->stack_errors);
-		write_stack_sections(out, r, opts);
-	}
-}
-
-static void write_counts_json(FILE *out, const struct counts *c)
-{
-	fprintf(out,
-		"\"allocated\": %" PRIu64 ", \"freed\": %" PRIu64 ", \"retained\": %" PRIu64
-		", \"untracked\": %" PRIu64 ", \"not_followed\": %" PRIu64,
-		c->allocated, c->freed, c->retained, c->untracked, c->not_followed);
-}
-
-/* Under sampling: est_* are the traced counts scaled to the whole process. */
-static void write_estimates_json(FILE *out, const struct report *r, const struct counts *c,
-				 bool with_freed)
-{
-	if (!scaled(r))
-		return;
-	fprintf(out, ", \"est_allocated\": %" PRIu64 ", \"est_retained\": %" PRIu64,
-		estimate(r, c->allocated), estimate(r, c->retained));
-	if (with_freed)
-		fprintf(out, ", \"est_freed\": %" PRIu64, estimate(r, c->freed));
-}
-
-void report_write_json(FILE *out, const struct report *r)
-{
-	size_t i;
-
-	fprintf(out, "{\n  \"pid\": %d,\n  \"ruby_version\": ", r->pid);
-	json_write_string(out, r->ruby_version);
-	fprintf(out, ",\n  \"duration_s\": %.3f,\n  \"end_reason\": ", r->duration_s);
-	json_write_string(out, r->end_reason);
-	fprintf(out, ",\n  \"target_exited\": %s,\n", r->target_exited ? "true" : "false");
-	if (r->exit_status >= 0)
-		fprintf(out, "  \"exit_status\": %d,\n", r->exit_status);
-	fprintf(out, "  \"gc_runs\": %" PRIu64 ",\n", r->gc_runs);
-	fprintf(out,
-		"  \"compaction\": {\"count\": %" PRIu64 ", \"followed\": %" PRIu64
-		", \"not_followed\": %" PRIu64 "},\n",
-		r->compactions, r->moved_followed, r->totals.not_followed);
-	fprintf(out, "  \"dropped\": {\"header_read_errors\": %" PRIu64 ", \"class_overflow\": %" PRIu64
-		     "},\n",
-		r->header_read_errors, r->class_overflow);
-	if (r->have_gc_counts)
-		fprintf(out, "  \"gc_stat\": {\"total_allocated_objects\": %" PRIu64
-			     ", \"total_freed_objects\": %" PRIu64 "},\n",
-			r->gc_allocated, r->gc_freed);
-	if (r->sampling.on) {
-		const struct sampling_info *si = &r->sampling;
-
-		fprintf(out,
-			"  \"sampling\": {\"max_overhead_percent\": %.3g, \"windows\": %" PRIu64
-			", \"window_s\": %.3f, \"estimated_overhead_percent\": %.3f, \"probe_hits\": %" PRIu64
-			", \"traced\": %" PRIu64 ", \"fraction\": %.6f, \"scale\": %.3f},\n",
-			si->budget_percent, si->windows, si->window_time_s, si->est_overhead * 100,
-			si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale);
-	} else {
-		fprintf(out, "  \"sampling\": null,\n");
-	}
-	fprintf(out, "  \"totals\": {");
-	write_counts_json(out, &r->totals);
-	write_estimates_json(out, r, &r->totals, true);
-	fprintf(out, "},\n  \"classes\": [");
-	for (i = 0; i < r->nrows; i++) {
-		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
-		json_write_string(out, r->rows[i].name);
-		fprintf(out, ", ");
-		write_counts_json(out, &r->rows[i].counts);
-		write_estimates_json(out, r, &r->rows[i].counts, true);
-		fputc('}', out);
-	}
-	fprintf(out, "%s]", r->nrows ? "\n  " : "");
-	if (r->with_stacks) {
-		fprintf(out, ",\n  \"stack_drops\": {\"truncated\": %" PRIu64 ", \"dropped\": %" PRIu64
-			     ", \"errors\": %" PRIu64 "},\n  \"sites\": [",
-			r->stacks_truncated, r->stacks_dropped, r->stack_errors);
-		for (i = 0; i < r->nsites; i++) {
-			const struct site_row *site = &r->sites[i];
-
-			fprintf(out, "%s\n    {\"class\": ", i ? "," : "");
-			json_write_string(out, site->class_name);
-			fprintf(out, ", \"path\": ");
-			json_write_string(out, site->path);
-			fprintf(out, ", \"line\": %d, \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64,
-				site->line, site->counts.allocated, site->counts.retained);
-			write_estimates_json(out, r, &site->counts, false);
-			fputc('}', out);
-		}
-		fprintf(out, "%s],\n  \"stacks\": [", r->nsites ? "\n  " : "");
-		for (i = 0; i < r->nstacks; i++) {
-			const struct stack_row *row = &r->stacks[i];
-			size_t j;
-
-			fprintf(out, "%s\n    {\"class\": ", i ? "," : "");
-			json_write_string(out, row->class_name);
-			fprintf(out, ", \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64,
-				row->counts.allocated, row->counts.retained);
-			write_estimates_json(out, r, &row->counts, false);
-			fprintf(out, ", \"truncated\": %s, \"frames\": [",
-				row->stack->truncated ? "true" : "false");
-			for (j = 0; j < row->stack->depth; j++) {
-				const struct frame *f = &row->stack->frames[j];
-
-				fprintf(out, "%s{\"label\": ", j ? ", " : "");
-				json_write_string(out, f->label);
-				fprintf(out, ", \"path\": ");
-				json_write_string(out, f->path);
-				fprintf(out, ", \"line\": %d}", f->line);
-			}
-			fprintf(out, "]}");
-		}
-		fprintf(out, "%s]", r->nstacks ? "\n  " : "");
-	}
-	fprintf(out, "\n}\n");
+	/* A retention tree: subtrees that keep under 1% of it are folded. */
+	if (root)
+		calltree_sort_prune(root, prune, prune ? (root->retained + 99) / 100 : 0);
+	return root;
 }
 
 void report_free(struct report *r)
@@ -564,13 +394,46 @@ void report_free(struct report *r)
 		free(r->sites[i].class_name);
 	free(r->sites);
 	u64map_free(&r->sites_by_key, NULL);
-	for (i = 0; i < r->nstacks; i++)
+	for (i = 0; i < r->nstacks; i++) {
 		free(r->stacks[i].class_name);
+		free((void *)r->stacks[i].stack);
+	}
 	free(r->stacks);
 	u64map_free(&r->stacks_by_key, NULL);
+	strpool_free(&r->strings);
 	r->sites = NULL;
 	r->stacks = NULL;
 	r->nsites = r->nstacks = 0;
 	r->rows = NULL;
 	r->nrows = r->cap = 0;
+}
+
+int model_add(struct model *m, struct report *r)
+{
+	struct report **procs = grow_array(m->procs, &m->cap, m->nprocs, sizeof(*procs));
+
+	if (!procs)
+		return -ENOMEM;
+	m->procs = procs;
+	m->procs[m->nprocs++] = r;
+	return 0;
+}
+
+void model_free(struct model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nprocs; i++) {
+		report_free(m->procs[i]);
+		free(m->procs[i]);
+	}
+	free(m->procs);
+	m->procs = NULL;
+	m->nprocs = m->cap = 0;
+}
+
+int report_add_stack_est(struct report *r, const char *class_name, const struct stack *st,
+			 const struct counts *c, const struct estimates *est)
+{
+	return add_stack(r, class_name, st, c, est);
 }

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The retention report: its data, and the text and JSON writers. */
+/*
+ * The report model: everything one run learned about one process (its
+ * classes, allocation sites, call paths, GC and sampling facts, and what
+ * the heap census saw), owned by the report so that it outlives the
+ * process, merges with reports of other processes and hosts (merge.c),
+ * and is written by writers that only read it (user/output/).  Every count
+ * a writer prints is computed here, by report_finish.
+ */
 #ifndef RBM_REPORT_H
 #define RBM_REPORT_H
 #include <stdbool.h>
@@ -7,8 +14,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "stacks.h"
+#include "strpool.h"
 #include "u64map.h"
 
+/* allocated = freed + retained + untracked + not_followed, for every row. */
 struct counts {
 	uint64_t allocated;
 	uint64_t freed;
@@ -17,24 +26,44 @@ struct counts {
 	uint64_t not_followed;
 };
 
+/* Under sampling: traced counts scaled up to the whole process (report_finish). */
+struct estimates {
+	uint64_t allocated;
+	uint64_t freed;
+	uint64_t retained;
+};
+
+/* What the heap held of a class, read by a census of the target's heap. */
+struct census_counts {
+	bool have;
+	uint64_t live_start; /* at the start of the trace */
+	uint64_t live_end;   /* at its end */
+	uint64_t bytes_end;  /* slot plus owned heap memory, at the end */
+	uint64_t old_end;    /* of live_end, promoted to the old generation */
+};
+
 struct class_row {
 	char *name;
 	struct counts counts;
+	struct estimates est;
+	struct census_counts census;
 };
 
 /* Where objects were allocated: the innermost Ruby frame. */
 struct site_row {
 	char *class_name;
-	const char *path; /* borrowed from the symbolizer, which outlives the report */
+	const char *path; /* interned in the report's pool */
 	int line;
 	struct counts counts;
+	struct estimates est;
 };
 
-/* A full call path; frames borrowed from the symbolizer. */
+/* A full call path; the stack and its strings are owned by the report. */
 struct stack_row {
 	char *class_name;
 	const struct stack *stack;
 	struct counts counts;
+	struct estimates est;
 };
 
 /* --max-overhead: where the counts came from and how to scale them. */
@@ -50,8 +79,13 @@ struct sampling_info {
 };
 
 struct report {
+	/* Which process: several reports (processes, hosts) make a model. */
 	pid_t pid;
+	pid_t ns_pid;          /* its pid in its own namespace; 0: the same or unknown */
+	char host[256];        /* "" for this host */
+	char command[256];     /* its command name; "" if unknown */
 	char ruby_version[32];
+
 	double duration_s;
 	const char *end_reason; /* "duration", "signal", "target exited", "command finished" */
 	bool target_exited;     /* counts are as of the last check before the exit */
@@ -67,6 +101,9 @@ struct report {
 	uint64_t gc_freed;
 	struct sampling_info sampling;
 	struct counts totals;
+	struct estimates est_totals;
+	bool have_estimates; /* sampled and scaled: est fields are meaningful */
+	unsigned merged;     /* reports summed into this one by report_merge */
 	struct class_row *rows;
 	size_t nrows;
 	size_t cap;
@@ -82,28 +119,58 @@ struct report {
 	struct stack_row *stacks;
 	size_t nstacks, stacks_cap;
 	struct u64map stacks_by_key;
+	struct strpool strings; /* frame labels and paths */
 };
 
-struct text_options {
-	size_t top;        /* classes, sites and paths shown; 0: all */
-	size_t top_stacks; /* call paths shown */
-	bool tree;
-	size_t prune;      /* children kept per call tree node */
-};
-
+/* The row called name, created with zero counts if new; NULL when out of memory. */
+struct class_row *report_row(struct report *r, const char *name);
 /* Adds counts to the row called name (merging rows that share a name). */
 int report_add(struct report *r, const char *name, const struct counts *c);
-/* Adds counts to the site and the call path of a stack. */
+/* Sets the census figures of the row called name (creating it if needed). */
+int report_set_census(struct report *r, const char *name, const struct census_counts *cc);
+/* Adds counts to the site and the call path of a stack, which the report copies. */
 int report_add_stack(struct report *r, const char *class_name, const struct stack *st,
 		     const struct counts *c);
-/* Sorts rows by retained, then allocated, then name, and sums the totals. */
+/* For the model's own operations (merge, readers): a stack with its estimates. */
+int report_add_stack_est(struct report *r, const char *class_name, const struct stack *st,
+			 const struct counts *c, const struct estimates *est);
+/*
+ * Sorts rows by retained, then allocated, then name, sums the totals and,
+ * under sampling, computes every estimate.  Call once all is added.
+ */
 void report_finish(struct report *r);
-void report_write_text(FILE *out, const struct report *r, const struct text_options *opts);
-void report_write_json(FILE *out, const struct report *r);
-/* flamegraph.pl's folded format, weighted by retained objects; the class is the leaf. */
-void report_write_folded(FILE *out, const struct report *r);
+void report_free(struct report *r);
+
 /* "label (path:line)", or the label alone for a C method. */
 void frame_display_name(const struct frame *f, char *buf, size_t n);
-void report_free(struct report *r);
+
+/* The names along a call path, root first, ending with the class: tree and folded shape. */
+#define REPORT_PATH_SLOTS (MAX_STACK_DEPTH + 2)
+#define REPORT_NAME_MAX 1024
+size_t report_path_root_first(const struct stack_row *row, char (*names)[REPORT_NAME_MAX],
+			      const char **path);
+struct ct_node;
+/* The retention call tree of every path; subtrees under 1% fold when prune > 0.  NULL: ENOMEM. */
+struct ct_node *report_calltree(const struct report *r, size_t prune);
+
+/*
+ * Several processes, from this host or others: one report each, in the
+ * order added.  The model owns them.
+ */
+struct model {
+	struct report **procs;
+	size_t nprocs, cap;
+};
+
+int model_add(struct model *m, struct report *r);
+void model_free(struct model *m);
+
+/*
+ * Adds everything in `from` to `into` by names, never by addresses, so
+ * reports of other processes, hosts and Ruby versions sum: classes, sites,
+ * call paths, census figures and estimates.  Call report_finish on `into`
+ * afterwards.  0 or -ENOMEM.
+ */
+int report_merge(struct report *into, const struct report *from);
 
 #endif

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The report model on its own: adding, finishing, estimates, owning stacks, merging. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+
+static struct counts cnt(uint64_t allocated, uint64_t freed, uint64_t retained)
+{
+	return (struct counts){.allocated = allocated, .freed = freed, .retained = retained};
+}
+
+static const struct class_row *find_row(const struct report *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrows; i++)
+		if (strcmp(r->rows[i].name, name) == 0)
+			return &r->rows[i];
+	return NULL;
+}
+
+Test(model, add_merges_by_name_and_finish_sorts_and_sums)
+{
+	struct report r = {};
+	struct counts a = cnt(10, 4, 6), b = cnt(5, 5, 0), c = cnt(3, 0, 3);
+
+	cr_assert_eq(report_add(&r, "Foo", &a), 0);
+	cr_assert_eq(report_add(&r, "Bar", &b), 0);
+	cr_assert_eq(report_add(&r, "Foo", &c), 0);
+	report_finish(&r);
+	cr_assert_eq(r.nrows, 2);
+	cr_expect_str_eq(r.rows[0].name, "Foo", "most retained first");
+	cr_expect_eq(r.rows[0].counts.allocated, 13);
+	cr_expect_eq(r.rows[0].counts.retained, 9);
+	cr_expect_eq(r.totals.allocated, 18);
+	cr_expect_eq(r.totals.freed, 9);
+	cr_expect_eq(r.totals.retained, 9);
+	cr_expect(!r.have_estimates, "not sampled: no estimates");
+	report_free(&r);
+}
+
+Test(model, stacks_are_copied_and_make_sites)
+{
+	char label[32] = "Foo#build", path[32] = "app.rb";
+	struct frame frames[] = {{"Class#new", "<cfunc>", 0}, {label, path, 7}};
+	struct stack st = {2, false, frames};
+	struct counts c = cnt(4, 1, 3);
+	struct report r = {};
+
+	cr_assert_eq(report_add(&r, "Foo", &c), 0);
+	cr_assert_eq(report_add_stack(&r, "Foo", &st, &c), 0);
+	/* The caller's strings may go away: the model keeps its own. */
+	strcpy(label, "clobbered");
+	strcpy(path, "clobbered");
+	report_finish(&r);
+	cr_assert_eq(r.nstacks, 1);
+	cr_expect_str_eq(r.stacks[0].stack->frames[1].label, "Foo#build");
+	cr_expect_str_eq(r.stacks[0].stack->frames[1].path, "app.rb");
+	cr_assert_eq(r.nsites, 1, "the innermost Ruby frame is the site");
+	cr_expect_str_eq(r.sites[0].path, "app.rb");
+	cr_expect_eq(r.sites[0].line, 7);
+	cr_expect_eq(r.sites[0].counts.retained, 3);
+	cr_expect(r.sites[0].path == r.stacks[0].stack->frames[1].path, "paths are interned");
+	report_free(&r);
+}
+
+Test(model, finish_computes_estimates_under_sampling)
+{
+	struct report r = {.sampling = {.on = true, .scale = 2.5}};
+	struct frame frames[] = {{"x", "a.rb", 3}};
+	struct stack st = {1, false, frames};
+	struct counts c = cnt(4, 2, 2);
+
+	report_add(&r, "Foo", &c);
+	report_add_stack(&r, "Foo", &st, &c);
+	report_finish(&r);
+	cr_assert(r.have_estimates);
+	cr_expect_eq(r.rows[0].est.allocated, 10);
+	cr_expect_eq(r.rows[0].est.retained, 5);
+	cr_expect_eq(r.rows[0].est.freed, 5);
+	cr_expect_eq(r.est_totals.allocated, 10);
+	cr_expect_eq(r.sites[0].est.retained, 5);
+	cr_expect_eq(r.stacks[0].est.allocated, 10);
+	report_free(&r);
+}
+
+Test(model, census_figures_live_on_their_class_row)
+{
+	struct report r = {};
+	struct census_counts cc = {.live_start = 5, .live_end = 9, .bytes_end = 360, .old_end = 4};
+	struct counts c = cnt(4, 0, 4);
+
+	report_add(&r, "Foo", &c);
+	report_set_census(&r, "Foo", &cc);
+	report_set_census(&r, "OnlyInHeap", &cc);
+	report_finish(&r);
+	cr_assert_eq(r.nrows, 2);
+	cr_expect(find_row(&r, "Foo")->census.have);
+	cr_expect_eq(find_row(&r, "Foo")->census.live_end, 9);
+	cr_expect_eq(find_row(&r, "OnlyInHeap")->counts.allocated, 0);
+	report_free(&r);
+}
+
+/* Two processes, as two hosts would send them: names line up, addresses never mattered. */
+static void fill(struct report *r, const char *host, int line, uint64_t n, double scale)
+{
+	struct frame frames[] = {{"Store#put", "store.rb", line}, {"<main>", "app.rb", 1}};
+	struct stack st = {2, false, frames};
+	struct counts c = cnt(n, n / 2, n - n / 2);
+	struct census_counts cc = {.live_start = 1, .live_end = n, .bytes_end = 40 * n, .old_end = 1};
+
+	snprintf(r->host, sizeof(r->host), "%s", host);
+	r->sampling.on = scale > 0;
+	r->sampling.scale = scale;
+	r->have_gc_counts = true;
+	r->gc_allocated = 100 * n;
+	r->gc_runs = 3;
+	r->with_stacks = true;
+	report_add(r, "Session", &c);
+	report_add_stack(r, "Session", &st, &c);
+	report_set_census(r, "Session", &cc);
+	report_finish(r);
+}
+
+Test(model, merge_sums_by_name)
+{
+	struct report a = {}, b = {}, sum = {};
+
+	fill(&a, "web1", 10, 10, 0);
+	fill(&b, "web2", 10, 20, 0);
+	cr_assert_eq(report_merge(&sum, &a), 0);
+	cr_assert_eq(report_merge(&sum, &b), 0);
+	report_finish(&sum);
+	cr_expect_eq(sum.merged, 2);
+	cr_assert_eq(sum.nrows, 1);
+	cr_expect_eq(sum.rows[0].counts.allocated, 30);
+	cr_expect_eq(sum.rows[0].counts.retained, 5 + 10);
+	cr_expect_eq(sum.rows[0].census.live_end, 30);
+	cr_expect_eq(sum.rows[0].census.live_start, 2);
+	cr_expect_eq(sum.rows[0].census.bytes_end, 1200);
+	cr_assert_eq(sum.nstacks, 1, "the same path in both merges into one");
+	cr_expect_eq(sum.stacks[0].counts.allocated, 30);
+	cr_assert_eq(sum.nsites, 1);
+	cr_expect_eq(sum.sites[0].counts.retained, 15);
+	cr_expect_eq(sum.gc_runs, 6);
+	cr_expect(sum.have_gc_counts);
+	cr_expect_eq(sum.gc_allocated, 3000);
+	cr_expect_eq(sum.totals.allocated, sum.totals.freed + sum.totals.retained);
+	report_free(&a);
+	report_free(&b);
+	report_free(&sum);
+}
+
+Test(model, merge_keeps_different_lines_apart_and_sums_estimates)
+{
+	struct report a = {}, b = {}, sum = {};
+
+	fill(&a, "web1", 10, 10, 2.0);
+	fill(&b, "web2", 11, 10, 4.0);
+	report_merge(&sum, &a);
+	report_merge(&sum, &b);
+	report_finish(&sum);
+	cr_expect_eq(sum.nstacks, 2);
+	cr_expect_eq(sum.nsites, 2);
+	cr_assert(sum.have_estimates);
+	/* Each part scaled by its own rate: 10*2 + 10*4. */
+	cr_expect_eq(sum.rows[0].est.allocated, 60);
+	cr_expect_eq(sum.est_totals.allocated, 60);
+	report_free(&a);
+	report_free(&b);
+	report_free(&sum);
+}
+
+Test(model, model_owns_its_processes)
+{
+	struct model m = {};
+	struct report *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+
+	fill(a, "web1", 1, 4, 0);
+	fill(b, "web2", 1, 4, 0);
+	cr_assert_eq(model_add(&m, a), 0);
+	cr_assert_eq(model_add(&m, b), 0);
+	cr_expect_eq(m.nprocs, 2);
+	cr_expect_str_eq(m.procs[1]->host, "web2");
+	model_free(&m);
+	cr_expect_eq(m.nprocs, 0);
+}

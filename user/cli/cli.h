@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The subcommands, one file each, and what their argument parsers share. */
+#ifndef RBM_CLI_H
+#define RBM_CLI_H
+#include <stdbool.h>
+
+/* Each takes its own argv: argv[0] is "rbmemtrace SUBCOMMAND". Returns the exit status. */
+int cmd_trace(int argc, char **argv);
+int cmd_census(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
+
+/* A whole argument as a number from min to max; dies with a one-line error otherwise. */
+unsigned long cli_number(const char *arg, const char *what, unsigned long min, unsigned long max);
+/* A whole argument as a real number; 0 or -EINVAL. */
+int cli_real(const char *arg, double *value);
+/* Dies unless we may use BPF and uprobes (root, or CAP_BPF with CAP_PERFMON). */
+void cli_check_bpf_privileges(void);
+
+#endif

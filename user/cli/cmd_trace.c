@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rbmemtrace [trace]: attach to a live Ruby (-p PID) or start one
+ * (-- COMMAND), trace allocations and frees, and print a retention report.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/types.h>
+#include "cli.h"
+#include "diag.h"
+#include "rbmemtrace.h"
+#include "session.h"
+#include "writers.h"
+
+enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED };
+
+static struct trace_args {
+	struct trace_options trace;
+	enum output_format format;
+	const char *output;
+	unsigned long top;
+	unsigned long paths;
+	unsigned long prune;
+	bool tree;
+} args = {
+	.trace = {.max_objects = 1 << 20, .depth = 32, .max_stacks = 65536},
+	.top = 30,
+	.paths = 10,
+	.prune = 5,
+};
+
+const char *argp_program_version = "rbmemtrace " RBMEMTRACE_VERSION;
+const char *argp_program_bug_address = "the rbmemtrace issue tracker";
+static const char doc[] =
+	"Trace Ruby object allocations and frees in a live process and report, per class, "
+	"how many objects were allocated, freed and are still retained.\n"
+	"\n"
+	"USAGE: rbmemtrace [trace] -p PID [-d SECONDS] [--format text|json] [-o FILE]\n"
+	"       rbmemtrace [trace] [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       rbmemtrace census|top|merge|fleet ...   (rbmemtrace --help lists them)\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    rbmemtrace -p 1234              # trace until Ctrl-C, then report\n"
+	"    rbmemtrace -p 1234 -d 30 --format json -o leak.json\n"
+	"    rbmemtrace -- ruby app.rb       # trace a program from its first Ruby instruction";
+
+enum {
+	OPT_FORMAT = 0x100,
+	OPT_MAX_OBJECTS,
+	OPT_TOP,
+	OPT_DEPTH,
+	OPT_MAX_STACKS,
+	OPT_CLASS,
+	OPT_TREE,
+	OPT_PRUNE,
+	OPT_PATHS,
+	OPT_EMPTY_PROBES,
+	OPT_FULL,
+	OPT_MAX_OVERHEAD,
+};
+
+static const struct argp_option opts[] = {
+	{"pid", 'p', "PID", 0, "Ruby process to trace", 0},
+	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or SIGTERM)", 0},
+	{"format", OPT_FORMAT, "FORMAT", 0,
+	 "Report format: text (default), json, or folded (flame graph input, by retained)", 0},
+	{"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
+	{"max-objects", OPT_MAX_OBJECTS, "N",
+	 0, "Track at most N live objects (default 1048576); more are counted as untracked", 0},
+	{"top", OPT_TOP, "N", 0, "Show the N classes that retain most in text (default 30, 0: all)", 0},
+	{"depth", OPT_DEPTH, "N", 0, "Ruby frames captured per allocation (default 32, max 128, 0: no stacks)", 0},
+	{"max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct call paths kept (default 65536); more are counted as dropped", 0},
+	{"class", OPT_CLASS, "NAME", 0, "Capture stacks for and report only class NAME (repeatable)", 0},
+	{"tree", OPT_TREE, NULL, 0, "Print the retention call tree", 0},
+	{"prune", OPT_PRUNE, "N", 0, "Keep the N children that retain most per tree node (default 5, 0: all)", 0},
+	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
+	{"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
+	 "Slow the target by at most PERCENT: trace allocations in short random windows and "
+	 "scale the counts (default 2 with -p; -- COMMAND traces everything)", 0},
+	{"full", OPT_FULL, NULL, 0, "Trace every allocation, for exact counts (the default with --)",
+	 0},
+	{"verbose", 'v', NULL, 0, "Explain what is found and attached", 0},
+	{"empty-probes", OPT_EMPTY_PROBES, "uprobe|uretprobe", 0,
+	 "Benchmark baseline: attach empty programs at the allocation functions, trace nothing", 0},
+	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	struct trace_options *t = &args.trace;
+
+	switch (key) {
+	case 'p':
+		t->pid = cli_number(arg, "PID", 1, INT32_MAX);
+		break;
+	case 'd':
+		if (cli_real(arg, &t->duration) || !(t->duration > 0))
+			rbm_die("invalid duration: %s (expected seconds > 0)", arg);
+		break;
+	case OPT_FORMAT:
+		if (strcmp(arg, "text") == 0)
+			args.format = FORMAT_TEXT;
+		else if (strcmp(arg, "json") == 0)
+			args.format = FORMAT_JSON;
+		else if (strcmp(arg, "folded") == 0)
+			args.format = FORMAT_FOLDED;
+		else
+			rbm_die("invalid format: %s (expected text, json or folded)", arg);
+		break;
+	case 'o':
+		args.output = arg;
+		break;
+	case OPT_MAX_OBJECTS:
+		t->max_objects = cli_number(arg, "--max-objects", 1024, 1UL << 28);
+		break;
+	case OPT_TOP:
+		args.top = cli_number(arg, "--top", 0, 1UL << 31);
+		break;
+	case OPT_DEPTH:
+		t->depth = cli_number(arg, "--depth", 0, MAX_STACK_DEPTH);
+		break;
+	case OPT_MAX_STACKS:
+		t->max_stacks = cli_number(arg, "--max-stacks", 16, 1UL << 22);
+		break;
+	case OPT_CLASS:
+		if (t->nclasses == MAX_CLASS_FILTERS)
+			rbm_die("too many --class options (at most %d)", MAX_CLASS_FILTERS);
+		t->classes[t->nclasses++] = arg;
+		break;
+	case OPT_TREE:
+		args.tree = true;
+		break;
+	case OPT_PRUNE:
+		args.prune = cli_number(arg, "--prune", 0, 1UL << 20);
+		break;
+	case OPT_PATHS:
+		args.paths = cli_number(arg, "--paths", 0, 1UL << 31);
+		break;
+	case 'v':
+		rbm_verbose++;
+		break;
+	case OPT_FULL:
+		t->full = true;
+		break;
+	case OPT_MAX_OVERHEAD:
+		if (cli_real(arg, &t->max_overhead) || !(t->max_overhead >= 0.1) ||
+		    t->max_overhead > 50)
+			rbm_die("invalid --max-overhead: %s (expected a percentage from 0.1 to 50)",
+				arg);
+		break;
+	case OPT_EMPTY_PROBES:
+		if (strcmp(arg, "uprobe") == 0)
+			t->empty_probes = ALLOC_PROBE_EMPTY_UPROBE;
+		else if (strcmp(arg, "uretprobe") == 0)
+			t->empty_probes = ALLOC_PROBE_EMPTY_URETPROBE;
+		else
+			rbm_die("invalid --empty-probes: %s (expected uprobe or uretprobe)", arg);
+		break;
+	case 'h':
+		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARGS:
+		t->command = state->argv + state->next;
+		break;
+	case ARGP_KEY_END:
+		if (!t->pid && !t->command)
+			rbm_die("nothing to trace: give -p PID or -- COMMAND (see --help)");
+		if (t->pid && t->command)
+			rbm_die("give either -p PID or -- COMMAND, not both");
+		if (t->full && t->max_overhead)
+			rbm_die("give either --full or --max-overhead, not both");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+static void write_report(FILE *out, const struct report *r)
+{
+	struct text_options topts = {.top = args.top, .top_stacks = args.paths,
+				     .tree = args.tree, .prune = args.prune};
+
+	if (args.format == FORMAT_JSON)
+		report_write_json(out, r);
+	else if (args.format == FORMAT_FOLDED)
+		report_write_folded(out, r);
+	else
+		report_write_text(out, r, &topts);
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	static const struct argp argp = {opts, parse_arg, "[-- COMMAND [ARGS...]]", doc, 0, 0, 0};
+	struct session s;
+	struct report report = {};
+	FILE *out = stdout;
+	int status;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 1;
+	cli_check_bpf_privileges();
+	if (args.output) {
+		out = fopen(args.output, "w");
+		if (!out)
+			rbm_die("cannot write %s: %s", args.output, strerror(errno));
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	session_open(&s, &args.trace);
+	if (args.trace.empty_probes)
+		return session_run_empty_probes(&s, &stop_requested);
+	session_start(&s);
+	session_run(&s, &stop_requested);
+	session_finish(&s);
+	if (session_report(&s, &report))
+		rbm_die("out of memory building the report");
+	write_report(out, &report);
+	if (out != stdout)
+		fclose(out);
+	status = session_exit_status(&s);
+	report_free(&report);
+	session_close(&s);
+	return status;
+}

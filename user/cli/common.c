@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "cli.h"
+#include "diag.h"
+
+unsigned long cli_number(const char *arg, const char *what, unsigned long min, unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max || arg[0] == '-')
+		rbm_die("invalid %s: %s (expected a number from %lu to %lu)", what, arg, min, max);
+	return v;
+}
+
+int cli_real(const char *arg, double *value)
+{
+	char *end;
+
+	errno = 0;
+	*value = strtod(arg, &end);
+	return errno || end == arg || *end ? -EINVAL : 0;
+}
+
+static bool have_capability(const struct __user_cap_data_struct *caps, int cap)
+{
+	return caps[cap / 32].effective & (1U << (cap % 32));
+}
+
+void cli_check_bpf_privileges(void)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct caps[2] = {};
+
+	if (geteuid() == 0)
+		return;
+	if (syscall(SYS_capget, &hdr, caps) == 0 &&
+	    ((have_capability(caps, CAP_BPF) && have_capability(caps, CAP_PERFMON)) ||
+	     have_capability(caps, CAP_SYS_ADMIN)))
+		return;
+	rbm_die("not enough privileges: run as root, or with CAP_BPF and CAP_PERFMON "
+		"(and CAP_SYS_PTRACE for another user's process)");
+}

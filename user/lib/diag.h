@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Messages to the user: one line each, prefixed with the tool's name. */
+#ifndef RBM_DIAG_H
+#define RBM_DIAG_H
+#include <stdbool.h>
+
+extern int rbm_verbose; /* -v given: explain what is found and attached */
+
+/* Prints "rbmemtrace: <message>" and exits 1: for errors a user must act on. */
+void rbm_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void rbm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Printed only with -v. */
+void rbm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Runs before rbm_die exits: a launched child must not stay stopped, an
+ * output file must not be left half-written.  One hook; NULL clears it.
+ */
+void rbm_on_die(void (*hook)(void *ctx), void *ctx);
+
+#endif

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Merging reports: the fleet summary of several processes, and `merge` of
+ * reports from several hosts.  Everything is matched by name (class, file,
+ * line, frame label), never by address: addresses mean nothing outside
+ * the process, and reports of different Ruby versions still line up.
+ */
+#include <errno.h>
+#include <string.h>
+#include "report.h"
+
+static void add_census(struct census_counts *to, const struct census_counts *from)
+{
+	to->have = true;
+	to->live_start += from->live_start;
+	to->live_end += from->live_end;
+	to->bytes_end += from->bytes_end;
+	to->old_end += from->old_end;
+}
+
+static void add_estimates(struct estimates *to, const struct estimates *from)
+{
+	to->allocated += from->allocated;
+	to->retained += from->retained;
+	to->freed += from->freed;
+}
+
+/*
+ * Sites are not merged on their own: each call path names its site, so
+ * merging the paths rebuilds the sites.
+ */
+int report_merge(struct report *into, const struct report *from)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < from->nrows; i++) {
+		const struct class_row *row = &from->rows[i];
+		struct class_row *to = report_row(into, row->name);
+
+		if (!to)
+			return -ENOMEM;
+		err = report_add(into, row->name, &row->counts);
+		if (err)
+			return err;
+		add_estimates(&to->est, &row->est);
+		if (row->census.have)
+			add_census(&to->census, &row->census);
+	}
+	for (i = 0; i < from->nstacks; i++) {
+		const struct stack_row *row = &from->stacks[i];
+
+		err = report_add_stack_est(into, row->class_name, row->stack, &row->counts,
+					   &row->est);
+		if (err)
+			return err;
+	}
+	into->merged++;
+	into->have_estimates = into->have_estimates || from->have_estimates;
+	if (from->duration_s > into->duration_s)
+		into->duration_s = from->duration_s;
+	into->gc_runs += from->gc_runs;
+	into->compactions += from->compactions;
+	into->moved_followed += from->moved_followed;
+	into->header_read_errors += from->header_read_errors;
+	into->class_overflow += from->class_overflow;
+	into->have_gc_counts = (into->merged == 1 || into->have_gc_counts) && from->have_gc_counts;
+	into->gc_allocated += from->gc_allocated;
+	into->gc_freed += from->gc_freed;
+	into->with_stacks = into->with_stacks || from->with_stacks;
+	into->stacks_truncated += from->stacks_truncated;
+	into->stacks_dropped += from->stacks_dropped;
+	into->stack_errors += from->stack_errors;
+	return 0;
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The JSON report: README's "JSON" section is its schema. */
+#include <inttypes.h>
+#include "escape.h"
+#include "writers.h"
+
+static void write_counts_json(FILE *out, const struct counts *c)
+{
+	fprintf(out,
+		"\"allocated\": %" PRIu64 ", \"freed\": %" PRIu64 ", \"retained\": %" PRIu64
+		", \"untracked\": %" PRIu64 ", \"not_followed\": %" PRIu64,
+		c->allocated, c->freed, c->retained, c->untracked, c->not_followed);
+}
+
+/* Under sampling: est_* are the traced counts scaled to the whole process. */
+static void write_estimates_json(FILE *out, const struct report *r, const struct estimates *e,
+				 bool with_freed)
+{
+	if (!r->have_estimates)
+		return;
+	fprintf(out, ", \"est_allocated\": %" PRIu64 ", \"est_retained\": %" PRIu64, e->allocated,
+		e->retained);
+	if (with_freed)
+		fprintf(out, ", \"est_freed\": %" PRIu64, e->freed);
+}
+
+static void write_sampling_json(FILE *out, const struct report *r)
+{
+	const struct sampling_info *si = &r->sampling;
+
+	if (!si->on) {
+		fprintf(out, "  \"sampling\": null,\n");
+		return;
+	}
+	fprintf(out,
+		"  \"sampling\": {\"max_overhead_percent\": %.3g, \"windows\": %" PRIu64
+		", \"window_s\": %.3f, \"estimated_overhead_percent\": %.3f, \"probe_hits\": %" PRIu64
+		", \"traced\": %" PRIu64 ", \"fraction\": %.6f, \"scale\": %.3f},\n",
+		si->budget_percent, si->windows, si->window_time_s, si->est_overhead * 100,
+		si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale);
+}
+
+static void write_frames_json(FILE *out, const struct stack *st)
+{
+	size_t j;
+
+	for (j = 0; j < st->depth; j++) {
+		const struct frame *f = &st->frames[j];
+
+		fprintf(out, "%s{\"label\": ", j ? ", " : "");
+		json_write_string(out, f->label);
+		fprintf(out, ", \"path\": ");
+		json_write_string(out, f->path);
+		fprintf(out, ", \"line\": %d}", f->line);
+	}
+}
+
+static void write_stacks_json(FILE *out, const struct report *r)
+{
+	size_t i;
+
+	fprintf(out, ",\n  \"stack_drops\": {\"truncated\": %" PRIu64 ", \"dropped\": %" PRIu64
+		     ", \"errors\": %" PRIu64 "},\n  \"sites\": [",
+		r->stacks_truncated, r->stacks_dropped, r->stack_errors);
+	for (i = 0; i < r->nsites; i++) {
+		const struct site_row *site = &r->sites[i];
+
+		fprintf(out, "%s\n    {\"class\": ", i ? "," : "");
+		json_write_string(out, site->class_name);
+		fprintf(out, ", \"path\": ");
+		json_write_string(out, site->path);
+		fprintf(out, ", \"line\": %d, \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64,
+			site->line, site->counts.allocated, site->counts.retained);
+		write_estimates_json(out, r, &site->est, false);
+		fputc('}', out);
+	}
+	fprintf(out, "%s],\n  \"stacks\": [", r->nsites ? "\n  " : "");
+	for (i = 0; i < r->nstacks; i++) {
+		const struct stack_row *row = &r->stacks[i];
+
+		fprintf(out, "%s\n    {\"class\": ", i ? "," : "");
+		json_write_string(out, row->class_name);
+		fprintf(out, ", \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64,
+			row->counts.allocated, row->counts.retained);
+		write_estimates_json(out, r, &row->est, false);
+		fprintf(out, ", \"truncated\": %s, \"frames\": [",
+			row->stack->truncated ? "true" : "false");
+		write_frames_json(out, row->stack);
+		fprintf(out, "]}");
+	}
+	fprintf(out, "%s]", r->nstacks ? "\n  " : "");
+}
+
+void report_write_json(FILE *out, const struct report *r)
+{
+	size_t i;
+
+	fprintf(out, "{\n  \"pid\": %d,\n  \"ruby_version\": ", r->pid);
+	json_write_string(out, r->ruby_version);
+	fprintf(out, ",\n  \"duration_s\": %.3f,\n  \"end_reason\": ", r->duration_s);
+	json_write_string(out, r->end_reason);
+	fprintf(out, ",\n  \"target_exited\": %s,\n", r->target_exited ? "true" : "false");
+	if (r->exit_status >= 0)
+		fprintf(out, "  \"exit_status\": %d,\n", r->exit_status);
+	fprintf(out, "  \"gc_runs\": %" PRIu64 ",\n", r->gc_runs);
+	fprintf(out,
+		"  \"compaction\": {\"count\": %" PRIu64 ", \"followed\": %" PRIu64
+		", \"not_followed\": %" PRIu64 "},\n",
+		r->compactions, r->moved_followed, r->totals.not_followed);
+	fprintf(out, "  \"dropped\": {\"header_read_errors\": %" PRIu64 ", \"class_overflow\": %" PRIu64
+		     "},\n",
+		r->header_read_errors, r->class_overflow);
+	if (r->have_gc_counts)
+		fprintf(out, "  \"gc_stat\": {\"total_allocated_objects\": %" PRIu64
+			     ", \"total_freed_objects\": %" PRIu64 "},\n",
+			r->gc_allocated, r->gc_freed);
+	write_sampling_json(out, r);
+	fprintf(out, "  \"totals\": {");
+	write_counts_json(out, &r->totals);
+	write_estimates_json(out, r, &r->est_totals, true);
+	fprintf(out, "},\n  \"classes\": [");
+	for (i = 0; i < r->nrows; i++) {
+		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+		json_write_string(out, r->rows[i].name);
+		fprintf(out, ", ");
+		write_counts_json(out, &r->rows[i].counts);
+		write_estimates_json(out, r, &r->rows[i].est, true);
+		fputc('}', out);
+	}
+	fprintf(out, "%s]", r->nrows ? "\n  " : "");
+	if (r->with_stacks)
+		write_stacks_json(out, r);
+	fprintf(out, "\n}\n");
+}

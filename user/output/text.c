@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The text report: a header, the class table, sites, call paths and the tree. */
+#include <inttypes.h>
+#include "calltree.h"
+#include "escape.h"
+#include "writers.h"
+
+static size_t shown_rows(size_t top, size_t n)
+{
+	return top && top < n ? top : n;
+}
+
+static void write_stack_sections(FILE *out, const struct report *r, const struct text_options *o)
+{
+	char name[1024], cls[512], frame[1024];
+	bool est = r->have_estimates;
+	size_t i, j, shown;
+
+	fprintf(out, "\nRetained by allocation site (innermost Ruby frame):\n");
+	fprintf(out, "%10s %10s%s  %s\n", "RETAINED", "ALLOCATED", est ? "  ~RETAINED" : "",
+		"SITE  CLASS");
+	shown = shown_rows(o->top, r->nsites);
+	for (i = 0; i < shown; i++) {
+		const struct site_row *s = &r->sites[i];
+
+		fprintf(out, "%10" PRIu64 " %10" PRIu64, s->counts.retained, s->counts.allocated);
+		if (est)
+			fprintf(out, " %10" PRIu64, s->est.retained);
+		fprintf(out, "  %s:%d  %s\n", term_escape(s->path, name, sizeof(name)), s->line,
+			term_escape(s->class_name, cls, sizeof(cls)));
+	}
+	if (shown < r->nsites)
+		fprintf(out, "... %zu more sites\n", r->nsites - shown);
+
+	shown = shown_rows(o->top_stacks, r->nstacks);
+	fprintf(out, "\nRetained by call path (top %zu of %zu, innermost frame first):\n", shown,
+		r->nstacks);
+	for (i = 0; i < shown; i++) {
+		const struct stack_row *row = &r->stacks[i];
+
+		fprintf(out, "%10" PRIu64 " retained, %" PRIu64 " allocated: %s\n",
+			row->counts.retained, row->counts.allocated,
+			term_escape(row->class_name, cls, sizeof(cls)));
+		for (j = 0; j < row->stack->depth; j++) {
+			frame_display_name(&row->stack->frames[j], frame, sizeof(frame));
+			fprintf(out, "            %s\n", term_escape(frame, name, sizeof(name)));
+		}
+		if (row->stack->truncated)
+			fprintf(out, "            ... (frames beyond --depth)\n");
+	}
+
+	if (o->tree) {
+		struct ct_node *root = report_calltree(r, o->prune);
+
+		if (root) {
+			fprintf(out, "\n");
+			calltree_print(out, root);
+			calltree_free(root);
+		}
+	}
+}
+
+static void write_sampling_text(FILE *out, const struct report *r)
+{
+	const struct sampling_info *si = &r->sampling;
+
+	fprintf(out, "Sampled (--max-overhead %.3g): allocation probes attached in %" PRIu64
+		     " random windows, %.2f s of %.1f s; estimated cost to the target %.2f%%.\n",
+		si->budget_percent, si->windows, si->window_time_s, r->duration_s,
+		si->est_overhead * 100);
+	if (r->have_estimates)
+		fprintf(out, "Traced %" PRIu64 " of the %" PRIu64 " objects Ruby allocated (1 in %.1f): "
+			     "counts are of traced objects, exact for them; ~ columns scale them up "
+			     "to the whole process (--full counts everything).\n",
+			si->traced, r->gc_allocated, si->scale);
+	else
+		fprintf(out, "Traced %" PRIu64 " allocations; Ruby's own allocation counter could "
+			     "not be read, so no estimates.\n",
+			si->traced);
+}
+
+static void write_header(FILE *out, const struct report *r)
+{
+	fprintf(out, "rbmemtrace: PID %d, ruby %s, traced %.1f s (%s), %" PRIu64 " GC runs\n",
+		r->pid, r->ruby_version, r->duration_s, r->end_reason, r->gc_runs);
+	if (r->exit_status >= 0)
+		fprintf(out, "Command exited with status %d.\n", r->exit_status);
+	fprintf(out, "Counts are of objects allocated while tracing; retained = not freed by "
+		     "Ruby's GC at the end%s.\n",
+		r->target_exited ? " (as of the last GC check before the target exited)" : "");
+	fprintf(out, "Totals: allocated %" PRIu64 ", freed %" PRIu64 ", retained %" PRIu64
+		     ", untracked %" PRIu64 "\n",
+		r->totals.allocated, r->totals.freed, r->totals.retained, r->totals.untracked);
+	if (r->totals.untracked)
+		fprintf(out, "WARNING: %" PRIu64 " objects were allocated after the live-object map "
+			     "filled and are not tracked: raise --max-objects.\n",
+			r->totals.untracked);
+	if (r->compactions)
+		fprintf(out, "WARNING: GC.compact ran %" PRIu64 " time(s) while tracing: %" PRIu64
+			     " tracked objects moved and were followed, %" PRIu64
+			     " left their slots and could not be followed (moved or freed; not "
+			     "counted as freed or retained).\n",
+			r->compactions, r->moved_followed, r->totals.not_followed);
+	if (r->sampling.on)
+		write_sampling_text(out, r);
+	if (r->header_read_errors || r->class_overflow)
+		fprintf(out, "WARNING: %" PRIu64 " allocations could not be read and %" PRIu64
+			     " were not counted (class table full).\n",
+			r->header_read_errors, r->class_overflow);
+}
+
+void report_write_text(FILE *out, const struct report *r, const struct text_options *opts)
+{
+	bool est = r->have_estimates;
+	char name[1024];
+	size_t i, shown;
+
+	write_header(out, r);
+	fprintf(out, "\n%10s %10s %10s%s%s  %s\n", "RETAINED", "ALLOCATED", "FREED",
+		r->totals.untracked ? "  UNTRACKED" : "", est ? "  ~RETAINED ~ALLOCATED" : "",
+		"CLASS");
+	shown = shown_rows(opts->top, r->nrows);
+	for (i = 0; i < shown; i++) {
+		const struct class_row *row = &r->rows[i];
+		const struct counts *c = &row->counts;
+
+		fprintf(out, "%10" PRIu64 " %10" PRIu64 " %10" PRIu64, c->retained, c->allocated,
+			c->freed);
+		if (r->totals.untracked)
+			fprintf(out, " %10" PRIu64, c->untracked);
+		if (est)
+			fprintf(out, " %10" PRIu64 " %10" PRIu64, row->est.retained,
+				row->est.allocated);
+		fprintf(out, "  %s\n", term_escape(row->name, name, sizeof(name)));
+	}
+	if (shown < r->nrows)
+		fprintf(out, "... %zu more classes (--top 0 shows all)\n", r->nrows - shown);
+	if (r->with_stacks) {
+		if (r->stacks_truncated || r->stacks_dropped || r->stack_errors)
+			fprintf(out, "Stacks: %" PRIu64 " truncated at --depth, %" PRIu64
+				     " not stored (stack map full: raise --max-stacks), %" PRIu64
+				     " unreadable.\n",
+				r->stacks_truncated, r->stacks_dropped, r->stack_errors);
+		write_stack_sections(out, r, opts);
+	}
+}

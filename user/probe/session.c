@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include "diag.h"
+#include "elfinfo.h"
+#include "launch.h"
+#include "rbmemtrace.h"
+#include "rbmemtrace.skel.h"
+#include "session.h"
+#include "target_mem.h"
+
+double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || !rbm_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static bool class_wanted(const struct session *s, const char *name)
+{
+	int i;
+
+	if (!s->opt.nclasses)
+		return true;
+	for (i = 0; i < s->opt.nclasses; i++)
+		if (strcmp(s->opt.classes[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Names the call paths the BPF side stored since the last refresh. */
+static void refresh_stacks(struct session *s)
+{
+	size_t value_size = bpf_map__value_size(s->skel->maps.stacks);
+	int fd = bpf_map__fd(s->skel->maps.stacks);
+	int selves_fd = bpf_map__fd(s->skel->maps.stack_selves);
+	struct stack_frames *st = calloc(1, sizeof(*st) > value_size ? sizeof(*st) : value_size);
+	struct stack_selves *selves = calloc(1, sizeof(*selves));
+	__u64 key, next, *prev = NULL;
+	uint64_t stored = __atomic_load_n(&s->skel->bss->stacks_stored, __ATOMIC_ACQUIRE);
+
+	/* Walking the map costs a syscall a path: only when there are new ones. */
+	if (stored == s->stacks_named)
+		goto out;
+	s->stacks_named = stored;
+	if (!st || !selves)
+		goto out;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		bool have_selves;
+
+		key = next;
+		prev = &key;
+		if (symbolizer_stack(&s->symbolizer, key) || bpf_map_lookup_elem(fd, &key, st))
+			continue;
+		have_selves = bpf_map_lookup_elem(selves_fd, &key, selves) == 0;
+		symbolizer_add_stack(&s->symbolizer, key, (const uint64_t *)st->frames,
+				     have_selves ? (const uint64_t *)selves->self : NULL,
+				     st->depth > s->opt.depth ? s->opt.depth : st->depth,
+				     st->truncated);
+		/* Named: the receivers were only needed for that. */
+		bpf_map_delete_elem(selves_fd, &key);
+	}
+out:
+	free(selves);
+	free(st);
+}
+
+/*
+ * Names and call paths are resolved while the target lives, so a report
+ * taken after it exits still has them.  With --class, classes are sorted
+ * into captured and skipped as soon as they are named.
+ */
+static void refresh_names(struct session *s)
+{
+	int filter_fd = bpf_map__fd(s->skel->maps.class_filter);
+	size_t i;
+
+	tracker_collect_counts(&s->tracker);
+	u64map_for_each(&s->tracker.tallies, i)
+	{
+		struct class_tally *t = s->tracker.tallies.values[i];
+		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
+
+		if (s->opt.nclasses && t->klass && !u64map_get(&s->filtered, t->klass)) {
+			__u8 capture = class_wanted(s, name);
+			__u64 klass = t->klass;
+
+			bpf_map_update_elem(filter_fd, &klass, &capture, BPF_ANY);
+			u64map_put(&s->filtered, t->klass, (void *)(uintptr_t)(capture ? 1 : 2));
+		}
+	}
+	if (s->opt.depth)
+		refresh_stacks(s);
+}
+
+static int name_id(void *ctx, uint64_t id, char *buf, size_t n)
+{
+	return ruby_id_name(ctx, id, buf, n);
+}
+
+/*
+ * The walk finds the thread's execution context through libruby's TLS
+ * variable ruby_current_ec: right for threads, fibers and Ractors alike.
+ */
+static void configure_stacks(struct session *s)
+{
+	const struct ruby_target *t = &s->target;
+	const struct ruby_offsets *off = t->off;
+	struct stack_config cfg = {};
+	uint64_t slot, tls_offset, modid;
+	char err[256];
+
+	if (!s->opt.depth)
+		return;
+	if (!t->img.shared || elf_tls_module_slot(t->img.host_path, "ruby_current_ec", &slot) ||
+	    elf_symbol_value(t->img.host_path, "ruby_current_ec", &tls_offset, NULL) ||
+	    target_read_u64(t->pid, t->img.load_bias + slot, &modid) || !modid) {
+		rbm_warn("cannot find ruby_current_ec's TLS slot in %s; reporting without call "
+			 "paths",
+			 t->img.path);
+		s->opt.depth = 0;
+		return;
+	}
+	if (ruby_symbols_init(&s->symbols, t->pid, &t->img, off, err, sizeof(err)) == 0) {
+		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, name_id, &s->symbols);
+	} else {
+		rbm_warn("%s; C methods print as Owner#?", err);
+		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, NULL, NULL);
+	}
+	cfg.tls_modid = modid;
+	cfg.ec_tls_offset = tls_offset;
+	cfg.ec_vm_stack = off->ec_vm_stack;
+	cfg.ec_vm_stack_size = off->ec_vm_stack_size;
+	cfg.ec_cfp = off->ec_cfp;
+	cfg.cfp_size = off->cfp_size;
+	cfg.cfp_pc = off->cfp_pc;
+	cfg.cfp_iseq = off->cfp_iseq;
+	cfg.cfp_ep = off->cfp_ep;
+	cfg.cfp_self = off->cfp_self;
+	cfg.depth = s->opt.depth;
+	s->skel->bss->filter_classes = s->opt.nclasses > 0;
+	s->skel->bss->stack_cfg = cfg;
+	rbm_info("stacks: depth %lu, TLS module %" PRIu64 ", ruby_current_ec at +%" PRIu64,
+		 s->opt.depth, modid, tls_offset);
+}
+
+static int open_and_load(struct session *s, bool multi)
+{
+	unsigned long depth = s->opt.depth ? s->opt.depth : 1;
+
+	s->skel = rbmemtrace_bpf__open();
+	if (!s->skel)
+		rbm_die("cannot open the BPF object: %s", strerror(errno));
+	bpf_map__set_max_entries(s->skel->maps.live_objects, s->opt.max_objects);
+	bpf_map__set_max_entries(s->skel->maps.stacks, s->opt.max_stacks);
+	/* Store only the frames asked for: a 128-deep value for a depth of 8 wastes memory. */
+	bpf_map__set_value_size(s->skel->maps.stacks,
+				offsetof(struct stack_frames, frames) + depth * 2 * sizeof(__u64));
+	bpf_map__set_max_entries(s->skel->maps.stack_selves, s->opt.max_stacks);
+	bpf_map__set_value_size(s->skel->maps.stack_selves, depth * sizeof(__u64));
+	if (multi)
+		bpf_program__set_expected_attach_type(s->skel->progs.on_alloc_return_multi,
+						      RBM_BPF_TRACE_UPROBE_MULTI);
+	else
+		bpf_program__set_autoload(s->skel->progs.on_alloc_return_multi, false);
+	return rbmemtrace_bpf__load(s->skel);
+}
+
+static void load_bpf(struct session *s)
+{
+	int err;
+
+	libbpf_set_print(NULL); /* a kernel without uprobe_multi is not an error */
+	s->use_multi = open_and_load(s, true) == 0;
+	libbpf_set_print(libbpf_print);
+	if (s->use_multi)
+		return;
+	rbmemtrace_bpf__destroy(s->skel);
+	rbm_info("no uprobe_multi links here; one link per probe");
+	err = open_and_load(s, false);
+	if (err)
+		rbm_die("cannot load the BPF programs: %s (needs a kernel with BTF, BPF and uprobes)",
+			strerror(-err));
+}
+
+/* A launched command that is still held or stopped must not outlive an error. */
+static void kill_held_child(void *ctx)
+{
+	struct session *s = ctx;
+
+	kill(s->target.pid, SIGKILL);
+}
+
+/* Launch mode: start the command held, let it run to ruby_options, where it stops. */
+static void start_command(struct session *s)
+{
+	char ruby_file[PATH_MAX], err[PATH_MAX + 128];
+	int release_fd, status;
+	pid_t pid;
+
+	if (launch_find_ruby(s->opt.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err)))
+		rbm_die("%s", err);
+	ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_USDT);
+	load_bpf(s);
+
+	pid = launch_spawn(s->opt.command, &release_fd);
+	if (pid < 0)
+		rbm_die("cannot start %s: %s", s->opt.command[0], strerror(-pid));
+	s->target.pid = pid;
+	s->launched = true;
+	rbm_on_die(kill_held_child, s);
+	s->probes = (struct probes){.skel = s->skel, .pid = pid, .binary = ruby_file,
+				    .verbose = rbm_verbose};
+	s->skel->bss->stop_at_start = 1;
+	s->skel->bss->stop_at_exit = 1;
+	if (probes_attach_launch_stops(&s->probes))
+		rbm_die("cannot attach to %s", ruby_file);
+	launch_release(release_fd);
+	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
+		rbm_on_die(NULL, NULL);
+		rbm_die("%s exited before Ruby started (status %d)", s->opt.command[0],
+			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	}
+	ruby_target_attach(&s->target, pid);
+	/* From here on, attach to the file as the running child maps it. */
+	s->probes.binary = s->target.img.host_path;
+}
+
+void session_open(struct session *s, const struct trace_options *opt)
+{
+	char errbuf[256];
+	uint64_t object_class, alloc_offset;
+
+	memset(s, 0, sizeof(*s));
+	s->opt = *opt;
+	s->exit_status = -1;
+	libbpf_set_print(libbpf_print);
+	if (s->opt.command) {
+		start_command(s);
+	} else {
+		ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_USDT);
+		load_bpf(s);
+		s->probes = (struct probes){.skel = s->skel, .pid = s->target.pid,
+					    .binary = s->target.img.host_path,
+					    .verbose = rbm_verbose};
+	}
+	object_class = ruby_target_global(&s->target, "rb_cObject");
+	alloc_offset = ruby_target_class_allocator(&s->target);
+	if (class_namer_init(&s->namer, s->target.pid, s->target.off, object_class, errbuf,
+			     sizeof(errbuf)))
+		rbm_die("%s", errbuf);
+	s->probes.class_allocate_instance = alloc_offset;
+	s->probes.use_multi = s->use_multi;
+	s->target.objspace = ruby_target_find_objspace(&s->target);
+	s->probes.alloc_kind = s->opt.empty_probes;
+	if (s->opt.empty_probes)
+		return;
+	configure_stacks(s);
+	tracker_init(&s->tracker, s->target.pid, bpf_map__fd(s->skel->maps.live_objects),
+		     bpf_map__fd(s->skel->maps.class_counts), &s->skel->bss->reap,
+		     s->target.objspace && s->target.off->objspace_compact_count
+			     ? s->target.objspace + s->target.off->objspace_compact_count
+			     : 0);
+	s->tracker.compaction_pending = &s->skel->bss->compaction_pending;
+	s->tracker.fl_singleton = s->target.off->fl_singleton;
+	s->tracker.rclass_super = s->target.off->rclass_super;
+	s->skel->bss->compact_count_addr = s->tracker.compact_count_addr;
+	s->skel->bss->compact_count_seen = s->tracker.last_compact_count;
+	/* Attaching a running process is safe by default; a launched one is ours. */
+	if (!s->opt.full && !s->opt.max_overhead && !s->launched)
+		s->opt.max_overhead = 2;
+	s->sampling = !s->opt.full && s->opt.max_overhead > 0;
+	/* Sampling: this attach is the first window, opened in session_start. */
+	if (probes_attach_gc(&s->probes) || probes_attach_alloc(&s->probes, false)) {
+		probes_detach_all(&s->probes);
+		if (kill(s->target.pid, 0) && errno == ESRCH)
+			rbm_die("PID %d exited", s->target.pid);
+		rbm_die("cannot attach to PID %d", s->target.pid);
+	}
+}
+
+void session_start(struct session *s)
+{
+	const char *until = s->opt.duration ? ""
+			    : s->launched   ? "until it exits or Ctrl-C"
+					    : "Ctrl-C to stop";
+
+	ruby_target_gc_counts(&s->target, &s->counts_start);
+	s->counts_last = s->counts_start;
+	if (s->sampling)
+		windows_start(&s->windows, &s->probes, s->skel, s->opt.max_overhead, rbm_verbose,
+			      now_seconds());
+	if (s->launched) {
+		rbm_on_die(NULL, NULL);
+		kill(s->target.pid, SIGCONT);
+	}
+	if (s->sampling)
+		fprintf(stderr, "rbmemtrace: sampling PID %d (ruby %s) within %.3g%% overhead: counts "
+				"are estimates (--full traces every allocation)%s%s\n",
+			s->target.pid, s->target.version, s->opt.max_overhead, *until ? "; " : "",
+			until);
+	else
+		fprintf(stderr, "rbmemtrace: tracing PID %d (ruby %s)%s%s\n", s->target.pid,
+			s->target.version, !*until ? "" : s->launched ? " " : "; ", until);
+	s->start = now_seconds();
+}
+
+/* Stops the allocation probes and takes the census the report is made of. */
+static void final_census(struct session *s)
+{
+	if (s->final_done)
+		return;
+	s->final_done = true;
+	if (s->sampling)
+		windows_close(&s->windows);
+	probes_detach_alloc(&s->probes);
+	if (s->sampling)
+		windows_stop(&s->windows, now_seconds());
+	refresh_names(s);
+	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
+		s->target_exited = true;
+	if (!s->target_exited)
+		ruby_target_gc_counts(&s->target, &s->counts_last);
+	/* Nothing left to read: objects count as they stood at the last check. */
+	if (s->target_exited)
+		tracker_count_unverified(&s->tracker);
+}
+
+static int decode_status(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Whether the target ended; sets end_reason when it did. */
+static bool target_ended(struct session *s)
+{
+	pid_t pid = s->target.pid;
+	int status;
+
+	if (!s->launched) {
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			return false;
+		s->target_exited = true;
+		s->end_reason = "target exited";
+		return true;
+	}
+	if (waitpid(pid, &status, WNOHANG | WUNTRACED) != pid)
+		return false;
+	if (WIFSTOPPED(status)) {
+		/* Stopped at ruby_sig_finalize: the main program is done. */
+		final_census(s);
+		kill(pid, SIGCONT);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		s->exit_status = decode_status(status);
+		s->end_reason = "command finished";
+		return true;
+	}
+	s->exit_status = decode_status(status);
+	s->target_exited = true;
+	s->end_reason = "target exited";
+	return true;
+}
+
+double session_poll(struct session *s, double t)
+{
+	uint64_t sweeps;
+
+	if (target_ended(s))
+		return -1;
+	if (s->sampling) {
+		windows_step(&s->windows, t);
+		/* A window is short and costly: nothing may hold it open longer. */
+		if (s->windows.sampler.in_window)
+			return s->windows.sampler.phase_end - now_seconds();
+	}
+	sweeps = __atomic_load_n(&s->skel->bss->sweep_steps, __ATOMIC_ACQUIRE);
+	if (sweeps != s->seen_sweeps && t - s->last_pass >= 0.2) {
+		s->seen_sweeps = sweeps;
+		s->last_pass = t;
+		if (tracker_pass(&s->tracker, false) == -ESRCH)
+			return 0; /* noticed at the next turn */
+	}
+	/* Often: a class first seen just before the target exits still needs its name. */
+	if (t - s->last_names >= 0.2) {
+		s->last_names = t;
+		refresh_names(s);
+		ruby_target_gc_counts(&s->target, &s->counts_last);
+	}
+	if (s->sampling) {
+		double wait = s->windows.sampler.phase_end - now_seconds();
+
+		return wait < 0.05 ? wait : 0.05;
+	}
+	return 0.05;
+}
+
+void session_run(struct session *s, volatile sig_atomic_t *stop)
+{
+	for (;;) {
+		double t = now_seconds(), wait;
+
+		if (*stop) {
+			s->end_reason = "signal";
+			break;
+		}
+		if (s->opt.duration && t - s->start >= s->opt.duration) {
+			s->end_reason = "duration";
+			break;
+		}
+		wait = session_poll(s, t);
+		if (wait < 0)
+			break;
+		usleep(wait <= 0 ? 0 : wait * 1e6);
+	}
+	s->end = now_seconds();
+}
+
+void session_finish(struct session *s)
+{
+	final_census(s);
+	probes_detach_all(&s->probes);
+}
+
+int session_report(struct session *s, struct report *r)
+{
+	size_t i;
+	int err;
+
+	r->pid = s->target.pid;
+	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", s->target.version);
+	r->duration_s = s->end - s->start;
+	r->end_reason = s->end_reason;
+	r->target_exited = s->target_exited;
+	r->exit_status = s->launched ? s->exit_status : -1;
+	r->gc_runs = s->skel->bss->gc_runs;
+	r->compactions = s->tracker.compactions;
+	r->moved_followed = s->tracker.moved_followed + s->skel->bss->moved_followed;
+	r->header_read_errors = s->skel->bss->header_read_errors;
+	r->class_overflow = s->skel->bss->class_overflow;
+	r->with_stacks = s->opt.depth > 0;
+	r->stacks_truncated = s->skel->bss->stacks_truncated;
+	r->stacks_dropped = s->skel->bss->stacks_dropped;
+	r->stack_errors = s->skel->bss->stack_errors;
+	r->have_gc_counts = s->counts_start.valid && s->counts_last.valid;
+	if (r->have_gc_counts) {
+		r->gc_allocated = s->counts_last.allocated - s->counts_start.allocated;
+		r->gc_freed = s->counts_last.freed - s->counts_start.freed;
+	}
+	if (s->sampling) {
+		struct sampling_info *si = &r->sampling;
+		uint64_t traced = 0;
+
+		u64map_for_each(&s->tracker.tallies, i)
+		{
+			struct class_tally *t = s->tracker.tallies.values[i];
+
+			traced += t->allocated;
+		}
+		si->on = true;
+		si->budget_percent = s->opt.max_overhead;
+		si->windows = s->windows.sampler.windows;
+		si->window_time_s = s->windows.sampler.window_time;
+		si->est_overhead = sampler_overhead(&s->windows.sampler, r->duration_s);
+		si->traced = traced;
+		si->probe_hits = s->windows.sampler.hits;
+		si->scale = r->have_gc_counts && traced ? (double)r->gc_allocated / traced : 0;
+	}
+	u64map_for_each(&s->tracker.tallies, i)
+	{
+		struct class_tally *t = s->tracker.tallies.values[i];
+		struct counts c = {
+			.allocated = t->allocated,
+			.retained = t->retained,
+			.untracked = t->untracked,
+			.not_followed = t->not_followed,
+		};
+		uint64_t accounted = t->retained + t->untracked + t->not_followed;
+		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
+
+		c.freed = t->allocated > accounted ? t->allocated - accounted : 0;
+		if (!class_wanted(s, name))
+			continue;
+		err = report_add(r, name, &c);
+		if (!err && t->stack_id)
+			err = report_add_stack(r, name, symbolizer_stack(&s->symbolizer, t->stack_id),
+					       &c);
+		if (err)
+			return err;
+	}
+	report_finish(r);
+	return 0;
+}
+
+void session_close(struct session *s)
+{
+	symbolizer_free(&s->symbolizer);
+	u64map_free(&s->filtered, NULL);
+	tracker_free(&s->tracker);
+	class_namer_free(&s->namer);
+	rbmemtrace_bpf__destroy(s->skel);
+	s->skel = NULL;
+}
+
+int session_exit_status(const struct session *s)
+{
+	return s->launched && s->exit_status >= 0 ? s->exit_status : 0;
+}
+
+/* Waits for the launched child; its exit status, or -1 while it runs. */
+static int reap_child(pid_t pid, bool block)
+{
+	int status;
+
+	if (waitpid(pid, &status, block ? 0 : WNOHANG) != pid)
+		return -1;
+	return decode_status(status);
+}
+
+int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop)
+{
+	double start = now_seconds();
+	int status = 0;
+
+	if (probes_attach_alloc(&s->probes, false))
+		rbm_die("cannot attach to PID %d", s->target.pid);
+	if (s->launched) {
+		/* Past the stop at ruby_options, the exit stop is not needed. */
+		probes_detach_all_but_alloc(&s->probes);
+		rbm_on_die(NULL, NULL);
+		kill(s->target.pid, SIGCONT);
+	}
+	fprintf(stderr, "rbmemtrace: empty %s probes on PID %d (benchmark baseline)\n",
+		s->opt.empty_probes == ALLOC_PROBE_EMPTY_UPROBE ? "uprobe" : "uretprobe",
+		s->target.pid);
+	while (!*stop && !(s->opt.duration && now_seconds() - start >= s->opt.duration)) {
+		if (s->launched ? (status = reap_child(s->target.pid, false)) >= 0
+				: kill(s->target.pid, 0) && errno == ESRCH)
+			break;
+		usleep(50 * 1000);
+	}
+	probes_detach_all(&s->probes);
+	rbmemtrace_bpf__destroy(s->skel);
+	s->skel = NULL;
+	return s->launched && status > 0 ? status : 0;
+}

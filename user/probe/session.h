@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A trace session: one target from finding its Ruby to detaching.  It loads
+ * and attaches the BPF object, runs the poll loop (free-tracking passes,
+ * name refreshes, sampling windows), takes the final census of tracked
+ * objects and fills a report model.  Front ends (trace, top, fleet) drive
+ * it through this small API; they never touch BPF maps themselves.
+ */
+#ifndef RBM_SESSION_H
+#define RBM_SESSION_H
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "attach.h"
+#include "classnames.h"
+#include "report.h"
+#include "ruby_symbols.h"
+#include "ruby_target.h"
+#include "stacks.h"
+#include "tracker.h"
+#include "u64map.h"
+#include "windows.h"
+
+#define MAX_CLASS_FILTERS 64
+
+struct trace_options {
+	pid_t pid;		/* attach to this process, or */
+	char **command;		/* start this one (launch mode) */
+	double duration;	/* seconds; 0: until stopped or the target ends */
+	unsigned long max_objects;
+	unsigned long depth;	/* Ruby frames per allocation; 0: no stacks */
+	unsigned long max_stacks;
+	const char *classes[MAX_CLASS_FILTERS]; /* --class: capture and report only these */
+	int nclasses;
+	bool full;		/* trace every allocation */
+	double max_overhead;	/* percent; 0: not given */
+	enum alloc_probe_kind empty_probes; /* benchmark baseline instead of the tracer */
+};
+
+struct session {
+	struct trace_options opt; /* a copy: the session may turn stacks off */
+	struct ruby_target target;
+	bool launched;
+	struct rbmemtrace_bpf *skel;
+	struct probes probes;
+	struct class_namer namer;
+	struct tracker tracker;
+	struct ruby_symbols symbols;
+	struct symbolizer symbolizer;
+	struct u64map filtered; /* klass -> 1 captured, 2 skipped (--class) */
+	bool use_multi;		/* the kernel has uprobe_multi links */
+	uint64_t stacks_named;	/* stacks_stored when the stacks map was last walked */
+	bool sampling;		/* --max-overhead: probes attached in windows */
+	struct windows windows;
+	struct gc_counts counts_start, counts_last;
+	/* The poll loop */
+	double start, end;
+	uint64_t seen_sweeps;
+	double last_pass, last_names;
+	const char *end_reason; /* set when the session ends */
+	bool final_done;
+	bool target_exited;
+	int exit_status; /* launch mode: the command's, once it exited */
+};
+
+/*
+ * Finds the target's Ruby (starting the command held, in launch mode),
+ * loads the BPF object and attaches every probe.  Dies with a one-line
+ * error; a launched command is killed then, never left stopped.
+ */
+void session_open(struct session *s, const struct trace_options *opt);
+/* Lets the target run traced: the start of the trace. */
+void session_start(struct session *s);
+/*
+ * One turn of the poll loop at time now: notices the target's end, steps
+ * the sampling windows, checks tracked objects after GC sweeps and names
+ * new classes and call paths.  Returns the seconds to wait before the next
+ * turn, or a negative number once the session has ended (s->end_reason).
+ */
+double session_poll(struct session *s, double now);
+/* Polls until the duration is over, *stop is set (a signal) or the target ends. */
+void session_run(struct session *s, volatile sig_atomic_t *stop);
+/* Takes the tracked objects' final census and detaches every probe. */
+void session_finish(struct session *s);
+/* Fills r (zeroed by the caller) with what the session learned, finished. */
+int session_report(struct session *s, struct report *r);
+void session_close(struct session *s);
+/* The exit status rbmemtrace returns: the command's in launch mode, else 0. */
+int session_exit_status(const struct session *s);
+
+/* --empty-probes: the bare trap at every allocation, for bench/; no report. */
+int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop);
+
+double now_seconds(void);
+
+#endif

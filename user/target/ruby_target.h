@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Knowing the target: which Ruby a process runs (its libruby or static
+ * ruby, the version and the offsets for it) and the few globals every mode
+ * starts from.  Reads only: no probe, no stop.  Shared by trace and census.
+ */
+#ifndef RBM_RUBY_TARGET_H
+#define RBM_RUBY_TARGET_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "procmaps.h"
+#include "ruby_versions.h"
+
+struct ruby_target {
+	pid_t pid;
+	struct ruby_image img;
+	char version[32];
+	const struct ruby_offsets *off;
+	uint64_t objspace; /* the target's rb_objspace_t, 0 if unknown */
+};
+
+enum ruby_need {
+	RUBY_NEED_MEMORY = 0, /* reading the heap: any supported Ruby */
+	RUBY_NEED_USDT = 1,   /* tracing frees: the ruby:gc__* probes */
+};
+
+/*
+ * Checks a Ruby file before any process runs it (launch mode): its version
+ * is supported, and it has what `need` asks for.  Dies with a one-line error.
+ */
+void ruby_target_check_file(struct ruby_target *t, const char *host_path, const char *shown,
+			    enum ruby_need need);
+/* Finds the Ruby mapped in pid and checks it as above.  Dies with a one-line error. */
+void ruby_target_open(struct ruby_target *t, pid_t pid, enum ruby_need need);
+/* Locates the image in a process whose file was checked already (launch mode). */
+void ruby_target_attach(struct ruby_target *t, pid_t pid);
+
+/* The VALUE a libruby global (rb_cObject...) holds in the target.  Dies if unreadable. */
+uint64_t ruby_target_global(const struct ruby_target *t, const char *name);
+/* File offset of the hidden rb_class_allocate_instance, found through BasicObject. */
+uint64_t ruby_target_class_allocator(const struct ruby_target *t);
+/* The objspace address, reading vm->objspace; 0 if unknown. */
+uint64_t ruby_target_find_objspace(const struct ruby_target *t);
+
+/* GC.stat's allocation counters, read from the target's objspace. */
+struct gc_counts {
+	uint64_t allocated;
+	uint64_t freed;
+	bool valid;
+};
+void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c);
+
+#endif
