@@ -101,8 +101,8 @@ end
 
 def check_totals_add_up(report)
   t = report["totals"]
-  check_eq(t["freed"] + t["retained"] + t["untracked"] + t["not_followed"], t["allocated"],
-           "freed + retained + untracked + not_followed")
+  check_eq(t["freed"] + t["retained"] + t["young"] + t["untracked"] + t["not_followed"],
+           t["allocated"], "freed + retained + young + untracked + not_followed")
 end
 
 # Every class the scenario owns: allocated N+M, retained as ObjectSpace says, freed the rest.

@@ -115,7 +115,7 @@ Test(report, json_shape_and_escaping)
 	cr_expect(strstr(out, "\"ruby_version\": \"3.1.7\"") != NULL);
 	cr_expect(strstr(out, "\"duration_s\":") != NULL);
 	cr_expect(strstr(out, "\"totals\": {\"allocated\": 28, \"freed\": 13, \"retained\": 13, "
-			      "\"untracked\": 2") != NULL,
+			      "\"young\": 0, \"untracked\": 2") != NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "{\"name\": \"Foo::Bar\", \"allocated\": 20") != NULL);
 	cr_expect(strstr(out, "\"Evil\\\"\\n\\u001b[2J\"") != NULL, "%s", out);
@@ -162,7 +162,8 @@ Test(report, sites_and_paths_from_stacks)
 	cr_expect_eq(r.stacks[0].counts.retained, 6);
 	out = render(&r, 1, 0);
 	cr_expect(strstr(out, "{\"class\": \"Leak\", \"path\": \"app.rb\", \"line\": 7, "
-			      "\"allocated\": 12, \"retained\": 8}") != NULL,
+			      "\"allocated\": 12, \"retained\": 8, \"young\": 0, "
+			      "\"retained_ages\": [0, 0, 0, 0, 0, 0, 0, 0]}") != NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "\"frames\": [{\"label\": \"Class#new\", \"path\": \"<cfunc>\", "
 			      "\"line\": 0}, {\"label\": \"build\"") != NULL,

@@ -186,3 +186,37 @@ Test(model, model_owns_its_processes)
 	model_free(&m);
 	cr_expect_eq(m.nprocs, 0);
 }
+
+Test(model, age_buckets_double)
+{
+	static const uint64_t gcs[] = {1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 1000};
+	static const unsigned bucket[] = {0, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7};
+	unsigned i;
+
+	for (i = 0; i < sizeof(gcs) / sizeof(gcs[0]); i++)
+		cr_expect_eq(age_bucket(gcs[i]), bucket[i], "%lu GCs", (unsigned long)gcs[i]);
+	for (i = 0; i < AGE_BUCKETS; i++)
+		cr_expect_eq(age_bucket(age_bucket_low(i)), i, "bucket %u's low bound", i);
+	cr_expect_eq(age_bucket_low(7), 65);
+}
+
+Test(model, tally_adds_counts_and_ages_to_row_site_and_path)
+{
+	struct frame frames[] = {{"Store#put", "store.rb", 4}};
+	struct stack st = {1, false, frames};
+	struct counts c = {.allocated = 5, .retained = 3, .young = 1, .freed = 1};
+	struct ages a = {.n = {0, 0, 3}};
+	struct report r = {};
+
+	cr_assert_eq(report_add_tally(&r, "Session", &st, &c, &a), 0);
+	cr_assert_eq(report_add_tally(&r, "Session", NULL, &c, &a), 0);
+	report_finish(&r);
+	cr_expect_eq(r.rows[0].counts.young, 2);
+	cr_expect_eq(r.rows[0].ages.n[2], 6);
+	cr_expect_eq(r.sites[0].ages.n[2], 3);
+	cr_expect_eq(r.stacks[0].counts.young, 1);
+	cr_expect_eq(r.totals.allocated,
+		     r.totals.freed + r.totals.retained + r.totals.young + r.totals.untracked +
+			     r.totals.not_followed);
+	report_free(&r);
+}

@@ -338,7 +338,7 @@ Test(report_edges, json_parses_with_exact_values)
 	out = parse_with_ruby(&r);
 	cr_expect(strstr(out, "valid_utf8=true\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "keys=pid,ruby_version,duration_s,end_reason,target_exited,gc_runs,"
-			      "compaction,dropped,sampling,totals,classes\n") != NULL,
+			      "compaction,dropped,sampling,age_buckets,totals,classes\n") != NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "pid=4242\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "ruby_version=\"3.1.7\"\n") != NULL, "%s", out);
@@ -347,17 +347,18 @@ Test(report_edges, json_parses_with_exact_values)
 	cr_expect(strstr(out, "target_exited=false\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "gc_runs=17\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "exit_status=absent\n") != NULL, "%s", out);
-	cr_expect(strstr(out, "totals=allocated:15,freed:5,retained:10,untracked:1,not_followed:2\n") !=
+	cr_expect(strstr(out, "totals=allocated:15,freed:5,retained:10,young:0,untracked:1,"
+			      "not_followed:2\n") !=
 			  NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "compaction=count:1,followed:8,not_followed:2\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "dropped=header_read_errors:2,class_overflow:3\n") != NULL, "%s", out);
 	/* Names come back byte for byte; the invalid byte as U+FFFD (ef bf bd). */
-	cr_expect(strstr(out, "class=466f6f3a3a426172 allocated:10,freed:4,retained:6,untracked:0,"
-			      "not_followed:0\n") != NULL,
+	cr_expect(strstr(out, "class=466f6f3a3a426172 allocated:10,freed:4,retained:6,young:0,untracked:0,"
+			      "not_followed:0,retained_ages:[0, 0, 0, 0, 0, 0, 0, 0]\n") != NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "class=4576696c225c0a091b5b324a7f allocated:3,freed:0,retained:3,"
-			      "untracked:1,not_followed:2\n") != NULL,
+			      "young:0,untracked:1,not_followed:2,retained_ages:[0, 0, 0, 0, 0, 0, 0, 0]\n") != NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "class=c39c6d6cf09f9880 allocated:1,") != NULL, "%s", out);
 	cr_expect(strstr(out, "class=426164efbfbd allocated:1,freed:1,") != NULL, "%s", out);
@@ -386,7 +387,8 @@ Test(report_edges, json_empty_and_exit_status)
 	cr_expect(strstr(out, "target_exited=true\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "end_reason=\"target \\\"exited\\\"\"\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "class=") == NULL, "%s", out);
-	cr_expect(strstr(out, "totals=allocated:0,freed:0,retained:0,untracked:0,not_followed:0\n") !=
+	cr_expect(strstr(out, "totals=allocated:0,freed:0,retained:0,young:0,untracked:0,"
+			      "not_followed:0\n") !=
 			  NULL,
 		  "%s", out);
 	free(out);
@@ -410,9 +412,11 @@ Test(report_edges, json_with_stacks_parses)
 	report_finish(&r);
 	out = parse_with_ruby(&r);
 	cr_expect(strstr(out, "sites=[{\"class\"=>\"Leak\", \"path\"=>\"a b.rb\", \"line\"=>3, "
-			      "\"allocated\"=>4, \"retained\"=>2}]\n") != NULL,
+			      "\"allocated\"=>4, \"retained\"=>2, \"young\"=>0, "
+			      "\"retained_ages\"=>[0, 0, 0, 0, 0, 0, 0, 0]}]\n") != NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "stacks=[{\"class\"=>\"Leak\", \"allocated\"=>4, \"retained\"=>2, "
+			      "\"young\"=>0, \"retained_ages\"=>[0, 0, 0, 0, 0, 0, 0, 0], "
 			      "\"truncated\"=>true, \"frames\"=>[{\"label\"=>\"Array#map\", "
 			      "\"path\"=>\"<cfunc>\", \"line\"=>0}, {\"label\"=>\"block in "
 			      "\\\"q\\\"\", \"path\"=>\"a b.rb\", \"line\"=>3}, {\"label\"=>"
@@ -481,14 +485,15 @@ Test(report_edges, sampled_report_scales)
 	report_finish(&r);
 	out = parse_with_ruby(&r);
 	cr_expect(strstr(out, "keys=pid,ruby_version,duration_s,end_reason,target_exited,gc_runs,"
-			      "compaction,dropped,gc_stat,sampling,totals,classes\n") != NULL,
+			      "compaction,dropped,gc_stat,sampling,age_buckets,totals,classes\n") != NULL,
 		  "%s", out);
-	cr_expect(strstr(out, "totals=allocated:1040,freed:990,retained:50,untracked:0,"
+	cr_expect(strstr(out, "totals=allocated:1040,freed:990,retained:50,young:0,untracked:0,"
 			      "not_followed:0,est_allocated:26000,est_retained:1250,est_freed:24750\n") !=
 			  NULL,
 		  "%s", out);
-	cr_expect(strstr(out, "class=4c65616b79 allocated:40,freed:0,retained:40,untracked:0,"
-			      "not_followed:0,est_allocated:1000,est_retained:1000,est_freed:0\n") != NULL,
+	cr_expect(strstr(out, "class=4c65616b79 allocated:40,freed:0,retained:40,young:0,untracked:0,"
+			      "not_followed:0,est_allocated:1000,est_retained:1000,est_freed:0,"
+			      "retained_ages:[0, 0, 0, 0, 0, 0, 0, 0]\n") != NULL,
 		  "%s", out);
 	free(out);
 	out = text_of(&r, 0);

@@ -29,6 +29,20 @@ static void add_estimates(struct estimates *to, const struct estimates *from)
  * Sites are not merged on their own: each call path names its site, so
  * merging the paths rebuilds the sites.
  */
+static void add_heap(struct heap_info *to, const struct heap_info *from)
+{
+	if (!from->have)
+		return;
+	to->have = true;
+	to->slots += from->slots;
+	to->live += from->live;
+	to->free += from->free;
+	to->garbage += from->garbage;
+	to->bytes += from->bytes;
+	to->marking = to->marking || from->marking;
+	to->seconds += from->seconds;
+}
+
 int report_merge(struct report *into, const struct report *from)
 {
 	size_t i;
@@ -44,6 +58,7 @@ int report_merge(struct report *into, const struct report *from)
 		if (err)
 			return err;
 		add_estimates(&to->est, &row->est);
+		report_add_ages(into, row->name, &row->ages);
 		if (row->census.have)
 			add_census(&to->census, &row->census);
 	}
@@ -51,7 +66,7 @@ int report_merge(struct report *into, const struct report *from)
 		const struct stack_row *row = &from->stacks[i];
 
 		err = report_add_stack_est(into, row->class_name, row->stack, &row->counts,
-					   &row->est);
+					   &row->est, &row->ages);
 		if (err)
 			return err;
 	}
@@ -67,6 +82,8 @@ int report_merge(struct report *into, const struct report *from)
 	into->have_gc_counts = (into->merged == 1 || into->have_gc_counts) && from->have_gc_counts;
 	into->gc_allocated += from->gc_allocated;
 	into->gc_freed += from->gc_freed;
+	add_heap(&into->heap_start, &from->heap_start);
+	add_heap(&into->heap_end, &from->heap_end);
 	into->with_stacks = into->with_stacks || from->with_stacks;
 	into->stacks_truncated += from->stacks_truncated;
 	into->stacks_dropped += from->stacks_dropped;

@@ -10,8 +10,44 @@ static void counts_add(struct counts *to, const struct counts *c)
 	to->allocated += c->allocated;
 	to->freed += c->freed;
 	to->retained += c->retained;
+	to->young += c->young;
 	to->untracked += c->untracked;
 	to->not_followed += c->not_followed;
+}
+
+static void ages_add(struct ages *to, const struct ages *a)
+{
+	unsigned i;
+
+	if (a)
+		for (i = 0; i < AGE_BUCKETS; i++)
+			to->n[i] += a->n[i];
+}
+
+static void estimates_add(struct estimates *to, const struct estimates *e)
+{
+	if (!e)
+		return;
+	to->allocated += e->allocated;
+	to->retained += e->retained;
+	to->freed += e->freed;
+}
+
+unsigned age_bucket(uint64_t gcs)
+{
+	unsigned b = 0;
+
+	/* 1, 2, 3-4, 5-8, ...: the bucket of n > 1 is ceil(log2(n)). */
+	if (gcs <= 1)
+		return 0;
+	for (gcs -= 1; gcs && b < AGE_BUCKETS - 1; gcs >>= 1)
+		b++;
+	return b;
+}
+
+uint64_t age_bucket_low(unsigned b)
+{
+	return b == 0 ? 1 : (1ULL << (b - 1)) + 1;
 }
 
 static void *grow_array(void *array, size_t *cap, size_t len, size_t size)
@@ -114,7 +150,7 @@ static bool same_stack(const struct stack *a, const struct stack *b)
 }
 
 static int add_site(struct report *r, const char *class_name, const struct frame *f,
-		    const struct counts *c, const struct estimates *est)
+		    const struct counts *c, const struct estimates *est, const struct ages *ages)
 {
 	uint64_t key = hash_int(hash_more(hash_more(0xcbf29ce484222325ULL, class_name), f->path),
 				f->line);
@@ -126,11 +162,8 @@ static int add_site(struct report *r, const char *class_name, const struct frame
 		if (row->line == f->line && !strcmp(row->path, f->path) &&
 		    !strcmp(row->class_name, class_name)) {
 			counts_add(&row->counts, c);
-			if (est) {
-				row->est.allocated += est->allocated;
-				row->est.retained += est->retained;
-				row->est.freed += est->freed;
-			}
+			estimates_add(&row->est, est);
+			ages_add(&row->ages, ages);
 			return 0;
 		}
 	}
@@ -148,8 +181,8 @@ static int add_site(struct report *r, const char *class_name, const struct frame
 	}
 	row->line = f->line;
 	row->counts = *c;
-	if (est)
-		row->est = *est;
+	estimates_add(&row->est, est);
+	ages_add(&row->ages, ages);
 	r->nsites++;
 	if (!at)
 		u64map_put(&r->sites_by_key, key ? key : 1, (void *)(uintptr_t)r->nsites);
@@ -180,7 +213,7 @@ static struct stack *copy_stack(struct report *r, const struct stack *st)
 }
 
 static int add_path(struct report *r, const char *class_name, const struct stack *st,
-		    const struct counts *c, const struct estimates *est)
+		    const struct counts *c, const struct estimates *est, const struct ages *ages)
 {
 	uint64_t key = hash_more(0xcbf29ce484222325ULL, class_name);
 	struct stack_row *row, *rows;
@@ -196,11 +229,8 @@ static int add_path(struct report *r, const char *class_name, const struct stack
 		row = &r->stacks[at - 1];
 		if (same_stack(row->stack, st) && !strcmp(row->class_name, class_name)) {
 			counts_add(&row->counts, c);
-			if (est) {
-				row->est.allocated += est->allocated;
-				row->est.retained += est->retained;
-				row->est.freed += est->freed;
-			}
+			estimates_add(&row->est, est);
+			ages_add(&row->ages, ages);
 			return 0;
 		}
 	}
@@ -218,8 +248,8 @@ static int add_path(struct report *r, const char *class_name, const struct stack
 		return -ENOMEM;
 	}
 	row->counts = *c;
-	if (est)
-		row->est = *est;
+	estimates_add(&row->est, est);
+	ages_add(&row->ages, ages);
 	r->nstacks++;
 	if (!at)
 		u64map_put(&r->stacks_by_key, key ? key : 1, (void *)(uintptr_t)r->nstacks);
@@ -238,7 +268,7 @@ static const struct frame *site_frame(const struct stack *st)
 }
 
 static int add_stack(struct report *r, const char *class_name, const struct stack *st,
-		     const struct counts *c, const struct estimates *est)
+		     const struct counts *c, const struct estimates *est, const struct ages *ages)
 {
 	const struct frame *site;
 	int err;
@@ -247,17 +277,39 @@ static int add_stack(struct report *r, const char *class_name, const struct stac
 		return 0;
 	site = site_frame(st);
 	if (site) {
-		err = add_site(r, class_name, site, c, est);
+		err = add_site(r, class_name, site, c, est, ages);
 		if (err)
 			return err;
 	}
-	return add_path(r, class_name, st, c, est);
+	return add_path(r, class_name, st, c, est, ages);
 }
 
 int report_add_stack(struct report *r, const char *class_name, const struct stack *st,
 		     const struct counts *c)
 {
-	return add_stack(r, class_name, st, c, NULL);
+	return add_stack(r, class_name, st, c, NULL, NULL);
+}
+
+int report_add_ages(struct report *r, const char *name, const struct ages *a)
+{
+	struct class_row *row = report_row(r, name);
+
+	if (!row)
+		return -ENOMEM;
+	ages_add(&row->ages, a);
+	return 0;
+}
+
+int report_add_tally(struct report *r, const char *class_name, const struct stack *st,
+		     const struct counts *c, const struct ages *a)
+{
+	struct class_row *row = report_row(r, class_name);
+
+	if (!row)
+		return -ENOMEM;
+	counts_add(&row->counts, c);
+	ages_add(&row->ages, a);
+	return st ? add_stack(r, class_name, st, c, NULL, a) : 0;
 }
 
 static int counts_cmp(const struct counts *x, const struct counts *y)
@@ -433,7 +485,8 @@ void model_free(struct model *m)
 }
 
 int report_add_stack_est(struct report *r, const char *class_name, const struct stack *st,
-			 const struct counts *c, const struct estimates *est)
+			 const struct counts *c, const struct estimates *est,
+			 const struct ages *ages)
 {
-	return add_stack(r, class_name, st, c, est);
+	return add_stack(r, class_name, st, c, est, ages);
 }

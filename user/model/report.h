@@ -17,14 +17,33 @@
 #include "strpool.h"
 #include "u64map.h"
 
-/* allocated = freed + retained + untracked + not_followed, for every row. */
+/*
+ * allocated = freed + retained + young + untracked + not_followed, for
+ * every row.  retained: alive, and a GC mark ran since the object was
+ * allocated (it survived); young: alive, allocated after the last mark,
+ * not judged yet.  Garbage awaiting a sweep is dead: freed.
+ */
 struct counts {
 	uint64_t allocated;
 	uint64_t freed;
 	uint64_t retained;
+	uint64_t young;
 	uint64_t untracked;
 	uint64_t not_followed;
 };
+
+/*
+ * How many GCs the retained objects survived, in buckets: 1, 2, 3-4, 5-8,
+ * 9-16, 17-32, 33-64, 65 and more.  A leak is old.
+ */
+#define AGE_BUCKETS 8
+struct ages {
+	uint64_t n[AGE_BUCKETS];
+};
+/* The bucket of an object that survived `gcs` GCs (>= 1). */
+unsigned age_bucket(uint64_t gcs);
+/* The fewest GCs an object of bucket b survived. */
+uint64_t age_bucket_low(unsigned b);
 
 /* Under sampling: traced counts scaled up to the whole process (report_finish). */
 struct estimates {
@@ -46,6 +65,7 @@ struct class_row {
 	char *name;
 	struct counts counts;
 	struct estimates est;
+	struct ages ages; /* of the retained */
 	struct census_counts census;
 };
 
@@ -56,6 +76,7 @@ struct site_row {
 	int line;
 	struct counts counts;
 	struct estimates est;
+	struct ages ages;
 };
 
 /* A full call path; the stack and its strings are owned by the report. */
@@ -64,6 +85,7 @@ struct stack_row {
 	const struct stack *stack;
 	struct counts counts;
 	struct estimates est;
+	struct ages ages;
 };
 
 /* --max-overhead: where the counts came from and how to scale them. */
@@ -76,6 +98,18 @@ struct sampling_info {
 	uint64_t traced;	/* allocations traced in the windows */
 	uint64_t probe_hits;	/* allocation probe hits in the windows */
 	double scale;		/* target allocations / traced; 0 when unknown */
+};
+
+/* The heap as a census read it (rbmemtrace census, and trace's start and end). */
+struct heap_info {
+	bool have;
+	uint64_t slots;
+	uint64_t live;
+	uint64_t free;
+	uint64_t garbage; /* dead, on pages the lazy sweeper has not reached */
+	uint64_t bytes;
+	bool marking;	  /* taken during incremental marking: marks were not final */
+	double seconds;	  /* what reading the heap took */
 };
 
 struct report {
@@ -100,6 +134,7 @@ struct report {
 	uint64_t gc_allocated;
 	uint64_t gc_freed;
 	struct sampling_info sampling;
+	struct heap_info heap_start, heap_end;
 	struct counts totals;
 	struct estimates est_totals;
 	bool have_estimates; /* sampled and scaled: est fields are meaningful */
@@ -126,14 +161,20 @@ struct report {
 struct class_row *report_row(struct report *r, const char *name);
 /* Adds counts to the row called name (merging rows that share a name). */
 int report_add(struct report *r, const char *name, const struct counts *c);
+/* Adds the ages of retained objects to the row, and to a stack's site and path. */
+int report_add_ages(struct report *r, const char *name, const struct ages *a);
 /* Sets the census figures of the row called name (creating it if needed). */
 int report_set_census(struct report *r, const char *name, const struct census_counts *cc);
 /* Adds counts to the site and the call path of a stack, which the report copies. */
 int report_add_stack(struct report *r, const char *class_name, const struct stack *st,
 		     const struct counts *c);
+/* Both at once: counts and ages of one class along one stack (st may be NULL). */
+int report_add_tally(struct report *r, const char *class_name, const struct stack *st,
+		     const struct counts *c, const struct ages *a);
 /* For the model's own operations (merge, readers): a stack with its estimates. */
 int report_add_stack_est(struct report *r, const char *class_name, const struct stack *st,
-			 const struct counts *c, const struct estimates *est);
+			 const struct counts *c, const struct estimates *est,
+			 const struct ages *ages);
 /*
  * Sorts rows by retained, then allocated, then name, sums the totals and,
  * under sampling, computes every estimate.  Call once all is added.

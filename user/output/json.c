@@ -8,8 +8,41 @@ static void write_counts_json(FILE *out, const struct counts *c)
 {
 	fprintf(out,
 		"\"allocated\": %" PRIu64 ", \"freed\": %" PRIu64 ", \"retained\": %" PRIu64
-		", \"untracked\": %" PRIu64 ", \"not_followed\": %" PRIu64,
-		c->allocated, c->freed, c->retained, c->untracked, c->not_followed);
+		", \"young\": %" PRIu64 ", \"untracked\": %" PRIu64 ", \"not_followed\": %" PRIu64,
+		c->allocated, c->freed, c->retained, c->young, c->untracked, c->not_followed);
+}
+
+/* GCs survived by the retained, per bucket of age_buckets (their lower bounds). */
+static void write_ages_json(FILE *out, const struct ages *a)
+{
+	unsigned i;
+
+	fprintf(out, ", \"retained_ages\": [");
+	for (i = 0; i < AGE_BUCKETS; i++)
+		fprintf(out, "%s%" PRIu64, i ? ", " : "", a->n[i]);
+	fputc(']', out);
+}
+
+static void write_census_json(FILE *out, const struct census_counts *cc)
+{
+	if (!cc->have)
+		return;
+	fprintf(out,
+		", \"live_start\": %" PRIu64 ", \"live_end\": %" PRIu64 ", \"bytes\": %" PRIu64
+		", \"old\": %" PRIu64,
+		cc->live_start, cc->live_end, cc->bytes_end, cc->old_end);
+}
+
+static void write_heap_json(FILE *out, const char *name, const struct heap_info *h)
+{
+	if (!h->have)
+		return;
+	fprintf(out,
+		"  \"%s\": {\"slots\": %" PRIu64 ", \"live\": %" PRIu64 ", \"free\": %" PRIu64
+		", \"garbage\": %" PRIu64 ", \"bytes\": %" PRIu64
+		", \"marking\": %s, \"seconds\": %.4f},\n",
+		name, h->slots, h->live, h->free, h->garbage, h->bytes,
+		h->marking ? "true" : "false", h->seconds);
 }
 
 /* Under sampling: est_* are the traced counts scaled to the whole process. */
@@ -69,9 +102,12 @@ static void write_stacks_json(FILE *out, const struct report *r)
 		json_write_string(out, site->class_name);
 		fprintf(out, ", \"path\": ");
 		json_write_string(out, site->path);
-		fprintf(out, ", \"line\": %d, \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64,
-			site->line, site->counts.allocated, site->counts.retained);
+		fprintf(out, ", \"line\": %d, \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64
+			     ", \"young\": %" PRIu64,
+			site->line, site->counts.allocated, site->counts.retained,
+			site->counts.young);
 		write_estimates_json(out, r, &site->est, false);
+		write_ages_json(out, &site->ages);
 		fputc('}', out);
 	}
 	fprintf(out, "%s],\n  \"stacks\": [", r->nsites ? "\n  " : "");
@@ -80,9 +116,11 @@ static void write_stacks_json(FILE *out, const struct report *r)
 
 		fprintf(out, "%s\n    {\"class\": ", i ? "," : "");
 		json_write_string(out, row->class_name);
-		fprintf(out, ", \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64,
-			row->counts.allocated, row->counts.retained);
+		fprintf(out, ", \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64
+			     ", \"young\": %" PRIu64,
+			row->counts.allocated, row->counts.retained, row->counts.young);
 		write_estimates_json(out, r, &row->est, false);
+		write_ages_json(out, &row->ages);
 		fprintf(out, ", \"truncated\": %s, \"frames\": [",
 			row->stack->truncated ? "true" : "false");
 		write_frames_json(out, row->stack);
@@ -115,7 +153,12 @@ void report_write_json(FILE *out, const struct report *r)
 			     ", \"total_freed_objects\": %" PRIu64 "},\n",
 			r->gc_allocated, r->gc_freed);
 	write_sampling_json(out, r);
-	fprintf(out, "  \"totals\": {");
+	write_heap_json(out, "heap_start", &r->heap_start);
+	write_heap_json(out, "heap_end", &r->heap_end);
+	fprintf(out, "  \"age_buckets\": [");
+	for (i = 0; i < AGE_BUCKETS; i++)
+		fprintf(out, "%s%" PRIu64, i ? ", " : "", age_bucket_low(i));
+	fprintf(out, "],\n  \"totals\": {");
 	write_counts_json(out, &r->totals);
 	write_estimates_json(out, r, &r->est_totals, true);
 	fprintf(out, "},\n  \"classes\": [");
@@ -125,6 +168,8 @@ void report_write_json(FILE *out, const struct report *r)
 		fprintf(out, ", ");
 		write_counts_json(out, &r->rows[i].counts);
 		write_estimates_json(out, r, &r->rows[i].est, true);
+		write_census_json(out, &r->rows[i].census);
+		write_ages_json(out, &r->rows[i].ages);
 		fputc('}', out);
 	}
 	fprintf(out, "%s]", r->nrows ? "\n  " : "");
