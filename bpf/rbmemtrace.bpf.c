@@ -105,6 +105,7 @@ __u64 stacks_dropped;   /* new call paths not stored: stacks map full */
 __u64 stacks_stored;    /* new call paths stored: userspace names them when it changes */
 __u64 stack_errors;     /* execution context or frames unreadable */
 __u64 compact_count_addr;   /* the target's objspace compaction counter; 0: unknown */
+__u64 gc_count_addr;        /* the target's GC.count (objspace profile.count); 0: unknown */
 __u64 compact_count_seen;
 __u32 compaction_pending;   /* set at a sweep end after GC.compact, cleared by userspace */
 __u64 compact_followed_at;  /* compact_count + 1 of the last compaction remapped */
@@ -346,7 +347,10 @@ static __always_inline void track(__u64 obj, __u64 seq)
 
 	live.seq = seq;
 	live.stack_id = key.stack_id;
-	live.pad = 0;
+	/* Ruby's own GC count, not a probe's: it ages objects with or without USDT. */
+	live.gc_epoch = 0;
+	if (gc_count_addr)
+		bpf_probe_read_user(&live.gc_epoch, sizeof(live.gc_epoch), (void *)gc_count_addr);
 	/* An existing entry at this address is an object GC already freed. */
 	if (bpf_map_update_elem(&live_objects, &obj, &live, BPF_ANY))
 		counts->untracked++;

@@ -49,7 +49,7 @@ struct live_object {
 	__u64 seq; /* allocation time (ns): tells two objects at one address apart */
 	__u64 stack_id;
 	__u32 kind;
-	__u32 pad;
+	__u32 gc_epoch; /* GC.count (low 32 bits) at allocation: GCs survived = now - this */
 };
 
 /*

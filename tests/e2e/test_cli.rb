@@ -18,15 +18,21 @@ test "cli: subcommands not yet available exit 2 with one line" do
   end
 end
 
-test "cli: `trace` spelled out is the default mode" do
+# Retained means survived a GC; objects no GC has judged yet are young.
+test "cli: `trace` spelled out is the default mode; young until a GC runs" do
   Dir.mktmpdir do |dir|
     report = File.join(dir, "r.json")
-    _, err, status = Open3.capture3(RBM, "trace", "--format", "json", "-o", report, "--",
-                                    "ruby", "-e", "K = Class.new; $k = Array.new(300) { K.new }")
-    check(status.success?, "trace -- ruby failed (#{status}): #{err}")
-    rows = JSON.parse(File.read(report))["classes"]
-    k = rows.find { |c| c["name"] == "K" } or raise Failure, "class K missing"
-    check_eq(k["allocated"], 300, "K allocated")
-    check_eq(k["retained"], 300, "K retained")
+    [["", 0, 300], ["; GC.start", 300, 0]].each do |tail, retained, young|
+      _, err, status = Open3.capture3(RBM, "trace", "--format", "json", "-o", report, "--", "ruby",
+                                      "-e", "K = Class.new; $k = Array.new(300) { K.new }#{tail}")
+      check(status.success?, "trace -- ruby failed (#{status}): #{err}")
+      json = JSON.parse(File.read(report))
+      check_totals_add_up(json)
+      k = json["classes"].find { |c| c["name"] == "K" } or raise Failure, "class K missing"
+      check_eq(k["allocated"], 300, "K allocated#{tail}")
+      check_eq(k["retained"], retained, "K retained#{tail}")
+      check_eq(k["young"], young, "K young#{tail}")
+      check_eq(k["retained_ages"][0], retained, "K survived one GC#{tail}")
+    end
   end
 end

@@ -347,19 +347,21 @@ Test(live_ruby, class_namer_init_checks_object)
 Test(live_ruby, objspace_allocation_counters)
 {
 	char *argv[] = {"ruby", "-e",
-			"GC.disable; STDOUT.sync = true; a = GC.stat(:total_allocated_objects); "
-			"f = GC.stat(:total_freed_objects); puts \"#{a} #{f}\"; sleep 30",
+			"3.times { GC.start }; GC.disable; STDOUT.sync = true; "
+			"a = GC.stat(:total_allocated_objects); f = GC.stat(:total_freed_objects); "
+			"puts \"#{a} #{f} #{GC.count}\"; sleep 30",
 			NULL};
 	const struct ruby_offsets *off = ruby_offsets_for(MJIT_RUBY_VERSION);
-	uint64_t sym, vm, objspace, allocated, freed;
-	unsigned long want_allocated, want_freed;
+	uint64_t sym, vm, objspace, allocated, freed, count;
+	unsigned long want_allocated, want_freed, want_count;
 	struct ruby_image img;
 	char err[512];
 	struct child c;
 
 	cr_assert_not_null(off);
 	child_start(&c, argv);
-	cr_assert_eq(sscanf(c.line, "%lu %lu", &want_allocated, &want_freed), 2, "%s", c.line);
+	cr_assert_eq(sscanf(c.line, "%lu %lu %lu", &want_allocated, &want_freed, &want_count), 3,
+		     "%s", c.line);
 	cr_assert_eq(procmaps_find_ruby(c.pid, &img, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(elf_symbol_value(img.host_path, "ruby_current_vm_ptr", &sym, NULL), 0);
 	cr_assert_eq(target_read_u64(c.pid, img.load_bias + sym, &vm), 0);
@@ -371,5 +373,8 @@ Test(live_ruby, objspace_allocation_counters)
 		  "objspace says %lu allocated, GC.stat said %lu", (unsigned long)allocated,
 		  want_allocated);
 	cr_expect_eq(freed, want_freed);
+	cr_assert_eq(target_read_u64(c.pid, objspace + off->objspace_gc_count, &count), 0);
+	cr_expect(want_count >= 3, "GC.count %lu", want_count);
+	cr_expect_eq(count, want_count);
 	child_stop(&c);
 }

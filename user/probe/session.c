@@ -283,6 +283,9 @@ void session_open(struct session *s, const struct trace_options *opt)
 	s->tracker.compaction_pending = &s->skel->bss->compaction_pending;
 	s->tracker.fl_singleton = s->target.off->fl_singleton;
 	s->tracker.rclass_super = s->target.off->rclass_super;
+	if (s->target.objspace && s->target.off->objspace_gc_count)
+		s->tracker.gc_count_addr = s->target.objspace + s->target.off->objspace_gc_count;
+	s->skel->bss->gc_count_addr = s->tracker.gc_count_addr;
 	s->skel->bss->compact_count_addr = s->tracker.compact_count_addr;
 	s->skel->bss->compact_count_seen = s->tracker.last_compact_count;
 	/* Attaching a running process is safe by default; a launched one is ours. */
@@ -491,19 +494,20 @@ int session_report(struct session *s, struct report *r)
 		struct counts c = {
 			.allocated = t->allocated,
 			.retained = t->retained,
+			.young = t->young,
 			.untracked = t->untracked,
 			.not_followed = t->not_followed,
 		};
-		uint64_t accounted = t->retained + t->untracked + t->not_followed;
+		uint64_t accounted = t->retained + t->young + t->untracked + t->not_followed;
 		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
 
 		c.freed = t->allocated > accounted ? t->allocated - accounted : 0;
 		if (!class_wanted(s, name))
 			continue;
-		err = report_add(r, name, &c);
-		if (!err && t->stack_id)
-			err = report_add_stack(r, name, symbolizer_stack(&s->symbolizer, t->stack_id),
-					       &c);
+		err = report_add_tally(r, name,
+				       t->stack_id ? symbolizer_stack(&s->symbolizer, t->stack_id)
+						   : NULL,
+				       &c, &t->ages);
 		if (err)
 			return err;
 	}

@@ -55,7 +55,37 @@ static void reset_retained(struct tracker *t)
 		struct class_tally *tally = t->tallies.values[i];
 
 		tally->retained = 0;
+		tally->young = 0;
+		memset(&tally->ages, 0, sizeof(tally->ages));
 	}
+}
+
+/*
+ * A live object at the final census: retained once a GC has run since it
+ * was allocated (it survived a mark), young before that.
+ */
+static void count_alive(struct tracker *t, const struct live_object *obj)
+{
+	struct class_tally *tally = tally_for(t, obj->klass, obj->kind, obj->stack_id);
+	uint32_t survived = (uint32_t)t->gc_count - obj->gc_epoch;
+
+	if (!tally)
+		return;
+	if (t->gc_count_addr && survived == 0) {
+		tally->young++;
+		return;
+	}
+	tally->retained++;
+	if (t->gc_count_addr)
+		tally->ages.n[age_bucket(survived)]++;
+}
+
+static void read_gc_count(struct tracker *t)
+{
+	uint64_t count;
+
+	if (t->gc_count_addr && target_read_u64(t->pid, t->gc_count_addr, &count) == 0)
+		t->gc_count = count;
 }
 
 bool object_header_alive(uint64_t flags, uint32_t kind)
@@ -185,6 +215,8 @@ int tracker_pass(struct tracker *t, bool final)
 
 	if (kill(t->pid, 0) && errno == ESRCH)
 		return -ESRCH;
+	/* Before the headers: an object allocated after this read is young at worst. */
+	read_gc_count(t);
 	/* Read the BPF flag first: objects it counts from here on are not in this pass. */
 	pending = t->compaction_pending && __atomic_load_n(t->compaction_pending, __ATOMIC_ACQUIRE);
 	compacted = compaction_since_last_pass(t) || pending;
@@ -208,14 +240,14 @@ int tracker_pass(struct tracker *t, bool final)
 
 		if (alive) {
 			t->live++;
-			if (final && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id)))
-				tally->retained++;
+			if (final)
+				count_alive(t, obj);
 			continue;
 		}
 		if (moved && follow_move(t, t->keys[i], obj)) {
 			t->live++;
-			if (final && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id)))
-				tally->retained++;
+			if (final)
+				count_alive(t, obj);
 		} else if (compacted && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id))) {
 			tally->not_followed++;
 		}
@@ -333,13 +365,8 @@ int tracker_count_unverified(struct tracker *t)
 	if (err)
 		return err;
 	reset_retained(t);
-	for (i = 0; i < n; i++) {
-		struct class_tally *tally = tally_for(t, t->values[i].klass, t->values[i].kind,
-							  t->values[i].stack_id);
-
-		if (tally)
-			tally->retained++;
-	}
+	for (i = 0; i < n; i++)
+		count_alive(t, &t->values[i]);
 	return 0;
 }
 

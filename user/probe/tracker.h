@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "rbmemtrace.h"
+#include "report.h"
 #include "u64map.h"
 
 /* Outcome per class and call path, keyed by tally_key(klass, kind, stack_id). */
@@ -20,7 +21,9 @@ struct class_tally {
 	uint32_t kind;
 	uint64_t allocated;
 	uint64_t untracked;
-	uint64_t retained;
+	uint64_t retained;	/* alive, and survived at least one GC since allocated */
+	uint64_t young;		/* alive, allocated since the last GC started */
+	struct ages ages;	/* GCs the retained survived */
 	uint64_t not_followed; /* gone from their slot across a GC.compact: moved or freed */
 	uint64_t not_followed_bpf; /* of which the BPF side saw replaced before a pass */
 };
@@ -31,6 +34,8 @@ struct tracker {
 	int counts_fd;
 	struct reap_queue *reap; /* in the BPF object's mmaped .bss */
 	uint64_t compact_count_addr; /* 0: this Ruby's compaction counter is unknown */
+	uint64_t gc_count_addr;	     /* GC.count in the target; 0: unknown, nothing is young */
+	uint64_t gc_count;	     /* as read at the last pass */
 	uint64_t fl_singleton;	     /* to tell a singleton class of a tracked object */
 	uint32_t rclass_super;
 	__u32 *compaction_pending;   /* set by BPF at the sweep end after a compaction */

@@ -75,6 +75,9 @@ static const struct ruby_offsets ruby_versions[] = {
 		 * live process by tests/unit/test_live_ruby.c. */
 		.objspace_total_allocated = 24,
 		.objspace_total_freed = 448,
+		/* rb_gc_count reads vm->objspace (+0x458), then +0x1b8: profile.count.
+		 * Checked against GC.count by tests/unit/test_live_ruby.c. */
+		.objspace_gc_count = 440,
 	},
 };
 

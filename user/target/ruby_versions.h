@@ -94,6 +94,8 @@ struct ruby_offsets {
 	/* GC.stat's total_allocated_objects and total_freed_objects, for sampling */
 	uint32_t objspace_total_allocated;
 	uint32_t objspace_total_freed;
+	/* GC.count (profile.count): bumped as each GC starts; what ages objects */
+	uint32_t objspace_gc_count;
 };
 
 /* The entry for a version string such as "3.1.7", or NULL if unsupported. */
