@@ -5,7 +5,7 @@
  *   census <pages> <slots> <live> <free> <garbage> <zombies> <moved> <unjudged>
  *          <bad_pages> <marking> <sweeping> <gc_changed> <best_seconds> <gc_count>
  *   type <T_NAME> <live>
- *   class <live> <bytes> <garbage> <old> <age0> <age1> <age2> <age3> <name>
+ *   class <live> <bytes> <garbage> <old> <age0> <age1> <age2> <age3> <kind> <name>
  *   rss_kb <tracer's peak RSS>
  * With REPEAT > 1 the census is taken that many times and the fastest time
  * is printed (the counts are the last census's).
@@ -97,8 +97,9 @@ int main(int argc, char **argv)
 	{
 		struct census_class *cc = c.classes.values[k];
 
-		printf("class\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t", cc->live, cc->bytes,
-		       cc->garbage, cc->old, cc->age[0], cc->age[1], cc->age[2], cc->age[3]);
+		printf("class\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%u\t", cc->live, cc->bytes,
+		       cc->garbage, cc->old, cc->age[0], cc->age[1], cc->age[2], cc->age[3],
+		       cc->kind);
 		print_name(class_namer_key_name(&cn, cc->klass, cc->kind));
 	}
 	getrusage(RUSAGE_SELF, &ru);

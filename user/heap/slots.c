@@ -16,47 +16,6 @@ const char *slot_state_name(enum slot_state st)
 	return (unsigned int)st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
 }
 
-enum slot_state slot_classify(uint64_t flags, bool marked, bool before_sweep, bool marking,
-			      bool *unjudged)
-{
-	*unjudged = false;
-	switch (flags & RB_T_MASK) {
-	case RB_T_NONE:
-		return SLOT_FREE;
-	case RB_T_ZOMBIE:
-		return SLOT_ZOMBIE;
-	case RB_T_MOVED:
-		return SLOT_MOVED;
-	}
-	/* A swept page holds only survivors and newer objects; a mark is proof of life. */
-	if (!before_sweep || marked)
-		return SLOT_LIVE;
-	if (marking) {
-		*unjudged = true;
-		return SLOT_LIVE;
-	}
-	return SLOT_GARBAGE;
-}
-
-unsigned int slot_age(const struct heap_layout *hl, uint64_t flags)
-{
-	return (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
-}
-
-uint32_t slot_kind(uint64_t flags)
-{
-	uint32_t type = flags & RB_T_MASK;
-
-	if (type == RB_T_IMEMO)
-		return RBM_KIND(type, (flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK);
-	return type;
-}
-
-uint64_t slot_klass(const uint64_t *words)
-{
-	return (words[0] & RB_T_MASK) == RB_T_IMEMO ? 0 : words[1];
-}
-
 /* The word at byte offset off of the slot. */
 static inline uint64_t word_at(const uint64_t *words, uint32_t off)
 {

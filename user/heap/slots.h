@@ -38,7 +38,9 @@
 #define RBM_HEAP_SLOTS_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <linux/types.h>
 #include "heap_layout.h"
+#include "rbmemtrace.h"
 
 enum slot_state {
 	SLOT_FREE,    /* T_NONE: an empty slot */
@@ -55,18 +57,51 @@ const char *slot_state_name(enum slot_state st);
  * The state of the slot whose first word is flags.  marked: its mark bit;
  * before_sweep: its page's flag; marking: the GC is marking (the mark bits
  * are not final).  *unjudged is set when the answer LIVE is a guess.
+ * (Inline, like the three below: the census calls them for every slot.)
  */
-enum slot_state slot_classify(uint64_t flags, bool marked, bool before_sweep, bool marking,
-			      bool *unjudged);
+static inline enum slot_state slot_classify(uint64_t flags, bool marked, bool before_sweep,
+					    bool marking, bool *unjudged)
+{
+	*unjudged = false;
+	switch (flags & RB_T_MASK) {
+	case RB_T_NONE:
+		return SLOT_FREE;
+	case RB_T_ZOMBIE:
+		return SLOT_ZOMBIE;
+	case RB_T_MOVED:
+		return SLOT_MOVED;
+	}
+	/* A swept page holds only survivors and newer objects; a mark is proof of life. */
+	if (!before_sweep || marked)
+		return SLOT_LIVE;
+	if (marking) {
+		*unjudged = true;
+		return SLOT_LIVE;
+	}
+	return SLOT_GARBAGE;
+}
 
 /* GCs survived, 0..old_age, from the flags (series that keep age in the page: later). */
-unsigned int slot_age(const struct heap_layout *hl, uint64_t flags);
+static inline unsigned int slot_age(const struct heap_layout *hl, uint64_t flags)
+{
+	return (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
+}
 
 /* The tracker's kind: the builtin type, plus the imemo subtype in bits 8..11. */
-uint32_t slot_kind(uint64_t flags);
+static inline uint32_t slot_kind(uint64_t flags)
+{
+	uint32_t type = flags & RB_T_MASK;
+
+	if (type == RB_T_IMEMO)
+		return RBM_KIND(type, (flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK);
+	return type;
+}
 
 /* The tracker's klass: RBasic.klass, or 0 for imemos (their klass word is not a class). */
-uint64_t slot_klass(const uint64_t *words);
+static inline uint64_t slot_klass(const uint64_t *words)
+{
+	return (words[0] & RB_T_MASK) == RB_T_IMEMO ? 0 : words[1];
+}
 
 /*
  * Heap bytes the object owns besides its slot (see above), from its slot
