@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * One heap slot, judged from words read out of the target: its state (free,
+ * live, garbage...), its age and the bytes it owns.  Pure functions, so the
+ * rules can be tested without a Ruby process.
+ *
+ * State.  Ruby frees an object only when its page is swept.  After marking,
+ * every page is flagged before_sweep and lazily swept later, a few pages per
+ * allocation, so an idle process can sit with unswept pages full of dead
+ * objects: on such a page an object whose mark bit is clear is GARBAGE (dead,
+ * not yet freed), and ObjectSpace.count_objects still counts it.  On a swept
+ * page (before_sweep clear) every object survived the last GC or was
+ * allocated since: LIVE as far as the GC knows.  While (incremental) marking
+ * is in progress the mark bits are not final: an unmarked object on an
+ * unswept page cannot be judged, so it is counted LIVE and reported as
+ * unjudged rather than guessed.  (Marking starts only after sweeping has
+ * finished, so in practice no page is unswept then.)
+ *
+ * Bytes owned, besides the slot itself, as ObjectSpace.memsize_of counts them
+ * (gc.c obj_memsize_of):
+ *   String  not embedded, not shared, not NOFREE: capa + 1 (the terminator of
+ *           one-byte encodings; UTF-16/32 strings have a 2/4-byte one, which
+ *           the flags do not tell: undercounted by 1-3 bytes).
+ *   Array   not embedded, not shared: capa * 8 (a shared root: len * 8,
+ *           because its capa word holds a reference count), as rb_ary_memsize.
+ *   Hash    an ar_table (up to 8 pairs): 128; an st_table: 56 + its bins +
+ *           2^entry_power * 24 entries, read from the target (st_memsize).
+ *   Object  ivars outside the slot: numiv * 8.
+ *   Bignum  digits outside the slot: len * 8.  Struct: members outside: len * 8.
+ *   Class/Module: sizeof(rb_classext_t) only; the method, constant, ivar and
+ *           call-cache tables it points to are not read: a lower bound.
+ *   Generic ivars (FL_EXIVAR, any type) are not counted.
+ *   Data/TypedData, File, Regexp, Match, imemo, iclass: the slot only.  What a
+ *           T_DATA owns is known only to its dsize() callback in the target; it
+ *           cannot be computed from outside.
+ */
+#ifndef RBM_HEAP_SLOTS_H
+#define RBM_HEAP_SLOTS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "heap_layout.h"
+#include "rbmemtrace.h"
+
+enum slot_state {
+	SLOT_FREE,    /* T_NONE: an empty slot */
+	SLOT_LIVE,    /* an object the GC has not found dead */
+	SLOT_GARBAGE, /* dead, on a page not yet swept */
+	SLOT_ZOMBIE,  /* dead, waiting for its finalizer or deferred free */
+	SLOT_MOVED,   /* a T_MOVED forwarding slot of GC.compact */
+	SLOT_UNKNOWN, /* not a slot of any page in the snapshot */
+};
+
+const char *slot_state_name(enum slot_state st);
+
+/*
+ * The state of the slot whose first word is flags.  marked: its mark bit;
+ * before_sweep: its page's flag; marking: the GC is marking (the mark bits
+ * are not final).  *unjudged is set when the answer LIVE is a guess.
+ * (Inline, like the three below: the census calls them for every slot.)
+ */
+static inline enum slot_state slot_classify(uint64_t flags, bool marked, bool before_sweep,
+					    bool marking, bool *unjudged)
+{
+	*unjudged = false;
+	switch (flags & RB_T_MASK) {
+	case RB_T_NONE:
+		return SLOT_FREE;
+	case RB_T_ZOMBIE:
+		return SLOT_ZOMBIE;
+	case RB_T_MOVED:
+		return SLOT_MOVED;
+	}
+	/* A swept page holds only survivors and newer objects; a mark is proof of life. */
+	if (!before_sweep || marked)
+		return SLOT_LIVE;
+	if (marking) {
+		*unjudged = true;
+		return SLOT_LIVE;
+	}
+	return SLOT_GARBAGE;
+}
+
+/* GCs survived, 0..old_age, from the flags (series that keep age in the page: later). */
+static inline unsigned int slot_age(const struct heap_layout *hl, uint64_t flags)
+{
+	return (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
+}
+
+/* The tracker's kind: the builtin type, plus the imemo subtype in bits 8..11. */
+static inline uint32_t slot_kind(uint64_t flags)
+{
+	uint32_t type = flags & RB_T_MASK;
+
+	if (type == RB_T_IMEMO)
+		return RBM_KIND(type, (flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK);
+	return type;
+}
+
+/* The tracker's klass: RBasic.klass, or 0 for imemos (their klass word is not a class). */
+static inline uint64_t slot_klass(const uint64_t *words)
+{
+	return (words[0] & RB_T_MASK) == RB_T_IMEMO ? 0 : words[1];
+}
+
+/*
+ * Heap bytes the object owns besides its slot (see above), from its slot
+ * words (at least max_slot_size / 8 of them).  A Hash on an st_table needs
+ * the table's head: *need_st receives its address and the caller passes the
+ * first st_size bytes to slot_st_bytes; otherwise *need_st is 0.
+ */
+uint64_t slot_owned_bytes(const struct heap_layout *hl, const uint64_t *words, uint64_t *need_st);
+
+/* st_memsize() of an st_table whose first hl->st_size bytes are head; 0 if implausible. */
+uint64_t slot_st_bytes(const struct heap_layout *hl, const uint8_t *head);
+
+#endif
