@@ -102,6 +102,3 @@ format:
 clean:
 	rm -rf $(OUTPUT) rbmemtrace
 
-# A heap census of a running Ruby as text, for bench/census.rb (not installed).
-$(OUTPUT)/census_dump: tests/census/census_dump.c $(USER_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@

@@ -116,3 +116,14 @@ def check_classes_exact(report, truth)
   check_totals_add_up(report)
 end
 
+# A bad input: one line on stderr, exit status 1, nothing on stdout, quickly.
+def check_error(args, pattern, env = {})
+  started = Time.now
+  out, err, status = Open3.capture3(env, *args)
+  check(!status.success?, "#{args.join(' ')} should fail")
+  check(status.exitstatus == 1, "exit status #{status.exitstatus}, expected 1 (no crash)")
+  check_eq(err.lines.size, 1, "error lines on stderr (#{err.inspect})")
+  check(err =~ pattern, "error #{err.inspect} does not match #{pattern.inspect}")
+  check(out.empty?, "stdout should be empty on error")
+  check(Time.now - started < 15, "took too long")
+end

@@ -196,16 +196,6 @@ test "traced program behaves the same: stdout and exit status" do
 end
 
 # Bad input: one line on stderr, non-zero exit, quickly.
-def check_error(args, pattern, env = {})
-  started = Time.now
-  out, err, status = Open3.capture3(env, *args)
-  check(!status.success?, "#{args.join(' ')} should fail")
-  check(status.exitstatus == 1, "exit status #{status.exitstatus}, expected 1 (no crash)")
-  check_eq(err.lines.size, 1, "error lines on stderr (#{err.inspect})")
-  check(err =~ pattern, "error #{err.inspect} does not match #{pattern.inspect}")
-  check(out.empty?, "stdout should be empty on error")
-  check(Time.now - started < 15, "took too long")
-end
 
 test "error: PID that does not exist" do
   check_error([RBM, "-p", "999999", "-d", "1"], /^rbmemtrace: no process with PID 999999$/)

@@ -26,9 +26,3 @@ int cmd_fleet(int argc, char **argv)
 	(void)argc, (void)argv;
 	return not_yet("fleet", "tracing many hosts over ssh");
 }
-
-int cmd_census(int argc, char **argv)
-{
-	(void)argc, (void)argv;
-	return not_yet("census", "counting every live object of the heap");
-}

@@ -16,6 +16,7 @@ static void add_census(struct census_counts *to, const struct census_counts *fro
 	to->live_end += from->live_end;
 	to->bytes_end += from->bytes_end;
 	to->old_end += from->old_end;
+	to->garbage_end += from->garbage_end;
 }
 
 static void add_estimates(struct estimates *to, const struct estimates *from)
@@ -31,6 +32,8 @@ static void add_estimates(struct estimates *to, const struct estimates *from)
  */
 static void add_heap(struct heap_info *to, const struct heap_info *from)
 {
+	int i;
+
 	if (!from->have)
 		return;
 	to->have = true;
@@ -39,7 +42,16 @@ static void add_heap(struct heap_info *to, const struct heap_info *from)
 	to->free += from->free;
 	to->garbage += from->garbage;
 	to->bytes += from->bytes;
+	for (i = 0; i < 32; i++) {
+		to->types[i] += from->types[i];
+		to->garbage_types[i] += from->garbage_types[i];
+	}
+	to->pages += from->pages;
+	to->unjudged += from->unjudged;
+	to->gc_count += from->gc_count;
 	to->marking = to->marking || from->marking;
+	to->sweeping = to->sweeping || from->sweeping;
+	to->gc_ran = to->gc_ran || from->gc_ran;
 	to->seconds += from->seconds;
 }
 
@@ -71,6 +83,8 @@ int report_merge(struct report *into, const struct report *from)
 			return err;
 	}
 	into->merged++;
+	into->census_only = into->merged == 1 ? from->census_only
+					      : into->census_only && from->census_only;
 	into->have_estimates = into->have_estimates || from->have_estimates;
 	if (from->duration_s > into->duration_s)
 		into->duration_s = from->duration_s;

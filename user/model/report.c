@@ -361,11 +361,22 @@ static void estimate(struct estimates *e, const struct counts *c, double scale)
 	e->freed = scale_count(scale, c->freed);
 }
 
+static int live_cmp(const void *a, const void *b)
+{
+	const struct class_row *x = a, *y = b;
+
+	if (x->census.live_end != y->census.live_end)
+		return x->census.live_end > y->census.live_end ? -1 : 1;
+	if (x->census.bytes_end != y->census.bytes_end)
+		return x->census.bytes_end > y->census.bytes_end ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
 void report_finish(struct report *r)
 {
 	size_t i;
 
-	qsort(r->rows, r->nrows, sizeof(*r->rows), row_cmp);
+	qsort(r->rows, r->nrows, sizeof(*r->rows), r->census_only ? live_cmp : row_cmp);
 	qsort(r->sites, r->nsites, sizeof(*r->sites), site_cmp);
 	qsort(r->stacks, r->nstacks, sizeof(*r->stacks), stack_cmp);
 	/* Row indexes changed: the indexes are no longer valid. */

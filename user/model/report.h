@@ -59,6 +59,7 @@ struct census_counts {
 	uint64_t live_end;   /* at its end */
 	uint64_t bytes_end;  /* slot plus owned heap memory, at the end */
 	uint64_t old_end;    /* of live_end, promoted to the old generation */
+	uint64_t garbage_end; /* dead at the end, on pages not yet swept */
 };
 
 struct class_row {
@@ -103,13 +104,20 @@ struct sampling_info {
 /* The heap as a census read it (rbmemtrace census, and trace's start and end). */
 struct heap_info {
 	bool have;
+	uint64_t pages;
 	uint64_t slots;
 	uint64_t live;
 	uint64_t free;
-	uint64_t garbage; /* dead, on pages the lazy sweeper has not reached */
+	uint64_t garbage;  /* dead, on pages the lazy sweeper has not reached */
 	uint64_t bytes;
-	bool marking;	  /* taken during incremental marking: marks were not final */
-	double seconds;	  /* what reading the heap took */
+	uint64_t unjudged; /* counted live though marks were not final */
+	uint64_t gc_count; /* GC.count when it was read */
+	bool marking;	   /* taken during incremental marking: marks were not final */
+	bool sweeping;	   /* lazy sweep was under way */
+	bool gc_ran;	   /* a GC ran while the heap was read */
+	double seconds;	   /* what reading the heap took */
+	uint64_t types[32];	    /* live per builtin type, as ObjectSpace.count_objects */
+	uint64_t garbage_types[32]; /* garbage per builtin type */
 };
 
 struct report {
@@ -139,6 +147,7 @@ struct report {
 	struct estimates est_totals;
 	bool have_estimates; /* sampled and scaled: est fields are meaningful */
 	unsigned merged;     /* reports summed into this one by report_merge */
+	bool census_only;    /* a heap census: rows sort by live objects */
 	struct class_row *rows;
 	size_t nrows;
 	size_t cap;

@@ -23,4 +23,8 @@ void report_write_json(FILE *out, const struct report *r);
 /* flamegraph.pl's folded format, weighted by retained objects; the class is the leaf. */
 void report_write_folded(FILE *out, const struct report *r);
 
+/* rbmemtrace census: the heap by class, most live objects first; top 0 shows all. */
+void report_write_census_text(FILE *out, const struct report *r, size_t top);
+void report_write_census_json(FILE *out, const struct report *r);
+
 #endif

@@ -254,3 +254,18 @@ void class_namer_free(struct class_namer *cn)
 {
 	u64map_free(&cn->cache, free);
 }
+
+uint64_t class_namer_object_class(struct class_namer *cn, uint64_t klass)
+{
+	uint64_t flags, super;
+	int hops;
+
+	for (hops = 0; hops < 16 && klass; hops++) {
+		if (target_read_u64(cn->pid, klass, &flags) ||
+		    (!(flags & cn->off->fl_singleton) && (flags & RB_T_MASK) != RB_T_ICLASS) ||
+		    target_read_u64(cn->pid, klass + cn->off->rclass_super, &super))
+			break;
+		klass = super;
+	}
+	return klass;
+}

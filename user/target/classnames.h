@@ -29,6 +29,11 @@ const char *class_namer_name(struct class_namer *cn, uint64_t klass);
 /* The display name of a per-class key (kind and klass from the BPF maps). */
 const char *class_namer_key_name(struct class_namer *cn, uint64_t klass, uint32_t kind);
 
+/*
+ * The class an object's klass stands for, as ObjectSpace.each_object counts
+ * it: past its singleton class and the iclasses of the modules it extends.
+ */
+uint64_t class_namer_object_class(struct class_namer *cn, uint64_t klass);
 void class_namer_free(struct class_namer *cn);
 
 /* Names of builtin types ("T_STRING") and imemo subtypes ("callcache"). */

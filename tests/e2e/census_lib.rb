@@ -1,0 +1,75 @@
+# Driving a heap census against a target that knows its own counts: shared by
+# tests/e2e/test_census.rb and bench/census.rb.  The target is
+# scenarios/census_target.rb (see its header for the protocol).
+require "json"
+require "open3"
+
+module CensusDriver
+  ROOT = File.expand_path("../..", __dir__)
+  RBM = File.join(ROOT, "rbmemtrace")
+  TARGET = File.join(__dir__, "scenarios", "census_target.rb")
+  TYPES = %w[T_OBJECT T_CLASS T_MODULE T_FLOAT T_STRING T_REGEXP T_ARRAY T_HASH T_STRUCT
+             T_BIGNUM T_FILE T_DATA T_MATCH T_COMPLEX T_RATIONAL T_SYMBOL T_IMEMO T_ICLASS].freeze
+
+  module_function
+
+  # rbmemtrace census --format json of pid, with the tracer's peak RSS (KB) under "rss_kb".
+  def census(pid)
+    out, err, st = Open3.capture3(RBM, "census", "-p", pid.to_s, "--format", "json", "-v")
+    raise "rbmemtrace census failed (#{st}): #{err}" unless st.success?
+
+    r = JSON.parse(out)
+    r["rss_kb"] = err[/peak RSS (\d+) KB/, 1].to_i
+    r["by_class"] = r["classes"].to_h { |c| [c["name"], c] }
+    r
+  end
+
+  # The fastest of n censuses (the counts are the last one's).
+  def best_census(pid, n)
+    all = Array.new(n) { census(pid) }
+    all.last.merge("seconds" => all.map { |c| c["heap"]["seconds"] }.min)
+  end
+
+  def start(mode, n)
+    io = IO.popen(["ruby", TARGET, mode, n.to_s], "r+")
+    facts = JSON.parse(io.gets)
+    nil until io.gets == "ready\n"
+    io.write("again\n") # the second turn allocates nothing (see census_target.rb)
+    io.flush
+    nil until io.gets == "ready\n"
+    [io, facts]
+  end
+
+  def ask(io, cmd)
+    unless io.instance_variable_get(:@released)
+      io.write("go\n")
+      io.flush
+      nil until io.gets == "ok\n"
+      io.instance_variable_set(:@released, true)
+    end
+    io.puts cmd
+    io.flush
+    JSON.parse(io.gets)
+  end
+
+  def stop(io, pid)
+    io&.puts("quit") rescue nil
+    Process.kill("TERM", pid) rescue nil if pid
+    io&.close
+  end
+
+  # "T_STRING 5 vs 6" for every type whose counts differ.
+  def type_diffs(census_types, counts)
+    TYPES.filter_map do |t|
+      a, b = census_types[t] || 0, counts[t] || 0
+      "#{t} #{a} vs #{b}" if a != b
+    end
+  end
+
+  def live_plus_garbage(census)
+    all = Hash.new(0)
+    census["types"].each { |t, v| all[t] += v }
+    census["garbage_types"].each { |t, v| all[t] += v }
+    all
+  end
+end

@@ -1,0 +1,67 @@
+# rbmemtrace census: the heap read from outside, against the target's own counts.
+require_relative "census_lib"
+
+test "census: idle heap after GC.start equals ObjectSpace exactly; bytes as memsize_of" do
+  io, facts = CensusDriver.start("hold", 100_000)
+  c = CensusDriver.census(facts["pid"])
+  got = CensusDriver.ask(io, "counts")
+  counts = got["counts"]
+  heap = c["heap"]
+  check_eq(heap["slots"], counts["TOTAL"], "slots = count_objects TOTAL")
+  check_eq(heap["slots"], got["heap_available_slots"], "slots = heap_available_slots")
+  check_eq(heap["free"], counts["FREE"], "free = count_objects FREE")
+  check_eq(heap["garbage"], 0, "garbage after GC.start")
+  check_eq(heap["gc_count"], got["gc_count"], "GC.count")
+  d = CensusDriver.type_diffs(c["types"], counts)
+  check(d.empty?, "live per type differs from count_objects: #{d.join(', ')}")
+  got["classes"].each do |name, f|
+    row = c["by_class"][name] or raise Failure, "census lacks #{name}"
+    check_eq(row["live"], f["count"], "#{name} live (ObjectSpace instances of exactly #{name})")
+    err = (row["bytes"] - f["memsize"]).abs * 100.0 / f["memsize"]
+    check(err <= 10, "#{name} bytes #{row['bytes']} vs memsize_of sum #{f['memsize']} (#{err.round(2)}%)")
+  end
+  %w[Alpha Beta Gamma].each do |name|
+    check_eq(c["by_class"][name]["live"], got["classes"][name]["each_object"], "#{name} each_object")
+  end
+  check(c["classes"].each_cons(2).all? { |a, b| a["live"] >= b["live"] }, "classes sorted by live")
+ensure
+  CensusDriver.stop(io, facts && facts["pid"])
+end
+
+test "census: garbage on pages the lazy sweep has not reached is garbage, not live" do
+  io, facts = CensusDriver.start("lazy", 100_000)
+  c = CensusDriver.census(facts["pid"])
+  got = CensusDriver.ask(io, "counts")
+  check_eq(got["gc_state"], "sweeping", "target's GC state")
+  check(c["heap"]["sweeping"] && !c["heap"]["marking"], "census saw the sweep: #{c['heap']}")
+  d = CensusDriver.type_diffs(CensusDriver.live_plus_garbage(c), got["counts"])
+  check(d.empty?, "live + garbage per type differs from count_objects: #{d.join(', ')}")
+  junk = c["by_class"]["Junk"] or raise Failure, "no Junk row"
+  check(c["heap"]["garbage"].positive? && junk["garbage"] > 100 * junk["live"],
+        "Junk: #{junk['garbage']} garbage, #{junk['live']} live")
+  after = CensusDriver.ask(io, "gc")
+  %w[Alpha Beta Gamma].each do |name|
+    check_eq(c["by_class"][name]["live"], after["classes"][name]["count"], "#{name} live")
+  end
+ensure
+  CensusDriver.stop(io, facts && facts["pid"])
+end
+
+test "census: text report and bad input" do
+  out, err, st = Open3.capture3(RBM, "census", "-p", Process.pid.to_s, "--top", "5")
+  check(st.success?, "census of this Ruby failed: #{err}")
+  check(out.match?(/\Arbmemtrace census: PID #{Process.pid}, ruby #{RUBY_VERSION}, /), out)
+  check(out.match?(/^Heap: \d+ slots in \d+ pages: \d+ live/), out)
+  check(out.match?(/^ +LIVE +BYTES +OLD +GARBAGE  CLASS$/), out)
+  check(out.match?(/^\.\.\. \d+ more classes/), out)
+  check_error([RBM, "census", "-p", "999999999"], /PID|process/)
+  check_error([RBM, "census"], /census needs -p PID/)
+  check_error([RBM, "census", "-p", "1", "--format", "xml"], /invalid format/)
+  sleeper = spawn("sleep", "20")
+  begin
+    check_error([RBM, "census", "-p", sleeper.to_s], /not .*Ruby|no libruby|Ruby/i)
+  ensure
+    Process.kill("KILL", sleeper)
+    Process.wait(sleeper)
+  end
+end

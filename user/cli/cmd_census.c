@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rbmemtrace census -p PID: every live object of the heap counted by class,
+ * with bytes and age, read from the target's memory.  No probe, no ptrace
+ * stop: the target keeps running and pays nothing.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include "census_model.h"
+#include "cli.h"
+#include "diag.h"
+#include "ruby_target.h"
+#include "writers.h"
+
+static struct census_args {
+	pid_t pid;
+	bool json;
+	const char *output;
+	unsigned long top;
+} args = {.top = 30};
+
+static const char doc[] =
+	"Count every live object of a running Ruby's heap by class, with bytes and how many are "
+	"old, read from its memory at no cost to it.\n"
+	"\n"
+	"USAGE: rbmemtrace census -p PID [--format text|json] [-o FILE] [--top N]";
+
+enum { OPT_FORMAT = 0x100, OPT_TOP };
+
+static const struct argp_option opts[] = {
+	{"pid", 'p', "PID", 0, "Ruby process whose heap to read", 0},
+	{"format", OPT_FORMAT, "FORMAT", 0, "text (default) or json", 0},
+	{"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
+	{"top", OPT_TOP, "N", 0, "Classes shown in text (default 30, 0: all)", 0},
+	{"verbose", 'v', NULL, 0, "Explain what is found", 0},
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	(void)state;
+	switch (key) {
+	case 'p':
+		args.pid = cli_number(arg, "PID", 1, INT32_MAX);
+		break;
+	case OPT_FORMAT:
+		if (strcmp(arg, "json") == 0)
+			args.json = true;
+		else if (strcmp(arg, "text") != 0)
+			rbm_die("invalid format: %s (expected text or json)", arg);
+		break;
+	case 'o':
+		args.output = arg;
+		break;
+	case OPT_TOP:
+		args.top = cli_number(arg, "--top", 0, 1UL << 31);
+		break;
+	case 'v':
+		rbm_verbose++;
+		break;
+	case ARGP_KEY_ARG:
+		rbm_die("unexpected argument: %s (census takes -p PID)", arg);
+	case ARGP_KEY_END:
+		if (!args.pid)
+			rbm_die("census needs -p PID (see rbmemtrace census --help)");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* Takes the census of one target and fills r with it. */
+static void take_census(struct ruby_target *t, struct report *r)
+{
+	const struct heap_layout *hl = heap_layout_for(t->version);
+	struct class_namer namer;
+	struct census c = {};
+	char err[512];
+	int ret;
+
+	if (!hl)
+		rbm_die("no heap layout for Ruby %s: census supports %s", t->version, "3.1");
+	t->objspace = ruby_target_find_objspace(t);
+	if (!t->objspace)
+		rbm_die("cannot find the object space of PID %d", t->pid);
+	if (class_namer_init(&namer, t->pid, t->off, ruby_target_global(t, "rb_cObject"), err,
+			     sizeof(err)))
+		rbm_die("%s", err);
+	ret = census_take(&c, t->pid, hl, t->objspace, err, sizeof(err));
+	if (ret == -ESRCH)
+		rbm_die("PID %d exited", t->pid);
+	if (ret == -EPERM || ret == -EACCES)
+		rbm_die("not enough privileges to read PID %d (run as root, or with CAP_SYS_PTRACE)",
+			t->pid);
+	if (ret)
+		rbm_die("cannot read the heap of PID %d: %s", t->pid, err);
+	rbm_info("census: %lu pages, %lu slots in %.1f ms", (unsigned long)c.pages,
+		 (unsigned long)c.slots, c.seconds * 1e3);
+	r->pid = t->pid;
+	r->census_only = true;
+	r->exit_status = -1;
+	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", t->version);
+	if (census_to_report(&c, &namer, r, CENSUS_AT_END))
+		rbm_die("out of memory");
+	report_finish(r);
+	census_free(&c);
+	class_namer_free(&namer);
+}
+
+int cmd_census(int argc, char **argv)
+{
+	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
+	struct ruby_target target = {};
+	struct report report = {};
+	FILE *out = stdout;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 1;
+	ruby_target_open(&target, args.pid, RUBY_NEED_MEMORY);
+	take_census(&target, &report);
+	if (args.output) {
+		out = fopen(args.output, "w");
+		if (!out)
+			rbm_die("cannot write %s: %s", args.output, strerror(errno));
+	}
+	if (rbm_verbose) {
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		rbm_info("peak RSS %ld KB", ru.ru_maxrss);
+	}
+	if (args.json)
+		report_write_census_json(out, &report);
+	else
+		report_write_census_text(out, &report, args.top);
+	if (out != stdout && fclose(out))
+		rbm_die("cannot write %s: %s", args.output, strerror(errno));
+	report_free(&report);
+	return 0;
+}

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <string.h>
+#include "census_model.h"
+#include "rbmemtrace.h"
+
+static void heap_info_from(struct heap_info *h, const struct census *c)
+{
+	size_t i;
+
+	h->have = true;
+	h->pages = c->pages;
+	h->slots = c->slots;
+	h->live = c->live;
+	h->free = c->free;
+	h->garbage = c->garbage;
+	h->unjudged = c->unjudged;
+	h->gc_count = c->gc_count;
+	h->marking = c->marking;
+	h->sweeping = c->sweeping;
+	h->gc_ran = c->gc_count_changed;
+	h->seconds = c->seconds;
+	h->bytes = 0;
+	memcpy(h->types, c->types, sizeof(h->types));
+	memset(h->garbage_types, 0, sizeof(h->garbage_types));
+	u64map_for_each(&c->classes, i)
+	{
+		const struct census_class *cc = c->classes.values[i];
+
+		h->bytes += cc->bytes;
+		h->garbage_types[RBM_KIND_TYPE(cc->kind)] += cc->garbage;
+	}
+}
+
+int census_to_report(const struct census *c, struct class_namer *cn, struct report *r,
+		     enum census_moment when)
+{
+	size_t i;
+
+	heap_info_from(when == CENSUS_AT_START ? &r->heap_start : &r->heap_end, c);
+	u64map_for_each(&c->classes, i)
+	{
+		const struct census_class *cc = c->classes.values[i];
+		uint64_t klass = cc->klass;
+		struct class_row *row;
+
+		if (!cc->live && !cc->garbage)
+			continue;
+		if (klass && RBM_KIND_TYPE(cc->kind) != RB_T_IMEMO)
+			klass = class_namer_object_class(cn, klass);
+		row = report_row(r, class_namer_key_name(cn, klass, cc->kind));
+		if (!row)
+			return -ENOMEM;
+		row->census.have = true;
+		if (when == CENSUS_AT_START) {
+			row->census.live_start += cc->live;
+			continue;
+		}
+		row->census.live_end += cc->live;
+		row->census.bytes_end += cc->bytes;
+		row->census.old_end += cc->old;
+		row->census.garbage_end += cc->garbage;
+	}
+	return 0;
+}
