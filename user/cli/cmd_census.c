@@ -104,7 +104,7 @@ static void take_census(struct ruby_target *t, struct report *r)
 	r->census_only = true;
 	r->exit_status = -1;
 	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", t->version);
-	if (census_to_report(&c, &namer, r, CENSUS_AT_END))
+	if (census_to_report(&c, &namer, r, CENSUS_AT_END, NULL, NULL))
 		rbm_die("out of memory");
 	report_finish(r);
 	census_free(&c);

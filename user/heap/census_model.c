@@ -33,7 +33,8 @@ static void heap_info_from(struct heap_info *h, const struct census *c)
 }
 
 int census_to_report(const struct census *c, struct class_namer *cn, struct report *r,
-		     enum census_moment when)
+		     enum census_moment when, bool (*wanted)(void *ctx, const char *name),
+		     void *ctx)
 {
 	size_t i;
 
@@ -43,12 +44,16 @@ int census_to_report(const struct census *c, struct class_namer *cn, struct repo
 		const struct census_class *cc = c->classes.values[i];
 		uint64_t klass = cc->klass;
 		struct class_row *row;
+		const char *name;
 
 		if (!cc->live && !cc->garbage)
 			continue;
 		if (klass && RBM_KIND_TYPE(cc->kind) != RB_T_IMEMO)
 			klass = class_namer_object_class(cn, klass);
-		row = report_row(r, class_namer_key_name(cn, klass, cc->kind));
+		name = class_namer_key_name(cn, klass, cc->kind);
+		if (wanted && !wanted(ctx, name))
+			continue;
+		row = report_row(r, name);
 		if (!row)
 			return -ENOMEM;
 		row->census.have = true;

@@ -13,10 +13,12 @@ enum census_moment { CENSUS_AT_START, CENSUS_AT_END };
  * Adds what census c saw to r: the heap's figures, and per class name the
  * live objects (as live_start or live_end), and at the end their bytes, old
  * and garbage.  Objects count under their class as ObjectSpace.each_object
- * does: an object with a singleton class counts as its class's.
+ * does: an object with a singleton class counts as its class's.  wanted, if
+ * not NULL, picks the classes to report (--class).
  * 0 or -ENOMEM.
  */
 int census_to_report(const struct census *c, struct class_namer *cn, struct report *r,
-		     enum census_moment when);
+		     enum census_moment when, bool (*wanted)(void *ctx, const char *name),
+		     void *ctx);
 
 #endif

@@ -372,10 +372,61 @@ static int live_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* A traced retained count scaled, within what the census says its class holds. */
+static uint64_t capped(uint64_t est, double factor)
+{
+	return factor < 1 ? (uint64_t)(est * factor + 0.5) : est;
+}
+
+/*
+ * Under sampling, traced counts scale to the whole process; a retained
+ * estimate never claims more objects than the heap census found alive
+ * at the end: where it would, the class, its sites and paths scale down.
+ */
+static void estimate_all(struct report *r)
+{
+	double scale = r->sampling.scale;
+	size_t i;
+
+	for (i = 0; i < r->nrows; i++) {
+		struct class_row *row = &r->rows[i];
+
+		estimate(&row->est, &row->counts, scale);
+		row->est_cap = 1;
+		if (r->heap_end.have && row->census.have && row->est.retained > row->census.live_end) {
+			row->est_cap = (double)row->census.live_end / row->est.retained;
+			row->est.retained = row->census.live_end;
+			r->est_capped++;
+		}
+	}
+	/* Row indexes are still valid here: sites and paths find their class's cap. */
+	for (i = 0; i < r->nsites; i++) {
+		struct class_row *row = report_row(r, r->sites[i].class_name);
+
+		estimate(&r->sites[i].est, &r->sites[i].counts, scale);
+		if (row)
+			r->sites[i].est.retained = capped(r->sites[i].est.retained, row->est_cap);
+	}
+	for (i = 0; i < r->nstacks; i++) {
+		struct class_row *row = report_row(r, r->stacks[i].class_name);
+
+		estimate(&r->stacks[i].est, &r->stacks[i].counts, scale);
+		if (row)
+			r->stacks[i].est.retained = capped(r->stacks[i].est.retained, row->est_cap);
+	}
+}
+
 void report_finish(struct report *r)
 {
 	size_t i;
 
+	/* A merged report keeps the estimates its parts summed: each had its own scale. */
+	if (!r->merged) {
+		r->have_estimates = r->sampling.on && r->sampling.scale > 0;
+		r->est_capped = 0;
+		if (r->have_estimates)
+			estimate_all(r);
+	}
 	qsort(r->rows, r->nrows, sizeof(*r->rows), r->census_only ? live_cmp : row_cmp);
 	qsort(r->sites, r->nsites, sizeof(*r->sites), site_cmp);
 	qsort(r->stacks, r->nstacks, sizeof(*r->stacks), stack_cmp);
@@ -385,25 +436,15 @@ void report_finish(struct report *r)
 	u64map_free(&r->stacks_by_key, NULL);
 	memset(&r->totals, 0, sizeof(r->totals));
 	memset(&r->est_totals, 0, sizeof(r->est_totals));
-	/* A merged report keeps the estimates its parts summed: each had its own scale. */
-	if (!r->merged)
-		r->have_estimates = r->sampling.on && r->sampling.scale > 0;
 	for (i = 0; i < r->nrows; i++) {
+		struct census_counts *cc = &r->rows[i].census;
+
 		counts_add(&r->totals, &r->rows[i].counts);
-		if (r->have_estimates && !r->merged)
-			estimate(&r->rows[i].est, &r->rows[i].counts, r->sampling.scale);
 		r->est_totals.allocated += r->rows[i].est.allocated;
 		r->est_totals.retained += r->rows[i].est.retained;
 		r->est_totals.freed += r->rows[i].est.freed;
+		cc->change = (int64_t)cc->live_end - (int64_t)cc->live_start;
 	}
-	if (!r->have_estimates || r->merged)
-		return;
-	/* Totals scale as a whole, as a reader would compute them. */
-	estimate(&r->est_totals, &r->totals, r->sampling.scale);
-	for (i = 0; i < r->nsites; i++)
-		estimate(&r->sites[i].est, &r->sites[i].counts, r->sampling.scale);
-	for (i = 0; i < r->nstacks; i++)
-		estimate(&r->stacks[i].est, &r->stacks[i].counts, r->sampling.scale);
 }
 
 size_t report_path_root_first(const struct stack_row *row, char (*names)[REPORT_NAME_MAX],

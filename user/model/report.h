@@ -60,6 +60,7 @@ struct census_counts {
 	uint64_t bytes_end;  /* slot plus owned heap memory, at the end */
 	uint64_t old_end;    /* of live_end, promoted to the old generation */
 	uint64_t garbage_end; /* dead at the end, on pages not yet swept */
+	int64_t change;       /* live_end - live_start (report_finish) */
 };
 
 struct class_row {
@@ -68,6 +69,7 @@ struct class_row {
 	struct estimates est;
 	struct ages ages; /* of the retained */
 	struct census_counts census;
+	double est_cap; /* est.retained was scaled by this to fit the census (1: not) */
 };
 
 /* Where objects were allocated: the innermost Ruby frame. */
@@ -148,6 +150,7 @@ struct report {
 	bool have_estimates; /* sampled and scaled: est fields are meaningful */
 	unsigned merged;     /* reports summed into this one by report_merge */
 	bool census_only;    /* a heap census: rows sort by live objects */
+	uint64_t est_capped; /* classes whose retained estimate the census bounded */
 	struct class_row *rows;
 	size_t nrows;
 	size_t cap;

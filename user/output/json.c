@@ -28,9 +28,10 @@ static void write_census_json(FILE *out, const struct census_counts *cc)
 	if (!cc->have)
 		return;
 	fprintf(out,
-		", \"live_start\": %" PRIu64 ", \"live_end\": %" PRIu64 ", \"bytes\": %" PRIu64
-		", \"old\": %" PRIu64,
-		cc->live_start, cc->live_end, cc->bytes_end, cc->old_end);
+		", \"live_start\": %" PRIu64 ", \"live_end\": %" PRIu64 ", \"change\": %" PRId64
+		", \"bytes\": %" PRIu64 ", \"old\": %" PRIu64 ", \"garbage\": %" PRIu64,
+		cc->live_start, cc->live_end, cc->change, cc->bytes_end, cc->old_end,
+		cc->garbage_end);
 }
 
 static void write_heap_json(FILE *out, const char *name, const struct heap_info *h)
@@ -68,9 +69,12 @@ static void write_sampling_json(FILE *out, const struct report *r)
 	fprintf(out,
 		"  \"sampling\": {\"max_overhead_percent\": %.3g, \"windows\": %" PRIu64
 		", \"window_s\": %.3f, \"estimated_overhead_percent\": %.3f, \"probe_hits\": %" PRIu64
-		", \"traced\": %" PRIu64 ", \"fraction\": %.6f, \"scale\": %.3f},\n",
+		", \"traced\": %" PRIu64 ", \"fraction\": %.6f, \"scale\": %.3f%s",
 		si->budget_percent, si->windows, si->window_time_s, si->est_overhead * 100,
-		si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale);
+		si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale,
+		r->heap_end.have ? "" : "},\n");
+	if (r->heap_end.have)
+		fprintf(out, ", \"capped_by_census\": %" PRIu64 "},\n", r->est_capped);
 }
 
 static void write_frames_json(FILE *out, const struct stack *st)

@@ -103,6 +103,17 @@ static void write_header(FILE *out, const struct report *r)
 			r->compactions, r->moved_followed, r->totals.not_followed);
 	if (r->sampling.on)
 		write_sampling_text(out, r);
+	if (r->heap_end.have)
+		fprintf(out, "Heap census (exact, read from the heap): %" PRIu64 " live objects at the "
+			     "start, %" PRIu64 " at the end (%.1f MB); %" PRIu64 " garbage awaiting the "
+			     "sweep.%s\n",
+			r->heap_start.have ? r->heap_start.live : 0, r->heap_end.live,
+			r->heap_end.bytes / 1e6, r->heap_end.garbage,
+			r->est_capped ? " Retained estimates bounded by the census." : "");
+	if (r->totals.young)
+		fprintf(out, "Young: %" PRIu64 " objects are alive but were allocated after the last "
+			     "GC started: not yet judged, not counted as retained.\n",
+			r->totals.young);
 	if (r->header_read_errors || r->class_overflow)
 		fprintf(out, "WARNING: %" PRIu64 " allocations could not be read and %" PRIu64
 			     " were not counted (class table full).\n",
@@ -111,13 +122,14 @@ static void write_header(FILE *out, const struct report *r)
 
 void report_write_text(FILE *out, const struct report *r, const struct text_options *opts)
 {
-	bool est = r->have_estimates;
+	bool est = r->have_estimates, census = r->heap_end.have;
 	char name[1024];
 	size_t i, shown;
 
 	write_header(out, r);
-	fprintf(out, "\n%10s %10s %10s%s%s  %s\n", "RETAINED", "ALLOCATED", "FREED",
-		r->totals.untracked ? "  UNTRACKED" : "", est ? "  ~RETAINED ~ALLOCATED" : "",
+	fprintf(out, "\n%10s %10s %10s%s%s%s%s  %s\n", "RETAINED", "ALLOCATED", "FREED",
+		r->totals.young ? "      YOUNG" : "", r->totals.untracked ? "  UNTRACKED" : "",
+		est ? "  ~RETAINED ~ALLOCATED" : "", census ? "   LIVE_END     CHANGE" : "",
 		"CLASS");
 	shown = shown_rows(opts->top, r->nrows);
 	for (i = 0; i < shown; i++) {
@@ -126,11 +138,16 @@ void report_write_text(FILE *out, const struct report *r, const struct text_opti
 
 		fprintf(out, "%10" PRIu64 " %10" PRIu64 " %10" PRIu64, c->retained, c->allocated,
 			c->freed);
+		if (r->totals.young)
+			fprintf(out, " %10" PRIu64, c->young);
 		if (r->totals.untracked)
 			fprintf(out, " %10" PRIu64, c->untracked);
 		if (est)
 			fprintf(out, " %10" PRIu64 " %10" PRIu64, row->est.retained,
 				row->est.allocated);
+		if (census)
+			fprintf(out, " %10" PRIu64 " %+10" PRId64, row->census.live_end,
+				row->census.change);
 		fprintf(out, "  %s\n", term_escape(row->name, name, sizeof(name)));
 	}
 	if (shown < r->nrows)

@@ -35,7 +35,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
-static bool class_wanted(const struct session *s, const char *name)
+bool session_class_wanted(const struct session *s, const char *name)
 {
 	int i;
 
@@ -101,7 +101,7 @@ static void refresh_names(struct session *s)
 		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
 
 		if (s->opt.nclasses && t->klass && !u64map_get(&s->filtered, t->klass)) {
-			__u8 capture = class_wanted(s, name);
+			__u8 capture = session_class_wanted(s, name);
 			__u64 klass = t->klass;
 
 			bpf_map_update_elem(filter_fd, &klass, &capture, BPF_ANY);
@@ -271,6 +271,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 	s->probes.class_allocate_instance = alloc_offset;
 	s->probes.use_multi = s->use_multi;
 	s->target.objspace = ruby_target_find_objspace(&s->target);
+	s->heap_layout = heap_layout_for(s->target.version);
 	s->probes.alloc_kind = s->opt.empty_probes;
 	if (s->opt.empty_probes)
 		return;
@@ -309,6 +310,7 @@ void session_start(struct session *s)
 
 	ruby_target_gc_counts(&s->target, &s->counts_start);
 	s->counts_last = s->counts_start;
+	session_heap_census(s, CENSUS_AT_START);
 	if (s->sampling)
 		windows_start(&s->windows, &s->probes, s->skel, s->opt.max_overhead, rbm_verbose,
 			      now_seconds());
@@ -339,6 +341,10 @@ static void final_census(struct session *s)
 	if (s->sampling)
 		windows_stop(&s->windows, now_seconds());
 	refresh_names(s);
+	if (!s->target_exited) {
+		session_heap_census(s, CENSUS_AT_END);
+		s->tracker.census = s->have_census_end ? &s->census_end : NULL;
+	}
 	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
 		s->target_exited = true;
 	if (!s->target_exited)
@@ -502,7 +508,7 @@ int session_report(struct session *s, struct report *r)
 		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
 
 		c.freed = t->allocated > accounted ? t->allocated - accounted : 0;
-		if (!class_wanted(s, name))
+		if (!session_class_wanted(s, name))
 			continue;
 		err = report_add_tally(r, name,
 				       t->stack_id ? symbolizer_stack(&s->symbolizer, t->stack_id)
@@ -511,12 +517,16 @@ int session_report(struct session *s, struct report *r)
 		if (err)
 			return err;
 	}
+	err = session_heap_report(s, r);
+	if (err)
+		return err;
 	report_finish(r);
 	return 0;
 }
 
 void session_close(struct session *s)
 {
+	session_heap_free(s);
 	symbolizer_free(&s->symbolizer);
 	u64map_free(&s->filtered, NULL);
 	tracker_free(&s->tracker);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "attach.h"
+#include "census_model.h"
 #include "classnames.h"
 #include "report.h"
 #include "ruby_symbols.h"
@@ -54,6 +55,10 @@ struct session {
 	bool sampling;		/* --max-overhead: probes attached in windows */
 	struct windows windows;
 	struct gc_counts counts_start, counts_last;
+	/* Heap censuses at the start and the end (session_heap.c) */
+	const struct heap_layout *heap_layout; /* NULL: no census for this Ruby */
+	struct census census_start, census_end;
+	bool have_census_start, have_census_end;
 	/* The poll loop */
 	double start, end;
 	uint64_t seen_sweeps;
@@ -93,5 +98,14 @@ int session_exit_status(const struct session *s);
 int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop);
 
 double now_seconds(void);
+
+/* --class: whether the class called name is reported. */
+bool session_class_wanted(const struct session *s, const char *name);
+
+/* session_heap.c: a census of the target's heap now, kept in the session. */
+void session_heap_census(struct session *s, enum census_moment when);
+/* Adds the censuses' figures to r. */
+int session_heap_report(struct session *s, struct report *r);
+void session_heap_free(struct session *s);
 
 #endif

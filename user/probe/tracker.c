@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include "census.h"
 #include "target_mem.h"
 #include "tracker.h"
 
@@ -78,6 +79,19 @@ static void count_alive(struct tracker *t, const struct live_object *obj)
 	tally->retained++;
 	if (t->gc_count_addr)
 		tally->ages.n[age_bucket(survived)]++;
+}
+
+/* What the final census says of a tracked address: dead if garbage or free then. */
+static bool census_still_alive(struct tracker *t, uint64_t addr)
+{
+	unsigned int age;
+	enum slot_state st = census_slot_state(t->census, addr, &age);
+
+	if (st == SLOT_GARBAGE || st == SLOT_FREE || st == SLOT_ZOMBIE) {
+		t->garbage_seen += st == SLOT_GARBAGE;
+		return false;
+	}
+	return true;
 }
 
 static void read_gc_count(struct tracker *t)
@@ -237,6 +251,10 @@ int tracker_pass(struct tracker *t, bool final)
 			      same_object_class(t, t->headers[i][1], obj->klass));
 		bool moved = t->readable[i] && (t->headers[i][0] & RB_T_MASK) == RB_T_MOVED;
 		struct class_tally *tally;
+
+		/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
+		if (alive && final && t->census && !census_still_alive(t, t->keys[i]))
+			alive = false;
 
 		if (alive) {
 			t->live++;

@@ -12,6 +12,8 @@
 #include <sys/types.h>
 #include "rbmemtrace.h"
 #include "report.h"
+
+struct census;
 #include "u64map.h"
 
 /* Outcome per class and call path, keyed by tally_key(klass, kind, stack_id). */
@@ -36,6 +38,12 @@ struct tracker {
 	uint64_t compact_count_addr; /* 0: this Ruby's compaction counter is unknown */
 	uint64_t gc_count_addr;	     /* GC.count in the target; 0: unknown, nothing is young */
 	uint64_t gc_count;	     /* as read at the last pass */
+	/*
+	 * The heap census taken just before the final pass, or NULL: an object
+	 * its mark bits call garbage (dead, awaiting the sweep) is not retained.
+	 */
+	const struct census *census;
+	uint64_t garbage_seen; /* tracked objects the census called garbage */
 	uint64_t fl_singleton;	     /* to tell a singleton class of a tracked object */
 	uint32_t rclass_super;
 	__u32 *compaction_pending;   /* set by BPF at the sweep end after a compaction */
