@@ -111,6 +111,7 @@ __u32 compaction_pending;   /* set at a sweep end after GC.compact, cleared by u
 __u64 compact_followed_at;  /* compact_count + 1 of the last compaction remapped */
 __u64 moved_followed;       /* tracked objects remapped to their new address */
 __u64 moved_lost;           /* remapped entry could not be inserted (map full) */
+__u64 compaction_probe_hits; /* every hit of on_gc_update_refs: the sampler charges them */
 __u32 sampling;         /* --max-overhead: count only while window_open */
 __u32 window_open;      /* set once every allocation probe is attached, cleared before any comes off */
 __u32 stop_at_start;    /* --: stop the child once Ruby is initialised */
@@ -506,6 +507,7 @@ int on_gc_update_refs(void *ctx)
 {
 	__u64 count;
 
+	__sync_fetch_and_add(&compaction_probe_hits, 1);
 	if (!compact_count_addr ||
 	    bpf_probe_read_user(&count, sizeof(count), (void *)compact_count_addr) ||
 	    compact_followed_at == count + 1)

@@ -220,3 +220,32 @@ Test(model, tally_adds_counts_and_ages_to_row_site_and_path)
 			     r.totals.not_followed);
 	report_free(&r);
 }
+
+/* Sampling scales traced counts up; the heap census bounds what retained may claim. */
+Test(model, census_bounds_retained_estimates)
+{
+	struct report r = {.sampling = {.on = true, .scale = 100}, .heap_end = {.have = true}};
+	struct frame f1[] = {{"a", "a.rb", 1}}, f2[] = {{"b", "b.rb", 2}};
+	struct stack s1 = {1, false, f1}, s2 = {1, false, f2};
+	struct counts c1 = {.allocated = 30, .retained = 30}, c2 = {.allocated = 10, .retained = 10};
+	struct census_counts cc = {.live_start = 100, .live_end = 2000};
+	struct counts other = {.allocated = 5, .retained = 5};
+
+	report_add_tally(&r, "Widget", &s1, &c1, NULL);
+	report_add_tally(&r, "Widget", &s2, &c2, NULL);
+	report_set_census(&r, "Widget", &cc);
+	report_add(&r, "Gadget", &other); /* no census row: not bounded */
+	report_finish(&r);
+	cr_assert_str_eq(r.rows[0].name, "Widget");
+	cr_expect_eq(r.rows[0].est.retained, 2000, "4000 scaled, 2000 alive");
+	cr_expect_eq(r.rows[0].est.allocated, 4000, "allocations are not bounded by the heap");
+	cr_expect_eq(r.rows[0].census.change, 1900);
+	cr_expect_eq(r.est_capped, 1);
+	cr_expect_eq(r.sites[0].est.retained, 1500, "3000 scaled by the class's 1/2");
+	cr_expect_eq(r.sites[1].est.retained, 500);
+	cr_expect_eq(r.stacks[0].est.retained + r.stacks[1].est.retained, 2000);
+	cr_expect_eq(r.rows[1].est.retained, 500);
+	cr_expect_eq(r.est_totals.retained, 2500, "the sum of the bounded rows");
+	cr_expect_eq(r.est_totals.allocated, 4500);
+	report_free(&r);
+}

@@ -445,6 +445,14 @@ void report_finish(struct report *r)
 		r->est_totals.freed += r->rows[i].est.freed;
 		cc->change = (int64_t)cc->live_end - (int64_t)cc->live_start;
 	}
+	/* Totals scale as a whole, as a reader would compute them; the census bounds retained. */
+	if (r->have_estimates && !r->merged) {
+		uint64_t retained = r->est_totals.retained;
+
+		estimate(&r->est_totals, &r->totals, r->sampling.scale);
+		if (r->est_capped)
+			r->est_totals.retained = retained;
+	}
 }
 
 size_t report_path_root_first(const struct stack_row *row, char (*names)[REPORT_NAME_MAX],

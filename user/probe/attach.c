@@ -209,16 +209,21 @@ static int attach_usdt(struct probes *p, struct bpf_program *prog, const char *n
 	return 0;
 }
 
+void probes_attach_compaction(struct probes *p)
+{
+	struct rbmemtrace_bpf *s = p->skel;
+
+	/* Compaction follow-up: a Ruby without this symbol still reports not-followed objects. */
+	if (attach_uprobe(p, s->progs.on_gc_update_refs, "rb_gc_update_tbl_refs",
+			  "rb_gc_update_tbl_refs", 0, false, false, 0, &p->other[p->nother]) == 0)
+		p->nother++;
+}
+
 int probes_attach_gc(struct probes *p)
 {
 	struct rbmemtrace_bpf *s = p->skel;
-	int err;
 
-	/* Compaction follow-up: a Ruby without this symbol still reports not-followed objects. */
-	err = attach_uprobe(p, s->progs.on_gc_update_refs, "rb_gc_update_tbl_refs",
-			    "rb_gc_update_tbl_refs", 0, false, false, 0, &p->other[p->nother]);
-	if (!err)
-		p->nother++;
+	probes_attach_compaction(p);
 	return attach_usdt(p, s->progs.on_gc_mark_begin, "gc__mark__begin") ?:
 	       attach_usdt(p, s->progs.on_gc_mark_end, "gc__mark__end") ?:
 	       attach_usdt(p, s->progs.on_gc_sweep_begin, "gc__sweep__begin") ?:

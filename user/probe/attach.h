@@ -44,8 +44,14 @@ struct probes {
  * the sampler that attaches and detaches the probes many times a second.
  */
 int probes_attach_alloc(struct probes *p, bool quiet);
-/* USDT ruby:gc__mark__{begin,end} and ruby:gc__sweep__{begin,end}. */
+/*
+ * USDT ruby:gc__mark__{begin,end} and ruby:gc__sweep__{begin,end}, and the
+ * compaction probe: for tracing every allocation, where dead entries are
+ * deleted by BPF on the target's thread at the next GC probe.
+ */
 int probes_attach_gc(struct probes *p);
+/* Only the uprobe that follows GC.compact's moves (a few hits per compaction). */
+void probes_attach_compaction(struct probes *p);
 /* Launch mode: stop the child at ruby_options (start) and ruby_sig_finalize (end). */
 int probes_attach_launch_stops(struct probes *p);
 /*

@@ -293,8 +293,16 @@ void session_open(struct session *s, const struct trace_options *opt)
 	if (!s->opt.full && !s->opt.max_overhead && !s->launched)
 		s->opt.max_overhead = 2;
 	s->sampling = !s->opt.full && s->opt.max_overhead > 0;
-	/* Sampling: this attach is the first window, opened in session_start. */
-	if (probes_attach_gc(&s->probes) || probes_attach_alloc(&s->probes, false)) {
+	/*
+	 * Sampling attaches no GC probe: GCs are read from Ruby's own counter,
+	 * and dead entries are deleted between windows, when no probe is on.
+	 * Its allocation probes go on window by window from session_start.
+	 */
+	if (s->sampling) {
+		s->skel->bss->sampling = 1;
+		s->tracker.direct_delete = true;
+		probes_attach_compaction(&s->probes);
+	} else if (probes_attach_gc(&s->probes) || probes_attach_alloc(&s->probes, false)) {
 		probes_detach_all(&s->probes);
 		if (kill(s->target.pid, 0) && errno == ESRCH)
 			rbm_die("PID %d exited", s->target.pid);
@@ -311,9 +319,13 @@ void session_start(struct session *s)
 	ruby_target_gc_counts(&s->target, &s->counts_start);
 	s->counts_last = s->counts_start;
 	session_heap_census(s, CENSUS_AT_START);
-	if (s->sampling)
-		windows_start(&s->windows, &s->probes, s->skel, s->opt.max_overhead, rbm_verbose,
-			      now_seconds());
+	if (s->sampling && windows_start(&s->windows, &s->probes, s->skel, s->opt.max_overhead,
+					 rbm_verbose)) {
+		probes_detach_all(&s->probes);
+		if (kill(s->target.pid, 0) && errno == ESRCH)
+			rbm_die("PID %d exited", s->target.pid);
+		rbm_die("cannot attach to PID %d", s->target.pid);
+	}
 	if (s->launched) {
 		rbm_on_die(NULL, NULL);
 		kill(s->target.pid, SIGCONT);
@@ -390,21 +402,58 @@ static bool target_ended(struct session *s)
 	return true;
 }
 
+/*
+ * Whether the GC may have freed tracked objects since the last pass.  With
+ * the GC probes on, their sweep steps say so; sampling has none and reads
+ * Ruby's GC count instead, then checks for a second while lazy sweeping
+ * frees what that GC found dead.
+ */
+static bool gc_worked(struct session *s, double t)
+{
+	uint64_t count;
+
+	if (!s->sampling) {
+		uint64_t sweeps = __atomic_load_n(&s->skel->bss->sweep_steps, __ATOMIC_ACQUIRE);
+
+		if (sweeps == s->seen_sweeps)
+			return false;
+		s->seen_sweeps = sweeps;
+		return true;
+	}
+	if (s->tracker.gc_count_addr &&
+	    target_read_u64(s->target.pid, s->tracker.gc_count_addr, &count) == 0 &&
+	    count != s->seen_gc_count) {
+		s->seen_gc_count = count;
+		s->last_gc_seen = t;
+	}
+	return t - s->last_gc_seen < 1.0;
+}
+
+/* Sampling: what the probes outside the windows cost the target, charged to the budget. */
+static void charge_other_probes(struct session *s)
+{
+	uint64_t hits = __atomic_load_n(&s->skel->bss->compaction_probe_hits, __ATOMIC_RELAXED);
+
+	if (hits == s->charged_compaction_hits)
+		return;
+	windows_charge(&s->windows, (hits - s->charged_compaction_hits) *
+					    windows_stepped_hit_cost(&s->windows));
+	s->charged_compaction_hits = hits;
+}
+
 double session_poll(struct session *s, double t)
 {
-	uint64_t sweeps;
-
 	if (target_ended(s))
 		return -1;
 	if (s->sampling) {
+		charge_other_probes(s);
 		windows_step(&s->windows, t);
 		/* A window is short and costly: nothing may hold it open longer. */
 		if (s->windows.sampler.in_window)
 			return s->windows.sampler.phase_end - now_seconds();
 	}
-	sweeps = __atomic_load_n(&s->skel->bss->sweep_steps, __ATOMIC_ACQUIRE);
-	if (sweeps != s->seen_sweeps && t - s->last_pass >= 0.2) {
-		s->seen_sweeps = sweeps;
+	/* Sampling deletes dead entries itself: only once no probe can write the map. */
+	if (t - s->last_pass >= 0.2 && !(s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE)) && gc_worked(s, t)) {
 		s->last_pass = t;
 		if (tracker_pass(&s->tracker, false) == -ESRCH)
 			return 0; /* noticed at the next turn */
@@ -461,7 +510,10 @@ int session_report(struct session *s, struct report *r)
 	r->end_reason = s->end_reason;
 	r->target_exited = s->target_exited;
 	r->exit_status = s->launched ? s->exit_status : -1;
-	r->gc_runs = s->skel->bss->gc_runs;
+	/* Ruby's own count: right with or without the GC probes. */
+	r->gc_runs = s->counts_start.valid && s->counts_last.valid
+			     ? s->counts_last.gc_count - s->counts_start.gc_count
+			     : s->skel->bss->gc_runs;
 	r->compactions = s->tracker.compactions;
 	r->moved_followed = s->tracker.moved_followed + s->skel->bss->moved_followed;
 	r->header_read_errors = s->skel->bss->header_read_errors;

@@ -61,7 +61,10 @@ struct session {
 	bool have_census_start, have_census_end;
 	/* The poll loop */
 	double start, end;
-	uint64_t seen_sweeps;
+	uint64_t seen_sweeps;	 /* with GC probes: their sweep steps */
+	uint64_t seen_gc_count;	 /* sampling: Ruby's GC count at the last look */
+	double last_gc_seen;
+	uint64_t charged_compaction_hits;
 	double last_pass, last_names;
 	const char *end_reason; /* set when the session ends */
 	bool final_done;

@@ -269,7 +269,7 @@ int tracker_pass(struct tracker *t, bool final)
 		} else if (compacted && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id))) {
 			tally->not_followed++;
 		}
-		if (final) {
+		if (final || t->direct_delete) {
 			/* Probes are detached: nothing can race with this delete. */
 			bpf_map_delete_elem(t->live_fd, &t->keys[i]);
 		} else if (can_reap && queued < REAP_MAX) {

@@ -43,6 +43,12 @@ struct tracker {
 	 * its mark bits call garbage (dead, awaiting the sweep) is not retained.
 	 */
 	const struct census *census;
+	/*
+	 * No BPF program writes the live map while passes run (sampling: the
+	 * passes fall between windows): dead entries are deleted at once
+	 * rather than handed to a GC probe.
+	 */
+	bool direct_delete;
 	uint64_t garbage_seen; /* tracked objects the census called garbage */
 	uint64_t fl_singleton;	     /* to tell a singleton class of a tracked object */
 	uint32_t rclass_super;

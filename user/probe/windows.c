@@ -46,24 +46,46 @@ static void measure_trap_costs(struct windows *w, double budget_percent)
 	}
 	for (i = 0; i < ALLOC_PROBES; i++)
 		w->hit_cost[i] = w->probes->alloc_emulated[i] ? emulated : stepped;
+	w->stepped_cost = stepped;
 	if (w->verbose)
 		fprintf(stderr, "rbmemtrace: sampling: budget %.3g%%; a trap costs %.2f us (entry "
 				"emulated) or %.2f us (stepped), plus the program as timed\n",
 			budget_percent, emulated * 1e6, stepped * 1e6);
 }
 
-void windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		   double budget_percent, int verbose, double now)
+int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
+		  double budget_percent, int verbose)
 {
+	double now;
+	int err;
+
 	w->probes = probes;
 	w->skel = skel;
 	w->verbose = verbose;
+	w->ncpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+	/* Nothing counts until a window is fully open, the first one too. */
+	skel->bss->sampling = 1;
+	__atomic_store_n(&skel->bss->window_open, 0, __ATOMIC_RELEASE);
 	measure_trap_costs(w, budget_percent);
+	now = now_s();
 	sampler_init(&w->sampler, budget_percent, (uint64_t)(now * 1e9) ^ getpid(), now);
 	snapshot_hits(w);
-	skel->bss->sampling = 1;
+	err = probes_attach_alloc(w->probes, false);
+	if (err)
+		return err;
 	__atomic_store_n(&skel->bss->window_open, 1, __ATOMIC_RELEASE);
 	sampler_window_opened(&w->sampler, now_s());
+	return 0;
+}
+
+void windows_charge(struct windows *w, double seconds)
+{
+	w->sampler.cost += seconds;
+}
+
+double windows_stepped_hit_cost(const struct windows *w)
+{
+	return w->stepped_cost;
 }
 
 /* The program's mean time per hit, from the hits it timed itself; a guess before any. */
@@ -111,6 +133,9 @@ void windows_step(struct windows *w, double now)
 		windows_close(w);
 		probes_detach_alloc(w->probes);
 		hits = window_hits(w, &cost);
+		/* The target cannot have lost more than every core for the window's length. */
+		if (cost > (now_s() - s->phase_start) * w->ncpus)
+			cost = (now_s() - s->phase_start) * w->ncpus;
 		if (w->verbose > 1)
 			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": %.1f ms, %" PRIu64
 					" hits, %.2f ms of the target's time (program %.2f us a hit)\n",

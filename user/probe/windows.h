@@ -22,14 +22,22 @@ struct windows {
 	struct sampler sampler;
 	uint64_t hits_at_open[MAX_ALLOC_PROBES]; /* probe_hits when the window opened */
 	double hit_cost[MAX_ALLOC_PROBES];	  /* seconds each probe's trap costs the target */
+	double stepped_cost;			  /* a trap on a stepped first instruction */
+	long ncpus;				  /* online CPUs: bounds a window's cost */
 };
 
 /*
- * Starts sampling with the allocation probes just attached: the first
- * window.  Times the trap on this machine first.
+ * Starts sampling: times the trap on this machine (on our own functions,
+ * before any allocation probe touches the target), then opens the first
+ * window by attaching the allocation probes.  0, or -errno if they cannot
+ * be attached.
  */
-void windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		   double budget_percent, int verbose, double now);
+int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
+		  double budget_percent, int verbose);
+/* Charges the target's time that other probes cost it (compaction probe hits...). */
+void windows_charge(struct windows *w, double seconds);
+/* What one hit of a probe whose first instruction is stepped costs the target. */
+double windows_stepped_hit_cost(const struct windows *w);
 /* Opens or closes a window when it is due. */
 void windows_step(struct windows *w, double now);
 /* Stops counting: call before the allocation probes come off for good. */

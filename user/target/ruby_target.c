@@ -99,5 +99,6 @@ void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c)
 	c->valid = t->objspace && off->objspace_total_allocated &&
 		   !target_read_u64(t->pid, t->objspace + off->objspace_total_allocated,
 				    &c->allocated) &&
-		   !target_read_u64(t->pid, t->objspace + off->objspace_total_freed, &c->freed);
+		   !target_read_u64(t->pid, t->objspace + off->objspace_total_freed, &c->freed) &&
+		   !target_read_u64(t->pid, t->objspace + off->objspace_gc_count, &c->gc_count);
 }

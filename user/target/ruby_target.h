@@ -47,6 +47,7 @@ uint64_t ruby_target_find_objspace(const struct ruby_target *t);
 struct gc_counts {
 	uint64_t allocated;
 	uint64_t freed;
+	uint64_t gc_count; /* GC.count */
 	bool valid;
 };
 void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c);
