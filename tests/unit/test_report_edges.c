@@ -338,7 +338,7 @@ Test(report_edges, json_parses_with_exact_values)
 	out = parse_with_ruby(&r);
 	cr_expect(strstr(out, "valid_utf8=true\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "keys=pid,ruby_version,duration_s,end_reason,target_exited,gc_runs,"
-			      "compaction,dropped,sampling,age_buckets,totals,classes\n") != NULL,
+			      "compaction,dropped,sampling,age_buckets,totals,classes,suspects\n") != NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "pid=4242\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "ruby_version=\"3.1.7\"\n") != NULL, "%s", out);
@@ -485,7 +485,7 @@ Test(report_edges, sampled_report_scales)
 	report_finish(&r);
 	out = parse_with_ruby(&r);
 	cr_expect(strstr(out, "keys=pid,ruby_version,duration_s,end_reason,target_exited,gc_runs,"
-			      "compaction,dropped,gc_stat,sampling,age_buckets,totals,classes\n") != NULL,
+			      "compaction,dropped,gc_stat,sampling,age_buckets,totals,classes,suspects\n") != NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "totals=allocated:1040,freed:990,retained:50,young:0,untracked:0,"
 			      "not_followed:0,est_allocated:26000,est_retained:1250,est_freed:24750\n") !=

@@ -453,6 +453,8 @@ void report_finish(struct report *r)
 		if (r->est_capped)
 			r->est_totals.retained = retained;
 	}
+	if (!r->census_only)
+		report_find_suspects(r);
 }
 
 size_t report_path_root_first(const struct stack_row *row, char (*names)[REPORT_NAME_MAX],

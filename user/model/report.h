@@ -122,6 +122,21 @@ struct heap_info {
 	uint64_t garbage_types[32]; /* garbage per builtin type */
 };
 
+/*
+ * A leak suspect: a class whose retained objects are old, ranked by how
+ * many (report_find_suspects).  Pointers are into the report.
+ */
+#define MAX_SUSPECTS 10
+struct suspect {
+	const char *class_name;
+	uint64_t old_retained; /* survived 3+ GCs (all retained when too few GCs ran) */
+	uint64_t bytes;	       /* old_retained times the class's bytes per object */
+	int64_t live_change;   /* the census's live_end - live_start */
+	bool have_change;
+	const struct site_row *site;   /* its top allocation site */
+	const struct stack_row *stack; /* its top call path */
+};
+
 struct report {
 	/* Which process: several reports (processes, hosts) make a model. */
 	pid_t pid;
@@ -167,6 +182,10 @@ struct report {
 	size_t nstacks, stacks_cap;
 	struct u64map stacks_by_key;
 	struct strpool strings; /* frame labels and paths */
+
+	struct suspect suspects[MAX_SUSPECTS];
+	size_t nsuspects;
+	bool suspects_by_all_retained; /* fewer than 3 GCs ran: age could not tell */
 };
 
 /* The row called name, created with zero counts if new; NULL when out of memory. */
@@ -193,6 +212,8 @@ int report_add_stack_est(struct report *r, const char *class_name, const struct 
  */
 void report_finish(struct report *r);
 void report_free(struct report *r);
+/* Ranks the leak suspects (called by report_finish; suspects.c). */
+void report_find_suspects(struct report *r);
 
 /* "label (path:line)", or the label alone for a C method. */
 void frame_display_name(const struct frame *f, char *buf, size_t n);

@@ -133,6 +133,37 @@ static void write_stacks_json(FILE *out, const struct report *r)
 	fprintf(out, "%s]", r->nstacks ? "\n  " : "");
 }
 
+static void write_suspects_json(FILE *out, const struct report *r)
+{
+	size_t i;
+
+	fprintf(out, ",\n  \"suspects\": [");
+	for (i = 0; i < r->nsuspects; i++) {
+		const struct suspect *s = &r->suspects[i];
+
+		fprintf(out, "%s\n    {\"class\": ", i ? "," : "");
+		json_write_string(out, s->class_name);
+		fprintf(out, ", \"old_retained\": %" PRIu64 ", \"bytes\": %" PRIu64, s->old_retained,
+			s->bytes);
+		if (s->have_change)
+			fprintf(out, ", \"live_change\": %" PRId64, s->live_change);
+		fprintf(out, ", \"by_all_retained\": %s",
+			r->suspects_by_all_retained ? "true" : "false");
+		if (s->site) {
+			fprintf(out, ", \"site\": {\"path\": ");
+			json_write_string(out, s->site->path);
+			fprintf(out, ", \"line\": %d}", s->site->line);
+		}
+		if (s->stack) {
+			fprintf(out, ", \"frames\": [");
+			write_frames_json(out, s->stack->stack);
+			fputc(']', out);
+		}
+		fputc('}', out);
+	}
+	fprintf(out, "%s]", r->nsuspects ? "\n  " : "");
+}
+
 void report_write_json(FILE *out, const struct report *r)
 {
 	size_t i;
@@ -177,6 +208,7 @@ void report_write_json(FILE *out, const struct report *r)
 		fputc('}', out);
 	}
 	fprintf(out, "%s]", r->nrows ? "\n  " : "");
+	write_suspects_json(out, r);
 	if (r->with_stacks)
 		write_stacks_json(out, r);
 	fprintf(out, "\n}\n");

@@ -120,6 +120,35 @@ static void write_header(FILE *out, const struct report *r)
 			r->header_read_errors, r->class_overflow);
 }
 
+static void write_suspects(FILE *out, const struct report *r)
+{
+	char name[1024], frame[1024];
+	size_t i, j;
+
+	if (!r->nsuspects)
+		return;
+	fprintf(out, "\nLeak suspects (retained objects that survived %s, most first):\n",
+		r->suspects_by_all_retained ? "the trace: fewer than 3 GCs ran, so age cannot tell"
+					     : "3 or more GCs");
+	for (i = 0; i < r->nsuspects; i++) {
+		const struct suspect *s = &r->suspects[i];
+
+		fprintf(out, "%2zu. %s: %s%" PRIu64 " old retained, ~%.1f KB", i + 1,
+			term_escape(s->class_name, name, sizeof(name)), r->have_estimates ? "~" : "",
+			s->old_retained, s->bytes / 1024.0);
+		if (s->have_change)
+			fprintf(out, "; live %+" PRId64 " over the trace", s->live_change);
+		fputc('\n', out);
+		if (s->site)
+			fprintf(out, "    allocated at %s:%d\n",
+				term_escape(s->site->path, name, sizeof(name)), s->site->line);
+		for (j = 0; s->stack && j < s->stack->stack->depth && j < 4; j++) {
+			frame_display_name(&s->stack->stack->frames[j], frame, sizeof(frame));
+			fprintf(out, "    %s %s\n", j ? "  from" : "  in", term_escape(frame, name, sizeof(name)));
+		}
+	}
+}
+
 void report_write_text(FILE *out, const struct report *r, const struct text_options *opts)
 {
 	bool est = r->have_estimates, census = r->heap_end.have;
@@ -152,6 +181,7 @@ void report_write_text(FILE *out, const struct report *r, const struct text_opti
 	}
 	if (shown < r->nrows)
 		fprintf(out, "... %zu more classes (--top 0 shows all)\n", r->nrows - shown);
+	write_suspects(out, r);
 	if (r->with_stacks) {
 		if (r->stacks_truncated || r->stacks_dropped || r->stack_errors)
 			fprintf(out, "Stacks: %" PRIu64 " truncated at --depth, %" PRIu64

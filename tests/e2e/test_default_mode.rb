@@ -1,0 +1,55 @@
+# The default mode (-p samples within 2%): numbers that are true.  Retained
+# means survived a GC; the heap census bounds every estimate.
+
+test "default -p: the planted leak is the top suspect, within 15%; churn retains nothing" do
+  report, truth, _, status = trace_pid("sampled_leak.rb", rbm_args: ["--sampled"])
+  check(status.success?, "rbmemtrace exited #{status}")
+  check_totals_add_up(report)
+  top = report["suspects"].first or raise Failure, "no suspects"
+  check_eq(top["class"], "LeakedSession", "top suspect (of #{report['suspects'].map { |s| s['class'] }.first(4)})")
+  check_eq([File.basename(top["site"]["path"]), top["site"]["line"]],
+           ["sampled_leak.rb", truth["leak_line"]], "top suspect's site")
+  leaked = class_row(report, "LeakedSession")
+  want = truth["retained"]["LeakedSession"]
+  check((leaked["est_retained"] - want).abs <= want * 0.15,
+        "LeakedSession est_retained #{leaked['est_retained']}, Ruby has #{want}")
+  check(leaked["est_retained"] <= leaked["live_end"],
+        "estimate #{leaked['est_retained']} above the heap's #{leaked['live_end']}")
+  request = class_row(report, "Request")
+  check(request["retained"] <= 1, "churn-only Request retained #{request['retained']}")
+  check(report["suspects"].none? { |s| s["class"] == "Request" }, "Request is no suspect")
+end
+
+test "default -p: a burst never estimates more than the heap holds" do
+  report, truth, _, status = trace_pid("widgets_burst.rb", rbm_args: ["--sampled"])
+  check(status.success?, "rbmemtrace exited #{status}")
+  check_totals_add_up(report)
+  report["classes"].each do |c|
+    next unless c["est_retained"] && c["live_end"]
+
+    check(c["est_retained"] <= c["live_end"],
+          "#{c['name']}: est_retained #{c['est_retained']} > live_end #{c['live_end']}")
+  end
+  widget = class_row(report, "Widget")
+  check(widget["live_end"] >= truth["retained"]["Widget"],
+        "Widget live_end #{widget['live_end']}, Ruby has #{truth['retained']['Widget']}")
+  check(widget["live_end"] - widget["live_start"] == truth["retained"]["Widget"],
+        "Widget change #{widget['live_end'] - widget['live_start']} (census), Ruby kept #{truth['retained']['Widget']}")
+end
+
+test "retained excludes garbage awaiting the sweep on an idle target" do
+  report, truth, _, status = trace_pid("lazy_garbage.rb")
+  check(status.success?, "rbmemtrace exited #{status}")
+  check_eq(truth["state"], "sweeping", "the target idles mid-sweep")
+  check_totals_add_up(report)
+  keep = class_row(report, "Keep")
+  check_eq(keep["retained"], truth["kept"], "Keep retained")
+  junk = class_row(report, "Junk")
+  check_eq(junk["allocated"], truth["junk"], "Junk allocated")
+  alive = JSON.parse(File.read(truth["after"]))["junk_alive"]
+  File.delete(truth["after"])
+  check_eq(junk["retained"] + junk["young"], alive, "Junk alive (retained + young) as Ruby counts it")
+  check(alive < 10 && junk["allocated"] > 1000, "Junk: #{alive} alive of #{junk['allocated']}")
+  check(junk["garbage"].positive?, "the census saw Junk garbage: #{junk}")
+  check(report["heap_end"]["garbage"].positive?, "heap_end garbage")
+end
