@@ -79,23 +79,29 @@ test "call paths: exact sites, labels and lines" do
   check(report["stack_drops"]["truncated"] >= 1, "truncation not counted")
 end
 
-test "demo: the request loop's leak at its line, with its call path" do
+test "demo: the request loop's leak at its line, with its call path; the top suspect" do
   app = File.join(ROOT, "examples", "leaky_app.rb")
   src = File.readlines(app)
   leak_line = src.index { |l| l.include?("# the leak") } + 1
   line_of = ->(text) { src.index { |l| l.include?(text) } + 1 }
   report, = Dir.mktmpdir do |dir|
     path = File.join(dir, "r.json")
-    _, err, status = Open3.capture3(RBM, "--class", "Session", "--format", "json", "-o", path,
-                                    "--", "ruby", app)
+    _, err, status = Open3.capture3(RBM, "--format", "json", "-o", path, "--", "ruby", app)
     check(status.success?, "demo failed: #{err}")
     [JSON.parse(File.read(path))]
   end
   check_eq(class_row(report, "Session")["retained"], 20_000, "Session retained")
-  site = report["sites"].first
+  site = report["sites"].find { |s| s["class"] == "Session" }
   check_eq([site["class"], File.basename(site["path"]), site["line"], site["retained"]],
-           ["Session", "leaky_app.rb", leak_line, 20_000], "top site")
-  frames = report["stacks"].first["frames"].map { |f| [f["label"], f["line"]] }
+           ["Session", "leaky_app.rb", leak_line, 20_000], "Session's top site")
+  # The leak comes first: the Strings made for the Sessions at its line (25,000),
+  # then the Sessions' Times and the Sessions themselves (20,000 each).
+  top = report["suspects"].first
+  check_eq([File.basename(top["site"]["path"]), top["site"]["line"]], ["leaky_app.rb", leak_line],
+           "the first suspect's site (#{top['class']})")
+  check_eq(report["suspects"].first(3).map { |s| s["class"] }.sort, %w[Session String Time],
+           "the first three suspects")
+  frames = report["stacks"].find { |s| s["class"] == "Session" }["frames"].map { |f| [f["label"], f["line"]] }
   check_eq(frames, [["Class#new", 0], ["App::SessionStore#fetch", leak_line],
                     ["App::Handler#call", line_of.("@store.fetch")],
                     ["block in App::Server#serve", line_of.("requests.each")], ["Array#each", 0],

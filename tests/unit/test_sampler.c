@@ -111,3 +111,27 @@ Test(sampler, duty_is_capped)
 	sampler_init(&s, 0.5, 1, 0);
 	cr_expect_float_eq(s.window / (s.window + s.min_gap), 0.05, 1e-9);
 }
+
+/* Estimates say when they are rough: few traced allocations, or a burst. */
+Test(sampler, doubt_few_allocations_and_bursts)
+{
+	struct sampler s;
+	char buf[256];
+
+	sampler_init(&s, 2, 1, 0);
+	sampler_window_opened(&s, 0);
+	sampler_window_closed(&s, 0.02, 500, 0.001);
+	cr_expect_not_null(sampler_doubt(&s, buf, sizeof(buf)));
+	cr_expect(strstr(buf, "only 500 allocations traced in 1 windows") != NULL, "%s", buf);
+
+	sampler_init(&s, 2, 1, 0);
+	sampler_window_opened(&s, 0);
+	sampler_window_closed(&s, 0.02, 20000, 0.001); /* 1M a second */
+	sampler_window_opened(&s, 1);
+	sampler_window_closed(&s, 1.02, 20100, 0.001);
+	cr_expect_null(sampler_doubt(&s, buf, sizeof(buf)), "a steady rate: %s", buf);
+	sampler_window_opened(&s, 2);
+	sampler_window_closed(&s, 2.02, 20, 0.001); /* 1000 a second: the burst is over */
+	cr_expect_not_null(sampler_doubt(&s, buf, sizeof(buf)));
+	cr_expect(strstr(buf, "varied from 1000 to 1005000 a second") != NULL, "%s", buf);
+}

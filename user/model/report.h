@@ -101,6 +101,7 @@ struct sampling_info {
 	uint64_t traced;	/* allocations traced in the windows */
 	uint64_t probe_hits;	/* allocation probe hits in the windows */
 	double scale;		/* target allocations / traced; 0 when unknown */
+	char doubt[256];	/* why estimates are rough; "" when sure enough */
 };
 
 /* The heap as a census read it (rbmemtrace census, and trace's start and end). */

@@ -71,10 +71,15 @@ static void write_sampling_json(FILE *out, const struct report *r)
 		", \"window_s\": %.3f, \"estimated_overhead_percent\": %.3f, \"probe_hits\": %" PRIu64
 		", \"traced\": %" PRIu64 ", \"fraction\": %.6f, \"scale\": %.3f%s",
 		si->budget_percent, si->windows, si->window_time_s, si->est_overhead * 100,
-		si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale,
-		r->heap_end.have ? "" : "},\n");
+		si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale, "");
 	if (r->heap_end.have)
-		fprintf(out, ", \"capped_by_census\": %" PRIu64 "},\n", r->est_capped);
+		fprintf(out, ", \"capped_by_census\": %" PRIu64, r->est_capped);
+	fprintf(out, ", \"confidence\": \"%s\"", si->doubt[0] ? "low" : "ok");
+	if (si->doubt[0]) {
+		fprintf(out, ", \"doubt\": ");
+		json_write_string(out, si->doubt);
+	}
+	fprintf(out, "},\n");
 }
 
 static void write_frames_json(FILE *out, const struct stack *st)

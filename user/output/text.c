@@ -77,6 +77,8 @@ static void write_sampling_text(FILE *out, const struct report *r)
 		fprintf(out, "Traced %" PRIu64 " allocations; Ruby's own allocation counter could "
 			     "not be read, so no estimates.\n",
 			si->traced);
+	if (si->doubt[0])
+		fprintf(out, "Estimates are rough: %s.\n", si->doubt);
 }
 
 static void write_header(FILE *out, const struct report *r)

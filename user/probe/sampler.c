@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdio.h>
 #include "sampler.h"
 
 #define DEFAULT_WINDOW 0.020
@@ -60,6 +61,15 @@ void sampler_window_closed(struct sampler *s, double now, uint64_t hits, double 
 	double length = now - s->phase_start;
 
 	s->in_window = false;
+	if (length > 0.001) {
+		double rate = hits / length;
+
+		if (!s->rated_windows || rate < s->min_rate)
+			s->min_rate = rate;
+		if (!s->rated_windows || rate > s->max_rate)
+			s->max_rate = rate;
+		s->rated_windows++;
+	}
 	s->window_time += length;
 	s->hits += hits;
 	s->cost += cost;
@@ -71,4 +81,26 @@ double sampler_overhead(const struct sampler *s, double elapsed)
 {
 	/* The target ran elapsed - cost seconds of its own work. */
 	return elapsed > s->cost ? s->cost / (elapsed - s->cost) : 0;
+}
+
+/* Fewer traced allocations than this, or rates further apart, and estimates are rough. */
+#define FEW_TRACED 1000
+#define BURSTY_RATIO 10
+
+const char *sampler_doubt(const struct sampler *s, char *buf, size_t n)
+{
+	if (s->hits < FEW_TRACED) {
+		snprintf(buf, n, "only %llu allocations traced in %llu windows",
+			 (unsigned long long)s->hits, (unsigned long long)s->windows);
+		return buf;
+	}
+	/* A window with no allocation next to busy ones is a burst seen once. */
+	if (s->rated_windows >= 2 && s->max_rate > BURSTY_RATIO * (s->min_rate + 1)) {
+		snprintf(buf, n,
+			 "the allocation rate varied from %.0f to %.0f a second between windows "
+			 "(bursts: some windows caught them, others did not)",
+			 s->min_rate, s->max_rate);
+		return buf;
+	}
+	return NULL;
 }

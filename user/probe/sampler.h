@@ -12,6 +12,7 @@
 #ifndef RBM_SAMPLER_H
 #define RBM_SAMPLER_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct sampler {
@@ -30,6 +31,9 @@ struct sampler {
 	double window_time; /* seconds with the probes attached */
 	double cost;	    /* estimated seconds the probes cost the target */
 	uint64_t hits;	    /* traced allocations */
+	/* Allocation rates (hits a second) of the windows, for how sure estimates are */
+	double min_rate, max_rate;
+	uint64_t rated_windows; /* windows long enough to have a rate */
 };
 
 void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, double now);
@@ -49,6 +53,13 @@ void sampler_window_opened(struct sampler *s, double now);
 
 /* Closes the window at now, after `hits` traced allocations in it that cost `cost` seconds. */
 void sampler_window_closed(struct sampler *s, double now, uint64_t hits, double cost);
+
+/*
+ * How sure estimates scaled from the windows can be: NULL when sure enough,
+ * else why not (few allocations traced, or a rate that swung between
+ * windows: a burst that some windows caught and others missed).
+ */
+const char *sampler_doubt(const struct sampler *s, char *buf, size_t n);
 
 /* Estimated slowdown of the target so far: probe time / its own time. */
 double sampler_overhead(const struct sampler *s, double elapsed);

@@ -545,6 +545,8 @@ int session_report(struct session *s, struct report *r)
 		si->traced = traced;
 		si->probe_hits = s->windows.sampler.hits;
 		si->scale = r->have_gc_counts && traced ? (double)r->gc_allocated / traced : 0;
+		if (!sampler_doubt(&s->windows.sampler, si->doubt, sizeof(si->doubt)))
+			si->doubt[0] = 0;
 	}
 	u64map_for_each(&s->tracker.tallies, i)
 	{
