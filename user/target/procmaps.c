@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "elfinfo.h"
 #include "procmaps.h"
+#include "target_file.h"
 
 int procmaps_parse_line(const char *line, struct map_entry *e)
 {
@@ -50,6 +51,7 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	bool found = false;
 	ssize_t n;
 	FILE *f;
+	int fd;
 
 	f = open_maps(pid);
 	if (!f) {
@@ -98,6 +100,17 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 		return -ENOENT;
 	}
 	snprintf(img->host_path, sizeof(img->host_path), "/proc/%d/root%s", pid, img->path);
+
+	/* What the path names now, in the target's mount namespace, is the target's choice. */
+	fd = target_file_open(img->host_path);
+	if (fd == -EINVAL) {
+		snprintf(err, errlen, "PID %d maps %s, which is not a regular file in its mount "
+				      "namespace now (a FIFO or device in its place?): not reading it",
+			 pid, img->path);
+		return -EINVAL;
+	}
+	if (fd >= 0)
+		close(fd);
 
 	if (elf_first_load_vaddr(img->host_path, &first_vaddr)) {
 		snprintf(err, errlen, "cannot read ELF headers of %s", img->path);

@@ -1,0 +1,68 @@
+# Faults: hostile or vanishing targets, odd files, limited privileges.
+# Each test bounds rbmemtrace with its own timeout: a hang is a failure.
+
+# Runs args with a deadline; [stdout, stderr, status or nil if killed, seconds].
+def run_bounded(args, limit, env: {})
+  started = Time.now
+  out_r, out_w = IO.pipe
+  err_r, err_w = IO.pipe
+  pid = Process.spawn(env, *args, out: out_w, err: err_w, in: File::NULL)
+  out_w.close
+  err_w.close
+  status = nil
+  loop do
+    _, status = Process.waitpid2(pid, Process::WNOHANG)
+    break if status || Time.now - started > limit
+    sleep 0.05
+  end
+  unless status
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+  [out_r.read, err_r.read, status, Time.now - started]
+ensure
+  out_r&.close
+  err_r&.close
+end
+
+# One line on stderr matching pattern, exit status 1, in time.
+def check_fails_fast(args, pattern, limit: 15, env: {})
+  out, err, status, took = run_bounded(args, limit, env: env)
+  check(status, "#{args.join(' ')} hung (killed after #{limit} s); stderr: #{err.inspect}")
+  check_eq(status.exitstatus, 1, "exit status (stderr #{err.inspect})")
+  check_eq(err.lines.size, 1, "error lines on stderr (#{err.inspect})")
+  check(err =~ pattern, "error #{err.inspect} does not match #{pattern.inspect}")
+  check(out.empty?, "stdout should be empty on error")
+  took
+end
+
+# A "container" whose libruby path, seen through /proc/PID/root, is now a FIFO:
+# ruby runs in its own mount namespace, where a FIFO is bound over the libruby
+# file after it was mapped.
+test "hostile target: libruby path is a FIFO, fails fast" do
+  Dir.mktmpdir do |dir|
+    fifo = File.join(dir, "fifo")
+    File.mkfifo(fifo)
+    script = <<~SH
+      ruby -e 'sleep 60' &
+      rpid=$!
+      until grep -q libruby /proc/$rpid/maps; do sleep 0.05; done
+      lib=$(awk '/libruby/ {print $6; exit}' /proc/$rpid/maps)
+      mount --bind #{fifo} "$lib" || exit 1
+      echo "ready $rpid"
+      wait
+    SH
+    Open3.popen2("unshare", "--mount", "--propagation", "private", "sh", "-c", script) do |sin, sout, thr|
+      pid = expect_line(sout, /^ready (\d+)/, "namespace with FIFO")[1].to_i
+      begin
+        lib = File.read("/proc/#{pid}/maps")[%r{\S*libruby\S*}]
+        check(File.pipe?("/proc/#{pid}/root#{lib}"), "the FIFO is not in place")
+        check_fails_fast([RBM, "-p", pid.to_s, "-d", "1"], /not a regular file/)
+      ensure
+        Process.kill("KILL", pid)
+        sin.close
+        thr.join
+      end
+    end
+  end
+end
