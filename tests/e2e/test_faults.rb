@@ -1,5 +1,6 @@
 # Faults: hostile or vanishing targets, odd files, limited privileges.
 # Each test bounds rbmemtrace with its own timeout: a hang is a failure.
+require "fileutils"
 
 # Runs args with a deadline; [stdout, stderr, status or nil if killed, seconds].
 def run_bounded(args, limit, env: {})
@@ -63,6 +64,35 @@ test "hostile target: libruby path is a FIFO, fails fast" do
         sin.close
         thr.join
       end
+    end
+  end
+end
+
+# A copy of libruby under another name, preloaded: its soname serves ruby's
+# DT_NEEDED, so no file named libruby* is mapped.  Found by its ruby_version.
+test "libruby under another file name (LD_PRELOAD copy)" do
+  Dir.mktmpdir do |dir|
+    lib = File.join(dir, "libfoo.so")
+    system_lib = File.read("/proc/self/maps")[%r{/\S*libruby\S*}]
+    FileUtils.cp(system_lib, lib)
+    r, w = IO.pipe
+    pid = Process.spawn({ "LD_PRELOAD" => lib }, "ruby", "-e",
+                        "class Renamed; end; puts 1; $stdout.flush; " \
+                        "k = []; loop { k << Renamed.new; sleep 0.001 }", out: w)
+    w.close
+    r.gets
+    begin
+      check(File.read("/proc/#{pid}/maps") !~ %r{/libruby}, "a libruby* file is mapped")
+      report_path = File.join(dir, "report.json")
+      out, err, status, = run_bounded([RBM, "-p", pid.to_s, "-d", "2", "--full", "--format", "json",
+                                       "-o", report_path], 60)
+      check(status&.success?, "rbmemtrace failed (#{status.inspect}): #{err}#{out}")
+      report = JSON.parse(File.read(report_path))
+      check_eq(report["ruby_version"], RUBY_VERSION, "ruby_version")
+      check(class_row(report, "Renamed")["allocated"] > 0, "no Renamed allocations")
+    ensure
+      Process.kill("KILL", pid)
+      Process.wait(pid)
     end
   end
 end

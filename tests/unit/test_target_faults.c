@@ -8,12 +8,17 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "procmaps.h"
 #include "target_file.h"
 
 static double now(void)
@@ -64,5 +69,67 @@ Test(target_file, fifo_and_devices_refused_without_blocking)
 	unlink(fifo);
 	unlink(file);
 	unlink(link);
+	rmdir(dir);
+}
+
+Test(libruby_name, exact_forms_only)
+{
+	cr_expect(!is_libruby_name("librubyx.so"));
+	cr_expect(!is_libruby_name("/usr/lib/librubyx.so.3"));
+	cr_expect(!is_libruby_name("libruby_helper.so"));
+	cr_expect(!is_libruby_name("libruby.sox"));
+	cr_expect(!is_libruby_name("libruby-3.1.sox"));
+	cr_expect(is_libruby_name("libruby.so"));
+	cr_expect(is_libruby_name("libruby-3.1.so"));
+	cr_expect(is_libruby_name("/usr/lib/libruby-3.1.so.3.1 (deleted)"));
+}
+
+static const char *system_libruby(void)
+{
+	static const char *const candidates[] = {"/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1",
+						 "/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"};
+	size_t i;
+
+	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
+		if (access(candidates[i], R_OK) == 0)
+			return candidates[i];
+	cr_assert_fail("no libruby-3.1.so.3.1 (make deps)");
+	return NULL;
+}
+
+/* ruby with a copy of libruby named libfoo.so preloaded: its soname serves DT_NEEDED. */
+Test(libruby_name, found_by_symbol_under_another_name)
+{
+	char dir[] = "/tmp/rbm-renamed-XXXXXX", lib[128], cmd[512], err[512] = "", line[16];
+	struct ruby_image img;
+	int fds[2];
+	pid_t pid;
+	struct pollfd p;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(lib, sizeof(lib), "%s/libfoo.so", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", system_libruby(), lib);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fds[1], STDOUT_FILENO);
+		setenv("LD_PRELOAD", lib, 1);
+		execlp("ruby", "ruby", "-e", "STDOUT.sync = true; puts 1; sleep 30", NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	p = (struct pollfd){.fd = fds[0], .events = POLLIN};
+	cr_assert_eq(poll(&p, 1, 20000), 1);
+	cr_assert_gt(read(fds[0], line, sizeof(line)), 0);
+	cr_expect_eq(procmaps_find_ruby(pid, &img, err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(img.path, lib);
+	cr_expect(img.shared);
+	cr_expect_neq(img.load_bias, 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unlink(lib);
 	rmdir(dir);
 }

@@ -29,10 +29,18 @@ int procmaps_parse_line(const char *line, struct map_entry *e)
 
 bool is_libruby_name(const char *path)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = strrchr(path, '/'), *p;
 
 	base = base ? base + 1 : path;
-	return strncmp(base, "libruby", 7) == 0 && strstr(base, ".so") != NULL;
+	if (strncmp(base, "libruby", 7))
+		return false;
+	/* libruby.so[.X...] or libruby-VERSION.so[.X...]: not librubyx.so, libruby-static.a */
+	p = base + 7;
+	if (*p == '-' && !(p = strstr(p, ".so")))
+		return false;
+	if (strncmp(p, ".so", 3))
+		return false;
+	return p[3] == '\0' || p[3] == '.' || strcmp(p + 3, " (deleted)") == 0;
 }
 
 static FILE *open_maps(pid_t pid)
@@ -43,11 +51,61 @@ static FILE *open_maps(pid_t pid)
 	return fopen(maps, "r");
 }
 
+/* Whether the ELF at the target's path defines ruby_version (any file name). */
+static bool defines_ruby_version(pid_t pid, const char *path)
+{
+	char host[PATH_MAX + 64];
+	uint64_t value;
+
+	snprintf(host, sizeof(host), "/proc/%d/root%s", pid, path);
+	return elf_symbol_value(host, "ruby_version", &value, NULL) == 0;
+}
+
+#define MAX_SCANNED 512
+
+/*
+ * The slow path: a libruby under another name (copied and LD_PRELOADed, or
+ * renamed) is known by its ruby_version symbol.  Scans each mapped file once,
+ * the executable last: a ruby linked against libruby may carry a copy of it.
+ */
+static bool find_by_symbol(pid_t pid, const char *exe, struct ruby_image *img)
+{
+	char line[PATH_MAX + 128], last[PATH_MAX] = "";
+	struct map_entry e;
+	int scanned = 0;
+	bool found = false;
+	FILE *f;
+
+	f = open_maps(pid);
+	if (!f)
+		return false;
+	while (!found && scanned < MAX_SCANNED && fgets(line, sizeof(line), f)) {
+		if (procmaps_parse_line(line, &e) || e.path[0] != '/' || e.offset != 0 ||
+		    strcmp(e.path, exe) == 0 || strcmp(e.path, last) == 0 ||
+		    strstr(e.path, " (deleted)"))
+			continue;
+		snprintf(last, sizeof(last), "%s", e.path);
+		scanned++;
+		if (defines_ruby_version(pid, e.path)) {
+			snprintf(img->path, sizeof(img->path), "%s", e.path);
+			img->shared = true;
+			found = true;
+		}
+	}
+	fclose(f);
+	if (!found && exe[0] == '/' && defines_ruby_version(pid, exe)) {
+		snprintf(img->path, sizeof(img->path), "%s", exe);
+		img->shared = false;
+		found = true;
+	}
+	return found;
+}
+
 int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errlen)
 {
 	char exe_link[64], exe[PATH_MAX], line[PATH_MAX + 128];
 	struct map_entry e;
-	uint64_t first_vaddr, value;
+	uint64_t first_vaddr;
 	bool found = false;
 	ssize_t n;
 	FILE *f;
@@ -68,7 +126,7 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	n = readlink(exe_link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 
-	/* A shared libruby wins; otherwise the executable itself may be a static ruby. */
+	/* The fast path: a shared libruby by its usual name. */
 	while (fgets(line, sizeof(line), f)) {
 		if (procmaps_parse_line(line, &e) || e.path[0] != '/' || !is_libruby_name(e.path))
 			continue;
@@ -79,16 +137,8 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	}
 	fclose(f);
 
-	if (!found && exe[0] == '/') {
-		char host[PATH_MAX + 64];
-
-		snprintf(host, sizeof(host), "/proc/%d/root%s", pid, exe);
-		if (elf_symbol_value(host, "ruby_version", &value, NULL) == 0) {
-			snprintf(img->path, sizeof(img->path), "%s", exe);
-			img->shared = false;
-			found = true;
-		}
-	}
+	if (!found)
+		found = find_by_symbol(pid, exe, img);
 	if (!found) {
 		snprintf(err, errlen, "PID %d is not a Ruby process (no libruby or ruby_version in %s)",
 			 pid, exe[0] ? exe : "its executable");
@@ -111,7 +161,6 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	}
 	if (fd >= 0)
 		close(fd);
-
 	if (elf_first_load_vaddr(img->host_path, &first_vaddr)) {
 		snprintf(err, errlen, "cannot read ELF headers of %s", img->path);
 		return -ENOEXEC;
