@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,31 @@ Test(target_file, fifo_and_devices_refused_without_blocking)
 	unlink(file);
 	unlink(link);
 	rmdir(dir);
+}
+
+static void *report_tid(void *arg)
+{
+	*(pid_t *)arg = gettid();
+	sleep(2);
+	return NULL;
+}
+
+Test(procmaps_thread_group, tid_of_a_thread_gives_its_process)
+{
+	pthread_t th;
+	volatile pid_t tid = 0;
+	int i;
+
+	cr_assert_eq(pthread_create(&th, NULL, report_tid, (void *)&tid), 0);
+	for (i = 0; i < 1000 && !tid; i++)
+		usleep(1000);
+	cr_assert_neq(tid, 0);
+	cr_expect_neq(tid, getpid());
+	cr_expect_eq(procmaps_thread_group(tid), getpid());
+	cr_expect_eq(procmaps_thread_group(getpid()), getpid());
+	cr_expect_eq(procmaps_thread_group(999999), -ESRCH);
+	pthread_cancel(th);
+	pthread_join(th, NULL);
 }
 
 Test(libruby_name, exact_forms_only)

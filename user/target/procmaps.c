@@ -51,6 +51,28 @@ static FILE *open_maps(pid_t pid)
 	return fopen(maps, "r");
 }
 
+pid_t procmaps_thread_group(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		int v;
+
+		if (sscanf(line, "Tgid: %d", &v) == 1) {
+			tgid = v > 0 ? v : -EINVAL;
+			break;
+		}
+	}
+	fclose(f);
+	return tgid;
+}
+
 /* Whether the ELF at the target's path defines ruby_version (any file name). */
 static bool defines_ruby_version(pid_t pid, const char *path)
 {

@@ -40,6 +40,9 @@ struct ruby_image {
  */
 int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errlen);
 
+/* The thread group (process) of a thread ID, from /proc/TID/status; -errno (-ESRCH). */
+pid_t procmaps_thread_group(pid_t tid);
+
 /* Converts a runtime address inside the image's mappings into a file offset. */
 int procmaps_file_offset(pid_t pid, const char *path, uint64_t addr, uint64_t *file_offset);
 
