@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,7 +20,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "classnames.h"
 #include "procmaps.h"
+#include "ruby_versions.h"
 #include "target_file.h"
 
 static double now(void)
@@ -96,6 +99,66 @@ Test(procmaps_thread_group, tid_of_a_thread_gives_its_process)
 	cr_expect_eq(procmaps_thread_group(999999), -ESRCH);
 	pthread_cancel(th);
 	pthread_join(th, NULL);
+}
+
+/* A child that has exited but is not reaped: kill(pid, 0) still succeeds. */
+static pid_t zombie(void)
+{
+	pid_t pid = fork();
+	char path[64], buf[512];
+	int i;
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	for (i = 0; i < 2000; i++) {
+		FILE *f;
+		char *p;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		f = fopen(path, "r");
+		cr_assert_not_null(f);
+		cr_assert_not_null(fgets(buf, sizeof(buf), f));
+		fclose(f);
+		p = strrchr(buf, ')');
+		if (p && p[2] == 'Z')
+			return pid;
+		usleep(1000);
+	}
+	cr_assert_fail("child %d never became a zombie", pid);
+	return -1;
+}
+
+Test(target_gone, live_zombie_and_reaped)
+{
+	pid_t pid = zombie();
+
+	cr_expect(!target_gone(getpid()));
+	cr_expect_eq(kill(pid, 0), 0, "the zombie should still answer kill()");
+	cr_expect(target_gone(pid), "a zombie has exited");
+	waitpid(pid, NULL, 0);
+	cr_expect(target_gone(pid));
+}
+
+Test(target_gone, errors_say_the_pid_exited)
+{
+	pid_t pid = zombie();
+	const struct ruby_offsets *off = ruby_offsets_for("3.1.7");
+	struct ruby_image img;
+	struct class_namer cn;
+	char err[512] = "", want[64];
+
+	snprintf(want, sizeof(want), "PID %d exited", pid);
+	cr_expect_eq(procmaps_find_ruby(pid, &img, err, sizeof(err)), -ESRCH);
+	cr_expect_str_eq(err, want);
+	cr_assert_not_null(off);
+	memset(err, 0, sizeof(err));
+	cr_expect_eq(class_namer_init(&cn, pid, off, 0x7f0000001000ULL, err, sizeof(err)), -ESRCH);
+	cr_expect_str_eq(err, want);
+	snprintf(err, sizeof(err), "some other error");
+	cr_expect_eq(target_gone_error(getpid(), -EIO, err, sizeof(err)), -EIO);
+	cr_expect_str_eq(err, "some other error", "a live process keeps its error");
+	waitpid(pid, NULL, 0);
 }
 
 Test(libruby_name, exact_forms_only)

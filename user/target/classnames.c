@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "classnames.h"
+#include "procmaps.h"
 #include "target_mem.h"
 
 #define NAME_MAX_LEN 512
@@ -128,16 +129,17 @@ int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_offset
 	memset(cn, 0, sizeof(*cn));
 	cn->pid = pid;
 	cn->off = off;
+	/* A target that dies now makes every read fail: say that, not "internals differ". */
 	if (target_read(pid, object_class, hdr, sizeof(hdr)) ||
 	    (hdr[0] & RB_T_MASK) != RB_T_CLASS) {
 		snprintf(err, errlen, "rb_cObject does not point at a class: Ruby internals differ "
 				      "from the table for %s", off->series);
-		return -EINVAL;
+		return target_gone_error(pid, -EINVAL, err, errlen);
 	}
 	if (find_ivar_id(cn, object_class, value_is_string_object, 0, &cn->classpath_id)) {
 		snprintf(err, errlen, "cannot find Object's class path in its ivars: Ruby "
 				      "internals differ from the table for %s", off->series);
-		return -EINVAL;
+		return target_gone_error(pid, -EINVAL, err, errlen);
 	}
 	/* Object's klass is its singleton class, whose attached object is Object. */
 	if (find_ivar_id(cn, hdr[1], value_equals, object_class, &cn->attached_id))

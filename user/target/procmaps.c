@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,6 +51,37 @@ static FILE *open_maps(pid_t pid)
 
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
 	return fopen(maps, "r");
+}
+
+bool target_gone(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	/* An exited child not yet reaped still answers kill(): it is a zombie (Z, X). */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* "PID (comm) S ...": comm may hold ')' itself, so take the last one. */
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+int target_gone_error(pid_t pid, int ret, char *err, size_t errlen)
+{
+	if (!target_gone(pid))
+		return ret;
+	snprintf(err, errlen, "PID %d exited", pid);
+	return -ESRCH;
 }
 
 pid_t procmaps_thread_group(pid_t tid)
@@ -164,7 +197,7 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	if (!found) {
 		snprintf(err, errlen, "PID %d is not a Ruby process (no libruby or ruby_version in %s)",
 			 pid, exe[0] ? exe : "its executable");
-		return -ENOEXEC;
+		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
 	if (strstr(img->path, " (deleted)")) {
 		snprintf(err, errlen, "PID %d runs a Ruby that was deleted or upgraded on disk (%s)",
@@ -185,12 +218,12 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 		close(fd);
 	if (elf_first_load_vaddr(img->host_path, &first_vaddr)) {
 		snprintf(err, errlen, "cannot read ELF headers of %s", img->path);
-		return -ENOEXEC;
+		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
 	/* The mapping of file offset 0 holds the first PT_LOAD segment. */
 	f = open_maps(pid);
 	if (!f) {
-		snprintf(err, errlen, "process %d exited", pid);
+		snprintf(err, errlen, "PID %d exited", pid);
 		return -ESRCH;
 	}
 	found = false;
@@ -204,7 +237,7 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	fclose(f);
 	if (!found) {
 		snprintf(err, errlen, "cannot find the load address of %s", img->path);
-		return -ENOEXEC;
+		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
 	return 0;
 }

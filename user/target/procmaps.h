@@ -35,10 +35,22 @@ struct ruby_image {
 /*
  * Finds the libruby (or statically linked ruby executable) mapped into pid:
  * by file name, else the mapped object that defines ruby_version.  Returns
- * 0, or a negative errno with a one-line reason in err (-EINVAL if its
- * path names no regular file).
+ * 0, or a negative errno with a one-line reason in err ("PID N exited" and
+ * -ESRCH if it died meanwhile; -EINVAL if its path names no regular file).
  */
 int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errlen);
+
+/*
+ * True if pid has exited: no such process, or a zombie not yet reaped.
+ * Whoever fails to read the target should ask, and then say so.
+ */
+bool target_gone(pid_t pid);
+
+/*
+ * For an error path: if pid is gone, replaces err with "PID N exited" and
+ * returns -ESRCH; otherwise returns ret and leaves err as it was.
+ */
+int target_gone_error(pid_t pid, int ret, char *err, size_t errlen);
 
 /* The thread group (process) of a thread ID, from /proc/TID/status; -errno (-ESRCH). */
 pid_t procmaps_thread_group(pid_t tid);
