@@ -96,3 +96,30 @@ test "libruby under another file name (LD_PRELOAD copy)" do
     end
   end
 end
+
+# Two classes whose names agree on their first 600 bytes stay two rows.
+test "long class names sharing 600 bytes stay apart" do
+  script = <<~RUBY
+    prefix = "Long" + "x" * 600
+    a = Object.const_set(prefix + "Alpha", Class.new)
+    b = Object.const_set(prefix + "Beta", Class.new)
+    KEEP = Array.new(30) { a.new } + Array.new(20) { b.new }
+  RUBY
+  Dir.mktmpdir do |dir|
+    rows = {}
+    %w[json text].each do |format|
+      path = File.join(dir, "report.#{format}")
+      _, err, status, = run_bounded([RBM, "--format", format, "--top", "0", "-o", path, "--",
+                                     "ruby", "-e", script], 60)
+      check(status&.success?, "rbmemtrace failed (#{status.inspect}): #{err}")
+      rows[format] = File.read(path, encoding: "UTF-8")
+    end
+    long = JSON.parse(rows["json"])["classes"].select { |c| c["name"].start_with?("Longxxx") }
+    check_eq(long.map { |c| c["allocated"] }.sort, [20, 30], "allocated per long class")
+    check_eq(long.map { |c| c["name"] }.uniq.size, 2, "distinct names")
+    long.each { |c| check(c["name"].bytesize < 512, "name of #{c['name'].bytesize} bytes") }
+    text = rows["text"].lines.grep(/^ *\d+ +\d+ +\d+  Longxxx/) # the class table
+    check_eq(text.size, 2, "text rows")
+    check_eq(text.map { |l| l.split.last }.uniq.size, 2, "distinct names in text")
+  end
+end
