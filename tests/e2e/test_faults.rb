@@ -123,3 +123,45 @@ test "long class names sharing 600 bytes stay apart" do
     check_eq(text.map { |l| l.split.last }.uniq.size, 2, "distinct names in text")
   end
 end
+
+# Capabilities that really suffice here for another user's Ruby (the target
+# runs as root, rbmemtrace as nobody).  Uprobes need CAP_SYS_ADMIN since the
+# kernel took them back from CAP_PERFMON (perf_uprobe_event_init checks
+# capable(CAP_SYS_ADMIN)); /proc/PID/root and /proc/PID/mem of another user
+# need CAP_SYS_PTRACE.  CAP_SYS_ADMIN also stands for CAP_BPF and CAP_PERFMON.
+def run_with_caps(caps, pid, limit: 30)
+  list = caps.map { |c| "+#{c}" }.join(",")
+  run_bounded(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               "--inh-caps=#{list}", "--ambient-caps=#{list}",
+               RBM, "-p", pid.to_s, "-d", "1", "--full"], limit)
+end
+
+def with_root_ruby
+  r, w = IO.pipe
+  pid = Process.spawn("ruby", "-e", "puts 1; $stdout.flush; k = []; loop { k << Object.new; sleep 0.001 }",
+                      out: w)
+  w.close
+  r.gets
+  yield pid
+ensure
+  Process.kill("KILL", pid)
+  Process.wait(pid)
+end
+
+test "privileges: CAP_SYS_ADMIN + CAP_SYS_PTRACE trace another user's Ruby" do
+  with_root_ruby do |pid|
+    out, err, status, = run_with_caps(%w[sys_admin sys_ptrace], pid)
+    check(status&.success?, "rbmemtrace failed (#{status.inspect}): #{err}")
+    check(out =~ /^ +\d+ +\d+ +\d+  Object$/, "no Object row in #{out}")
+  end
+end
+
+test "privileges: without CAP_SYS_PTRACE, one clean error" do
+  with_root_ruby do |pid|
+    _, err, status, = run_with_caps(%w[sys_admin], pid)
+    check(status, "rbmemtrace hung")
+    check_eq(status.exitstatus, 1, "exit status (#{err})")
+    check_eq(err.lines.size, 1, "error lines (#{err.inspect})")
+    check(err =~ /not enough privileges .*CAP_SYS_PTRACE/, "error #{err.inspect}")
+  end
+end

@@ -214,6 +214,13 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 			 pid, img->path);
 		return -EINVAL;
 	}
+	if (fd == -EACCES || fd == -EPERM) {
+		/* /proc/PID/root takes ptrace rights: another user's process needs CAP_SYS_PTRACE. */
+		snprintf(err, errlen, "not enough privileges to read the files of PID %d through "
+				      "/proc/%d/root (another user's process needs CAP_SYS_PTRACE)",
+			 pid, pid);
+		return target_gone_error(pid, -EACCES, err, errlen);
+	}
 	if (fd >= 0)
 		close(fd);
 	if (elf_first_load_vaddr(img->host_path, &first_vaddr)) {
