@@ -33,6 +33,27 @@ size_t utf8_sequence_len(const unsigned char *s)
 	return len;
 }
 
+/* The code point of a valid sequence of len bytes (utf8_sequence_len's). */
+static unsigned int utf8_decode(const unsigned char *s, size_t len)
+{
+	static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+	unsigned int cp = s[0] & lead_mask[len];
+	size_t i;
+
+	for (i = 1; i < len; i++)
+		cp = (cp << 6) | (s[i] & 0x3f);
+	return cp;
+}
+
+bool unicode_is_unsafe(unsigned int cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) ||	 /* C1 controls: CSI (U+009B) drives terminals */
+	       cp == 0x200e || cp == 0x200f ||	 /* LRM, RLM */
+	       (cp >= 0x202a && cp <= 0x202e) || /* LRE..RLO: reorder the rest of the line */
+	       (cp >= 0x2066 && cp <= 0x2069) || /* LRI..PDI */
+	       cp == 0x2028 || cp == 0x2029;	 /* line and paragraph separators */
+}
+
 void json_write_string(FILE *out, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -66,6 +87,12 @@ void json_write_string(FILE *out, const char *str)
 				fputs("\\ufffd", out);
 				break;
 			}
+			/* Valid JSON either way; escaped, a report shown raw cannot be reordered. */
+			if (len > 1 && unicode_is_unsafe(utf8_decode(s, len))) {
+				fprintf(out, "\\u%04x", utf8_decode(s, len));
+				s += len;
+				continue;
+			}
 			fwrite(s, 1, len, out);
 			s += len;
 			continue;
@@ -75,30 +102,65 @@ void json_write_string(FILE *out, const char *str)
 	fputc('"', out);
 }
 
+/*
+ * The display form of the character at s: itself, or its escape.  Writes at
+ * most 16 bytes (unterminated) to out, returns their count and sets *used to
+ * the input bytes it stands for.
+ */
+static size_t term_unit(const unsigned char *s, char *out, size_t *used)
+{
+	size_t len = utf8_sequence_len(s);
+
+	/* C0 and C1 controls and DEL can move the cursor or start escapes. */
+	if (!len || *s < 0x20 || *s == 0x7f || (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)) {
+		*used = 1;
+		return snprintf(out, 16, "\\x%02x", *s);
+	}
+	*used = len;
+	if (*s == '\\') { /* else a name holding "\\x41" would read as an escaped 'A' */
+		memcpy(out, "\\\\", 2);
+		return 2;
+	}
+	if (len > 1 && unicode_is_unsafe(utf8_decode(s, len)))
+		return snprintf(out, 16, "\\u{%x}", utf8_decode(s, len));
+	memcpy(out, s, len);
+	return len;
+}
+
 char *term_escape(const char *str, char *buf, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t used = 0, len;
+	size_t used = 0, len, in;
+	char unit[16];
 
 	if (!n)
 		return buf;
 	while (*s) {
-		len = utf8_sequence_len(s);
-		/* C0 and C1 controls and DEL can move the cursor or start escapes. */
-		if (!len || *s < 0x20 || *s == 0x7f || (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)) {
-			if (used + 4 >= n)
-				break;
-			snprintf(buf + used, 5, "\\x%02x", *s);
-			used += 4;
-			s++;
-			continue;
-		}
-		if (used + len >= n)
+		len = term_unit(s, unit, &in);
+		if (used + len >= n) /* never half an escape or half a character */
 			break;
-		memcpy(buf + used, s, len);
+		memcpy(buf + used, unit, len);
 		used += len;
-		s += len;
+		s += in;
 	}
 	buf[used] = '\0';
 	return buf;
+}
+
+void folded_write_escaped(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len, in;
+	char unit[16];
+
+	while (*s) {
+		if (*s == ';') { /* the frame separator of the format */
+			fputc(':', out);
+			s++;
+			continue;
+		}
+		len = term_unit(s, unit, &in);
+		fwrite(unit, 1, len, out);
+		s += in;
+	}
 }

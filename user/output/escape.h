@@ -2,6 +2,7 @@
 /* Escaping of untrusted strings read from the target (class names, paths). */
 #ifndef RBM_ESCAPE_H
 #define RBM_ESCAPE_H
+#include <stdbool.h>
 #include <stdio.h>
 #include <stddef.h>
 
@@ -10,10 +11,25 @@ void json_write_string(FILE *out, const char *s);
 
 /*
  * Copies s into buf (size n, always terminated) with control characters and
- * invalid UTF-8 bytes shown as \xNN, so a hostile name cannot drive the
- * terminal.  Returns buf.
+ * invalid UTF-8 bytes shown as \xNN, bidi controls and U+2028/9 as \u{202e},
+ * and a backslash as \\, so a hostile name cannot drive the terminal, reorder
+ * the line or pass for an escape.  Never cuts an escape or a character.
+ * Returns buf.
  */
 char *term_escape(const char *s, char *buf, size_t n);
+
+/*
+ * Writes one frame of folded output (frame;frame count) escaped as
+ * term_escape does, with ';' shown as ':'.  For calltree.c's folded lines.
+ */
+void folded_write_escaped(FILE *out, const char *s);
+
+/*
+ * Code points that change how text around them is shown without being
+ * visible: C1 controls, bidi controls (U+200E/F, U+202A-202E, U+2066-2069)
+ * and the line and paragraph separators U+2028/9.  JSON gets them as \uXXXX.
+ */
+bool unicode_is_unsafe(unsigned int cp);
 
 /* Length in bytes of the valid UTF-8 sequence at s, or 0 if invalid. */
 size_t utf8_sequence_len(const unsigned char *s);

@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "classnames.h"
+#include "procmaps.h"
 #include "target_mem.h"
 
 #define NAME_MAX_LEN 512
+/* A class path is read this far to tell long names apart (a hostile one may be huge). */
+#define NAME_READ_MAX 65536
 #define IVAR_SCAN_MAX 4096
 
 const char *ruby_type_name(uint32_t type)
@@ -128,21 +131,50 @@ int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_offset
 	memset(cn, 0, sizeof(*cn));
 	cn->pid = pid;
 	cn->off = off;
+	/* A target that dies now makes every read fail: say that, not "internals differ". */
 	if (target_read(pid, object_class, hdr, sizeof(hdr)) ||
 	    (hdr[0] & RB_T_MASK) != RB_T_CLASS) {
 		snprintf(err, errlen, "rb_cObject does not point at a class: Ruby internals differ "
 				      "from the table for %s", off->series);
-		return -EINVAL;
+		return target_gone_error(pid, -EINVAL, err, errlen);
 	}
 	if (find_ivar_id(cn, object_class, value_is_string_object, 0, &cn->classpath_id)) {
 		snprintf(err, errlen, "cannot find Object's class path in its ivars: Ruby "
 				      "internals differ from the table for %s", off->series);
-		return -EINVAL;
+		return target_gone_error(pid, -EINVAL, err, errlen);
 	}
 	/* Object's klass is its singleton class, whose attached object is Object. */
 	if (find_ivar_id(cn, hdr[1], value_equals, object_class, &cn->attached_id))
 		cn->attached_id = 0; /* singleton classes then print as #<Class:0x...> */
 	return 0;
+}
+
+/* FNV-1a: not for security, only to tell names apart. */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+char *class_name_fit(const char *name)
+{
+	size_t len = strlen(name), cut;
+	char *out;
+
+	if (len <= CLASS_NAME_MAX)
+		return strdup(name);
+	/* Cut on a character boundary, leaving room for "...#" and 16 hex digits. */
+	cut = CLASS_NAME_MAX - 20;
+	while (cut > 0 && ((unsigned char)name[cut] & 0xc0) == 0x80)
+		cut--;
+	out = malloc(CLASS_NAME_MAX + 1);
+	if (out)
+		snprintf(out, CLASS_NAME_MAX + 1, "%.*s...#%016" PRIx64, (int)cut, name,
+			 name_hash(name));
+	return out;
 }
 
 static char *format_name(struct class_namer *cn, uint64_t klass, int depth);
@@ -208,9 +240,15 @@ static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
 	}
 	if (hdr[0] & cn->off->fl_singleton)
 		return singleton_name(cn, klass, depth);
-	if (class_ivar(cn, klass, cn->classpath_id, &path) == 0 &&
-	    target_read_rstring(cn->pid, cn->off, path, buf, sizeof(buf)) == 0)
-		return strdup(buf);
+	if (class_ivar(cn, klass, cn->classpath_id, &path) == 0) {
+		char *full = malloc(NAME_READ_MAX), *name = NULL;
+
+		if (full && target_read_rstring(cn->pid, cn->off, path, full, NAME_READ_MAX) == 0)
+			name = class_name_fit(full);
+		free(full);
+		if (name)
+			return name;
+	}
 	snprintf(buf, sizeof(buf), "#<%s:0x%016" PRIx64 ">", type == RB_T_MODULE ? "Module" : "Class",
 		 klass);
 	return strdup(buf);
@@ -223,6 +261,12 @@ const char *class_namer_name(struct class_namer *cn, uint64_t klass)
 	if (name)
 		return name;
 	name = format_name(cn, klass, 0);
+	if (name && strlen(name) > CLASS_NAME_MAX) { /* a singleton of a long-named class */
+		char *fit = class_name_fit(name);
+
+		free(name);
+		name = fit;
+	}
 	if (!name)
 		return "#<out of memory>";
 	if (u64map_put(&cn->cache, klass, name)) {

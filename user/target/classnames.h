@@ -23,7 +23,21 @@ struct class_namer {
 int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_offsets *off,
 		     uint64_t object_class, char *err, size_t errlen);
 
-/* The class's name: "Foo::Bar", "#<Class:0x...>", "#<Class:Foo>"; never NULL. */
+/* Longest class name handed out, in bytes: report.c's buffers hold 512. */
+#define CLASS_NAME_MAX 511
+
+/*
+ * A copy of name of at most CLASS_NAME_MAX bytes (malloc'd; NULL if out of
+ * memory).  A longer name is cut on a character boundary and gets
+ * "...#" and a 64-bit hash of the whole name, so that names sharing a long
+ * prefix stay distinct rows.
+ */
+char *class_name_fit(const char *name);
+
+/*
+ * The class's name: "Foo::Bar", "#<Class:0x...>", "#<Class:Foo>"; never
+ * NULL, at most CLASS_NAME_MAX bytes (see class_name_fit).
+ */
 const char *class_namer_name(struct class_namer *cn, uint64_t klass);
 
 /* The display name of a per-class key (kind and klass from the BPF maps). */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "elfinfo.h"
+#include "target_file.h"
 
 struct elf_file {
 	int fd;
@@ -19,9 +20,10 @@ static int elf_file_open(const char *path, struct elf_file *ef)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Paths come from the target: never block on a FIFO it put there. */
+	ef->fd = target_file_open(path);
 	if (ef->fd < 0)
-		return -errno;
+		return ef->fd;
 	ef->elf = elf_begin(ef->fd, ELF_C_READ, NULL);
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF) {
 		if (ef->elf)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "elfinfo.h"
 #include "launch.h"
+#include "target_file.h"
 
 static int find_in_path(const char *name, char *out, size_t n)
 {
@@ -43,9 +44,10 @@ static int shebang_program(const char *file, char *out, size_t n)
 	ssize_t got;
 	int fd;
 
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	/* A FIFO on PATH must not hang us: regular files only, never blocking. */
+	fd = target_file_open(file);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	got = read(fd, line, sizeof(line) - 1);
 	close(fd);
 	if (got < 2 || line[0] != '#' || line[1] != '!')

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "elfinfo.h"
 #include "procmaps.h"
+#include "target_file.h"
 
 int procmaps_parse_line(const char *line, struct map_entry *e)
 {
@@ -28,10 +31,18 @@ int procmaps_parse_line(const char *line, struct map_entry *e)
 
 bool is_libruby_name(const char *path)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = strrchr(path, '/'), *p;
 
 	base = base ? base + 1 : path;
-	return strncmp(base, "libruby", 7) == 0 && strstr(base, ".so") != NULL;
+	if (strncmp(base, "libruby", 7))
+		return false;
+	/* libruby.so[.X...] or libruby-VERSION.so[.X...]: not librubyx.so, libruby-static.a */
+	p = base + 7;
+	if (*p == '-' && !(p = strstr(p, ".so")))
+		return false;
+	if (strncmp(p, ".so", 3))
+		return false;
+	return p[3] == '\0' || p[3] == '.' || strcmp(p + 3, " (deleted)") == 0;
 }
 
 static FILE *open_maps(pid_t pid)
@@ -42,14 +53,118 @@ static FILE *open_maps(pid_t pid)
 	return fopen(maps, "r");
 }
 
+bool target_gone(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	/* An exited child not yet reaped still answers kill(): it is a zombie (Z, X). */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* "PID (comm) S ...": comm may hold ')' itself, so take the last one. */
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+int target_gone_error(pid_t pid, int ret, char *err, size_t errlen)
+{
+	if (!target_gone(pid))
+		return ret;
+	snprintf(err, errlen, "PID %d exited", pid);
+	return -ESRCH;
+}
+
+pid_t procmaps_thread_group(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		int v;
+
+		if (sscanf(line, "Tgid: %d", &v) == 1) {
+			tgid = v > 0 ? v : -EINVAL;
+			break;
+		}
+	}
+	fclose(f);
+	return tgid;
+}
+
+/* Whether the ELF at the target's path defines ruby_version (any file name). */
+static bool defines_ruby_version(pid_t pid, const char *path)
+{
+	char host[PATH_MAX + 64];
+	uint64_t value;
+
+	snprintf(host, sizeof(host), "/proc/%d/root%s", pid, path);
+	return elf_symbol_value(host, "ruby_version", &value, NULL) == 0;
+}
+
+#define MAX_SCANNED 512
+
+/*
+ * The slow path: a libruby under another name (copied and LD_PRELOADed, or
+ * renamed) is known by its ruby_version symbol.  Scans each mapped file once,
+ * the executable last: a ruby linked against libruby may carry a copy of it.
+ */
+static bool find_by_symbol(pid_t pid, const char *exe, struct ruby_image *img)
+{
+	char line[PATH_MAX + 128], last[PATH_MAX] = "";
+	struct map_entry e;
+	int scanned = 0;
+	bool found = false;
+	FILE *f;
+
+	f = open_maps(pid);
+	if (!f)
+		return false;
+	while (!found && scanned < MAX_SCANNED && fgets(line, sizeof(line), f)) {
+		if (procmaps_parse_line(line, &e) || e.path[0] != '/' || e.offset != 0 ||
+		    strcmp(e.path, exe) == 0 || strcmp(e.path, last) == 0 ||
+		    strstr(e.path, " (deleted)"))
+			continue;
+		snprintf(last, sizeof(last), "%s", e.path);
+		scanned++;
+		if (defines_ruby_version(pid, e.path)) {
+			snprintf(img->path, sizeof(img->path), "%s", e.path);
+			img->shared = true;
+			found = true;
+		}
+	}
+	fclose(f);
+	if (!found && exe[0] == '/' && defines_ruby_version(pid, exe)) {
+		snprintf(img->path, sizeof(img->path), "%s", exe);
+		img->shared = false;
+		found = true;
+	}
+	return found;
+}
+
 int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errlen)
 {
 	char exe_link[64], exe[PATH_MAX], line[PATH_MAX + 128];
 	struct map_entry e;
-	uint64_t first_vaddr, value;
+	uint64_t first_vaddr;
 	bool found = false;
 	ssize_t n;
 	FILE *f;
+	int fd;
 
 	f = open_maps(pid);
 	if (!f) {
@@ -66,7 +181,7 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	n = readlink(exe_link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 
-	/* A shared libruby wins; otherwise the executable itself may be a static ruby. */
+	/* The fast path: a shared libruby by its usual name. */
 	while (fgets(line, sizeof(line), f)) {
 		if (procmaps_parse_line(line, &e) || e.path[0] != '/' || !is_libruby_name(e.path))
 			continue;
@@ -77,20 +192,12 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	}
 	fclose(f);
 
-	if (!found && exe[0] == '/') {
-		char host[PATH_MAX + 64];
-
-		snprintf(host, sizeof(host), "/proc/%d/root%s", pid, exe);
-		if (elf_symbol_value(host, "ruby_version", &value, NULL) == 0) {
-			snprintf(img->path, sizeof(img->path), "%s", exe);
-			img->shared = false;
-			found = true;
-		}
-	}
+	if (!found)
+		found = find_by_symbol(pid, exe, img);
 	if (!found) {
 		snprintf(err, errlen, "PID %d is not a Ruby process (no libruby or ruby_version in %s)",
 			 pid, exe[0] ? exe : "its executable");
-		return -ENOEXEC;
+		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
 	if (strstr(img->path, " (deleted)")) {
 		snprintf(err, errlen, "PID %d runs a Ruby that was deleted or upgraded on disk (%s)",
@@ -99,14 +206,31 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	}
 	snprintf(img->host_path, sizeof(img->host_path), "/proc/%d/root%s", pid, img->path);
 
+	/* What the path names now, in the target's mount namespace, is the target's choice. */
+	fd = target_file_open(img->host_path);
+	if (fd == -EINVAL) {
+		snprintf(err, errlen, "PID %d maps %s, which is not a regular file in its mount "
+				      "namespace now (a FIFO or device in its place?): not reading it",
+			 pid, img->path);
+		return -EINVAL;
+	}
+	if (fd == -EACCES || fd == -EPERM) {
+		/* /proc/PID/root takes ptrace rights: another user's process needs CAP_SYS_PTRACE. */
+		snprintf(err, errlen, "not enough privileges to read the files of PID %d through "
+				      "/proc/%d/root (another user's process needs CAP_SYS_PTRACE)",
+			 pid, pid);
+		return target_gone_error(pid, -EACCES, err, errlen);
+	}
+	if (fd >= 0)
+		close(fd);
 	if (elf_first_load_vaddr(img->host_path, &first_vaddr)) {
 		snprintf(err, errlen, "cannot read ELF headers of %s", img->path);
-		return -ENOEXEC;
+		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
 	/* The mapping of file offset 0 holds the first PT_LOAD segment. */
 	f = open_maps(pid);
 	if (!f) {
-		snprintf(err, errlen, "process %d exited", pid);
+		snprintf(err, errlen, "PID %d exited", pid);
 		return -ESRCH;
 	}
 	found = false;
@@ -120,7 +244,7 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	fclose(f);
 	if (!found) {
 		snprintf(err, errlen, "cannot find the load address of %s", img->path);
-		return -ENOEXEC;
+		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
 	return 0;
 }

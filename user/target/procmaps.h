@@ -18,7 +18,11 @@ struct map_entry {
 /* Parses one line of /proc/PID/maps; returns 0 or -EINVAL. */
 int procmaps_parse_line(const char *line, struct map_entry *e);
 
-/* True for file names that look like a shared libruby (libruby.so, libruby-3.1.so.3.1). */
+/*
+ * True for file names of a shared libruby: libruby.so[.X...] or
+ * libruby-VERSION.so[.X...] (not librubyx.so).  Only the fast path:
+ * procmaps_find_ruby also knows a libruby by its ruby_version symbol.
+ */
 bool is_libruby_name(const char *path);
 
 struct ruby_image {
@@ -29,10 +33,27 @@ struct ruby_image {
 };
 
 /*
- * Finds the libruby (or statically linked ruby executable) mapped into pid.
- * Returns 0, or a negative errno with a one-line reason in err.
+ * Finds the libruby (or statically linked ruby executable) mapped into pid:
+ * by file name, else the mapped object that defines ruby_version.  Returns
+ * 0, or a negative errno with a one-line reason in err ("PID N exited" and
+ * -ESRCH if it died meanwhile; -EINVAL if its path names no regular file).
  */
 int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errlen);
+
+/*
+ * True if pid has exited: no such process, or a zombie not yet reaped.
+ * Whoever fails to read the target should ask, and then say so.
+ */
+bool target_gone(pid_t pid);
+
+/*
+ * For an error path: if pid is gone, replaces err with "PID N exited" and
+ * returns -ESRCH; otherwise returns ret and leaves err as it was.
+ */
+int target_gone_error(pid_t pid, int ret, char *err, size_t errlen);
+
+/* The thread group (process) of a thread ID, from /proc/TID/status; -errno (-ESRCH). */
+pid_t procmaps_thread_group(pid_t tid);
 
 /* Converts a runtime address inside the image's mappings into a file offset. */
 int procmaps_file_offset(pid_t pid, const char *path, uint64_t addr, uint64_t *file_offset);

@@ -1,0 +1,167 @@
+# Faults: hostile or vanishing targets, odd files, limited privileges.
+# Each test bounds rbmemtrace with its own timeout: a hang is a failure.
+require "fileutils"
+
+# Runs args with a deadline; [stdout, stderr, status or nil if killed, seconds].
+def run_bounded(args, limit, env: {})
+  started = Time.now
+  out_r, out_w = IO.pipe
+  err_r, err_w = IO.pipe
+  pid = Process.spawn(env, *args, out: out_w, err: err_w, in: File::NULL)
+  out_w.close
+  err_w.close
+  status = nil
+  loop do
+    _, status = Process.waitpid2(pid, Process::WNOHANG)
+    break if status || Time.now - started > limit
+    sleep 0.05
+  end
+  unless status
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+  [out_r.read, err_r.read, status, Time.now - started]
+ensure
+  out_r&.close
+  err_r&.close
+end
+
+# One line on stderr matching pattern, exit status 1, in time.
+def check_fails_fast(args, pattern, limit: 15, env: {})
+  out, err, status, took = run_bounded(args, limit, env: env)
+  check(status, "#{args.join(' ')} hung (killed after #{limit} s); stderr: #{err.inspect}")
+  check_eq(status.exitstatus, 1, "exit status (stderr #{err.inspect})")
+  check_eq(err.lines.size, 1, "error lines on stderr (#{err.inspect})")
+  check(err =~ pattern, "error #{err.inspect} does not match #{pattern.inspect}")
+  check(out.empty?, "stdout should be empty on error")
+  took
+end
+
+# A "container" whose libruby path, seen through /proc/PID/root, is now a FIFO:
+# ruby runs in its own mount namespace, where a FIFO is bound over the libruby
+# file after it was mapped.
+test "hostile target: libruby path is a FIFO, fails fast" do
+  Dir.mktmpdir do |dir|
+    fifo = File.join(dir, "fifo")
+    File.mkfifo(fifo)
+    script = <<~SH
+      ruby -e 'sleep 60' &
+      rpid=$!
+      until grep -q libruby /proc/$rpid/maps; do sleep 0.05; done
+      lib=$(awk '/libruby/ {print $6; exit}' /proc/$rpid/maps)
+      mount --bind #{fifo} "$lib" || exit 1
+      echo "ready $rpid"
+      wait
+    SH
+    Open3.popen2("unshare", "--mount", "--propagation", "private", "sh", "-c", script) do |sin, sout, thr|
+      pid = expect_line(sout, /^ready (\d+)/, "namespace with FIFO")[1].to_i
+      begin
+        lib = File.read("/proc/#{pid}/maps")[%r{\S*libruby\S*}]
+        check(File.pipe?("/proc/#{pid}/root#{lib}"), "the FIFO is not in place")
+        check_fails_fast([RBM, "-p", pid.to_s, "-d", "1"], /not a regular file/)
+      ensure
+        Process.kill("KILL", pid)
+        sin.close
+        thr.join
+      end
+    end
+  end
+end
+
+# A copy of libruby under another name, preloaded: its soname serves ruby's
+# DT_NEEDED, so no file named libruby* is mapped.  Found by its ruby_version.
+test "libruby under another file name (LD_PRELOAD copy)" do
+  Dir.mktmpdir do |dir|
+    lib = File.join(dir, "libfoo.so")
+    system_lib = File.read("/proc/self/maps")[%r{/\S*libruby\S*}]
+    FileUtils.cp(system_lib, lib)
+    r, w = IO.pipe
+    pid = Process.spawn({ "LD_PRELOAD" => lib }, "ruby", "-e",
+                        "class Renamed; end; puts 1; $stdout.flush; " \
+                        "k = []; loop { k << Renamed.new; sleep 0.001 }", out: w)
+    w.close
+    r.gets
+    begin
+      check(File.read("/proc/#{pid}/maps") !~ %r{/libruby}, "a libruby* file is mapped")
+      report_path = File.join(dir, "report.json")
+      out, err, status, = run_bounded([RBM, "-p", pid.to_s, "-d", "2", "--full", "--format", "json",
+                                       "-o", report_path], 60)
+      check(status&.success?, "rbmemtrace failed (#{status.inspect}): #{err}#{out}")
+      report = JSON.parse(File.read(report_path))
+      check_eq(report["ruby_version"], RUBY_VERSION, "ruby_version")
+      check(class_row(report, "Renamed")["allocated"] > 0, "no Renamed allocations")
+    ensure
+      Process.kill("KILL", pid)
+      Process.wait(pid)
+    end
+  end
+end
+
+# Two classes whose names agree on their first 600 bytes stay two rows.
+test "long class names sharing 600 bytes stay apart" do
+  script = <<~RUBY
+    prefix = "Long" + "x" * 600
+    a = Object.const_set(prefix + "Alpha", Class.new)
+    b = Object.const_set(prefix + "Beta", Class.new)
+    KEEP = Array.new(30) { a.new } + Array.new(20) { b.new }
+  RUBY
+  Dir.mktmpdir do |dir|
+    rows = {}
+    %w[json text].each do |format|
+      path = File.join(dir, "report.#{format}")
+      _, err, status, = run_bounded([RBM, "--format", format, "--top", "0", "-o", path, "--",
+                                     "ruby", "-e", script], 60)
+      check(status&.success?, "rbmemtrace failed (#{status.inspect}): #{err}")
+      rows[format] = File.read(path, encoding: "UTF-8")
+    end
+    long = JSON.parse(rows["json"])["classes"].select { |c| c["name"].start_with?("Longxxx") }
+    check_eq(long.map { |c| c["allocated"] }.sort, [20, 30], "allocated per long class")
+    check_eq(long.map { |c| c["name"] }.uniq.size, 2, "distinct names")
+    long.each { |c| check(c["name"].bytesize < 512, "name of #{c['name'].bytesize} bytes") }
+    text = rows["text"].lines.grep(/^ *\d+ +\d+ +\d+  Longxxx/) # the class table
+    check_eq(text.size, 2, "text rows")
+    check_eq(text.map { |l| l.split.last }.uniq.size, 2, "distinct names in text")
+  end
+end
+
+# Capabilities that really suffice here for another user's Ruby (the target
+# runs as root, rbmemtrace as nobody).  Uprobes need CAP_SYS_ADMIN since the
+# kernel took them back from CAP_PERFMON (perf_uprobe_event_init checks
+# capable(CAP_SYS_ADMIN)); /proc/PID/root and /proc/PID/mem of another user
+# need CAP_SYS_PTRACE.  CAP_SYS_ADMIN also stands for CAP_BPF and CAP_PERFMON.
+def run_with_caps(caps, pid, limit: 30)
+  list = caps.map { |c| "+#{c}" }.join(",")
+  run_bounded(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               "--inh-caps=#{list}", "--ambient-caps=#{list}",
+               RBM, "-p", pid.to_s, "-d", "1", "--full"], limit)
+end
+
+def with_root_ruby
+  r, w = IO.pipe
+  pid = Process.spawn("ruby", "-e", "puts 1; $stdout.flush; k = []; loop { k << Object.new; sleep 0.001 }",
+                      out: w)
+  w.close
+  r.gets
+  yield pid
+ensure
+  Process.kill("KILL", pid)
+  Process.wait(pid)
+end
+
+test "privileges: CAP_SYS_ADMIN + CAP_SYS_PTRACE trace another user's Ruby" do
+  with_root_ruby do |pid|
+    out, err, status, = run_with_caps(%w[sys_admin sys_ptrace], pid)
+    check(status&.success?, "rbmemtrace failed (#{status.inspect}): #{err}")
+    check(out =~ /^ +\d+ +\d+ +\d+  Object$/, "no Object row in #{out}")
+  end
+end
+
+test "privileges: without CAP_SYS_PTRACE, one clean error" do
+  with_root_ruby do |pid|
+    _, err, status, = run_with_caps(%w[sys_admin], pid)
+    check(status, "rbmemtrace hung")
+    check_eq(status.exitstatus, 1, "exit status (#{err})")
+    check_eq(err.lines.size, 1, "error lines (#{err.inspect})")
+    check(err =~ /not enough privileges .*CAP_SYS_PTRACE/, "error #{err.inspect}")
+  end
+end
