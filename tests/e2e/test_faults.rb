@@ -118,7 +118,7 @@ test "long class names sharing 600 bytes stay apart" do
     check_eq(long.map { |c| c["allocated"] }.sort, [20, 30], "allocated per long class")
     check_eq(long.map { |c| c["name"] }.uniq.size, 2, "distinct names")
     long.each { |c| check(c["name"].bytesize < 512, "name of #{c['name'].bytesize} bytes") }
-    text = rows["text"].lines.grep(/^ *\d+ +\d+ +\d+  Longxxx/) # the class table
+    text = rows["text"].lines.grep(/^ *\d+ +\d+ +\d+( +\d+)*( +[+-]\d+)?  Longxxx/) # the class table
     check_eq(text.size, 2, "text rows")
     check_eq(text.map { |l| l.split.last }.uniq.size, 2, "distinct names in text")
   end
@@ -152,7 +152,7 @@ test "privileges: CAP_SYS_ADMIN + CAP_SYS_PTRACE trace another user's Ruby" do
   with_root_ruby do |pid|
     out, err, status, = run_with_caps(%w[sys_admin sys_ptrace], pid)
     check(status&.success?, "rbmemtrace failed (#{status.inspect}): #{err}")
-    check(out =~ /^ +\d+ +\d+ +\d+  Object$/, "no Object row in #{out}")
+    check(out =~ /^ +\d+ +\d+ +\d+( +\d+)*( +[+-]\d+)?  Object$/, "no Object row in #{out}")
   end
 end
 
@@ -164,4 +164,58 @@ test "privileges: without CAP_SYS_PTRACE, one clean error" do
     check_eq(err.lines.size, 1, "error lines (#{err.inspect})")
     check(err =~ /not enough privileges .*CAP_SYS_PTRACE/, "error #{err.inspect}")
   end
+end
+
+test "privileges: CAP_BPF + CAP_PERFMON are not enough for uprobes here: one clean error" do
+  with_root_ruby do |pid|
+    _, err, status, = run_with_caps(%w[bpf perfmon sys_ptrace], pid)
+    check(status, "rbmemtrace hung")
+    check_eq(status.exitstatus, 1, "exit status (#{err})")
+    check_eq(err.lines.size, 1, "error lines (#{err.inspect})")
+    check(err =~ /not enough privileges .*CAP_SYS_ADMIN/, "error #{err.inspect}")
+  end
+end
+
+# -o: the report replaces the file only when complete, never through another user's link.
+test "output file: kept on a bad PID, a foreign symlink refused, a write error fails" do
+  Dir.mktmpdir do |dir|
+    File.chmod(0o1777, dir)
+    report = File.join(dir, "report.json")
+    File.write(report, "the previous report")
+    _, err, status, = run_bounded([RBM, "-p", "999999999", "-o", report], 15)
+    check_eq(status.exitstatus, 1, "exit status for a missing PID (#{err})")
+    check_eq(File.read(report), "the previous report", "the previous report after a mistyped PID")
+    check_eq(Dir.children(dir).sort, ["report.json"], "files left behind")
+
+    victim = File.join(dir, "victim")
+    File.write(victim, "root's file")
+    link = File.join(dir, "planted")
+    File.symlink(victim, link)
+    File.lchown(65_534, 65_534, link)
+    _, err, status, = run_bounded([RBM, "census", "-p", Process.pid.to_s, "-o", link], 15)
+    check_eq(status.exitstatus, 1, "exit status for a foreign symlink (#{err})")
+    check(err =~ /symlink|symbolic link/i && err.lines.size == 1, "error #{err.inspect}")
+    check_eq(File.read(victim), "root's file", "the link's target")
+
+    _, err, status, = run_bounded([RBM, "census", "-p", Process.pid.to_s, "-o", "/dev/full"], 15)
+    check_eq(status.exitstatus, 1, "exit status writing to /dev/full (#{err})")
+    check(err =~ /space|\/dev\/full/i && err.lines.size == 1, "error #{err.inspect}")
+  end
+end
+
+test "-p of a thread reads its process" do
+  r, w = IO.pipe
+  pid = Process.spawn("ruby", "-e", "t = Thread.new { sleep 30 }; sleep 0.2; " \
+                      "puts Dir.children('/proc/self/task').map(&:to_i).max; $stdout.flush; t.join",
+                      out: w)
+  w.close
+  tid = r.gets.to_i
+  check(tid != pid, "no second thread (#{tid})")
+  out, err, status, = run_bounded([RBM, "census", "-p", tid.to_s, "--format", "json"], 20)
+  check(status&.success?, "census of a thread's id failed: #{err}")
+  check_eq(JSON.parse(out)["pid"], pid, "the report's pid")
+ensure
+  Process.kill("KILL", pid) if pid
+  Process.wait(pid) if pid
+  r&.close
 end

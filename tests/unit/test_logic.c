@@ -233,7 +233,8 @@ Test(calltree, folded_line)
 
 	folded_write_line(f, path, 3, 12);
 	fclose(f);
-	cr_expect_str_eq(buf, "<main> (a.rb:1);x:y;bad?name 12\n");
+	/* Escaped as in text output, so a name cannot break the line or the terminal. */
+	cr_expect_str_eq(buf, "<main> (a.rb:1);x:y;bad\\x0aname 12\n");
 	free(buf);
 }
 

@@ -15,7 +15,20 @@ int cmd_fleet(int argc, char **argv);
 unsigned long cli_number(const char *arg, const char *what, unsigned long min, unsigned long max);
 /* A whole argument as a real number; 0 or -EINVAL. */
 int cli_real(const char *arg, double *value);
-/* Dies unless we may use BPF and uprobes (root, or CAP_BPF with CAP_PERFMON). */
+/* Dies unless we may use BPF and uprobes (root, or CAP_SYS_ADMIN). */
 void cli_check_bpf_privileges(void);
+
+#include <sys/types.h>
+struct outfile;
+/* -p of a thread means its process: says so with -v and returns the process. */
+pid_t cli_process_of(pid_t pid);
+/*
+ * Opens where the report goes (NULL: standard output) before any work, so a
+ * bad path fails at once; the file is replaced only when complete.  An
+ * error exit removes the unfinished one.
+ */
+void cli_output_open(struct outfile *o, const char *path);
+/* Commits the report; dies with a one-line error if it could not be written. */
+void cli_output_commit(struct outfile *o);
 
 #endif

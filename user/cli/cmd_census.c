@@ -12,6 +12,7 @@
 #include "census_model.h"
 #include "cli.h"
 #include "diag.h"
+#include "outfile.h"
 #include "ruby_target.h"
 #include "writers.h"
 
@@ -116,17 +117,15 @@ int cmd_census(int argc, char **argv)
 	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
 	struct ruby_target target = {};
 	struct report report = {};
-	FILE *out = stdout;
+	struct outfile of;
+	FILE *out;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
-	ruby_target_open(&target, args.pid, RUBY_NEED_MEMORY);
+	cli_output_open(&of, args.output);
+	out = outfile_stream(&of);
+	ruby_target_open(&target, cli_process_of(args.pid), RUBY_NEED_MEMORY);
 	take_census(&target, &report);
-	if (args.output) {
-		out = fopen(args.output, "w");
-		if (!out)
-			rbm_die("cannot write %s: %s", args.output, strerror(errno));
-	}
 	if (rbm_verbose) {
 		struct rusage ru;
 
@@ -137,8 +136,7 @@ int cmd_census(int argc, char **argv)
 		report_write_census_json(out, &report);
 	else
 		report_write_census_text(out, &report, args.top);
-	if (out != stdout && fclose(out))
-		rbm_die("cannot write %s: %s", args.output, strerror(errno));
+	cli_output_commit(&of);
 	report_free(&report);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <linux/types.h>
 #include "cli.h"
 #include "diag.h"
+#include "outfile.h"
 #include "rbmemtrace.h"
 #include "session.h"
 #include "writers.h"
@@ -205,31 +206,31 @@ int cmd_trace(int argc, char **argv)
 	static const struct argp argp = {opts, parse_arg, "[-- COMMAND [ARGS...]]", doc, 0, 0, 0};
 	struct session s;
 	struct report report = {};
-	FILE *out = stdout;
+	struct outfile out;
 	int status;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
 	cli_check_bpf_privileges();
-	if (args.output) {
-		out = fopen(args.output, "w");
-		if (!out)
-			rbm_die("cannot write %s: %s", args.output, strerror(errno));
-	}
+	if (args.trace.pid)
+		args.trace.pid = cli_process_of(args.trace.pid);
+	cli_output_open(&out, args.output);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
 	session_open(&s, &args.trace);
-	if (args.trace.empty_probes)
-		return session_run_empty_probes(&s, &stop_requested);
+	if (args.trace.empty_probes) {
+		status = session_run_empty_probes(&s, &stop_requested);
+		outfile_abort(&out);
+		return status;
+	}
 	session_start(&s);
 	session_run(&s, &stop_requested);
 	session_finish(&s);
 	if (session_report(&s, &report))
 		rbm_die("out of memory building the report");
-	write_report(out, &report);
-	if (out != stdout)
-		fclose(out);
+	write_report(outfile_stream(&out), &report);
+	cli_output_commit(&out);
 	status = session_exit_status(&s);
 	report_free(&report);
 	session_close(&s);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -7,6 +8,8 @@
 #include <unistd.h>
 #include "cli.h"
 #include "diag.h"
+#include "outfile.h"
+#include "procmaps.h"
 
 unsigned long cli_number(const char *arg, const char *what, unsigned long min, unsigned long max)
 {
@@ -41,10 +44,49 @@ void cli_check_bpf_privileges(void)
 
 	if (geteuid() == 0)
 		return;
+	/*
+	 * Uprobes need CAP_SYS_ADMIN on this kernel whatever perf_event_paranoid
+	 * says; CAP_BPF with CAP_PERFMON passes here, and an attach that the
+	 * kernel refuses says what is missing (session.c).
+	 */
 	if (syscall(SYS_capget, &hdr, caps) == 0 &&
 	    ((have_capability(caps, CAP_BPF) && have_capability(caps, CAP_PERFMON)) ||
 	     have_capability(caps, CAP_SYS_ADMIN)))
 		return;
-	rbm_die("not enough privileges: run as root, or with CAP_BPF and CAP_PERFMON "
+	rbm_die("not enough privileges: run as root, or with CAP_SYS_ADMIN "
 		"(and CAP_SYS_PTRACE for another user's process)");
+}
+
+pid_t cli_process_of(pid_t pid)
+{
+	pid_t tgid = procmaps_thread_group(pid);
+
+	if (tgid > 0 && tgid != pid) {
+		rbm_info("%d is a thread of process %d: reading the process", pid, tgid);
+		return tgid;
+	}
+	return pid;
+}
+
+static void abort_output(void *ctx)
+{
+	outfile_abort(ctx);
+}
+
+void cli_output_open(struct outfile *o, const char *path)
+{
+	char err[PATH_MAX + 128];
+
+	if (outfile_open(o, path, err, sizeof(err)))
+		rbm_die("%s", err);
+	rbm_on_die(abort_output, o);
+}
+
+void cli_output_commit(struct outfile *o)
+{
+	char err[PATH_MAX + 128];
+
+	rbm_on_die_remove(abort_output, o);
+	if (outfile_commit(o, err, sizeof(err)))
+		rbm_die("%s", err);
 }

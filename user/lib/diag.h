@@ -13,9 +13,10 @@ void rbm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rbm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * Runs before rbm_die exits: a launched child must not stay stopped, an
- * output file must not be left half-written.  One hook; NULL clears it.
+ * Run before rbm_die exits, last added first: a launched child must not
+ * stay stopped, an output file must not be left half-written.
  */
 void rbm_on_die(void (*hook)(void *ctx), void *ctx);
+void rbm_on_die_remove(void (*hook)(void *ctx), void *ctx);
 
 #endif

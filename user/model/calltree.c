@@ -140,12 +140,6 @@ void calltree_free(struct ct_node *node)
 	free(node);
 }
 
-static void folded_write_name(FILE *out, const char *s)
-{
-	for (; *s; s++)
-		fputc(*s == ';' ? ':' : ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s, out);
-}
-
 void folded_write_line(FILE *out, const char *const *path, size_t n, uint64_t count)
 {
 	size_t i;
@@ -153,7 +147,7 @@ void folded_write_line(FILE *out, const char *const *path, size_t n, uint64_t co
 	for (i = 0; i < n; i++) {
 		if (i)
 			fputc(';', out);
-		folded_write_name(out, path[i]);
+		folded_write_escaped(out, path[i]);
 	}
 	fprintf(out, " %" PRIu64 "\n", count);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include "attach.h"
+#include "target_file.h"
 #include "elfinfo.h"
 #include <linux/types.h>
 #include "rbmemtrace.h"
@@ -38,7 +39,8 @@ static int attach_uprobe(struct probes *p, struct bpf_program *prog, const char 
 	if (!link) {
 		int err = -errno;
 
-		if (!quiet)
+		/* The caller's one-line error says what failed; details with -v. */
+		if (!quiet && p->verbose)
 			fprintf(stderr, "rbmemtrace: cannot attach %s to %s %s: %s\n",
 				ret ? "uretprobe" : "uprobe", p->binary, name, strerror(-err));
 		return err;
@@ -61,9 +63,12 @@ bool uprobe_insn_emulated(const unsigned char *code, size_t n)
 /* Reads each probed function's first bytes from the file: what a hit costs depends on them. */
 static void classify_entries(struct probes *p)
 {
-	FILE *f = fopen(p->binary, "rb");
+	int fd = target_file_open(p->binary);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	int i;
 
+	if (fd >= 0 && !f)
+		close(fd);
 	for (i = 0; f && i < ALLOC_PROBES; i++) {
 		unsigned char code[2];
 
@@ -139,7 +144,7 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 	if (fd < 0) {
 		int err = -errno;
 
-		if (!quiet)
+		if (!quiet && p->verbose)
 			fprintf(stderr, "rbmemtrace: cannot attach the allocation uretprobes to %s: %s\n",
 				p->binary, strerror(-err));
 		return err;
@@ -198,8 +203,9 @@ static int attach_usdt(struct probes *p, struct bpf_program *prog, const char *n
 	if (!link) {
 		int err = -errno;
 
-		fprintf(stderr, "rbmemtrace: cannot attach USDT ruby:%s in %s: %s\n", name,
-			p->binary, strerror(-err));
+		if (p->verbose)
+			fprintf(stderr, "rbmemtrace: cannot attach USDT ruby:%s in %s: %s\n", name,
+				p->binary, strerror(-err));
 		return err;
 	}
 	if (p->verbose)

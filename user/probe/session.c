@@ -17,6 +17,7 @@
 #include "launch.h"
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
+#include "procmaps.h"
 #include "session.h"
 #include "target_mem.h"
 
@@ -202,6 +203,20 @@ static void load_bpf(struct session *s)
 			strerror(-err));
 }
 
+/* Why probes could not go on, in the words a user can act on. */
+static void die_attach(struct session *s, int err)
+{
+	probes_detach_all(&s->probes);
+	if (target_gone(s->target.pid))
+		rbm_die("PID %d exited", s->target.pid);
+	if (err == -EPERM || err == -EACCES)
+		rbm_die("not enough privileges to attach uprobes to PID %d: run as root, or with "
+			"CAP_SYS_ADMIN (and CAP_SYS_PTRACE for another user's process)",
+			s->target.pid);
+	rbm_die("cannot attach to PID %d%s%s", s->target.pid, err ? ": " : "",
+		err ? strerror(-err) : "");
+}
+
 /* A launched command that is still held or stopped must not outlive an error. */
 static void kill_held_child(void *ctx)
 {
@@ -236,7 +251,7 @@ static void start_command(struct session *s)
 		rbm_die("cannot attach to %s", ruby_file);
 	launch_release(release_fd);
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
-		rbm_on_die(NULL, NULL);
+		rbm_on_die_remove(kill_held_child, s);
 		rbm_die("%s exited before Ruby started (status %d)", s->opt.command[0],
 			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 	}
@@ -302,11 +317,11 @@ void session_open(struct session *s, const struct trace_options *opt)
 		s->skel->bss->sampling = 1;
 		s->tracker.direct_delete = true;
 		probes_attach_compaction(&s->probes);
-	} else if (probes_attach_gc(&s->probes) || probes_attach_alloc(&s->probes, false)) {
-		probes_detach_all(&s->probes);
-		if (kill(s->target.pid, 0) && errno == ESRCH)
-			rbm_die("PID %d exited", s->target.pid);
-		rbm_die("cannot attach to PID %d", s->target.pid);
+	} else {
+		int err = probes_attach_gc(&s->probes) ?: probes_attach_alloc(&s->probes, false);
+
+		if (err)
+			die_attach(s, err);
 	}
 }
 
@@ -319,15 +334,15 @@ void session_start(struct session *s)
 	ruby_target_gc_counts(&s->target, &s->counts_start);
 	s->counts_last = s->counts_start;
 	session_heap_census(s, CENSUS_AT_START);
-	if (s->sampling && windows_start(&s->windows, &s->probes, s->skel, s->opt.max_overhead,
-					 rbm_verbose)) {
-		probes_detach_all(&s->probes);
-		if (kill(s->target.pid, 0) && errno == ESRCH)
-			rbm_die("PID %d exited", s->target.pid);
-		rbm_die("cannot attach to PID %d", s->target.pid);
+	if (s->sampling) {
+		int err = windows_start(&s->windows, &s->probes, s->skel, s->opt.max_overhead,
+					rbm_verbose);
+
+		if (err)
+			die_attach(s, err);
 	}
 	if (s->launched) {
-		rbm_on_die(NULL, NULL);
+		rbm_on_die_remove(kill_held_child, s);
 		kill(s->target.pid, SIGCONT);
 	}
 	if (s->sampling)
@@ -607,14 +622,14 @@ static int reap_child(pid_t pid, bool block)
 int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop)
 {
 	double start = now_seconds();
-	int status = 0;
+	int status = 0, err = probes_attach_alloc(&s->probes, false);
 
-	if (probes_attach_alloc(&s->probes, false))
-		rbm_die("cannot attach to PID %d", s->target.pid);
+	if (err)
+		die_attach(s, err);
 	if (s->launched) {
 		/* Past the stop at ruby_options, the exit stop is not needed. */
 		probes_detach_all_but_alloc(&s->probes);
-		rbm_on_die(NULL, NULL);
+		rbm_on_die_remove(kill_held_child, s);
 		kill(s->target.pid, SIGCONT);
 	}
 	fprintf(stderr, "rbmemtrace: empty %s probes on PID %d (benchmark baseline)\n",
