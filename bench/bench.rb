@@ -3,7 +3,7 @@
 # alternately, round after round, and each cell is the median of the rounds,
 # so drift on the machine hits every mode alike.
 #
-#   bench/run.sh [WORKLOAD...]     (micro, rubocop, web; default: all)
+#   bench/run.sh [WORKLOAD...]     (micro, gc, rubocop, web; default: all)
 #   BENCH_RUNS=5 BENCH_TMP=/tmp/rbmemtrace-bench
 require "json"
 require "open3"
@@ -29,6 +29,9 @@ STACKS = [8, 32, 128].to_h do |d|
   [d, Mode.new(name: "rbmemtrace --full --depth #{d}", tracer: %W[--full --depth #{d}])]
 end
 SAMPLED = Mode.new(name: "rbmemtrace --max-overhead 2", tracer: %w[--max-overhead 2])
+# A heap census every CENSUS_EVERY seconds while the target works: reading its memory only.
+CENSUS_EVERY = Float(ENV.fetch("BENCH_CENSUS_EVERY", "0.2"))
+CENSUS = Mode.new(name: "rbmemtrace census every #{CENSUS_EVERY} s", tracer: :census)
 UOBJNEW = Mode.new(name: "bcc uobjnew", tracer: :uobjnew)
 
 def median(values)
@@ -61,6 +64,7 @@ end
 # Starts the tracer of a mode on pid; returns [wait thread, stderr lines, report file].
 def start_tracer(mode, pid)
   return nil unless mode.tracer
+  return start_census_loop(pid) if mode.tracer == :census
 
   report = File.join(TMP, "report-#{pid}.json")
   File.delete(report) if File.exist?(report)
@@ -81,8 +85,31 @@ def start_tracer(mode, pid)
   { thread: thread, lines: lines, report: report, uobjnew: mode.tracer == :uobjnew }
 end
 
+# Censuses of pid, one every CENSUS_EVERY seconds, until stopped; the last one's JSON is kept.
+def start_census_loop(pid)
+  state = { stop: false, count: 0, seconds: [] }
+  state[:thread] = Thread.new do
+    until state[:stop]
+      out, _, st = Open3.capture3(RBMEMTRACE, "census", "-p", pid.to_s, "--format", "json")
+      break unless st.success?
+
+      census = JSON.parse(out)
+      state[:count] += 1
+      state[:seconds] << census["heap"]["seconds"]
+      state[:last] = census
+      sleep CENSUS_EVERY
+    end
+  end
+  { census: state }
+end
+
 def stop_tracer(tracer)
   return nil unless tracer
+  if (state = tracer[:census])
+    state[:stop] = true
+    state[:thread].join
+    return { "censuses" => state[:count], "census_ms" => state[:seconds].sum * 1e3 / [state[:count], 1].max }
+  end
 
   begin
     Timeout.timeout(tracer[:uobjnew] ? 1 : 60) { tracer[:thread].join }
@@ -119,6 +146,7 @@ end
 
 def drops(report)
   return "" unless report
+  return format("%d censuses, %.1f ms each", report["censuses"], report["census_ms"]) if report["censuses"]
 
   d = report["dropped"] || {}
   t = report["totals"] || {}
@@ -128,6 +156,14 @@ def drops(report)
   text += ", #{s['truncated']} truncated" if s["truncated"].to_i.positive?
   text += ", sampled #{(report.dig('sampling', 'fraction') * 100).round(1)}%" if report.dig("sampling", "fraction")
   text
+end
+
+# Under --max-overhead: what the report estimated it cost, against the median slowdown.
+def estimated_vs_measured(runs, ratio)
+  est = runs.filter_map { |r| r.dig("report", "sampling", "estimated_overhead_percent") }
+  return "-" if est.empty?
+
+  format("%.1f%% / %.1f%%", median(est), (ratio - 1) * 100)
 end
 
 def print_table(title, header, rows)
@@ -164,11 +200,12 @@ def bench_batch(title, argv, modes)
       row << (mode == UNTRACED ? "-" : format("%.2f", cost / empty))
       row << (stacks ? format("%.2f", cost / per_alloc.(FULL)) : "-")
     end
+    row << estimated_vs_measured(results[mode], s / base)
     row << drops(results[mode].last["report"])
   end
   header = ["mode", "median s", "vs untraced"]
   header += ["us/alloc", "vs empty uretprobe", "vs --depth 0"] if empty
-  header << "drops (last run)"
+  header << "estimated / measured slowdown" << "drops (last run)"
   print_table("#{title}: #{allocs} allocations per run, median of #{RUNS}", header, rows)
   results
 end
@@ -214,7 +251,7 @@ end
 
 if __FILE__ == $PROGRAM_NAME
   Dir.mkdir(TMP) unless Dir.exist?(TMP)
-  workloads = ARGV.empty? ? %w[micro rubocop web] : ARGV
+  workloads = ARGV.empty? ? %w[micro gc rubocop web] : ARGV
   uobjnew = File.executable?(File.join(WORKLOADS_DIR, "uobjnew.sh")) && ENV["BENCH_NO_UOBJNEW"].nil?
   puts "rbmemtrace benchmark: #{`uname -r`.strip}, #{RUBY_DESCRIPTION}"
   puts "#{RUNS} alternating rounds per workload; cells are medians"
@@ -222,22 +259,26 @@ if __FILE__ == $PROGRAM_NAME
   workloads.each do |w|
     case w
     when "micro"
-      modes = [UNTRACED, EMPTY_UPROBE, EMPTY_URETPROBE, FULL, *STACKS.values, SAMPLED]
+      modes = [UNTRACED, EMPTY_UPROBE, EMPTY_URETPROBE, FULL, *STACKS.values, SAMPLED, CENSUS]
       modes << UOBJNEW if uobjnew
       bench_batch("micro (bench/micro.rb #{MICRO_ITERATIONS})",
                   ["ruby", File.join(ROOT, "bench", "micro.rb"), MICRO_ITERATIONS.to_s], modes)
     when "rubocop"
-      modes = [UNTRACED, FULL, STACKS[32], SAMPLED]
+      modes = [UNTRACED, FULL, STACKS[32], SAMPLED, CENSUS]
       modes << UOBJNEW if uobjnew
       cmd = workload_command("rubocop").split
       cmd = ["ruby", File.join(ROOT, "bench", "hold.rb"), *cmd.drop_while { |a| a == "ruby" }]
       bench_batch("rubocop (Debian's, over a copy of Ruby's stdlib)", cmd, modes)
+    when "gc"
+      modes = [UNTRACED, CENSUS, SAMPLED, FULL]
+      bench_batch("gc (bench/erb_loop.rb: ERB and JSON, hundreds of GCs in about a second)",
+                  ["ruby", File.join(ROOT, "bench", "erb_loop.rb")], modes)
     when "web"
       modes = [UNTRACED, FULL, STACKS[32], SAMPLED]
       modes << UOBJNEW if uobjnew
       bench_web(modes)
     else
-      abort "unknown workload #{w} (micro, rubocop, web)"
+      abort "unknown workload #{w} (micro, gc, rubocop, web)"
     end
   end
 end

@@ -87,8 +87,8 @@ static void write_header(FILE *out, const struct report *r)
 		r->pid, r->ruby_version, r->duration_s, r->end_reason, r->gc_runs);
 	if (r->exit_status >= 0)
 		fprintf(out, "Command exited with status %d.\n", r->exit_status);
-	fprintf(out, "Counts are of objects allocated while tracing; retained = not freed by "
-		     "Ruby's GC at the end%s.\n",
+	fprintf(out, "Counts are of objects allocated while tracing; retained = alive at the end "
+		     "and survived a GC since allocated%s.\n",
 		r->target_exited ? " (as of the last GC check before the target exited)" : "");
 	fprintf(out, "Totals: allocated %" PRIu64 ", freed %" PRIu64 ", retained %" PRIu64
 		     ", untracked %" PRIu64 "\n",

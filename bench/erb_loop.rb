@@ -1,0 +1,42 @@
+# A short GC-heavy program: an ERB template rendered to HTML and its data to
+# JSON in a loop (about 0.8 s of work and hundreds of GCs), keeping a few
+# objects.  The same protocol as micro.rb: "ready", a line on stdin, then
+# "BENCH {json}" on stderr with the loop's own seconds and allocations.
+#
+#   ruby bench/erb_loop.rb [ITERATIONS]
+require "erb"
+require "json"
+
+TEMPLATE = ERB.new(<<~HTML, trim_mode: "-")
+  <ul class="<%= css %>">
+  <%- items.each do |item| -%>
+    <li id="item-<%= item[:id] %>"><%= item[:name] %>: <%= format("%.2f", item[:price]) %></li>
+  <%- end -%>
+  </ul>
+HTML
+
+KEPT = []
+
+def render(i)
+  items = Array.new(20) { |k| { id: i * 20 + k, name: "product #{k}", price: k * 1.25 } }
+  css = "list-#{i % 7}"
+  html = TEMPLATE.result(binding)
+  json = JSON.generate(items)
+  KEPT << html if (i % 1000).zero?
+  html.size + json.size
+end
+
+iterations = Integer(ARGV[0] || 12_000)
+200.times { |i| render(i) } # warm up
+$stdout.puts "ready"
+$stdout.flush
+$stdin.gets
+before = GC.stat(:total_allocated_objects)
+gcs = GC.count
+t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+iterations.times { |i| render(i) }
+t1 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+$stderr.puts "BENCH " + JSON.generate(seconds: t1 - t0,
+                                      allocations: GC.stat(:total_allocated_objects) - before,
+                                      gcs: GC.count - gcs, kept: KEPT.size)
+$stderr.flush
