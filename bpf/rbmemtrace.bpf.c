@@ -30,6 +30,18 @@ struct {
 	__type(value, struct class_counts);
 } class_counts SEC(".maps");
 
+/*
+ * Where a class counts when class_counts is full of (class, path) pairs:
+ * one entry per class, with its own room, so that a class's count never
+ * depends on how many call paths the program has.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct class_key);
+	__type(value, struct class_counts);
+} class_fallback SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -289,6 +301,17 @@ static __always_inline bool wants_stack(__u64 klass)
 	return !capture || *capture;
 }
 
+/* The counters of key, created at zero if new; NULL when the table is full. */
+static __always_inline struct class_counts *class_counts_of(void *map, struct class_key *key)
+{
+	struct class_counts zero = {}, *counts = bpf_map_lookup_elem(map, key);
+
+	if (counts)
+		return counts;
+	bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
 static __always_inline void track(__u64 obj, __u64 seq)
 {
 	struct object_header hdr;
@@ -313,16 +336,17 @@ static __always_inline void track(__u64 obj, __u64 seq)
 	if (key.klass && wants_stack(key.klass))
 		key.stack_id = capture_stack();
 
-	counts = bpf_map_lookup_elem(&class_counts, &key);
+	counts = class_counts_of(&class_counts, &key);
+	/* The table is full of (class, path) pairs: the class still counts, without its path. */
 	if (!counts) {
-		struct class_counts zero = {};
-
-		bpf_map_update_elem(&class_counts, &key, &zero, BPF_NOEXIST);
-		counts = bpf_map_lookup_elem(&class_counts, &key);
-		if (!counts) {
-			__sync_fetch_and_add(&class_overflow, 1);
-			return;
-		}
+		if (key.stack_id)
+			__sync_fetch_and_add(&stacks_dropped, 1);
+		key.stack_id = 0;
+		counts = class_counts_of(&class_fallback, &key);
+	}
+	if (!counts) {
+		__sync_fetch_and_add(&class_overflow, 1);
+		return;
 	}
 	counts->allocated++;
 

@@ -270,3 +270,11 @@ test "error: bad arguments" do
   check_error([RBM, "-p", "1", "--max-overhead", "0"], /invalid --max-overhead: 0/)
   check_error([RBM, "-p", "1", "--max-overhead", "2%"], /invalid --max-overhead: 2%/)
 end
+
+# Class counts never depend on how many call paths there are.
+test "call paths beyond the tables: every class still counted exactly" do
+  report, truth, = trace_command("many_paths.rb", rbm_args: ["--depth", "4"])
+  check_classes_exact(report, truth)
+  check_eq(report["dropped"]["class_overflow"], 0, "class_overflow")
+  check(report["stack_drops"]["dropped"].positive?, "no path was dropped: the test proves nothing")
+end

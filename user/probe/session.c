@@ -177,6 +177,9 @@ static int open_and_load(struct session *s, bool multi)
 	bpf_map__set_value_size(s->skel->maps.stacks,
 				offsetof(struct stack_frames, frames) + depth * 2 * sizeof(__u64));
 	bpf_map__set_max_entries(s->skel->maps.stack_selves, s->opt.max_stacks);
+	/* One entry per (class, call path); a full table falls back to class_fallback. */
+	bpf_map__set_max_entries(s->skel->maps.class_counts,
+				 s->opt.depth ? s->opt.max_stacks : 65536);
 	bpf_map__set_value_size(s->skel->maps.stack_selves, depth * sizeof(__u64));
 	if (multi)
 		bpf_program__set_expected_attach_type(s->skel->progs.on_alloc_return_multi,
@@ -296,6 +299,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 		     s->target.objspace && s->target.off->objspace_compact_count
 			     ? s->target.objspace + s->target.off->objspace_compact_count
 			     : 0);
+	s->tracker.fallback_fd = bpf_map__fd(s->skel->maps.class_fallback);
 	s->tracker.compaction_pending = &s->skel->bss->compaction_pending;
 	s->tracker.fl_singleton = s->target.off->fl_singleton;
 	s->tracker.rclass_super = s->target.off->rclass_super;

@@ -18,6 +18,7 @@ int tracker_init(struct tracker *t, pid_t pid, int live_fd, int counts_fd, struc
 	t->pid = pid;
 	t->live_fd = live_fd;
 	t->counts_fd = counts_fd;
+	t->fallback_fd = -1;
 	t->reap = reap;
 	t->compact_count_addr = compact_count_addr;
 	if (compact_count_addr)
@@ -294,14 +295,26 @@ static void add_counts(struct tracker *t, const struct class_key *key,
 
 	if (!tally)
 		return;
-	tally->not_followed -= tally->not_followed_bpf;
-	tally->allocated = tally->untracked = tally->not_followed_bpf = 0;
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		tally->allocated += percpu[cpu].allocated;
 		tally->untracked += percpu[cpu].untracked;
 		tally->not_followed_bpf += percpu[cpu].not_followed;
+		tally->not_followed += percpu[cpu].not_followed;
 	}
-	tally->not_followed += tally->not_followed_bpf;
+}
+
+/* The BPF counters are totals: each collection recounts them from zero. */
+static void reset_bpf_counts(struct tracker *t)
+{
+	size_t i;
+
+	u64map_for_each(&t->tallies, i)
+	{
+		struct class_tally *tally = t->tallies.values[i];
+
+		tally->not_followed -= tally->not_followed_bpf;
+		tally->allocated = tally->untracked = tally->not_followed_bpf = 0;
+	}
 }
 
 #define COUNTS_BATCH 1024
@@ -311,7 +324,7 @@ static void add_counts(struct tracker *t, const struct class_key *key,
  * paths it has an entry per (class, path), tens of thousands in a real
  * program, and two syscalls an entry every refresh took a core.
  */
-static int collect_counts_batched(struct tracker *t, int ncpus)
+static int collect_counts_batched(struct tracker *t, int fd, int ncpus)
 {
 	struct class_key *keys = calloc(COUNTS_BATCH, sizeof(*keys));
 	struct class_counts *values = calloc((size_t)COUNTS_BATCH * ncpus, sizeof(*values));
@@ -328,7 +341,7 @@ static int collect_counts_batched(struct tracker *t, int ncpus)
 		__u32 i, count = COUNTS_BATCH;
 		bool last;
 
-		err = bpf_map_lookup_batch(t->counts_fd, in, &token_out, keys, values, &count, &opts);
+		err = bpf_map_lookup_batch(fd, in, &token_out, keys, values, &count, &opts);
 		last = err && errno == ENOENT;
 		if (err && !last) {
 			err = -errno;
@@ -349,29 +362,40 @@ out:
 	return err;
 }
 
-int tracker_collect_counts(struct tracker *t)
+static int collect_map(struct tracker *t, int fd, int ncpus)
 {
-	int ncpus = libbpf_num_possible_cpus();
 	struct class_key key, next;
 	struct class_counts *percpu;
 	void *prev = NULL;
 
-	if (ncpus <= 0)
-		return -EINVAL;
-	if (collect_counts_batched(t, ncpus) == 0)
+	if (collect_counts_batched(t, fd, ncpus) == 0)
 		return 0;
 	/* A kernel without batch lookups: one key at a time. */
 	percpu = calloc(ncpus, sizeof(*percpu));
 	if (!percpu)
 		return -ENOMEM;
-	while (bpf_map_get_next_key(t->counts_fd, prev, &next) == 0) {
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(t->counts_fd, &key, percpu) == 0)
+		if (bpf_map_lookup_elem(fd, &key, percpu) == 0)
 			add_counts(t, &key, percpu, ncpus);
 	}
 	free(percpu);
 	return 0;
+}
+
+int tracker_collect_counts(struct tracker *t)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int err;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	reset_bpf_counts(t);
+	err = collect_map(t, t->counts_fd, ncpus);
+	if (!err && t->fallback_fd >= 0)
+		err = collect_map(t, t->fallback_fd, ncpus);
+	return err;
 }
 
 int tracker_count_unverified(struct tracker *t)
