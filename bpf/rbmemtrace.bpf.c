@@ -124,6 +124,7 @@ __u64 compact_followed_at;  /* compact_count + 1 of the last compaction remapped
 __u64 moved_followed;       /* tracked objects remapped to their new address */
 __u64 moved_lost;           /* remapped entry could not be inserted (map full) */
 __u64 compaction_probe_hits; /* every hit of on_gc_update_refs: the sampler charges them */
+__u32 frozen;           /* the final read is under way: count nothing more */
 __u32 sampling;         /* --max-overhead: count only while window_open */
 __u32 window_open;      /* set once every allocation probe is attached, cleared before any comes off */
 __u32 stop_at_start;    /* --: stop the child once Ruby is initialised */
@@ -394,6 +395,9 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 	__u64 hit = __sync_fetch_and_add(&probe_hits[probe], 1);
 	__u64 start = 0;
 
+	/* The probes take a while to come off: the final counts must not move meanwhile. */
+	if (frozen)
+		return 0;
 	/*
 	 * The probes go on and come off one after another: outside the span
 	 * where all are on, counting would over-sample the last ones.

@@ -75,7 +75,9 @@ def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT")
       sin.close
       sthr.join
       report = File.read(report_path, encoding: "UTF-8")
-      [format == "json" ? JSON.parse(report) : report, truth, stderr, status]
+      report = JSON.parse(report) if format == "json"
+      check_invariants(report) if format == "json"
+      [report, truth, stderr, status]
     end
   end
 end
@@ -90,13 +92,39 @@ def trace_command(scenario, rbm_args: [], format: "json")
                                       *rbm_args, "--", "ruby", File.join(SCENARIOS, scenario))
     check(status.success?, "rbmemtrace -- ruby #{scenario} failed (#{status}): #{err}")
     report = File.read(report_path, encoding: "UTF-8")
-    [format == "json" ? JSON.parse(report) : report, JSON.parse(File.read(truth_path)), err, out]
+    report = JSON.parse(report) if format == "json"
+    check_invariants(report) if format == "json"
+    [report, JSON.parse(File.read(truth_path)), err, out]
   end
 end
 
 def class_row(report, name)
   report["classes"].find { |c| c["name"] == name } or
     raise Failure, "class #{name} missing from report"
+end
+
+# Every report any test makes: each object counted exactly once, nothing retained that was not
+# allocated, and every line within its file where the file exists.
+def check_invariants(report)
+  rows = [report["totals"], *report["classes"]]
+  rows.each do |c|
+    sum = c["freed"] + c["retained"] + c.fetch("young", 0) + c["untracked"] + c["not_followed"]
+    check_eq(sum, c["allocated"], "#{c['name'] || 'totals'}: freed + retained + young + untracked + not_followed")
+  end
+  [*report["classes"], *report["sites"], *report["stacks"]].each do |c|
+    check(c["retained"] <= c["allocated"], "retained #{c['retained']} > allocated #{c['allocated']} in #{c}")
+  end
+  (report["stacks"] || []).flat_map { |st| st["frames"] }.each { |f| check_line_in_file(f) }
+  (report["sites"] || []).each { |site| check_line_in_file(site) }
+end
+
+$file_lines = {}
+def check_line_in_file(frame)
+  path = frame["path"]
+  return unless frame["line"].positive? && path.start_with?("/") && File.file?(path)
+
+  n = ($file_lines[path] ||= File.foreach(path).count)
+  check(frame["line"] <= n, "#{path}:#{frame['line']} is past the file's #{n} lines")
 end
 
 def check_totals_add_up(report)

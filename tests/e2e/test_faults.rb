@@ -87,7 +87,7 @@ test "libruby under another file name (LD_PRELOAD copy)" do
       out, err, status, = run_bounded([RBM, "-p", pid.to_s, "-d", "2", "--full", "--format", "json",
                                        "-o", report_path], 60)
       check(status&.success?, "rbmemtrace failed (#{status.inspect}): #{err}#{out}")
-      report = JSON.parse(File.read(report_path))
+      report = JSON.parse(File.read(report_path)).tap { |j| check_invariants(j) }
       check_eq(report["ruby_version"], RUBY_VERSION, "ruby_version")
       check(class_row(report, "Renamed")["allocated"] > 0, "no Renamed allocations")
     ensure
@@ -218,4 +218,29 @@ ensure
   Process.kill("KILL", pid) if pid
   Process.wait(pid) if pid
   r&.close
+end
+
+# The final counts are read while the allocation probes come off: counting stops first.
+test "busy target: every report adds up after detaching" do
+  io = IO.popen(["ruby", File.join(SCENARIOS, "busy.rb")])
+  pid = io.gets[/\d+/].to_i
+  Dir.mktmpdir do |dir|
+    3.times do |i|
+      path = File.join(dir, "r#{i}.json")
+      _, err, status, = run_bounded([RBM, "-p", pid.to_s, "--full", "-d", "0.5", "--format", "json",
+                                     "-o", path], 60)
+      check(status&.success?, "run #{i} failed: #{err}")
+      report = JSON.parse(File.read(path))
+      check_invariants(report)
+      busy = class_row(report, "Busy")
+      check(busy["allocated"].positive?, "no Busy traced")
+      gc = report["gc_stat"]["total_allocated_objects"]
+      # Ruby's counter is read at the moment counting stops, not after detaching.
+      check(gc <= report["totals"]["allocated"] * 1.2 + 2000,
+            "gc_stat allocated #{gc} covers more than the traced #{report['totals']['allocated']}")
+    end
+  end
+ensure
+  Process.kill("KILL", pid) if pid
+  io&.close
 end

@@ -88,7 +88,7 @@ test "demo: the request loop's leak at its line, with its call path; the top sus
     path = File.join(dir, "r.json")
     _, err, status = Open3.capture3(RBM, "--format", "json", "-o", path, "--", "ruby", app)
     check(status.success?, "demo failed: #{err}")
-    [JSON.parse(File.read(path))]
+    [JSON.parse(File.read(path)).tap { |j| check_invariants(j) }]
   end
   check_eq(class_row(report, "Session")["retained"], 20_000, "Session retained")
   site = report["sites"].find { |s| s["class"] == "Session" }

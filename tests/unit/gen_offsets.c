@@ -41,6 +41,7 @@ int main(void)
 	P("MJIT_CFP_EP", offsetof(rb_control_frame_t, ep));
 	P("MJIT_ISEQ_BODY", offsetof(rb_iseq_t, body));
 	P("MJIT_BODY_ISEQ_ENCODED", offsetof(struct rb_iseq_constant_body, iseq_encoded));
+	P("MJIT_BODY_ISEQ_SIZE", offsetof(struct rb_iseq_constant_body, iseq_size));
 	P("MJIT_BODY_PATHOBJ", offsetof(struct rb_iseq_constant_body, location.pathobj));
 	P("MJIT_BODY_LABEL", offsetof(struct rb_iseq_constant_body, location.label));
 	P("MJIT_BODY_FIRST_LINENO", offsetof(struct rb_iseq_constant_body, location.first_lineno));

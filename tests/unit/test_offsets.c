@@ -47,6 +47,7 @@ Test(ruby_versions, table_matches_ruby_header)
 	cr_expect_eq(o->cfp_ep, MJIT_CFP_EP);
 	cr_expect_eq(o->iseq_body, MJIT_ISEQ_BODY);
 	cr_expect_eq(o->body_iseq_encoded, MJIT_BODY_ISEQ_ENCODED);
+	cr_expect_eq(o->body_iseq_size, MJIT_BODY_ISEQ_SIZE);
 	cr_expect_eq(o->body_location_pathobj, MJIT_BODY_PATHOBJ);
 	cr_expect_eq(o->body_location_label, MJIT_BODY_LABEL);
 	cr_expect_eq(o->body_first_lineno, MJIT_BODY_FIRST_LINENO);

@@ -366,11 +366,20 @@ static void final_census(struct session *s)
 	if (s->final_done)
 		return;
 	s->final_done = true;
+	/*
+	 * Counting stops here, and Ruby's counters are read at the same moment:
+	 * the report covers exactly the traced time.  Then the probes come off,
+	 * and the counts are read once no program can be running any more.
+	 */
+	__atomic_store_n(&s->skel->bss->frozen, 1, __ATOMIC_RELEASE);
+	if (!s->target_exited)
+		ruby_target_gc_counts(&s->target, &s->counts_last);
 	if (s->sampling)
 		windows_close(&s->windows);
 	probes_detach_alloc(&s->probes);
 	if (s->sampling)
 		windows_stop(&s->windows, now_seconds());
+	probes_wait_detached(&s->probes);
 	refresh_names(s);
 	if (!s->target_exited) {
 		session_heap_census(s, CENSUS_AT_END);
@@ -378,8 +387,6 @@ static void final_census(struct session *s)
 	}
 	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
 		s->target_exited = true;
-	if (!s->target_exited)
-		ruby_target_gc_counts(&s->target, &s->counts_last);
 	/* Nothing left to read: objects count as they stood at the last check. */
 	if (s->target_exited)
 		tracker_count_unverified(&s->tracker);

@@ -17,10 +17,13 @@ struct iseq_info {
 	uint32_t type;
 	uint64_t local_iseq;
 	int first_line;
-	uint64_t encoded;
+	uint64_t body;	  /* what the iseq pointed at when read: a cached entry must still */
+	uint64_t encoded; /* its instructions, iseq_size words */
+	uint32_t iseq_size;
 	uint64_t insns_info;
 	uint32_t insns_info_size;
 	uint64_t succ_table;
+	struct iseq_info *retired_next; /* replaced at its address, kept for named stacks */
 };
 
 void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_offsets *off,
@@ -115,25 +118,40 @@ static bool is_imemo(struct symbolizer *s, uint64_t addr, uint32_t imemo)
 	       ((flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK) == imemo;
 }
 
+/*
+ * The iseq at this address now, cached.  An iseq can be freed (eval'd and
+ * dropped code) and another allocated at its address: a cached entry is
+ * used only while the address still holds the same body and instructions.
+ */
 static struct iseq_info *iseq_info(struct symbolizer *s, uint64_t iseq)
 {
 	const struct ruby_offsets *off = s->off;
 	struct iseq_info *info = u64map_get(&s->iseqs, iseq);
-	uint64_t body, pathobj, label, first_line;
+	uint64_t body, pathobj, label, first_line, encoded;
 	uint32_t size;
 
-	if (info)
-		return info;
 	if (!is_imemo(s, iseq, off->imemo_iseq) ||
-	    target_read_u64(s->pid, iseq + off->iseq_body, &body) || !body)
+	    target_read_u64(s->pid, iseq + off->iseq_body, &body) || !body ||
+	    target_read_u64(s->pid, body + off->body_iseq_encoded, &encoded))
 		return NULL;
+	if (info && info->body == body && info->encoded == encoded)
+		return info;
+	if (info) {
+		/*
+		 * Another iseq now: the old names must not be returned for it.
+		 * Stacks named earlier still point at them: retire, not free.
+		 */
+		info->retired_next = s->retired_iseqs;
+		s->retired_iseqs = info;
+	}
 	info = calloc(1, sizeof(*info));
 	if (!info)
 		return NULL;
 	if (target_read_u64(s->pid, body + off->body_location_pathobj, &pathobj) ||
 	    target_read_u64(s->pid, body + off->body_location_label, &label) ||
 	    target_read_u64(s->pid, body + off->body_first_lineno, &first_line) ||
-	    target_read_u64(s->pid, body + off->body_iseq_encoded, &info->encoded) ||
+	    target_read(s->pid, body + off->body_iseq_size, &info->iseq_size,
+			sizeof(info->iseq_size)) ||
 	    target_read_u64(s->pid, body + off->body_insns_info_body, &info->insns_info) ||
 	    target_read(s->pid, body + off->body_insns_info_size, &size, sizeof(size)) ||
 	    target_read_u64(s->pid, body + off->body_succ_index_table, &info->succ_table) ||
@@ -142,6 +160,8 @@ static struct iseq_info *iseq_info(struct symbolizer *s, uint64_t iseq)
 		free(info);
 		return NULL;
 	}
+	info->body = body;
+	info->encoded = encoded;
 	info->insns_info_size = size;
 	info->first_line = (int)((int64_t)first_line >> 1); /* a Fixnum */
 	info->label = read_text(s, label);
@@ -334,8 +354,12 @@ static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, uint64_t se
 		return;
 	}
 	info = iseq_info(s, a);
-	if (!info) {
-		/* Freed since (an eval'd or unloaded method): say so rather than guess. */
+	/*
+	 * Freed since (an eval'd or unloaded method), or another iseq took its
+	 * address: the pc must lie in this iseq's instructions.  Say so rather
+	 * than guess.
+	 */
+	if (!info || b < info->encoded || b > info->encoded + (uint64_t)info->iseq_size * 8) {
 		f->label = "(iseq gone)";
 		f->path = "?";
 		return;
@@ -343,7 +367,8 @@ static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, uint64_t se
 	qualify(s, a, info, self_class);
 	f->label = info->qualified ? info->qualified : info->label ? info->label : "?";
 	f->path = info->path ? info->path : "?";
-	key = (a * 0x9e3779b97f4a7c15ULL) ^ b;
+	/* Keyed by the instructions too: a new iseq at the address has its own lines. */
+	key = (a * 0x9e3779b97f4a7c15ULL) ^ b ^ (info->encoded << 17);
 	line = (uintptr_t)u64map_get(&s->lines, key ? key : 1);
 	if (!line) {
 		line = (uintptr_t)iseq_line(s, info, b) + 1;
@@ -407,6 +432,12 @@ static void free_stack(void *p)
 
 void symbolizer_free(struct symbolizer *s)
 {
+	while (s->retired_iseqs) {
+		struct iseq_info *next = s->retired_iseqs->retired_next;
+
+		free_iseq_info(s->retired_iseqs);
+		s->retired_iseqs = next;
+	}
 	u64map_free(&s->iseqs, free_iseq_info);
 	u64map_free(&s->lines, NULL);
 	u64map_free(&s->cfuncs, free);

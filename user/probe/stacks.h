@@ -9,6 +9,8 @@
 #include "ruby_versions.h"
 #include "u64map.h"
 
+struct iseq_info;
+
 /* Names a Ruby ID (a C method's name); 0 or -errno.  Optional. */
 typedef int (*id_namer_fn)(void *ctx, uint64_t id, char *buf, size_t n);
 
@@ -34,6 +36,7 @@ struct symbolizer {
 	struct u64map lines;  /* hash(iseq, pc) -> line + 1 */
 	struct u64map cfuncs; /* method entry -> label */
 	struct u64map stacks; /* stack id -> struct stack */
+	struct iseq_info *retired_iseqs; /* replaced at their address; freed last */
 };
 
 void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_offsets *off,

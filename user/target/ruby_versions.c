@@ -37,6 +37,7 @@ static const struct ruby_offsets ruby_versions[] = {
 		.cfp_self = 24,
 		.iseq_body = 16,
 		.body_iseq_encoded = 8,
+		.body_iseq_size = 4,
 		.body_location_pathobj = 64,
 		.body_location_label = 80,
 		.body_first_lineno = 88,

@@ -55,6 +55,7 @@ struct ruby_offsets {
 	/* rb_iseq_t and rb_iseq_constant_body, for frame names and lines */
 	uint32_t iseq_body;
 	uint32_t body_iseq_encoded;
+	uint32_t body_iseq_size;	/* u32: instructions, in words, at iseq_encoded */
 	uint32_t body_location_pathobj;
 	uint32_t body_location_label;
 	uint32_t body_first_lineno;
