@@ -21,7 +21,7 @@ def handle(request_id)
   [request, body.to_s]
 end
 
-SECONDS = Float(ENV.fetch("RBM_SECONDS", "4"))
+SECONDS = Float(ENV.fetch("RBM_SECONDS", "6"))
 
 Scenario.run("LeakedSession" => LeakedSession, "Request" => Request) do
   deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + SECONDS
