@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The JSON reader (jansson): README's JSON section is the schema.  Reports
+ * come from other hosts and files: every field is checked for its type and
+ * range, the first problem is reported with where it is, and nothing read
+ * can overflow what the writers assume (call paths deeper than
+ * MAX_STACK_DEPTH, lines out of range).
+ *
+ * A report read back keeps the file's order and totals rather than being
+ * finished again: its estimates were computed from a scale the file only
+ * shows rounded, and its sites from counts the file does not carry.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "json_read.h"
+
+struct reader {
+	const char *name; /* the file, or what stands for it */
+	char *err;
+	size_t errlen;
+	bool failed;
+};
+
+static void fail(struct reader *rd, const char *where, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* The first problem wins: later ones are usually its consequences. */
+static void fail(struct reader *rd, const char *where, const char *key, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	if (rd->failed)
+		return;
+	rd->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(rd->err, rd->errlen, "%s: %s%s%s%s%s", rd->name, where, *where && key ? "." : "",
+		 key ? key : "", *where || key ? ": " : "", what);
+}
+
+static json_t *member(struct reader *rd, const json_t *obj, const char *where, const char *key,
+		      bool required)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v && required)
+		fail(rd, where, key, "missing");
+	return v;
+}
+
+static uint64_t get_u64(struct reader *rd, const json_t *obj, const char *where, const char *key,
+			bool required)
+{
+	json_t *v = member(rd, obj, where, key, required);
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		fail(rd, where, key, "expected a whole number >= 0");
+		return 0;
+	}
+	return (uint64_t)json_integer_value(v);
+}
+
+static int64_t get_int(struct reader *rd, const json_t *obj, const char *where, const char *key,
+		       int64_t min, int64_t max, int64_t dflt)
+{
+	json_t *v = member(rd, obj, where, key, false);
+
+	if (!v)
+		return dflt;
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+		fail(rd, where, key, "expected a whole number from %lld to %lld", (long long)min,
+		     (long long)max);
+		return dflt;
+	}
+	return json_integer_value(v);
+}
+
+static double get_real(struct reader *rd, const json_t *obj, const char *where, const char *key)
+{
+	json_t *v = member(rd, obj, where, key, false);
+
+	if (!v)
+		return 0;
+	if (!json_is_number(v)) {
+		fail(rd, where, key, "expected a number");
+		return 0;
+	}
+	return json_number_value(v);
+}
+
+static bool get_bool(struct reader *rd, const json_t *obj, const char *where, const char *key)
+{
+	json_t *v = member(rd, obj, where, key, false);
+
+	if (v && !json_is_boolean(v))
+		fail(rd, where, key, "expected true or false");
+	return v && json_is_true(v);
+}
+
+static const char *get_str(struct reader *rd, const json_t *obj, const char *where,
+			   const char *key, bool required)
+{
+	json_t *v = member(rd, obj, where, key, required);
+
+	if (!v)
+		return required ? "" : NULL;
+	if (!json_is_string(v)) {
+		fail(rd, where, key, "expected a string");
+		return "";
+	}
+	return json_string_value(v);
+}
+
+/* An object member that must be an object (or null, when allowed); NULL if absent. */
+static json_t *get_obj(struct reader *rd, const json_t *obj, const char *where, const char *key,
+		       bool required)
+{
+	json_t *v = member(rd, obj, where, key, required);
+
+	if (v && !json_is_object(v) && !json_is_null(v)) {
+		fail(rd, where, key, "expected an object");
+		return NULL;
+	}
+	return json_is_object(v) ? v : NULL;
+}
+
+static json_t *get_arr(struct reader *rd, const json_t *obj, const char *where, const char *key,
+		       bool required)
+{
+	json_t *v = member(rd, obj, where, key, required);
+
+	if (v && !json_is_array(v)) {
+		fail(rd, where, key, "expected an array");
+		return NULL;
+	}
+	return v;
+}
+
+/*
+ * Copies a string the text writer prints as it is (the Ruby version, why
+ * the trace ended): bytes that could drive a terminal become '?'.
+ */
+static void copy_printable(char *to, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s && s[i] && i + 1 < n; i++)
+		to[i] = (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f ? s[i] : '?';
+	to[i] = '\0';
+}
+
+static void read_counts(struct reader *rd, const json_t *o, const char *where, struct counts *c)
+{
+	c->allocated = get_u64(rd, o, where, "allocated", true);
+	c->freed = get_u64(rd, o, where, "freed", false);
+	c->retained = get_u64(rd, o, where, "retained", true);
+	c->young = get_u64(rd, o, where, "young", false);
+	c->untracked = get_u64(rd, o, where, "untracked", false);
+	c->not_followed = get_u64(rd, o, where, "not_followed", false);
+}
+
+static void read_est(struct reader *rd, const json_t *o, const char *where, struct estimates *e)
+{
+	e->allocated = get_u64(rd, o, where, "est_allocated", false);
+	e->retained = get_u64(rd, o, where, "est_retained", false);
+	e->freed = get_u64(rd, o, where, "est_freed", false);
+}
+
+static void read_ages(struct reader *rd, const json_t *o, const char *where, struct ages *a)
+{
+	json_t *arr = get_arr(rd, o, where, "retained_ages", false), *v;
+	size_t i;
+
+	memset(a, 0, sizeof(*a));
+	if (!arr)
+		return;
+	if (json_array_size(arr) != AGE_BUCKETS) {
+		fail(rd, where, "retained_ages", "expected %d numbers", AGE_BUCKETS);
+		return;
+	}
+	json_array_foreach(arr, i, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			fail(rd, where, "retained_ages", "expected whole numbers >= 0");
+			return;
+		}
+		a->n[i] = (uint64_t)json_integer_value(v);
+	}
+}
+
+/* Reports bucket ages as this version does, or their ages cannot be compared. */
+static void check_age_buckets(struct reader *rd, const json_t *o, const char *where)
+{
+	json_t *arr = get_arr(rd, o, where, "age_buckets", false), *v;
+	size_t i;
+
+	if (!arr)
+		return;
+	json_array_foreach(arr, i, v)
+		if (i >= AGE_BUCKETS || !json_is_integer(v) ||
+		    (uint64_t)json_integer_value(v) != age_bucket_low(i))
+			break;
+	if (i != AGE_BUCKETS || json_array_size(arr) != AGE_BUCKETS)
+		fail(rd, where, "age_buckets", "not this version's buckets (1, 2, 3, 5, 9, ...)");
+}
+
+static void read_heap(struct reader *rd, const json_t *o, const char *where, const char *key,
+		      struct heap_info *h)
+{
+	json_t *v = get_obj(rd, o, where, key, false);
+	char at[300];
+
+	memset(h, 0, sizeof(*h));
+	if (!v)
+		return;
+	snprintf(at, sizeof(at), "%s%s%s", where, *where ? "." : "", key);
+	h->have = true;
+	h->slots = get_u64(rd, v, at, "slots", false);
+	h->live = get_u64(rd, v, at, "live", false);
+	h->free = get_u64(rd, v, at, "free", false);
+	h->garbage = get_u64(rd, v, at, "garbage", false);
+	h->bytes = get_u64(rd, v, at, "bytes", false);
+	h->marking = get_bool(rd, v, at, "marking");
+	h->seconds = get_real(rd, v, at, "seconds");
+}
+
+static void read_sampling(struct reader *rd, const json_t *o, const char *where,
+			  struct sampling_info *si)
+{
+	json_t *v = get_obj(rd, o, where, "sampling", false);
+	char at[300];
+
+	memset(si, 0, sizeof(*si));
+	if (!v)
+		return;
+	snprintf(at, sizeof(at), "%s%ssampling", where, *where ? "." : "");
+	si->on = true;
+	si->budget_percent = get_real(rd, v, at, "max_overhead_percent");
+	si->windows = get_u64(rd, v, at, "windows", false);
+	si->window_time_s = get_real(rd, v, at, "window_s");
+	si->est_overhead = get_real(rd, v, at, "estimated_overhead_percent") / 100;
+	si->probe_hits = get_u64(rd, v, at, "probe_hits", false);
+	si->traced = get_u64(rd, v, at, "traced", false);
+	si->scale = get_real(rd, v, at, "scale");
+}
+
+static void read_classes(struct reader *rd, struct report *r, const json_t *arr, const char *where)
+{
+	char at[300];
+	json_t *o;
+	size_t i;
+
+	json_array_foreach(arr, i, o) {
+		struct class_row *row;
+
+		snprintf(at, sizeof(at), "%s%sclasses[%zu]", where, *where ? "." : "", i);
+		if (!json_is_object(o)) {
+			fail(rd, at, NULL, "expected an object");
+			return;
+		}
+		row = report_row(r, get_str(rd, o, at, "name", true));
+		if (!row) {
+			fail(rd, at, NULL, "out of memory");
+			return;
+		}
+		read_counts(rd, o, at, &row->counts);
+		read_est(rd, o, at, &row->est);
+		read_ages(rd, o, at, &row->ages);
+		if (json_object_get(o, "live_end")) {
+			row->census.have = true;
+			row->census.live_start = get_u64(rd, o, at, "live_start", false);
+			row->census.live_end = get_u64(rd, o, at, "live_end", false);
+			row->census.bytes_end = get_u64(rd, o, at, "bytes", false);
+			row->census.old_end = get_u64(rd, o, at, "old", false);
+		}
+		if (rd->failed)
+			return;
+	}
+}
+
+static void read_frames(struct reader *rd, const json_t *arr, const char *where,
+			struct frame *frames, size_t *depth)
+{
+	char at[340];
+	json_t *f;
+	size_t i;
+
+	*depth = 0;
+	if (json_array_size(arr) > MAX_STACK_DEPTH) {
+		fail(rd, where, "frames", "more than %d frames", MAX_STACK_DEPTH);
+		return;
+	}
+	json_array_foreach(arr, i, f) {
+		snprintf(at, sizeof(at), "%s.frames[%zu]", where, i);
+		if (!json_is_object(f)) {
+			fail(rd, at, NULL, "expected an object");
+			return;
+		}
+		frames[i].label = get_str(rd, f, at, "label", true);
+		frames[i].path = get_str(rd, f, at, "path", true);
+		frames[i].line = (int)get_int(rd, f, at, "line", 0, INT_MAX, 0);
+	}
+	*depth = json_array_size(arr);
+}
+
+static void read_stacks(struct reader *rd, struct report *r, const json_t *arr, const char *where)
+{
+	static struct frame frames[MAX_STACK_DEPTH];
+	char at[300];
+	json_t *o, *fr;
+	size_t i;
+
+	json_array_foreach(arr, i, o) {
+		struct stack st = {.frames = frames};
+		struct counts c = {};
+		struct estimates e;
+		struct ages a;
+
+		snprintf(at, sizeof(at), "%s%sstacks[%zu]", where, *where ? "." : "", i);
+		if (!json_is_object(o)) {
+			fail(rd, at, NULL, "expected an object");
+			return;
+		}
+		c.allocated = get_u64(rd, o, at, "allocated", true);
+		c.retained = get_u64(rd, o, at, "retained", true);
+		c.young = get_u64(rd, o, at, "young", false);
+		read_est(rd, o, at, &e);
+		read_ages(rd, o, at, &a);
+		st.truncated = get_bool(rd, o, at, "truncated");
+		fr = get_arr(rd, o, at, "frames", true);
+		if (fr)
+			read_frames(rd, fr, at, frames, &st.depth);
+		if (rd->failed)
+			return;
+		if (report_add_stack_est(r, get_str(rd, o, at, "class", true), &st, &c, &e, &a)) {
+			fail(rd, at, NULL, "out of memory");
+			return;
+		}
+	}
+}
+
+static uint64_t site_key(const char *cls, const char *path, int line)
+{
+	uint64_t h = str_hash(cls) * 31 + str_hash(path);
+
+	h = (h ^ (uint64_t)line) * 0x100000001b3ULL;
+	return h ? h : 1;
+}
+
+static bool same_site(const struct site_row *s, const char *cls, const char *path, int line)
+{
+	return s->line == line && !strcmp(s->path, path) && !strcmp(s->class_name, cls);
+}
+
+/*
+ * The index of the site of a class at path:line among those the call paths
+ * built, or of a new one; -1 when out of memory.
+ */
+static ssize_t find_site(struct report *r, const struct u64map *index, const char *cls,
+			 const char *path, int line)
+{
+	uintptr_t at = (uintptr_t)u64map_get(index, site_key(cls, path, line));
+	struct site_row *s;
+	size_t i;
+
+	if (at && same_site(&r->sites[at - 1], cls, path, line))
+		return (ssize_t)(at - 1);
+	for (i = 0; i < r->nsites; i++) /* a hash collision, or a new site */
+		if (same_site(&r->sites[i], cls, path, line))
+			return (ssize_t)i;
+	s = realloc(r->sites, (r->nsites + 1) * sizeof(*s));
+	if (!s)
+		return -1;
+	r->sites = s;
+	r->sites_cap = r->nsites + 1;
+	s = &r->sites[r->nsites];
+	memset(s, 0, sizeof(*s));
+	s->class_name = strdup(cls);
+	s->path = strpool_intern(&r->strings, path);
+	s->line = line;
+	if (!s->class_name || !s->path) {
+		free(s->class_name);
+		return -1;
+	}
+	return (ssize_t)r->nsites++;
+}
+
+/* Puts the sites in the file's order (listed ones first, each once), the others after. */
+static int order_sites(struct report *r, const ssize_t *order, size_t norder)
+{
+	struct site_row *sorted = calloc(r->nsites + 1, sizeof(*sorted));
+	bool *used = calloc(r->nsites + 1, sizeof(*used));
+	size_t i, n = 0;
+
+	if (!sorted || !used) {
+		free(sorted);
+		free(used);
+		return -ENOMEM;
+	}
+	for (i = 0; i < norder; i++)
+		if (!used[order[i]]) {
+			used[order[i]] = true;
+			sorted[n++] = r->sites[order[i]];
+		}
+	for (i = 0; i < r->nsites; i++)
+		if (!used[i])
+			sorted[n++] = r->sites[i];
+	memcpy(r->sites, sorted, n * sizeof(*sorted));
+	free(sorted);
+	free(used);
+	return 0;
+}
+
+/*
+ * The call paths rebuilt the sites; the file's own figures win (under
+ * sampling the site's estimate is not the sum of its paths'), and so does
+ * its order.  Sites no call path leads to are kept too.
+ */
+static void read_sites(struct reader *rd, struct report *r, const json_t *arr, const char *where)
+{
+	ssize_t *order = calloc(json_array_size(arr) + 1, sizeof(*order));
+	struct u64map index = {};
+	char at[300];
+	size_t i, n = 0;
+	json_t *o;
+	int err = order ? 0 : -ENOMEM;
+
+	for (i = 0; !err && i < r->nsites; i++) {
+		uint64_t key = site_key(r->sites[i].class_name, r->sites[i].path, r->sites[i].line);
+
+		if (!u64map_get(&index, key))
+			err = u64map_put(&index, key, (void *)(uintptr_t)(i + 1));
+	}
+	json_array_foreach(arr, i, o) {
+		struct site_row *s;
+		ssize_t k;
+
+		if (err || rd->failed)
+			break;
+		snprintf(at, sizeof(at), "%s%ssites[%zu]", where, *where ? "." : "", i);
+		if (!json_is_object(o)) {
+			fail(rd, at, NULL, "expected an object");
+			break;
+		}
+		k = find_site(r, &index, get_str(rd, o, at, "class", true),
+			      get_str(rd, o, at, "path", true),
+			      (int)get_int(rd, o, at, "line", 0, INT_MAX, 0));
+		if (k < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		order[n++] = k;
+		s = &r->sites[k];
+		memset(&s->counts, 0, sizeof(s->counts));
+		s->counts.allocated = get_u64(rd, o, at, "allocated", true);
+		s->counts.retained = get_u64(rd, o, at, "retained", true);
+		s->counts.young = get_u64(rd, o, at, "young", false);
+		read_est(rd, o, at, &s->est);
+		read_ages(rd, o, at, &s->ages);
+	}
+	if (!err && !rd->failed)
+		err = order_sites(r, order, n);
+	if (err)
+		fail(rd, where, "sites", "out of memory");
+	free(order);
+	u64map_free(&index, NULL);
+}
+
+static void read_stack_drops(struct reader *rd, struct report *r, const json_t *o,
+			     const char *where)
+{
+	json_t *v = get_obj(rd, o, where, "stack_drops", false);
+	char at[300];
+
+	if (!v)
+		return;
+	snprintf(at, sizeof(at), "%s%sstack_drops", where, *where ? "." : "");
+	r->stacks_truncated = get_u64(rd, v, at, "truncated", false);
+	r->stacks_dropped = get_u64(rd, v, at, "dropped", false);
+	r->stack_errors = get_u64(rd, v, at, "errors", false);
+}
+
+/* The header of a report: who, how long, what the GC did. */
+static void read_header(struct reader *rd, struct report *r, const json_t *o, const char *where)
+{
+	const char *s;
+	json_t *v;
+	char at[300];
+
+	r->pid = (pid_t)get_int(rd, o, where, "pid", 0, INT32_MAX, 0);
+	member(rd, o, where, "pid", true);
+	r->ns_pid = (pid_t)get_int(rd, o, where, "ns_pid", 0, INT32_MAX, 0);
+	/* Host and command are printed escaped by every writer: kept as they are. */
+	s = get_str(rd, o, where, "host", false);
+	snprintf(r->host, sizeof(r->host), "%s", s ? s : "");
+	s = get_str(rd, o, where, "command", false);
+	snprintf(r->command, sizeof(r->command), "%s", s ? s : "");
+	copy_printable(r->ruby_version, sizeof(r->ruby_version),
+		       get_str(rd, o, where, "ruby_version", true));
+	r->duration_s = get_real(rd, o, where, "duration_s");
+	s = get_str(rd, o, where, "end_reason", false);
+	if (s) {
+		char reason[64];
+
+		copy_printable(reason, sizeof(reason), s);
+		r->end_reason = strpool_intern(&r->strings, reason);
+	}
+	r->target_exited = get_bool(rd, o, where, "target_exited");
+	r->exit_status = (int)get_int(rd, o, where, "exit_status", 0, 255 + 128, -1);
+	r->gc_runs = get_u64(rd, o, where, "gc_runs", false);
+	v = get_obj(rd, o, where, "compaction", false);
+	snprintf(at, sizeof(at), "%s%scompaction", where, *where ? "." : "");
+	r->compactions = get_u64(rd, v, at, "count", false);
+	r->moved_followed = get_u64(rd, v, at, "followed", false);
+	v = get_obj(rd, o, where, "dropped", false);
+	snprintf(at, sizeof(at), "%s%sdropped", where, *where ? "." : "");
+	r->header_read_errors = get_u64(rd, v, at, "header_read_errors", false);
+	r->class_overflow = get_u64(rd, v, at, "class_overflow", false);
+	v = get_obj(rd, o, where, "gc_stat", false);
+	snprintf(at, sizeof(at), "%s%sgc_stat", where, *where ? "." : "");
+	r->have_gc_counts = v != NULL;
+	r->gc_allocated = get_u64(rd, v, at, "total_allocated_objects", false);
+	r->gc_freed = get_u64(rd, v, at, "total_freed_objects", false);
+	read_sampling(rd, o, where, &r->sampling);
+	read_heap(rd, o, where, "heap_start", &r->heap_start);
+	read_heap(rd, o, where, "heap_end", &r->heap_end);
+	check_age_buckets(rd, o, where);
+}
+
+static struct report *read_report(struct reader *rd, const json_t *o, const char *where)
+{
+	struct report *r = calloc(1, sizeof(*r));
+	json_t *totals, *arr;
+	char at[300];
+
+	if (!r) {
+		fail(rd, where, NULL, "out of memory");
+		return NULL;
+	}
+	if (!json_is_object(o))
+		fail(rd, where, NULL, "expected a report object");
+	else
+		read_header(rd, r, o, where);
+	totals = rd->failed ? NULL : get_obj(rd, o, where, "totals", true);
+	if (totals) {
+		snprintf(at, sizeof(at), "%s%stotals", where, *where ? "." : "");
+		read_counts(rd, totals, at, &r->totals);
+		read_est(rd, totals, at, &r->est_totals);
+		r->have_estimates = json_object_get(totals, "est_allocated") != NULL;
+	}
+	arr = rd->failed ? NULL : get_arr(rd, o, where, "classes", true);
+	if (arr)
+		read_classes(rd, r, arr, where);
+	r->with_stacks = !rd->failed && json_object_get(o, "stacks");
+	if (r->with_stacks) {
+		read_stack_drops(rd, r, o, where);
+		arr = get_arr(rd, o, where, "stacks", true);
+		if (arr)
+			read_stacks(rd, r, arr, where);
+		arr = rd->failed ? NULL : get_arr(rd, o, where, "sites", false);
+		if (arr)
+			read_sites(rd, r, arr, where);
+	}
+	/* As report_finish leaves them: the indexes are not needed once read. */
+	u64map_free(&r->by_name, NULL);
+	u64map_free(&r->sites_by_key, NULL);
+	u64map_free(&r->stacks_by_key, NULL);
+	if (rd->failed) {
+		report_free(r);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void read_failed_hosts(struct reader *rd, const json_t *top, struct host_failures *failed)
+{
+	json_t *arr = get_arr(rd, top, "", "failed_hosts", false), *o;
+	char at[64];
+	size_t i;
+
+	json_array_foreach(arr, i, o) {
+		const char *host, *reason;
+
+		snprintf(at, sizeof(at), "failed_hosts[%zu]", i);
+		if (!json_is_object(o)) {
+			fail(rd, at, NULL, "expected an object");
+			return;
+		}
+		host = get_str(rd, o, at, "host", true);
+		reason = get_str(rd, o, at, "reason", true);
+		if (!rd->failed && failed && host_failures_add(failed, host, reason))
+			fail(rd, at, NULL, "out of memory");
+	}
+}
+
+static int read_top(struct reader *rd, const json_t *top, struct model *m,
+		    struct host_failures *failed)
+{
+	size_t nprocs = m->nprocs, nfailed = failed ? failed->n : 0, i;
+	json_t *procs, *o;
+	char at[64];
+
+	if (!json_is_object(top)) {
+		fail(rd, "", NULL, "not an rbmemtrace report (expected a JSON object)");
+		return -1;
+	}
+	procs = json_object_get(top, "processes");
+	if (!procs && !json_object_get(top, "classes"))
+		fail(rd, "", NULL, "not an rbmemtrace report (no \"classes\" nor \"processes\")");
+	else if (procs && !json_is_array(procs))
+		fail(rd, "processes", NULL, "expected an array");
+	else if (!procs) {
+		struct report *r = read_report(rd, top, "");
+
+		if (r && model_add(m, r)) {
+			report_free(r);
+			free(r);
+			fail(rd, "", NULL, "out of memory");
+		}
+	} else {
+		json_array_foreach(procs, i, o) {
+			struct report *r;
+
+			snprintf(at, sizeof(at), "processes[%zu]", i);
+			r = read_report(rd, o, at);
+			if (!r)
+				break;
+			if (model_add(m, r)) {
+				report_free(r);
+				free(r);
+				fail(rd, at, NULL, "out of memory");
+				break;
+			}
+		}
+	}
+	if (!rd->failed)
+		read_failed_hosts(rd, top, failed);
+	if (!rd->failed)
+		return 0;
+	/* All or nothing: a bad file adds no process. */
+	while (m->nprocs > nprocs) {
+		report_free(m->procs[--m->nprocs]);
+		free(m->procs[m->nprocs]);
+	}
+	while (failed && failed->n > nfailed) {
+		failed->n--;
+		free(failed->v[failed->n].host);
+		free(failed->v[failed->n].reason);
+	}
+	return -1;
+}
+
+/* jansson's parse errors, with where they are: "line 3, column 7: ...". */
+static int parse_error(struct reader *rd, const json_error_t *e)
+{
+	if (e->line > 0)
+		fail(rd, "", NULL, "malformed JSON at line %d, column %d: %s", e->line, e->column,
+		     e->text);
+	else
+		fail(rd, "", NULL, "%s", e->text);
+	return -1;
+}
+
+int json_read_buffer(const char *buf, size_t len, const char *name, struct model *m,
+		     struct host_failures *failed, char *err, size_t errlen)
+{
+	struct reader rd = {.name = name, .err = err, .errlen = errlen};
+	json_error_t e;
+	json_t *top;
+	int ret;
+
+	/* Duplicate keys would make "which value counts" a guess. */
+	top = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &e);
+	if (!top)
+		return parse_error(&rd, &e);
+	ret = read_top(&rd, top, m, failed);
+	json_decref(top);
+	return ret;
+}
+
+int json_read_file(const char *path, struct model *m, struct host_failures *failed, char *err,
+		   size_t errlen)
+{
+	struct reader rd = {.name = path, .err = err, .errlen = errlen};
+	json_error_t e;
+	json_t *top;
+	FILE *f;
+	int ret;
+
+	f = fopen(path, "r");
+	if (!f) {
+		fail(&rd, "", NULL, "%s", strerror(errno));
+		return -1;
+	}
+	top = json_loadf(f, JSON_REJECT_DUPLICATES, &e);
+	fclose(f);
+	if (!top)
+		return parse_error(&rd, &e);
+	ret = read_top(&rd, top, m, failed);
+	json_decref(top);
+	return ret;
+}
