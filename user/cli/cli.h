@@ -18,4 +18,14 @@ int cli_real(const char *arg, double *value);
 /* Dies unless we may use BPF and uprobes (root, or CAP_BPF with CAP_PERFMON). */
 void cli_check_bpf_privileges(void);
 
+/* Merge and fleet: a model written as text, json, pprof or folded stacks (the summary's). */
+enum { MODEL_TEXT, MODEL_JSON, MODEL_PPROF, MODEL_FOLDED };
+struct model_view;
+struct text_options;
+/* The format named arg; dies with a one-line error if unknown. */
+int cli_model_format(const char *arg, bool folded_ok);
+/* Writes v to path (stdout if NULL) in format; 0, or -errno with a warning printed. */
+int cli_write_model(const struct model_view *v, int format, const char *path,
+		    const struct text_options *topts);
+
 #endif

@@ -15,18 +15,6 @@ int cmd_top(int argc, char **argv)
 	return not_yet("top", "a live view of what a Ruby process keeps");
 }
 
-int cmd_merge(int argc, char **argv)
-{
-	(void)argc, (void)argv;
-	return not_yet("merge", "merging JSON reports from several hosts");
-}
-
-int cmd_fleet(int argc, char **argv)
-{
-	(void)argc, (void)argv;
-	return not_yet("fleet", "tracing many hosts over ssh");
-}
-
 int cmd_census(int argc, char **argv)
 {
 	(void)argc, (void)argv;

@@ -305,7 +305,8 @@ static void read_frames(struct reader *rd, const json_t *arr, const char *where,
 		}
 		frames[i].label = get_str(rd, f, at, "label", true);
 		frames[i].path = get_str(rd, f, at, "path", true);
-		frames[i].line = (int)get_int(rd, f, at, "line", 0, INT_MAX, 0);
+		/* Any int: the tracer writes what the iseq said, even a nonsense line. */
+		frames[i].line = (int)get_int(rd, f, at, "line", INT_MIN, INT_MAX, 0);
 	}
 	*depth = json_array_size(arr);
 }
@@ -451,7 +452,7 @@ static void read_sites(struct reader *rd, struct report *r, const json_t *arr, c
 		}
 		k = find_site(r, &index, get_str(rd, o, at, "class", true),
 			      get_str(rd, o, at, "path", true),
-			      (int)get_int(rd, o, at, "line", 0, INT_MAX, 0));
+			      (int)get_int(rd, o, at, "line", INT_MIN, INT_MAX, 0));
 		if (k < 0) {
 			err = -ENOMEM;
 			break;

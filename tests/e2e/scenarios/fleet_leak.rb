@@ -1,0 +1,24 @@
+# A planted leak for merge, pprof and fleet: FleetLeak objects kept by a cache
+# at one known site (LEAK_LINE), called through a known path, plus garbage.
+# FLEET_LEAK_N objects leak (default 30000: more than anything Ruby keeps at boot).
+require_relative "../scenario"
+
+class FleetLeak; end
+
+class Cache
+  KEPT = []
+  def keep(n) = n.times { KEPT << FleetLeak.new } # LEAK_LINE
+end
+
+LEAK_LINE = File.readlines(__FILE__).index { |l| l.include?("# LEAK_" + "LINE") } + 1
+
+def serve(n)
+  Cache.new.keep(n)
+  2000.times { "garbage #{_1}" }
+end
+
+Scenario.run({ "FleetLeak" => FleetLeak }) do
+  n = Integer(ENV.fetch("FLEET_LEAK_N", "30000"))
+  serve(n)
+  { "allocated" => { "FleetLeak" => n }, "leak_line" => LEAK_LINE, "file" => __FILE__ }
+end
