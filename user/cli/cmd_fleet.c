@@ -188,8 +188,8 @@ static void start(struct job *j, const char *command)
 
 	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
 		rbm_die("pipe: %s", strerror(errno));
-	rbm_info("%s: ssh %s%s%s %s", j->host.name, j->host.port[0] ? "-p " : "", j->host.port,
-		 j->host.port[0] ? " " : "", j->host.dest);
+	rbm_info("%s: ssh%s%s %s %s", j->host.name, j->host.port[0] ? " -p " : "", j->host.port,
+		 j->host.dest, command);
 	j->pid = fork();
 	if (j->pid < 0)
 		rbm_die("fork: %s", strerror(errno));

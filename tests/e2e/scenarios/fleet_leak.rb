@@ -17,8 +17,13 @@ def serve(n)
   2000.times { "garbage #{_1}" }
 end
 
-Scenario.run({ "FleetLeak" => FleetLeak }) do
-  n = Integer(ENV.fetch("FLEET_LEAK_N", "30000"))
-  serve(n)
-  { "allocated" => { "FleetLeak" => n }, "leak_line" => LEAK_LINE, "file" => __FILE__ }
+N = Integer(ENV.fetch("FLEET_LEAK_N", "30000"))
+# Run by hand (or over ssh, where the runner's environment does not reach): no truth file.
+if ENV["RBM_MODE"]
+  Scenario.run({ "FleetLeak" => FleetLeak }) do
+    serve(N)
+    { "allocated" => { "FleetLeak" => N }, "leak_line" => LEAK_LINE, "file" => __FILE__ }
+  end
+else
+  serve(N)
 end
