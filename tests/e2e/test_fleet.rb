@@ -117,6 +117,16 @@ test "fleet: two hosts merge, a dead one is reported, exit 4" do
   end
 end
 
+# ssh's end does not reach a remote command without a terminal: the test stops it.
+def kill_hang(pid_file)
+  pid = File.exist?(pid_file) && File.read(pid_file).to_i
+  Process.kill("KILL", pid) if pid && pid > 0
+rescue SystemCallError
+  nil
+ensure
+  File.delete(pid_file) if File.exist?(pid_file)
+end
+
 test "fleet: a wrong remote path, and a timeout, are reasons; none merged is exit 1" do
   with_sshds(%w[127.0.0.2]) do |ssh_opts, port|
     _, err, status = run_fleet("--hosts", "127.0.0.2:#{port}", *ssh_opts,
@@ -137,10 +147,24 @@ test "fleet: a wrong remote path, and a timeout, are reasons; none merged is exi
       check_eq(status.exitstatus, 1, "exit status (stderr: #{err})")
       check(err.include?("127.0.0.2: timed out after 6 s"), "timeout: #{err}")
       check(Time.now - started < 15, "the timeout took #{Time.now - started} s")
+      # Ctrl-C: ssh is ended at once, the host reported as interrupted.
+      kill_hang(hang_pid)
+      Open3.popen3(RBM, "fleet", "--hosts", "127.0.0.2:#{port}", *ssh_opts, "--remote-path",
+                   hang, "--", "-p", "1") do |sin, sout, serr, thr|
+        sin.close
+        Timeout.timeout(20) { sleep 0.1 until File.exist?(hang_pid) }
+        Process.kill("INT", thr.pid)
+        raise Failure, "fleet did not stop on SIGINT" unless thr.join(10)
+
+        err = serr.read
+        check_eq(thr.value.exitstatus, 1, "exit status after Ctrl-C (#{err})")
+        check(err.include?("127.0.0.2: interrupted before it reported"), err)
+        sout.read
+      end
+      ssh_left = `pgrep -f -- '-o BatchMode=yes.*127\\.0\\.0\\.2'`.split
+      check(ssh_left.empty?, "ssh left running: #{ssh_left}")
     ensure
-      # ssh's end does not reach a remote command without a terminal: the test stops it.
-      pid = File.exist?(hang_pid) && File.read(hang_pid).to_i
-      Process.kill("KILL", pid) if pid && pid > 0 rescue nil
+      kill_hang(hang_pid)
     end
   end
 end
