@@ -13,136 +13,10 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "json_get.h"
 #include "json_read.h"
-
-struct reader {
-	const char *name; /* the file, or what stands for it */
-	char *err;
-	size_t errlen;
-	bool failed;
-};
-
-static void fail(struct reader *rd, const char *where, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* The first problem wins: later ones are usually its consequences. */
-static void fail(struct reader *rd, const char *where, const char *key, const char *fmt, ...)
-{
-	char what[256];
-	va_list ap;
-
-	if (rd->failed)
-		return;
-	rd->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	snprintf(rd->err, rd->errlen, "%s: %s%s%s%s%s", rd->name, where, *where && key ? "." : "",
-		 key ? key : "", *where || key ? ": " : "", what);
-}
-
-static json_t *member(struct reader *rd, const json_t *obj, const char *where, const char *key,
-		      bool required)
-{
-	json_t *v = json_object_get(obj, key);
-
-	if (!v && required)
-		fail(rd, where, key, "missing");
-	return v;
-}
-
-static uint64_t get_u64(struct reader *rd, const json_t *obj, const char *where, const char *key,
-			bool required)
-{
-	json_t *v = member(rd, obj, where, key, required);
-
-	if (!v)
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0) {
-		fail(rd, where, key, "expected a whole number >= 0");
-		return 0;
-	}
-	return (uint64_t)json_integer_value(v);
-}
-
-static int64_t get_int(struct reader *rd, const json_t *obj, const char *where, const char *key,
-		       int64_t min, int64_t max, int64_t dflt)
-{
-	json_t *v = member(rd, obj, where, key, false);
-
-	if (!v)
-		return dflt;
-	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
-		fail(rd, where, key, "expected a whole number from %lld to %lld", (long long)min,
-		     (long long)max);
-		return dflt;
-	}
-	return json_integer_value(v);
-}
-
-static double get_real(struct reader *rd, const json_t *obj, const char *where, const char *key)
-{
-	json_t *v = member(rd, obj, where, key, false);
-
-	if (!v)
-		return 0;
-	if (!json_is_number(v)) {
-		fail(rd, where, key, "expected a number");
-		return 0;
-	}
-	return json_number_value(v);
-}
-
-static bool get_bool(struct reader *rd, const json_t *obj, const char *where, const char *key)
-{
-	json_t *v = member(rd, obj, where, key, false);
-
-	if (v && !json_is_boolean(v))
-		fail(rd, where, key, "expected true or false");
-	return v && json_is_true(v);
-}
-
-static const char *get_str(struct reader *rd, const json_t *obj, const char *where,
-			   const char *key, bool required)
-{
-	json_t *v = member(rd, obj, where, key, required);
-
-	if (!v)
-		return required ? "" : NULL;
-	if (!json_is_string(v)) {
-		fail(rd, where, key, "expected a string");
-		return "";
-	}
-	return json_string_value(v);
-}
-
-/* An object member that must be an object (or null, when allowed); NULL if absent. */
-static json_t *get_obj(struct reader *rd, const json_t *obj, const char *where, const char *key,
-		       bool required)
-{
-	json_t *v = member(rd, obj, where, key, required);
-
-	if (v && !json_is_object(v) && !json_is_null(v)) {
-		fail(rd, where, key, "expected an object");
-		return NULL;
-	}
-	return json_is_object(v) ? v : NULL;
-}
-
-static json_t *get_arr(struct reader *rd, const json_t *obj, const char *where, const char *key,
-		       bool required)
-{
-	json_t *v = member(rd, obj, where, key, required);
-
-	if (v && !json_is_array(v)) {
-		fail(rd, where, key, "expected an array");
-		return NULL;
-	}
-	return v;
-}
 
 /*
  * Copies a string the text writer prints as it is (the Ruby version, why
@@ -157,38 +31,38 @@ static void copy_printable(char *to, size_t n, const char *s)
 	to[i] = '\0';
 }
 
-static void read_counts(struct reader *rd, const json_t *o, const char *where, struct counts *c)
+static void read_counts(struct json_reader *rd, const json_t *o, const char *where, struct counts *c)
 {
-	c->allocated = get_u64(rd, o, where, "allocated", true);
-	c->freed = get_u64(rd, o, where, "freed", false);
-	c->retained = get_u64(rd, o, where, "retained", true);
-	c->young = get_u64(rd, o, where, "young", false);
-	c->untracked = get_u64(rd, o, where, "untracked", false);
-	c->not_followed = get_u64(rd, o, where, "not_followed", false);
+	c->allocated = jr_get_u64(rd, o, where, "allocated", true);
+	c->freed = jr_get_u64(rd, o, where, "freed", false);
+	c->retained = jr_get_u64(rd, o, where, "retained", true);
+	c->young = jr_get_u64(rd, o, where, "young", false);
+	c->untracked = jr_get_u64(rd, o, where, "untracked", false);
+	c->not_followed = jr_get_u64(rd, o, where, "not_followed", false);
 }
 
-static void read_est(struct reader *rd, const json_t *o, const char *where, struct estimates *e)
+static void read_est(struct json_reader *rd, const json_t *o, const char *where, struct estimates *e)
 {
-	e->allocated = get_u64(rd, o, where, "est_allocated", false);
-	e->retained = get_u64(rd, o, where, "est_retained", false);
-	e->freed = get_u64(rd, o, where, "est_freed", false);
+	e->allocated = jr_get_u64(rd, o, where, "est_allocated", false);
+	e->retained = jr_get_u64(rd, o, where, "est_retained", false);
+	e->freed = jr_get_u64(rd, o, where, "est_freed", false);
 }
 
-static void read_ages(struct reader *rd, const json_t *o, const char *where, struct ages *a)
+static void read_ages(struct json_reader *rd, const json_t *o, const char *where, struct ages *a)
 {
-	json_t *arr = get_arr(rd, o, where, "retained_ages", false), *v;
+	json_t *arr = jr_get_arr(rd, o, where, "retained_ages", false), *v;
 	size_t i;
 
 	memset(a, 0, sizeof(*a));
 	if (!arr)
 		return;
 	if (json_array_size(arr) != AGE_BUCKETS) {
-		fail(rd, where, "retained_ages", "expected %d numbers", AGE_BUCKETS);
+		jr_fail(rd, where, "retained_ages", "expected %d numbers", AGE_BUCKETS);
 		return;
 	}
 	json_array_foreach(arr, i, v) {
 		if (!json_is_integer(v) || json_integer_value(v) < 0) {
-			fail(rd, where, "retained_ages", "expected whole numbers >= 0");
+			jr_fail(rd, where, "retained_ages", "expected whole numbers >= 0");
 			return;
 		}
 		a->n[i] = (uint64_t)json_integer_value(v);
@@ -196,9 +70,9 @@ static void read_ages(struct reader *rd, const json_t *o, const char *where, str
 }
 
 /* Reports bucket ages as this version does, or their ages cannot be compared. */
-static void check_age_buckets(struct reader *rd, const json_t *o, const char *where)
+static void check_age_buckets(struct json_reader *rd, const json_t *o, const char *where)
 {
-	json_t *arr = get_arr(rd, o, where, "age_buckets", false), *v;
+	json_t *arr = jr_get_arr(rd, o, where, "age_buckets", false), *v;
 	size_t i;
 
 	if (!arr)
@@ -208,13 +82,13 @@ static void check_age_buckets(struct reader *rd, const json_t *o, const char *wh
 		    (uint64_t)json_integer_value(v) != age_bucket_low(i))
 			break;
 	if (i != AGE_BUCKETS || json_array_size(arr) != AGE_BUCKETS)
-		fail(rd, where, "age_buckets", "not this version's buckets (1, 2, 3, 5, 9, ...)");
+		jr_fail(rd, where, "age_buckets", "not this version's buckets (1, 2, 3, 5, 9, ...)");
 }
 
-static void read_heap(struct reader *rd, const json_t *o, const char *where, const char *key,
+static void read_heap(struct json_reader *rd, const json_t *o, const char *where, const char *key,
 		      struct heap_info *h)
 {
-	json_t *v = get_obj(rd, o, where, key, false);
+	json_t *v = jr_get_obj(rd, o, where, key, false);
 	char at[300];
 
 	memset(h, 0, sizeof(*h));
@@ -222,19 +96,19 @@ static void read_heap(struct reader *rd, const json_t *o, const char *where, con
 		return;
 	snprintf(at, sizeof(at), "%s%s%s", where, *where ? "." : "", key);
 	h->have = true;
-	h->slots = get_u64(rd, v, at, "slots", false);
-	h->live = get_u64(rd, v, at, "live", false);
-	h->free = get_u64(rd, v, at, "free", false);
-	h->garbage = get_u64(rd, v, at, "garbage", false);
-	h->bytes = get_u64(rd, v, at, "bytes", false);
-	h->marking = get_bool(rd, v, at, "marking");
-	h->seconds = get_real(rd, v, at, "seconds");
+	h->slots = jr_get_u64(rd, v, at, "slots", false);
+	h->live = jr_get_u64(rd, v, at, "live", false);
+	h->free = jr_get_u64(rd, v, at, "free", false);
+	h->garbage = jr_get_u64(rd, v, at, "garbage", false);
+	h->bytes = jr_get_u64(rd, v, at, "bytes", false);
+	h->marking = jr_get_bool(rd, v, at, "marking");
+	h->seconds = jr_get_real(rd, v, at, "seconds");
 }
 
-static void read_sampling(struct reader *rd, const json_t *o, const char *where,
+static void read_sampling(struct json_reader *rd, const json_t *o, const char *where,
 			  struct sampling_info *si)
 {
-	json_t *v = get_obj(rd, o, where, "sampling", false);
+	json_t *v = jr_get_obj(rd, o, where, "sampling", false);
 	char at[300];
 
 	memset(si, 0, sizeof(*si));
@@ -242,16 +116,16 @@ static void read_sampling(struct reader *rd, const json_t *o, const char *where,
 		return;
 	snprintf(at, sizeof(at), "%s%ssampling", where, *where ? "." : "");
 	si->on = true;
-	si->budget_percent = get_real(rd, v, at, "max_overhead_percent");
-	si->windows = get_u64(rd, v, at, "windows", false);
-	si->window_time_s = get_real(rd, v, at, "window_s");
-	si->est_overhead = get_real(rd, v, at, "estimated_overhead_percent") / 100;
-	si->probe_hits = get_u64(rd, v, at, "probe_hits", false);
-	si->traced = get_u64(rd, v, at, "traced", false);
-	si->scale = get_real(rd, v, at, "scale");
+	si->budget_percent = jr_get_real(rd, v, at, "max_overhead_percent");
+	si->windows = jr_get_u64(rd, v, at, "windows", false);
+	si->window_time_s = jr_get_real(rd, v, at, "window_s");
+	si->est_overhead = jr_get_real(rd, v, at, "estimated_overhead_percent") / 100;
+	si->probe_hits = jr_get_u64(rd, v, at, "probe_hits", false);
+	si->traced = jr_get_u64(rd, v, at, "traced", false);
+	si->scale = jr_get_real(rd, v, at, "scale");
 }
 
-static void read_classes(struct reader *rd, struct report *r, const json_t *arr, const char *where)
+static void read_classes(struct json_reader *rd, struct report *r, const json_t *arr, const char *where)
 {
 	char at[300];
 	json_t *o;
@@ -262,12 +136,12 @@ static void read_classes(struct reader *rd, struct report *r, const json_t *arr,
 
 		snprintf(at, sizeof(at), "%s%sclasses[%zu]", where, *where ? "." : "", i);
 		if (!json_is_object(o)) {
-			fail(rd, at, NULL, "expected an object");
+			jr_fail(rd, at, NULL, "expected an object");
 			return;
 		}
-		row = report_row(r, get_str(rd, o, at, "name", true));
+		row = report_row(r, jr_get_str(rd, o, at, "name", true));
 		if (!row) {
-			fail(rd, at, NULL, "out of memory");
+			jr_fail(rd, at, NULL, "out of memory");
 			return;
 		}
 		read_counts(rd, o, at, &row->counts);
@@ -275,17 +149,17 @@ static void read_classes(struct reader *rd, struct report *r, const json_t *arr,
 		read_ages(rd, o, at, &row->ages);
 		if (json_object_get(o, "live_end")) {
 			row->census.have = true;
-			row->census.live_start = get_u64(rd, o, at, "live_start", false);
-			row->census.live_end = get_u64(rd, o, at, "live_end", false);
-			row->census.bytes_end = get_u64(rd, o, at, "bytes", false);
-			row->census.old_end = get_u64(rd, o, at, "old", false);
+			row->census.live_start = jr_get_u64(rd, o, at, "live_start", false);
+			row->census.live_end = jr_get_u64(rd, o, at, "live_end", false);
+			row->census.bytes_end = jr_get_u64(rd, o, at, "bytes", false);
+			row->census.old_end = jr_get_u64(rd, o, at, "old", false);
 		}
 		if (rd->failed)
 			return;
 	}
 }
 
-static void read_frames(struct reader *rd, const json_t *arr, const char *where,
+static void read_frames(struct json_reader *rd, const json_t *arr, const char *where,
 			struct frame *frames, size_t *depth)
 {
 	char at[340];
@@ -294,24 +168,24 @@ static void read_frames(struct reader *rd, const json_t *arr, const char *where,
 
 	*depth = 0;
 	if (json_array_size(arr) > MAX_STACK_DEPTH) {
-		fail(rd, where, "frames", "more than %d frames", MAX_STACK_DEPTH);
+		jr_fail(rd, where, "frames", "more than %d frames", MAX_STACK_DEPTH);
 		return;
 	}
 	json_array_foreach(arr, i, f) {
 		snprintf(at, sizeof(at), "%s.frames[%zu]", where, i);
 		if (!json_is_object(f)) {
-			fail(rd, at, NULL, "expected an object");
+			jr_fail(rd, at, NULL, "expected an object");
 			return;
 		}
-		frames[i].label = get_str(rd, f, at, "label", true);
-		frames[i].path = get_str(rd, f, at, "path", true);
+		frames[i].label = jr_get_str(rd, f, at, "label", true);
+		frames[i].path = jr_get_str(rd, f, at, "path", true);
 		/* Any int: the tracer writes what the iseq said, even a nonsense line. */
-		frames[i].line = (int)get_int(rd, f, at, "line", INT_MIN, INT_MAX, 0);
+		frames[i].line = (int)jr_get_int(rd, f, at, "line", INT_MIN, INT_MAX, 0);
 	}
 	*depth = json_array_size(arr);
 }
 
-static void read_stacks(struct reader *rd, struct report *r, const json_t *arr, const char *where)
+static void read_stacks(struct json_reader *rd, struct report *r, const json_t *arr, const char *where)
 {
 	static struct frame frames[MAX_STACK_DEPTH];
 	char at[300];
@@ -326,22 +200,22 @@ static void read_stacks(struct reader *rd, struct report *r, const json_t *arr, 
 
 		snprintf(at, sizeof(at), "%s%sstacks[%zu]", where, *where ? "." : "", i);
 		if (!json_is_object(o)) {
-			fail(rd, at, NULL, "expected an object");
+			jr_fail(rd, at, NULL, "expected an object");
 			return;
 		}
-		c.allocated = get_u64(rd, o, at, "allocated", true);
-		c.retained = get_u64(rd, o, at, "retained", true);
-		c.young = get_u64(rd, o, at, "young", false);
+		c.allocated = jr_get_u64(rd, o, at, "allocated", true);
+		c.retained = jr_get_u64(rd, o, at, "retained", true);
+		c.young = jr_get_u64(rd, o, at, "young", false);
 		read_est(rd, o, at, &e);
 		read_ages(rd, o, at, &a);
-		st.truncated = get_bool(rd, o, at, "truncated");
-		fr = get_arr(rd, o, at, "frames", true);
+		st.truncated = jr_get_bool(rd, o, at, "truncated");
+		fr = jr_get_arr(rd, o, at, "frames", true);
 		if (fr)
 			read_frames(rd, fr, at, frames, &st.depth);
 		if (rd->failed)
 			return;
-		if (report_add_stack_est(r, get_str(rd, o, at, "class", true), &st, &c, &e, &a)) {
-			fail(rd, at, NULL, "out of memory");
+		if (report_add_stack_est(r, jr_get_str(rd, o, at, "class", true), &st, &c, &e, &a)) {
+			jr_fail(rd, at, NULL, "out of memory");
 			return;
 		}
 	}
@@ -424,7 +298,7 @@ static int order_sites(struct report *r, const ssize_t *order, size_t norder)
  * sampling the site's estimate is not the sum of its paths'), and so does
  * its order.  Sites no call path leads to are kept too.
  */
-static void read_sites(struct reader *rd, struct report *r, const json_t *arr, const char *where)
+static void read_sites(struct json_reader *rd, struct report *r, const json_t *arr, const char *where)
 {
 	ssize_t *order = calloc(json_array_size(arr) + 1, sizeof(*order));
 	struct u64map index = {};
@@ -447,12 +321,12 @@ static void read_sites(struct reader *rd, struct report *r, const json_t *arr, c
 			break;
 		snprintf(at, sizeof(at), "%s%ssites[%zu]", where, *where ? "." : "", i);
 		if (!json_is_object(o)) {
-			fail(rd, at, NULL, "expected an object");
+			jr_fail(rd, at, NULL, "expected an object");
 			break;
 		}
-		k = find_site(r, &index, get_str(rd, o, at, "class", true),
-			      get_str(rd, o, at, "path", true),
-			      (int)get_int(rd, o, at, "line", INT_MIN, INT_MAX, 0));
+		k = find_site(r, &index, jr_get_str(rd, o, at, "class", true),
+			      jr_get_str(rd, o, at, "path", true),
+			      (int)jr_get_int(rd, o, at, "line", INT_MIN, INT_MAX, 0));
 		if (k < 0) {
 			err = -ENOMEM;
 			break;
@@ -460,112 +334,112 @@ static void read_sites(struct reader *rd, struct report *r, const json_t *arr, c
 		order[n++] = k;
 		s = &r->sites[k];
 		memset(&s->counts, 0, sizeof(s->counts));
-		s->counts.allocated = get_u64(rd, o, at, "allocated", true);
-		s->counts.retained = get_u64(rd, o, at, "retained", true);
-		s->counts.young = get_u64(rd, o, at, "young", false);
+		s->counts.allocated = jr_get_u64(rd, o, at, "allocated", true);
+		s->counts.retained = jr_get_u64(rd, o, at, "retained", true);
+		s->counts.young = jr_get_u64(rd, o, at, "young", false);
 		read_est(rd, o, at, &s->est);
 		read_ages(rd, o, at, &s->ages);
 	}
 	if (!err && !rd->failed)
 		err = order_sites(r, order, n);
 	if (err)
-		fail(rd, where, "sites", "out of memory");
+		jr_fail(rd, where, "sites", "out of memory");
 	free(order);
 	u64map_free(&index, NULL);
 }
 
-static void read_stack_drops(struct reader *rd, struct report *r, const json_t *o,
+static void read_stack_drops(struct json_reader *rd, struct report *r, const json_t *o,
 			     const char *where)
 {
-	json_t *v = get_obj(rd, o, where, "stack_drops", false);
+	json_t *v = jr_get_obj(rd, o, where, "stack_drops", false);
 	char at[300];
 
 	if (!v)
 		return;
 	snprintf(at, sizeof(at), "%s%sstack_drops", where, *where ? "." : "");
-	r->stacks_truncated = get_u64(rd, v, at, "truncated", false);
-	r->stacks_dropped = get_u64(rd, v, at, "dropped", false);
-	r->stack_errors = get_u64(rd, v, at, "errors", false);
+	r->stacks_truncated = jr_get_u64(rd, v, at, "truncated", false);
+	r->stacks_dropped = jr_get_u64(rd, v, at, "dropped", false);
+	r->stack_errors = jr_get_u64(rd, v, at, "errors", false);
 }
 
 /* The header of a report: who, how long, what the GC did. */
-static void read_header(struct reader *rd, struct report *r, const json_t *o, const char *where)
+static void read_header(struct json_reader *rd, struct report *r, const json_t *o, const char *where)
 {
 	const char *s;
 	json_t *v;
 	char at[300];
 
-	r->pid = (pid_t)get_int(rd, o, where, "pid", 0, INT32_MAX, 0);
-	member(rd, o, where, "pid", true);
-	r->ns_pid = (pid_t)get_int(rd, o, where, "ns_pid", 0, INT32_MAX, 0);
+	r->pid = (pid_t)jr_get_int(rd, o, where, "pid", 0, INT32_MAX, 0);
+	jr_member(rd, o, where, "pid", true);
+	r->ns_pid = (pid_t)jr_get_int(rd, o, where, "ns_pid", 0, INT32_MAX, 0);
 	/* Host and command are printed escaped by every writer: kept as they are. */
-	s = get_str(rd, o, where, "host", false);
+	s = jr_get_str(rd, o, where, "host", false);
 	snprintf(r->host, sizeof(r->host), "%s", s ? s : "");
-	s = get_str(rd, o, where, "command", false);
+	s = jr_get_str(rd, o, where, "command", false);
 	snprintf(r->command, sizeof(r->command), "%s", s ? s : "");
 	copy_printable(r->ruby_version, sizeof(r->ruby_version),
-		       get_str(rd, o, where, "ruby_version", true));
-	r->duration_s = get_real(rd, o, where, "duration_s");
-	s = get_str(rd, o, where, "end_reason", false);
+		       jr_get_str(rd, o, where, "ruby_version", true));
+	r->duration_s = jr_get_real(rd, o, where, "duration_s");
+	s = jr_get_str(rd, o, where, "end_reason", false);
 	if (s) {
 		char reason[64];
 
 		copy_printable(reason, sizeof(reason), s);
 		r->end_reason = strpool_intern(&r->strings, reason);
 	}
-	r->target_exited = get_bool(rd, o, where, "target_exited");
-	r->exit_status = (int)get_int(rd, o, where, "exit_status", 0, 255 + 128, -1);
-	r->gc_runs = get_u64(rd, o, where, "gc_runs", false);
-	v = get_obj(rd, o, where, "compaction", false);
+	r->target_exited = jr_get_bool(rd, o, where, "target_exited");
+	r->exit_status = (int)jr_get_int(rd, o, where, "exit_status", 0, 255 + 128, -1);
+	r->gc_runs = jr_get_u64(rd, o, where, "gc_runs", false);
+	v = jr_get_obj(rd, o, where, "compaction", false);
 	snprintf(at, sizeof(at), "%s%scompaction", where, *where ? "." : "");
-	r->compactions = get_u64(rd, v, at, "count", false);
-	r->moved_followed = get_u64(rd, v, at, "followed", false);
-	v = get_obj(rd, o, where, "dropped", false);
+	r->compactions = jr_get_u64(rd, v, at, "count", false);
+	r->moved_followed = jr_get_u64(rd, v, at, "followed", false);
+	v = jr_get_obj(rd, o, where, "dropped", false);
 	snprintf(at, sizeof(at), "%s%sdropped", where, *where ? "." : "");
-	r->header_read_errors = get_u64(rd, v, at, "header_read_errors", false);
-	r->class_overflow = get_u64(rd, v, at, "class_overflow", false);
-	v = get_obj(rd, o, where, "gc_stat", false);
+	r->header_read_errors = jr_get_u64(rd, v, at, "header_read_errors", false);
+	r->class_overflow = jr_get_u64(rd, v, at, "class_overflow", false);
+	v = jr_get_obj(rd, o, where, "gc_stat", false);
 	snprintf(at, sizeof(at), "%s%sgc_stat", where, *where ? "." : "");
 	r->have_gc_counts = v != NULL;
-	r->gc_allocated = get_u64(rd, v, at, "total_allocated_objects", false);
-	r->gc_freed = get_u64(rd, v, at, "total_freed_objects", false);
+	r->gc_allocated = jr_get_u64(rd, v, at, "total_allocated_objects", false);
+	r->gc_freed = jr_get_u64(rd, v, at, "total_freed_objects", false);
 	read_sampling(rd, o, where, &r->sampling);
 	read_heap(rd, o, where, "heap_start", &r->heap_start);
 	read_heap(rd, o, where, "heap_end", &r->heap_end);
 	check_age_buckets(rd, o, where);
 }
 
-static struct report *read_report(struct reader *rd, const json_t *o, const char *where)
+static struct report *read_report(struct json_reader *rd, const json_t *o, const char *where)
 {
 	struct report *r = calloc(1, sizeof(*r));
 	json_t *totals, *arr;
 	char at[300];
 
 	if (!r) {
-		fail(rd, where, NULL, "out of memory");
+		jr_fail(rd, where, NULL, "out of memory");
 		return NULL;
 	}
 	if (!json_is_object(o))
-		fail(rd, where, NULL, "expected a report object");
+		jr_fail(rd, where, NULL, "expected a report object");
 	else
 		read_header(rd, r, o, where);
-	totals = rd->failed ? NULL : get_obj(rd, o, where, "totals", true);
+	totals = rd->failed ? NULL : jr_get_obj(rd, o, where, "totals", true);
 	if (totals) {
 		snprintf(at, sizeof(at), "%s%stotals", where, *where ? "." : "");
 		read_counts(rd, totals, at, &r->totals);
 		read_est(rd, totals, at, &r->est_totals);
 		r->have_estimates = json_object_get(totals, "est_allocated") != NULL;
 	}
-	arr = rd->failed ? NULL : get_arr(rd, o, where, "classes", true);
+	arr = rd->failed ? NULL : jr_get_arr(rd, o, where, "classes", true);
 	if (arr)
 		read_classes(rd, r, arr, where);
 	r->with_stacks = !rd->failed && json_object_get(o, "stacks");
 	if (r->with_stacks) {
 		read_stack_drops(rd, r, o, where);
-		arr = get_arr(rd, o, where, "stacks", true);
+		arr = jr_get_arr(rd, o, where, "stacks", true);
 		if (arr)
 			read_stacks(rd, r, arr, where);
-		arr = rd->failed ? NULL : get_arr(rd, o, where, "sites", false);
+		arr = rd->failed ? NULL : jr_get_arr(rd, o, where, "sites", false);
 		if (arr)
 			read_sites(rd, r, arr, where);
 	}
@@ -581,9 +455,9 @@ static struct report *read_report(struct reader *rd, const json_t *o, const char
 	return r;
 }
 
-static void read_failed_hosts(struct reader *rd, const json_t *top, struct host_failures *failed)
+static void read_failed_hosts(struct json_reader *rd, const json_t *top, struct host_failures *failed)
 {
-	json_t *arr = get_arr(rd, top, "", "failed_hosts", false), *o;
+	json_t *arr = jr_get_arr(rd, top, "", "failed_hosts", false), *o;
 	char at[64];
 	size_t i;
 
@@ -592,17 +466,17 @@ static void read_failed_hosts(struct reader *rd, const json_t *top, struct host_
 
 		snprintf(at, sizeof(at), "failed_hosts[%zu]", i);
 		if (!json_is_object(o)) {
-			fail(rd, at, NULL, "expected an object");
+			jr_fail(rd, at, NULL, "expected an object");
 			return;
 		}
-		host = get_str(rd, o, at, "host", true);
-		reason = get_str(rd, o, at, "reason", true);
+		host = jr_get_str(rd, o, at, "host", true);
+		reason = jr_get_str(rd, o, at, "reason", true);
 		if (!rd->failed && failed && host_failures_add(failed, host, reason))
-			fail(rd, at, NULL, "out of memory");
+			jr_fail(rd, at, NULL, "out of memory");
 	}
 }
 
-static int read_top(struct reader *rd, const json_t *top, struct model *m,
+static int read_top(struct json_reader *rd, const json_t *top, struct model *m,
 		    struct host_failures *failed)
 {
 	size_t nprocs = m->nprocs, nfailed = failed ? failed->n : 0, i;
@@ -610,21 +484,21 @@ static int read_top(struct reader *rd, const json_t *top, struct model *m,
 	char at[64];
 
 	if (!json_is_object(top)) {
-		fail(rd, "", NULL, "not an rbmemtrace report (expected a JSON object)");
+		jr_fail(rd, "", NULL, "not an rbmemtrace report (expected a JSON object)");
 		return -1;
 	}
 	procs = json_object_get(top, "processes");
 	if (!procs && !json_object_get(top, "classes"))
-		fail(rd, "", NULL, "not an rbmemtrace report (no \"classes\" nor \"processes\")");
+		jr_fail(rd, "", NULL, "not an rbmemtrace report (no \"classes\" nor \"processes\")");
 	else if (procs && !json_is_array(procs))
-		fail(rd, "processes", NULL, "expected an array");
+		jr_fail(rd, "processes", NULL, "expected an array");
 	else if (!procs) {
 		struct report *r = read_report(rd, top, "");
 
 		if (r && model_add(m, r)) {
 			report_free(r);
 			free(r);
-			fail(rd, "", NULL, "out of memory");
+			jr_fail(rd, "", NULL, "out of memory");
 		}
 	} else {
 		json_array_foreach(procs, i, o) {
@@ -637,7 +511,7 @@ static int read_top(struct reader *rd, const json_t *top, struct model *m,
 			if (model_add(m, r)) {
 				report_free(r);
 				free(r);
-				fail(rd, at, NULL, "out of memory");
+				jr_fail(rd, at, NULL, "out of memory");
 				break;
 			}
 		}
@@ -660,20 +534,20 @@ static int read_top(struct reader *rd, const json_t *top, struct model *m,
 }
 
 /* jansson's parse errors, with where they are: "line 3, column 7: ...". */
-static int parse_error(struct reader *rd, const json_error_t *e)
+static int parse_error(struct json_reader *rd, const json_error_t *e)
 {
 	if (e->line > 0)
-		fail(rd, "", NULL, "malformed JSON at line %d, column %d: %s", e->line, e->column,
+		jr_fail(rd, "", NULL, "malformed JSON at line %d, column %d: %s", e->line, e->column,
 		     e->text);
 	else
-		fail(rd, "", NULL, "%s", e->text);
+		jr_fail(rd, "", NULL, "%s", e->text);
 	return -1;
 }
 
 int json_read_buffer(const char *buf, size_t len, const char *name, struct model *m,
 		     struct host_failures *failed, char *err, size_t errlen)
 {
-	struct reader rd = {.name = name, .err = err, .errlen = errlen};
+	struct json_reader rd = {.name = name, .err = err, .errlen = errlen};
 	json_error_t e;
 	json_t *top;
 	int ret;
@@ -690,7 +564,7 @@ int json_read_buffer(const char *buf, size_t len, const char *name, struct model
 int json_read_file(const char *path, struct model *m, struct host_failures *failed, char *err,
 		   size_t errlen)
 {
-	struct reader rd = {.name = path, .err = err, .errlen = errlen};
+	struct json_reader rd = {.name = path, .err = err, .errlen = errlen};
 	json_error_t e;
 	json_t *top;
 	FILE *f;
@@ -698,7 +572,7 @@ int json_read_file(const char *path, struct model *m, struct host_failures *fail
 
 	f = fopen(path, "r");
 	if (!f) {
-		fail(&rd, "", NULL, "%s", strerror(errno));
+		jr_fail(&rd, "", NULL, "%s", strerror(errno));
 		return -1;
 	}
 	top = json_loadf(f, JSON_REJECT_DUPLICATES, &e);
