@@ -77,7 +77,9 @@ def run_fleet(*argv, timeout: 60)
     sin.close
     reader = Thread.new { [sout.read, serr.read] }
     unless thr.join(timeout)
-      Process.kill("KILL", thr.pid)
+      # Ctrl-C first: fleet ends its ssh children, which KILL would leave behind.
+      Process.kill("INT", thr.pid)
+      Process.kill("KILL", thr.pid) unless thr.join(5)
       raise Failure, "rbmemtrace fleet did not finish in #{timeout} s"
     end
     out, err = reader.value
