@@ -359,6 +359,15 @@ Test(json_read, deep_stacks_and_files)
 	free(text);
 	cr_expect_eq(json_read_file("/nonexistent/r.json", &m, NULL, err, sizeof(err)), -1);
 	cr_expect_str_eq(err, "/nonexistent/r.json: No such file or directory");
+
+	/* The fewest fields a report may have: the others take their defaults. */
+	text = "{" MIN_REPORT ", \"classes\": []}";
+	cr_assert_eq(json_read_buffer(text, strlen(text), "min.json", &m, NULL, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_expect_str_eq(m.procs[0]->end_reason, "unknown");
+	cr_expect_eq(m.procs[0]->exit_status, -1);
+	cr_expect(!m.procs[0]->with_stacks && !m.procs[0]->sampling.on);
+	model_free(&m);
 }
 
 /* Strings the text writer prints as they are come back printable. */

@@ -42,8 +42,10 @@ static struct fleet_args {
 	const char *output;
 	char **trace;
 	int ntrace;
+	struct text_options topts;
 } args = {
 	.parallel = 8,
+	.topts = {.top = 30, .top_stacks = 10, .prune = 5},
 	.remote_path = "rbmemtrace",
 };
 
@@ -61,7 +63,16 @@ static const char doc[] =
 	"    rbmemtrace fleet --hosts web1,web2 -- -p 1234 -d 30\n"
 	"    rbmemtrace fleet --hosts hosts.txt --format pprof -o fleet.pb.gz -- -p 1234 -d 10";
 
-enum { OPT_HOSTS = 0x100, OPT_SSH_OPTION, OPT_PARALLEL, OPT_TIMEOUT, OPT_REMOTE_PATH, OPT_FORMAT };
+enum {
+	OPT_HOSTS = 0x100,
+	OPT_SSH_OPTION,
+	OPT_PARALLEL,
+	OPT_TIMEOUT,
+	OPT_REMOTE_PATH,
+	OPT_FORMAT,
+	OPT_TOP,
+	OPT_PATHS,
+};
 
 static const struct argp_option opts[] = {
 	{"hosts", OPT_HOSTS, "FILE|H1,H2,...", 0, "The hosts: a file, or a comma-separated list", 0},
@@ -74,6 +85,8 @@ static const struct argp_option opts[] = {
 	 0},
 	{"format", OPT_FORMAT, "FORMAT", 0, "text (default), json or pprof (with -o)", 0},
 	{"output", 'o', "FILE", 0, "Write to FILE instead of standard output", 0},
+	{"top", OPT_TOP, "N", 0, "Classes and sites shown in text (default 30, 0: all)", 0},
+	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
 	{"verbose", 'v', NULL, 0, "Print each ssh command as it starts", 0},
 	{},
 };
@@ -105,6 +118,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		args.output = arg;
+		break;
+	case OPT_TOP:
+		args.topts.top = cli_number(arg, "--top", 0, 1UL << 31);
+		break;
+	case OPT_PATHS:
+		args.topts.top_stacks = cli_number(arg, "--paths", 0, 1UL << 31);
 		break;
 	case 'v':
 		rbm_verbose++;
@@ -450,8 +469,7 @@ int cmd_fleet(int argc, char **argv)
 		rbm_die("out of memory merging the reports");
 	view = (struct model_view){.model = &model, .summary = &summary, .failed = failed.v,
 				   .nfailed = failed.n, .with_failures = true};
-	status = cli_write_model(&view, args.format, args.output,
-				 &(struct text_options){.top = 30, .top_stacks = 10, .prune = 5});
+	status = cli_write_model(&view, args.format, args.output, &args.topts);
 	if (status || !model.nprocs)
 		status = 1;
 	else if (failed.n)

@@ -381,11 +381,14 @@ static void read_header(struct json_reader *rd, struct report *r, const json_t *
 		       jr_get_str(rd, o, where, "ruby_version", true));
 	r->duration_s = jr_get_real(rd, o, where, "duration_s");
 	s = jr_get_str(rd, o, where, "end_reason", false);
-	if (s) {
+	{
 		char reason[64];
 
-		copy_printable(reason, sizeof(reason), s);
+		/* Writers print it unchecked: never NULL. */
+		copy_printable(reason, sizeof(reason), s ? s : "unknown");
 		r->end_reason = strpool_intern(&r->strings, reason);
+		if (!r->end_reason)
+			r->end_reason = "unknown";
 	}
 	r->target_exited = jr_get_bool(rd, o, where, "target_exited");
 	r->exit_status = (int)jr_get_int(rd, o, where, "exit_status", 0, 255 + 128, -1);
