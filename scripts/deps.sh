@@ -7,6 +7,8 @@ packages=(
 	make gcc clang llvm pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libcriterion-dev
+	libjansson-dev libprotobuf-c-dev protobuf-c-compiler
+	golang-go openssh-client openssh-server
 	ruby ruby-dev
 )
 

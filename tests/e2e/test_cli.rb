@@ -10,7 +10,7 @@ test "cli: --help lists the subcommands and trace's options" do
 end
 
 test "cli: subcommands not yet available exit 2 with one line" do
-  %w[top merge fleet].each do |name|
+  %w[top].each do |name|
     _, err, status = Open3.capture3(RBM, name, "-p", "1")
     check_eq(status.exitstatus, 2, "#{name} exit status")
     check(err.match?(/\Arbmemtrace: #{name} is not yet available \(.*\)\n\z/),

@@ -30,5 +30,14 @@ pid_t cli_process_of(pid_t pid);
 void cli_output_open(struct outfile *o, const char *path);
 /* Commits the report; dies with a one-line error if it could not be written. */
 void cli_output_commit(struct outfile *o);
+/* Merge and fleet: a model written as text, json, pprof or folded stacks (the summary's). */
+enum { MODEL_TEXT, MODEL_JSON, MODEL_PPROF, MODEL_FOLDED };
+struct model_view;
+struct text_options;
+/* The format named arg; dies with a one-line error if unknown. */
+int cli_model_format(const char *arg, bool folded_ok);
+/* Writes v to path (stdout if NULL) in format; 0, or -errno with a warning printed. */
+int cli_write_model(const struct model_view *v, int format, const char *path,
+		    const struct text_options *topts);
 
 #endif

@@ -14,15 +14,3 @@ int cmd_top(int argc, char **argv)
 	(void)argc, (void)argv;
 	return not_yet("top", "a live view of what a Ruby process keeps");
 }
-
-int cmd_merge(int argc, char **argv)
-{
-	(void)argc, (void)argv;
-	return not_yet("merge", "merging JSON reports from several hosts");
-}
-
-int cmd_fleet(int argc, char **argv)
-{
-	(void)argc, (void)argv;
-	return not_yet("fleet", "tracing many hosts over ssh");
-}

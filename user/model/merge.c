@@ -6,7 +6,10 @@
  * the process, and reports of different Ruby versions still line up.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "model_ops.h"
 #include "report.h"
 
 static void add_census(struct census_counts *to, const struct census_counts *from)
@@ -103,4 +106,64 @@ int report_merge(struct report *into, const struct report *from)
 	into->stacks_dropped += from->stacks_dropped;
 	into->stack_errors += from->stack_errors;
 	return 0;
+}
+
+int model_summary(const struct model *m, struct report *sum)
+{
+	size_t i;
+	int err;
+
+	memset(sum, 0, sizeof(*sum));
+	sum->exit_status = -1;
+	sum->end_reason = "merged";
+	for (i = 0; i < m->nprocs; i++) {
+		const struct report *r = m->procs[i];
+
+		err = report_merge(sum, r);
+		if (err)
+			return err;
+		/* One version if they all share it: a reader of the summary may rely on it. */
+		if (i == 0)
+			snprintf(sum->ruby_version, sizeof(sum->ruby_version), "%s",
+				 r->ruby_version);
+		else if (strcmp(sum->ruby_version, r->ruby_version))
+			snprintf(sum->ruby_version, sizeof(sum->ruby_version), "mixed");
+		sum->target_exited = sum->target_exited || r->target_exited;
+	}
+	report_finish(sum);
+	return 0;
+}
+
+int host_failures_add(struct host_failures *f, const char *host, const char *reason)
+{
+	struct host_failure *v = f->v;
+
+	if (f->n == f->cap) {
+		v = realloc(f->v, (f->cap ? f->cap * 2 : 8) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		f->v = v;
+		f->cap = f->cap ? f->cap * 2 : 8;
+	}
+	v[f->n].host = strdup(host);
+	v[f->n].reason = strdup(reason);
+	if (!v[f->n].host || !v[f->n].reason) {
+		free(v[f->n].host);
+		free(v[f->n].reason);
+		return -ENOMEM;
+	}
+	f->n++;
+	return 0;
+}
+
+void host_failures_free(struct host_failures *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		free(f->v[i].host);
+		free(f->v[i].reason);
+	}
+	free(f->v);
+	memset(f, 0, sizeof(*f));
 }

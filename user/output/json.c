@@ -34,15 +34,16 @@ static void write_census_json(FILE *out, const struct census_counts *cc)
 		cc->garbage_end);
 }
 
-static void write_heap_json(FILE *out, const char *name, const struct heap_info *h)
+static void write_heap_json(FILE *out, const char *pad, const char *name,
+			    const struct heap_info *h)
 {
 	if (!h->have)
 		return;
 	fprintf(out,
-		"  \"%s\": {\"slots\": %" PRIu64 ", \"live\": %" PRIu64 ", \"free\": %" PRIu64
+		"%s  \"%s\": {\"slots\": %" PRIu64 ", \"live\": %" PRIu64 ", \"free\": %" PRIu64
 		", \"garbage\": %" PRIu64 ", \"bytes\": %" PRIu64
 		", \"marking\": %s, \"seconds\": %.4f},\n",
-		name, h->slots, h->live, h->free, h->garbage, h->bytes,
+		pad, name, h->slots, h->live, h->free, h->garbage, h->bytes,
 		h->marking ? "true" : "false", h->seconds);
 }
 
@@ -58,20 +59,20 @@ static void write_estimates_json(FILE *out, const struct report *r, const struct
 		fprintf(out, ", \"est_freed\": %" PRIu64, e->freed);
 }
 
-static void write_sampling_json(FILE *out, const struct report *r)
+static void write_sampling_json(FILE *out, const char *pad, const struct report *r)
 {
 	const struct sampling_info *si = &r->sampling;
 
 	if (!si->on) {
-		fprintf(out, "  \"sampling\": null,\n");
+		fprintf(out, "%s  \"sampling\": null,\n", pad);
 		return;
 	}
 	fprintf(out,
-		"  \"sampling\": {\"max_overhead_percent\": %.3g, \"windows\": %" PRIu64
+		"%s  \"sampling\": {\"max_overhead_percent\": %.3g, \"windows\": %" PRIu64
 		", \"window_s\": %.3f, \"estimated_overhead_percent\": %.3f, \"probe_hits\": %" PRIu64
-		", \"traced\": %" PRIu64 ", \"fraction\": %.6f, \"scale\": %.3f%s",
-		si->budget_percent, si->windows, si->window_time_s, si->est_overhead * 100,
-		si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale, "");
+		", \"traced\": %" PRIu64 ", \"fraction\": %.6f, \"scale\": %.3f",
+		pad, si->budget_percent, si->windows, si->window_time_s, si->est_overhead * 100,
+		si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale);
 	if (r->heap_end.have)
 		fprintf(out, ", \"capped_by_census\": %" PRIu64, r->est_capped);
 	fprintf(out, ", \"confidence\": \"%s\"", si->doubt[0] ? "low" : "ok");
@@ -97,17 +98,17 @@ static void write_frames_json(FILE *out, const struct stack *st)
 	}
 }
 
-static void write_stacks_json(FILE *out, const struct report *r)
+static void write_stacks_json(FILE *out, const char *pad, const struct report *r)
 {
 	size_t i;
 
-	fprintf(out, ",\n  \"stack_drops\": {\"truncated\": %" PRIu64 ", \"dropped\": %" PRIu64
-		     ", \"errors\": %" PRIu64 "},\n  \"sites\": [",
-		r->stacks_truncated, r->stacks_dropped, r->stack_errors);
+	fprintf(out, ",\n%s  \"stack_drops\": {\"truncated\": %" PRIu64 ", \"dropped\": %" PRIu64
+		     ", \"errors\": %" PRIu64 "},\n%s  \"sites\": [",
+		pad, r->stacks_truncated, r->stacks_dropped, r->stack_errors, pad);
 	for (i = 0; i < r->nsites; i++) {
 		const struct site_row *site = &r->sites[i];
 
-		fprintf(out, "%s\n    {\"class\": ", i ? "," : "");
+		fprintf(out, "%s\n%s    {\"class\": ", i ? "," : "", pad);
 		json_write_string(out, site->class_name);
 		fprintf(out, ", \"path\": ");
 		json_write_string(out, site->path);
@@ -119,11 +120,12 @@ static void write_stacks_json(FILE *out, const struct report *r)
 		write_ages_json(out, &site->ages);
 		fputc('}', out);
 	}
-	fprintf(out, "%s],\n  \"stacks\": [", r->nsites ? "\n  " : "");
+	fprintf(out, "%s%s],\n%s  \"stacks\": [", r->nsites ? "\n  " : "", r->nsites ? pad : "",
+		pad);
 	for (i = 0; i < r->nstacks; i++) {
 		const struct stack_row *row = &r->stacks[i];
 
-		fprintf(out, "%s\n    {\"class\": ", i ? "," : "");
+		fprintf(out, "%s\n%s    {\"class\": ", i ? "," : "", pad);
 		json_write_string(out, row->class_name);
 		fprintf(out, ", \"allocated\": %" PRIu64 ", \"retained\": %" PRIu64
 			     ", \"young\": %" PRIu64,
@@ -135,18 +137,18 @@ static void write_stacks_json(FILE *out, const struct report *r)
 		write_frames_json(out, row->stack);
 		fprintf(out, "]}");
 	}
-	fprintf(out, "%s]", r->nstacks ? "\n  " : "");
+	fprintf(out, "%s%s]", r->nstacks ? "\n  " : "", r->nstacks ? pad : "");
 }
 
-static void write_suspects_json(FILE *out, const struct report *r)
+static void write_suspects_json(FILE *out, const char *pad, const struct report *r)
 {
 	size_t i;
 
-	fprintf(out, ",\n  \"suspects\": [");
+	fprintf(out, ",\n%s  \"suspects\": [", pad);
 	for (i = 0; i < r->nsuspects; i++) {
 		const struct suspect *s = &r->suspects[i];
 
-		fprintf(out, "%s\n    {\"class\": ", i ? "," : "");
+		fprintf(out, "%s\n%s    {\"class\": ", i ? "," : "", pad);
 		json_write_string(out, s->class_name);
 		fprintf(out, ", \"old_retained\": %" PRIu64 ", \"bytes\": %" PRIu64, s->old_retained,
 			s->bytes);
@@ -166,44 +168,61 @@ static void write_suspects_json(FILE *out, const struct report *r)
 		}
 		fputc('}', out);
 	}
-	fprintf(out, "%s]", r->nsuspects ? "\n  " : "");
+	fprintf(out, "%s%s]", r->nsuspects ? "\n  " : "", r->nsuspects ? pad : "");
 }
 
-void report_write_json(FILE *out, const struct report *r)
+/* Which process: written in a model's reports (merge, fleet), where several meet. */
+static void write_identity_json(FILE *out, const char *pad, const struct report *r)
 {
+	fprintf(out, "%s  \"ns_pid\": %d,\n%s  \"host\": ", pad, r->ns_pid, pad);
+	json_write_string(out, r->host);
+	fprintf(out, ",\n%s  \"command\": ", pad);
+	json_write_string(out, r->command);
+	fprintf(out, ",\n");
+}
+
+void report_write_json_object(FILE *out, const struct report *r, unsigned indent, bool identity)
+{
+	char pad[64];
 	size_t i;
 
-	fprintf(out, "{\n  \"pid\": %d,\n  \"ruby_version\": ", r->pid);
+	/* Inside a model's "processes" array the object is indented; its keys follow. */
+	snprintf(pad, sizeof(pad), "%*s", (int)(indent < sizeof(pad) ? indent : sizeof(pad) - 1),
+		 "");
+	fprintf(out, "{\n%s  \"pid\": %d,\n", pad, r->pid);
+	if (identity)
+		write_identity_json(out, pad, r);
+	fprintf(out, "%s  \"ruby_version\": ", pad);
 	json_write_string(out, r->ruby_version);
-	fprintf(out, ",\n  \"duration_s\": %.3f,\n  \"end_reason\": ", r->duration_s);
+	fprintf(out, ",\n%s  \"duration_s\": %.3f,\n%s  \"end_reason\": ", pad, r->duration_s, pad);
 	json_write_string(out, r->end_reason);
-	fprintf(out, ",\n  \"target_exited\": %s,\n", r->target_exited ? "true" : "false");
+	fprintf(out, ",\n%s  \"target_exited\": %s,\n", pad, r->target_exited ? "true" : "false");
 	if (r->exit_status >= 0)
-		fprintf(out, "  \"exit_status\": %d,\n", r->exit_status);
-	fprintf(out, "  \"gc_runs\": %" PRIu64 ",\n", r->gc_runs);
+		fprintf(out, "%s  \"exit_status\": %d,\n", pad, r->exit_status);
+	fprintf(out, "%s  \"gc_runs\": %" PRIu64 ",\n", pad, r->gc_runs);
 	fprintf(out,
-		"  \"compaction\": {\"count\": %" PRIu64 ", \"followed\": %" PRIu64
+		"%s  \"compaction\": {\"count\": %" PRIu64 ", \"followed\": %" PRIu64
 		", \"not_followed\": %" PRIu64 "},\n",
-		r->compactions, r->moved_followed, r->totals.not_followed);
-	fprintf(out, "  \"dropped\": {\"header_read_errors\": %" PRIu64 ", \"class_overflow\": %" PRIu64
-		     "},\n",
-		r->header_read_errors, r->class_overflow);
+		pad, r->compactions, r->moved_followed, r->totals.not_followed);
+	fprintf(out, "%s  \"dropped\": {\"header_read_errors\": %" PRIu64
+		     ", \"class_overflow\": %" PRIu64 "},\n",
+		pad, r->header_read_errors, r->class_overflow);
 	if (r->have_gc_counts)
-		fprintf(out, "  \"gc_stat\": {\"total_allocated_objects\": %" PRIu64
+		fprintf(out, "%s  \"gc_stat\": {\"total_allocated_objects\": %" PRIu64
 			     ", \"total_freed_objects\": %" PRIu64 "},\n",
-			r->gc_allocated, r->gc_freed);
-	write_sampling_json(out, r);
-	write_heap_json(out, "heap_start", &r->heap_start);
-	write_heap_json(out, "heap_end", &r->heap_end);
-	fprintf(out, "  \"age_buckets\": [");
+			pad, r->gc_allocated, r->gc_freed);
+	write_sampling_json(out, pad, r);
+	write_heap_json(out, pad, "heap_start", &r->heap_start);
+	write_heap_json(out, pad, "heap_end", &r->heap_end);
+	fprintf(out, "%s  \"age_buckets\": [", pad);
 	for (i = 0; i < AGE_BUCKETS; i++)
 		fprintf(out, "%s%" PRIu64, i ? ", " : "", age_bucket_low(i));
-	fprintf(out, "],\n  \"totals\": {");
+	fprintf(out, "],\n%s  \"totals\": {", pad);
 	write_counts_json(out, &r->totals);
 	write_estimates_json(out, r, &r->est_totals, true);
-	fprintf(out, "},\n  \"classes\": [");
+	fprintf(out, "},\n%s  \"classes\": [", pad);
 	for (i = 0; i < r->nrows; i++) {
-		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+		fprintf(out, "%s\n%s    {\"name\": ", i ? "," : "", pad);
 		json_write_string(out, r->rows[i].name);
 		fprintf(out, ", ");
 		write_counts_json(out, &r->rows[i].counts);
@@ -212,9 +231,15 @@ void report_write_json(FILE *out, const struct report *r)
 		write_ages_json(out, &r->rows[i].ages);
 		fputc('}', out);
 	}
-	fprintf(out, "%s]", r->nrows ? "\n  " : "");
-	write_suspects_json(out, r);
+	fprintf(out, "%s%s]", r->nrows ? "\n  " : "", r->nrows ? pad : "");
+	write_suspects_json(out, pad, r);
 	if (r->with_stacks)
-		write_stacks_json(out, r);
-	fprintf(out, "\n}\n");
+		write_stacks_json(out, pad, r);
+	fprintf(out, "\n%s}", pad);
+}
+
+void report_write_json(FILE *out, const struct report *r)
+{
+	report_write_json_object(out, r, 0, false);
+	fputc('\n', out);
 }

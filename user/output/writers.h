@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include "model_ops.h"
 #include "report.h"
 
 struct text_options {
@@ -20,11 +21,40 @@ struct text_options {
 
 void report_write_text(FILE *out, const struct report *r, const struct text_options *opts);
 void report_write_json(FILE *out, const struct report *r);
+/*
+ * One report as a JSON object, "{" to "}" with no newline after, its keys
+ * indented by indent + 2 spaces; identity adds ns_pid, host and command
+ * (a model's processes).  report_write_json is this at 0, without identity.
+ */
+void report_write_json_object(FILE *out, const struct report *r, unsigned indent, bool identity);
 /* flamegraph.pl's folded format, weighted by retained objects; the class is the leaf. */
 void report_write_folded(FILE *out, const struct report *r);
 
 /* rbmemtrace census: the heap by class, most live objects first; top 0 shows all. */
 void report_write_census_text(FILE *out, const struct report *r, size_t top);
 void report_write_census_json(FILE *out, const struct report *r);
+
+/*
+ * A model: its processes, their summary (model_summary) and the hosts that
+ * failed.  The writers of a model only read it.
+ */
+struct model_view {
+	const struct model *model;
+	const struct report *summary;
+	const struct host_failure *failed;
+	size_t nfailed;
+	bool with_failures; /* list failed_hosts even when empty (fleet) */
+};
+
+/*
+ * One process: today's single-report object plus host, command, ns_pid (and
+ * failed_hosts if any).  Several: {"rbmemtrace_version", "processes": [...],
+ * "failed_hosts": [...], "summary": {...}}.
+ */
+void model_write_json(FILE *out, const struct model_view *v);
+/* The summary as report_write_text prints it, after a table of the processes. */
+void model_write_text(FILE *out, const struct model_view *v, const struct text_options *opts);
+/* gzip-compressed profile.proto (pprof): 0, or -errno when writing failed. */
+int model_write_pprof(FILE *out, const struct model_view *v);
 
 #endif

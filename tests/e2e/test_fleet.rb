@@ -1,0 +1,172 @@
+# rbmemtrace fleet: two sshd on loopback addresses (127.0.0.2 and .3, a free
+# port, keys made here, no PAM) and a third address where nothing listens.
+# Each "host" runs the built rbmemtrace on a scenario; the reports merge.
+require "socket"
+
+FLEET_SCENARIO = File.join(SCENARIOS, "fleet_leak.rb")
+
+def free_port(addr)
+  s = TCPServer.new(addr, 0)
+  s.addr[1]
+ensure
+  s&.close
+end
+
+def wait_listening(addr, port, pid)
+  deadline = Time.now + 10
+  loop do
+    TCPSocket.new(addr, port).close
+    return
+  rescue SystemCallError
+    raise Failure, "sshd on #{addr}:#{port} exited" if Process.waitpid(pid, Process::WNOHANG)
+    raise Failure, "sshd on #{addr}:#{port} not listening after 10 s" if Time.now > deadline
+
+    sleep 0.05
+  end
+end
+
+# Yields [ssh options, port] with sshd listening on each of addrs; all stopped after.
+def with_sshds(addrs)
+  Dir.mktmpdir("rbm-sshd-") do |dir|
+    %w[host_key id].each do |k|
+      _, err, st = Open3.capture3("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                                  File.join(dir, k))
+      check(st.success?, "ssh-keygen: #{err}")
+    end
+    File.write(File.join(dir, "authorized_keys"), File.read(File.join(dir, "id.pub")))
+    # sshd insists on its privilege separation directory.
+    Dir.mkdir("/run/sshd", 0o755) unless Dir.exist?("/run/sshd")
+    port = free_port(addrs.first)
+    pids = addrs.map do |addr|
+      conf = File.join(dir, "sshd_#{addr}.conf")
+      File.write(conf, <<~CONF)
+        Port #{port}
+        ListenAddress #{addr}
+        HostKey #{dir}/host_key
+        PidFile #{dir}/sshd_#{addr}.pid
+        AuthorizedKeysFile #{dir}/authorized_keys
+        PermitRootLogin prohibit-password
+        PubkeyAuthentication yes
+        PasswordAuthentication no
+        KbdInteractiveAuthentication no
+        UsePAM no
+        StrictModes no
+        LogLevel ERROR
+      CONF
+      Process.spawn("/usr/sbin/sshd", "-D", "-e", "-f", conf, err: File::NULL, pgroup: true)
+    end
+    begin
+      addrs.zip(pids).each { |addr, pid| wait_listening(addr, port, pid) }
+      opts = ["IdentityFile=#{dir}/id", "StrictHostKeyChecking=no",
+              "UserKnownHostsFile=/dev/null", "LogLevel=ERROR"]
+      yield opts.flat_map { |o| ["--ssh-option", o] }, port
+    ensure
+      pids.each do |pid|
+        Process.kill("TERM", -pid) rescue nil
+        Process.wait(pid) rescue nil
+      end
+    end
+  end
+end
+
+# Runs rbmemtrace fleet, bounded: [stdout, stderr, status].
+def run_fleet(*argv, timeout: 60)
+  out = err = nil
+  status = nil
+  Open3.popen3(RBM, "fleet", *argv) do |sin, sout, serr, thr|
+    sin.close
+    reader = Thread.new { [sout.read, serr.read] }
+    unless thr.join(timeout)
+      # Ctrl-C first: fleet ends its ssh children, which KILL would leave behind.
+      Process.kill("INT", thr.pid)
+      Process.kill("KILL", thr.pid) unless thr.join(5)
+      raise Failure, "rbmemtrace fleet did not finish in #{timeout} s"
+    end
+    out, err = reader.value
+    status = thr.value
+  end
+  [out, err, status]
+end
+
+test "fleet: two hosts merge, a dead one is reported, exit 4" do
+  with_sshds(%w[127.0.0.2 127.0.0.3]) do |ssh_opts, port|
+    hosts = "root@127.0.0.2:#{port},127.0.0.3:#{port},127.0.0.4:#{port}"
+    Dir.mktmpdir do |dir|
+      json = File.join(dir, "fleet.json")
+      started = Time.now
+      _, err, status = run_fleet("--hosts", hosts, *ssh_opts, "--remote-path", RBM,
+                                 "--timeout", "50", "--format", "json", "-o", json,
+                                 "--", "--depth", "16", "--", "ruby", FLEET_SCENARIO)
+      check_eq(status.exitstatus, 4, "exit status (stderr: #{err})")
+      check(Time.now - started < 55, "fleet took #{Time.now - started} s")
+      check(err.match?(/^rbmemtrace: warning: 127\.0\.0\.4: ssh: connect to host 127\.0\.0\.4 port #{port}: Connection refused$/),
+            "dead host's reason on stderr: #{err}")
+      m = JSON.parse(File.read(json))
+      check_eq(m["processes"].map { |p| p["host"] }.sort, %w[127.0.0.2 127.0.0.3], "hosts")
+      check_eq(m["failed_hosts"].map { |f| f["host"] }, ["127.0.0.4"], "failed hosts")
+      check(m["failed_hosts"][0]["reason"].include?("Connection refused"),
+            "reason: #{m["failed_hosts"][0]["reason"]}")
+      m["processes"].each do |p|
+        check_eq(class_row(p, "FleetLeak")["retained"], 30_000, "#{p["host"]} FleetLeak retained")
+      end
+      check_eq(m["processes"].map { |p| p["pid"] }.uniq.size, 2, "two processes")
+      check_eq(class_row(m["summary"], "FleetLeak")["retained"], 60_000, "summary FleetLeak")
+      %w[allocated freed retained].each do |k|
+        check_eq(m["summary"]["totals"][k], m["processes"].sum { |p| p["totals"][k] },
+                 "summary #{k}")
+      end
+    end
+  end
+end
+
+# ssh's end does not reach a remote command without a terminal: the test stops it.
+def kill_hang(pid_file)
+  pid = File.exist?(pid_file) && File.read(pid_file).to_i
+  Process.kill("KILL", pid) if pid && pid > 0
+rescue SystemCallError
+  nil
+ensure
+  File.delete(pid_file) if File.exist?(pid_file)
+end
+
+test "fleet: a wrong remote path, and a timeout, are reasons; none merged is exit 1" do
+  with_sshds(%w[127.0.0.2]) do |ssh_opts, port|
+    _, err, status = run_fleet("--hosts", "127.0.0.2:#{port}", *ssh_opts,
+                               "--remote-path", "/nonexistent/rbmemtrace", "--format", "json",
+                               "--", "-p", "1", "-d", "1")
+    check_eq(status.exitstatus, 1, "exit status (stderr: #{err})")
+    check(err.include?("127.0.0.2: no rbmemtrace at /nonexistent/rbmemtrace on the host"),
+          "missing rbmemtrace: #{err}")
+    Dir.mktmpdir do |dir|
+      # A "rbmemtrace" that never answers; killed with its ssh when the time is up.
+      hang = File.join(dir, "hang")
+      hang_pid = File.join(dir, "hang.pid")
+      File.write(hang, "#!/bin/sh\necho $$ > #{hang_pid}\nexec sleep 60\n")
+      File.chmod(0o755, hang)
+      started = Time.now
+      _, err, status = run_fleet("--hosts", "127.0.0.2:#{port}", *ssh_opts, "--remote-path",
+                                 hang, "--timeout", "6", "--", "-p", "1")
+      check_eq(status.exitstatus, 1, "exit status (stderr: #{err})")
+      check(err.include?("127.0.0.2: timed out after 6 s"), "timeout: #{err}")
+      check(Time.now - started < 15, "the timeout took #{Time.now - started} s")
+      # Ctrl-C: ssh is ended at once, the host reported as interrupted.
+      kill_hang(hang_pid)
+      Open3.popen3(RBM, "fleet", "--hosts", "127.0.0.2:#{port}", *ssh_opts, "--remote-path",
+                   hang, "--", "-p", "1") do |sin, sout, serr, thr|
+        sin.close
+        Timeout.timeout(20) { sleep 0.1 until File.exist?(hang_pid) }
+        Process.kill("INT", thr.pid)
+        raise Failure, "fleet did not stop on SIGINT" unless thr.join(10)
+
+        err = serr.read
+        check_eq(thr.value.exitstatus, 1, "exit status after Ctrl-C (#{err})")
+        check(err.include?("127.0.0.2: interrupted before it reported"), err)
+        sout.read
+      end
+      ssh_left = `pgrep -f -- '-o BatchMode=yes.*127\\.0\\.0\\.2'`.split
+      check(ssh_left.empty?, "ssh left running: #{ssh_left}")
+    ensure
+      kill_hang(hang_pid)
+    end
+  end
+end

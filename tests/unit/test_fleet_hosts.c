@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fleet's pure parts: host specs, the remote command's quoting, timeouts, reasons. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "fleet_hosts.h"
+
+static void host_ok(const char *spec, const char *dest, const char *name, const char *port)
+{
+	struct fleet_host h;
+	char err[256] = "";
+
+	cr_assert_eq(fleet_parse_host(spec, &h, err, sizeof(err)), 0, "%s: %s", spec, err);
+	cr_expect_str_eq(h.dest, dest, "%s", spec);
+	cr_expect_str_eq(h.name, name, "%s", spec);
+	cr_expect_str_eq(h.port, port, "%s", spec);
+}
+
+static void host_bad(const char *spec)
+{
+	struct fleet_host h;
+	char err[256] = "";
+
+	cr_expect_eq(fleet_parse_host(spec, &h, err, sizeof(err)), -1, "accepted %s", spec);
+	cr_expect(strstr(err, "host") != NULL, "%s", err);
+}
+
+Test(fleet_hosts, parse)
+{
+	host_ok("web1", "web1", "web1", "");
+	host_ok("root@127.0.0.2:2222", "root@127.0.0.2", "127.0.0.2", "2222");
+	host_ok("deploy@web1.example.com", "deploy@web1.example.com", "web1.example.com", "");
+	host_ok("[::1]:22", "::1", "::1", "22");
+	host_ok("u@[fe80::1]", "u@fe80::1", "fe80::1", "");
+	host_ok("fe80::1", "fe80::1", "fe80::1", "");
+	host_bad("");
+	host_bad("-oProxyCommand=x");
+	host_bad("u@-oProxyCommand=x");
+	host_bad("web1:0");
+	host_bad("web1:70000");
+	host_bad("web1:22x");
+	host_bad("web 1");
+	host_bad("web1;reboot");
+	host_bad("[::1]x");
+}
+
+Test(fleet_hosts, remote_command_quotes_every_word)
+{
+	char *trace[] = {"-p", "42", "--class", "It's $(rm -rf /)"};
+	char *cmd = fleet_remote_command("/opt/rbm tool/rbmemtrace", trace, 4);
+
+	cr_expect_str_eq(cmd, "'/opt/rbm tool/rbmemtrace' --format json '-p' '42' '--class' "
+			      "'It'\\''s $(rm -rf /)'");
+	free(cmd);
+}
+
+Test(fleet_hosts, timeouts_and_forbidden_options)
+{
+	char *d1[] = {"-p", "1", "-d", "10"}, *d2[] = {"--duration=2.5"}, *d3[] = {"-d7"};
+	char *none[] = {"-p", "1"}, *cmd[] = {"--", "ruby", "-d", "5"};
+	char *fmt[] = {"-p", "1", "--format", "text"}, *out[] = {"-o", "x"};
+
+	cr_expect_float_eq(fleet_default_timeout(d1, 4, 30, 120), 40, 1e-9);
+	cr_expect_float_eq(fleet_default_timeout(d2, 1, 30, 120), 32.5, 1e-9);
+	cr_expect_float_eq(fleet_default_timeout(d3, 1, 30, 120), 37, 1e-9);
+	cr_expect_float_eq(fleet_default_timeout(none, 2, 30, 120), 120, 1e-9);
+	cr_expect_float_eq(fleet_default_timeout(cmd, 4, 30, 120), 120, 1e-9,
+			   "-d of the command is not ours");
+	cr_expect_str_eq(fleet_forbidden_option(fmt, 4), "--format");
+	cr_expect_str_eq(fleet_forbidden_option(out, 2), "-o");
+	cr_expect_null(fleet_forbidden_option(cmd, 4));
+	cr_expect_null(fleet_forbidden_option(none, 2));
+}
+
+Test(fleet_hosts, report_start_skips_command_output)
+{
+	static const char plain[] = "{\n  \"pid\": 1\n}\n";
+	static const char after[] = "served 3 requests\n{ not this\n{\n  \"pid\": 1\n}\n";
+
+	cr_expect_eq(fleet_report_start(plain, strlen(plain)), 0);
+	cr_expect_str_eq(after + fleet_report_start(after, strlen(after)), "{\n  \"pid\": 1\n}\n");
+}
+
+static void reason_is(struct fleet_outcome o, const char *want)
+{
+	char buf[512];
+
+	o.remote_path = o.remote_path ? o.remote_path : "/usr/bin/rbmemtrace";
+	o.stderr_tail = o.stderr_tail ? o.stderr_tail : "";
+	fleet_failure_reason(&o, buf, sizeof(buf));
+	cr_expect_str_eq(buf, want);
+}
+
+Test(fleet_hosts, reasons)
+{
+	reason_is((struct fleet_outcome){.wait_status = 255 << 8,
+					 .stderr_tail = "ssh: connect to host h port 22: "
+							"Connection refused\r\n"},
+		  "ssh: connect to host h port 22: Connection refused");
+	reason_is((struct fleet_outcome){.wait_status = 255 << 8,
+					 .stderr_tail = "root@h: Permission denied (publickey).\n"},
+		  "ssh: root@h: Permission denied (publickey).");
+	reason_is((struct fleet_outcome){.wait_status = 127 << 8,
+					 .stderr_tail = "bash: line 1: /usr/bin/rbmemtrace: No such "
+							"file or directory\n"},
+		  "no rbmemtrace at /usr/bin/rbmemtrace on the host (bash: line 1: "
+		  "/usr/bin/rbmemtrace: No such file or directory)");
+	reason_is((struct fleet_outcome){.wait_status = 1 << 8,
+					 .stderr_tail = "rbmemtrace: not enough privileges: run as "
+							"root\nsome other line\n"},
+		  "rbmemtrace exited with status 1: rbmemtrace: not enough privileges: run as root");
+	reason_is((struct fleet_outcome){.wait_status = 1 << 8,
+					 .stderr_tail = "rbmemtrace: process 42 not found\n"},
+		  "rbmemtrace exited with status 1: rbmemtrace: process 42 not found");
+	reason_is((struct fleet_outcome){.timed_out = true, .timeout = 40}, "timed out after 40 s (--timeout)");
+	reason_is((struct fleet_outcome){.interrupted = true}, "interrupted before it reported");
+	reason_is((struct fleet_outcome){.read_error = "h's report: malformed JSON at line 3"},
+		  "malformed report: h's report: malformed JSON at line 3");
+	reason_is((struct fleet_outcome){.wait_status = 0}, "no report");
+	reason_is((struct fleet_outcome){.wait_status = SIGKILL}, "ssh killed by signal 9");
+}

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rbmemtrace fleet --hosts ... -- TRACE OPTIONS: runs `rbmemtrace --format
+ * json TRACE OPTIONS` on every host over OpenSSH, a few at a time, reads the
+ * reports they print and merges them into one model (each host's processes
+ * kept, their sum the summary).  A host that fails is listed with why, and
+ * the others still merge.  ssh runs in its own process group, killed on
+ * timeout and on Ctrl-C: nothing is left behind here.
+ */
+#define _GNU_SOURCE /* pipe2 */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "diag.h"
+#include "fleet_hosts.h"
+#include "json_read.h"
+#include "writers.h"
+
+/* Some hosts failed, at least one merged; none merged is 1, as any error. */
+#define EXIT_SOME_FAILED 4
+#define MAX_SSH_OPTIONS 64
+#define DEFAULT_TIMEOUT 120.0
+#define DURATION_MARGIN 30.0 /* attach, final pass and ssh set-up, beyond -d */
+
+static struct fleet_args {
+	const char *hosts;
+	const char *ssh_options[MAX_SSH_OPTIONS];
+	int nssh_options;
+	unsigned long parallel;
+	double timeout;
+	const char *remote_path;
+	int format;
+	const char *output;
+	char **trace;
+	int ntrace;
+	struct text_options topts;
+} args = {
+	.parallel = 8,
+	.topts = {.top = 30, .top_stacks = 10, .prune = 5},
+	.remote_path = "rbmemtrace",
+};
+
+static const char doc[] =
+	"Trace Ruby processes on many hosts over ssh and merge their reports: runs "
+	"`REMOTE_PATH --format json TRACE OPTIONS` on each host (ssh -o BatchMode=yes), "
+	"collects the JSON reports and writes their model, each host's processes and their "
+	"sum.\n"
+	"\n"
+	"HOSTS: a file with one [user@]host[:port] per line (# comments), or a comma-separated "
+	"list.  Exit status: 0 when every host answered; 4 when some failed (each listed with "
+	"its reason on stderr and in the output) but at least one merged; 1 when none did.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    rbmemtrace fleet --hosts web1,web2 -- -p 1234 -d 30\n"
+	"    rbmemtrace fleet --hosts hosts.txt --format pprof -o fleet.pb.gz -- -p 1234 -d 10";
+
+enum {
+	OPT_HOSTS = 0x100,
+	OPT_SSH_OPTION,
+	OPT_PARALLEL,
+	OPT_TIMEOUT,
+	OPT_REMOTE_PATH,
+	OPT_FORMAT,
+	OPT_TOP,
+	OPT_PATHS,
+};
+
+static const struct argp_option opts[] = {
+	{"hosts", OPT_HOSTS, "FILE|H1,H2,...", 0, "The hosts: a file, or a comma-separated list", 0},
+	{"ssh-option", OPT_SSH_OPTION, "OPT", 0,
+	 "Passed to ssh as -o OPT (repeatable), e.g. IdentityFile=~/.ssh/fleet", 0},
+	{"parallel", OPT_PARALLEL, "N", 0, "Hosts traced at once (default 8)", 0},
+	{"timeout", OPT_TIMEOUT, "SECONDS", 0,
+	 "Per host, ssh included (default: -d plus 30 s, or 120 s)", 0},
+	{"remote-path", OPT_REMOTE_PATH, "PATH", 0, "rbmemtrace on the hosts (default: rbmemtrace)",
+	 0},
+	{"format", OPT_FORMAT, "FORMAT", 0, "text (default), json or pprof (with -o)", 0},
+	{"output", 'o', "FILE", 0, "Write to FILE instead of standard output", 0},
+	{"top", OPT_TOP, "N", 0, "Classes and sites shown in text (default 30, 0: all)", 0},
+	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
+	{"verbose", 'v', NULL, 0, "Print each ssh command as it starts", 0},
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	(void)state;
+	switch (key) {
+	case OPT_HOSTS:
+		args.hosts = arg;
+		break;
+	case OPT_SSH_OPTION:
+		if (args.nssh_options == MAX_SSH_OPTIONS)
+			rbm_die("too many --ssh-option (at most %d)", MAX_SSH_OPTIONS);
+		args.ssh_options[args.nssh_options++] = arg;
+		break;
+	case OPT_PARALLEL:
+		args.parallel = cli_number(arg, "--parallel", 1, 1024);
+		break;
+	case OPT_TIMEOUT:
+		if (cli_real(arg, &args.timeout) || !(args.timeout > 0))
+			rbm_die("invalid --timeout: %s (expected seconds > 0)", arg);
+		break;
+	case OPT_REMOTE_PATH:
+		args.remote_path = arg;
+		break;
+	case OPT_FORMAT:
+		args.format = cli_model_format(arg, false);
+		break;
+	case 'o':
+		args.output = arg;
+		break;
+	case OPT_TOP:
+		args.topts.top = cli_number(arg, "--top", 0, 1UL << 31);
+		break;
+	case OPT_PATHS:
+		args.topts.top_stacks = cli_number(arg, "--paths", 0, 1UL << 31);
+		break;
+	case 'v':
+		rbm_verbose++;
+		break;
+	case ARGP_KEY_ARG:
+		rbm_die("fleet: unexpected %s: trace options go after -- (see --help)", arg);
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* One host's ssh, while it runs and once it ended. */
+struct job {
+	struct fleet_host host;
+	pid_t pid; /* also its process group */
+	int out_fd, err_fd;
+	char *out;
+	size_t out_len, out_cap;
+	char err_tail[2048];
+	size_t err_len;
+	double started, kill_at; /* kill_at: SIGKILL if still there (after a SIGTERM) */
+	bool running, done, timed_out, interrupted, too_big;
+	int wait_status;
+};
+
+static struct job *jobs;
+static size_t njobs;
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ssh -o BatchMode=yes [-o OPT]... [-p PORT] DEST 'PATH' --format json 'ARG'... */
+static void exec_ssh(const struct job *j, const char *command)
+{
+	const char *argv[2 * MAX_SSH_OPTIONS + 16];
+	char connect_timeout[64];
+	int i, n = 0, devnull;
+
+	argv[n++] = "ssh";
+	argv[n++] = "-o";
+	argv[n++] = "BatchMode=yes"; /* never a password prompt: fail instead */
+	/* The user's options first: for ssh the first value given wins. */
+	for (i = 0; i < args.nssh_options; i++) {
+		argv[n++] = "-o";
+		argv[n++] = args.ssh_options[i];
+	}
+	snprintf(connect_timeout, sizeof(connect_timeout), "ConnectTimeout=%d",
+		 args.timeout < 30 ? (int)args.timeout + 1 : 30);
+	argv[n++] = "-o";
+	argv[n++] = connect_timeout;
+	if (j->host.port[0]) {
+		argv[n++] = "-p";
+		argv[n++] = j->host.port;
+	}
+	argv[n++] = j->host.dest;
+	argv[n++] = command;
+	argv[n] = NULL;
+	devnull = open("/dev/null", O_RDONLY);
+	if (devnull >= 0)
+		dup2(devnull, STDIN_FILENO);
+	execvp("ssh", (char **)argv);
+	fprintf(stderr, "cannot run ssh: %s\n", strerror(errno));
+	_exit(FLEET_EXIT_NO_SSH);
+}
+
+static void start(struct job *j, const char *command)
+{
+	int out[2], err[2];
+
+	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		rbm_die("pipe: %s", strerror(errno));
+	rbm_info("%s: ssh%s%s %s %s", j->host.name, j->host.port[0] ? " -p " : "", j->host.port,
+		 j->host.dest, command);
+	j->pid = fork();
+	if (j->pid < 0)
+		rbm_die("fork: %s", strerror(errno));
+	if (j->pid == 0) {
+		/* Its own group: Ctrl-C reaches us, and we end ssh and all it started. */
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		dup2(out[1], STDOUT_FILENO);
+		dup2(err[1], STDERR_FILENO);
+		exec_ssh(j, command);
+	}
+	setpgid(j->pid, j->pid); /* also here: no race with a kill before the child ran */
+	close(out[1]);
+	close(err[1]);
+	j->out_fd = out[0];
+	j->err_fd = err[0];
+	j->started = now();
+	j->running = true;
+}
+
+static void terminate(struct job *j)
+{
+	if (!j->running || j->kill_at)
+		return;
+	kill(-j->pid, SIGTERM);
+	j->kill_at = now() + 2;
+}
+
+/* rbm_die's hook: no ssh outlives us. */
+static void kill_all(void *ctx)
+{
+	size_t i;
+
+	(void)ctx;
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].running)
+			kill(-jobs[i].pid, SIGKILL);
+}
+
+static void read_out(struct job *j)
+{
+	ssize_t n;
+
+	if (j->out_len == j->out_cap) {
+		size_t cap = j->out_cap ? j->out_cap * 2 : 65536;
+		char *bigger = realloc(j->out, cap + 1);
+
+		if (!bigger)
+			rbm_die("out of memory reading %s's report", j->host.name);
+		j->out = bigger;
+		j->out_cap = cap;
+	}
+	n = read(j->out_fd, j->out + j->out_len, j->out_cap - j->out_len);
+	if (n > 0) {
+		j->out_len += n;
+		if (j->out_len > (MAX_REPORT_MIB << 20)) {
+			j->too_big = true;
+			terminate(j);
+		}
+	} else if (n == 0 || errno != EINTR) {
+		close(j->out_fd);
+		j->out_fd = -1;
+	}
+}
+
+/* Keeps the last bytes of stderr: the reason is in its last lines. */
+static void read_err(struct job *j)
+{
+	char buf[1024];
+	ssize_t n = read(j->err_fd, buf, sizeof(buf));
+	size_t keep;
+
+	if (n <= 0) {
+		if (n == 0 || errno != EINTR) {
+			close(j->err_fd);
+			j->err_fd = -1;
+		}
+		return;
+	}
+	/* buf is smaller than the tail: keep the tail's end, then append. */
+	keep = sizeof(j->err_tail) - 1 - n;
+	if (j->err_len > keep) {
+		memmove(j->err_tail, j->err_tail + j->err_len - keep, keep);
+		j->err_len = keep;
+	}
+	memcpy(j->err_tail + j->err_len, buf, n);
+	j->err_len += n;
+	j->err_tail[j->err_len] = '\0';
+}
+
+static void reap(struct job *j)
+{
+	if (j->out_fd >= 0 || j->err_fd >= 0)
+		return;
+	if (waitpid(j->pid, &j->wait_status, WNOHANG) != j->pid)
+		return;
+	j->running = false;
+	j->done = true;
+}
+
+/* One round: wait for output or a deadline, read, kill the late, reap the ended. */
+static void step(size_t *nrunning)
+{
+	struct pollfd fds[2 * 1024];
+	struct job *owner[2 * 1024];
+	double t = now();
+	size_t i, n = 0;
+
+	for (i = 0; i < njobs; i++) {
+		struct job *j = &jobs[i];
+
+		if (!j->running)
+			continue;
+		if (stop_requested && !j->interrupted) {
+			j->interrupted = true;
+			terminate(j);
+		}
+		if (!j->kill_at && t - j->started > args.timeout) {
+			j->timed_out = true;
+			terminate(j);
+		}
+		if (j->kill_at && t > j->kill_at)
+			kill(-j->pid, SIGKILL);
+		/* Something outside the group may hold the pipes: stop waiting for them. */
+		if (j->kill_at && t > j->kill_at + 2) {
+			if (j->out_fd >= 0)
+				close(j->out_fd);
+			if (j->err_fd >= 0)
+				close(j->err_fd);
+			j->out_fd = j->err_fd = -1;
+		}
+		if (j->out_fd >= 0) {
+			fds[n] = (struct pollfd){.fd = j->out_fd, .events = POLLIN};
+			owner[n++] = j;
+		}
+		if (j->err_fd >= 0) {
+			fds[n] = (struct pollfd){.fd = j->err_fd, .events = POLLIN};
+			owner[n++] = j;
+		}
+	}
+	/* Deadlines are checked every 200 ms; a signal wakes poll at once. */
+	if (poll(fds, n, 200) > 0)
+		for (i = 0; i < n; i++) {
+			if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (fds[i].fd == owner[i]->out_fd)
+				read_out(owner[i]);
+			else
+				read_err(owner[i]);
+		}
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].running) {
+			reap(&jobs[i]);
+			if (jobs[i].done)
+				(*nrunning)--;
+		}
+}
+
+/* Reads what a host printed into the model, or says why it could not. */
+static void collect(struct job *j, struct model *m, struct host_failures *failed)
+{
+	struct fleet_outcome o = {.interrupted = j->interrupted, .timed_out = j->timed_out,
+				  .too_big = j->too_big, .timeout = args.timeout,
+				  .wait_status = j->wait_status, .stderr_tail = j->err_tail,
+				  .remote_path = args.remote_path};
+	size_t before = m->nprocs, i, at;
+	char err[512], reason[640], name[300];
+
+	snprintf(name, sizeof(name), "%s's report", j->host.name);
+	if (!o.interrupted && !o.timed_out && !o.too_big && j->out_len) {
+		at = fleet_report_start(j->out, j->out_len);
+		if (!json_read_buffer(j->out + at, j->out_len - at, name, m, NULL, err,
+				      sizeof(err))) {
+			/* The host is the one we reached, whatever the report says. */
+			for (i = before; i < m->nprocs; i++)
+				snprintf(m->procs[i]->host, sizeof(m->procs[i]->host), "%s",
+					 j->host.name);
+			return;
+		}
+		o.read_error = err;
+	}
+	fleet_failure_reason(&o, reason, sizeof(reason));
+	rbm_warn("%s: %s", j->host.name, reason);
+	if (host_failures_add(failed, j->host.name, reason))
+		rbm_die("out of memory");
+}
+
+static void run_all(const char *command)
+{
+	size_t next = 0, nrunning = 0;
+
+	while (next < njobs || nrunning) {
+		while (!stop_requested && next < njobs && nrunning < args.parallel) {
+			start(&jobs[next++], command);
+			nrunning++;
+		}
+		if (stop_requested && next < njobs) /* never started: interrupted too */
+			for (; next < njobs; next++)
+				jobs[next].interrupted = jobs[next].done = true;
+		if (nrunning)
+			step(&nrunning);
+	}
+}
+
+int cmd_fleet(int argc, char **argv)
+{
+	static const struct argp argp = {opts, parse_arg, "-- TRACE OPTIONS", doc, 0, 0, 0};
+	struct host_failures failed = {};
+	struct fleet_host *hosts;
+	struct model model = {};
+	struct model_view view;
+	struct report summary;
+	const char *bad;
+	char *command;
+	int i, status;
+
+	/* Ours before "--", the remote rbmemtrace's after it, untouched. */
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		;
+	if (i < argc) {
+		args.trace = argv + i + 1;
+		args.ntrace = argc - i - 1;
+	}
+	if (argp_parse(&argp, i, argv, 0, NULL, NULL))
+		return 1;
+	if (!args.hosts)
+		rbm_die("fleet: give --hosts FILE or --hosts H1,H2,... (see --help)");
+	if (!args.ntrace)
+		rbm_die("fleet: give what to trace after --, e.g. -- -p PID -d 10");
+	bad = fleet_forbidden_option(args.trace, args.ntrace);
+	if (bad)
+		rbm_die("fleet: %s is fleet's to set (it reads JSON from each host); give --format "
+			"and -o before --", bad);
+	if (!args.timeout)
+		args.timeout = fleet_default_timeout(args.trace, args.ntrace, DURATION_MARGIN,
+						     DEFAULT_TIMEOUT);
+	njobs = fleet_read_hosts(args.hosts, &hosts);
+	jobs = calloc(njobs, sizeof(*jobs));
+	command = fleet_remote_command(args.remote_path, args.trace, args.ntrace);
+	if (!jobs || !command)
+		rbm_die("out of memory");
+	for (i = 0; (size_t)i < njobs; i++) {
+		jobs[i].host = hosts[i];
+		jobs[i].out_fd = jobs[i].err_fd = -1;
+	}
+	free(hosts);
+	rbm_on_die(kill_all, NULL);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	run_all(command);
+	for (i = 0; (size_t)i < njobs; i++)
+		collect(&jobs[i], &model, &failed);
+	rbm_on_die(NULL, NULL);
+	if (model_summary(&model, &summary))
+		rbm_die("out of memory merging the reports");
+	view = (struct model_view){.model = &model, .summary = &summary, .failed = failed.v,
+				   .nfailed = failed.n, .with_failures = true};
+	status = cli_write_model(&view, args.format, args.output, &args.topts);
+	if (status || !model.nprocs)
+		status = 1;
+	else if (failed.n)
+		status = EXIT_SOME_FAILED;
+	for (i = 0; (size_t)i < njobs; i++)
+		free(jobs[i].out);
+	free(jobs);
+	free(command);
+	report_free(&summary);
+	model_free(&model);
+	host_failures_free(&failed);
+	return status;
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rbmemtrace merge FILE...: JSON reports from any processes and hosts made
+ * one model.  Each process stays a process of it; the summary sums them by
+ * class, site and call path, by names (model/merge.c).
+ */
+#include <argp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "cli.h"
+#include "diag.h"
+#include "json_read.h"
+#include "writers.h"
+
+/* Some inputs could not be read and were skipped (--keep-going): the rest merged. */
+#define EXIT_SKIPPED 3
+
+static struct merge_args {
+	int format;
+	const char *output;
+	bool keep_going;
+	struct text_options topts;
+	char **files;
+	int nfiles;
+} args = {
+	.topts = {.top = 30, .top_stacks = 10, .prune = 5},
+};
+
+static const char doc[] =
+	"Merge JSON reports of rbmemtrace (trace, merge or fleet; any hosts, any Ruby versions) "
+	"into one: each process is kept, and their sum by class, site and call path is the "
+	"summary.\n"
+	"\n"
+	"Exit status: 0 when every file merged; 1 on an error (a bad file without "
+	"--keep-going, or none readable); 3 when --keep-going skipped some files.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    rbmemtrace merge web1.json web2.json\n"
+	"    rbmemtrace merge *.json --format pprof -o fleet.pb.gz\n"
+	"    go tool pprof -top -sample_index=inuse_objects fleet.pb.gz";
+
+enum { OPT_FORMAT = 0x100, OPT_KEEP_GOING, OPT_TOP, OPT_PATHS, OPT_TREE, OPT_PRUNE };
+
+static const struct argp_option opts[] = {
+	{"format", OPT_FORMAT, "FORMAT", 0,
+	 "text (default), json, pprof (gzipped profile.proto, needs -o or a pipe) or folded", 0},
+	{"output", 'o', "FILE", 0, "Write to FILE instead of standard output", 0},
+	{"keep-going", OPT_KEEP_GOING, NULL, 0,
+	 "Skip files that cannot be read (each reported) and merge the others (exit 3)", 0},
+	{"top", OPT_TOP, "N", 0, "Classes and sites shown in text (default 30, 0: all)", 0},
+	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
+	{"tree", OPT_TREE, NULL, 0, "Print the retention call tree in text", 0},
+	{"prune", OPT_PRUNE, "N", 0, "Children kept per tree node (default 5, 0: all)", 0},
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case OPT_FORMAT:
+		args.format = cli_model_format(arg, true);
+		break;
+	case 'o':
+		args.output = arg;
+		break;
+	case OPT_KEEP_GOING:
+		args.keep_going = true;
+		break;
+	case OPT_TOP:
+		args.topts.top = cli_number(arg, "--top", 0, 1UL << 31);
+		break;
+	case OPT_PATHS:
+		args.topts.top_stacks = cli_number(arg, "--paths", 0, 1UL << 31);
+		break;
+	case OPT_TREE:
+		args.topts.tree = true;
+		break;
+	case OPT_PRUNE:
+		args.topts.prune = cli_number(arg, "--prune", 0, 1UL << 20);
+		break;
+	case ARGP_KEY_ARG:
+		return ARGP_ERR_UNKNOWN; /* all of them, at once, in ARGP_KEY_ARGS */
+	case ARGP_KEY_ARGS:
+		args.files = state->argv + state->next;
+		args.nfiles = state->argc - state->next;
+		break;
+	case ARGP_KEY_END:
+		if (!args.nfiles)
+			rbm_die("merge: no report to merge (give one or more JSON files; see --help)");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	static const struct argp argp = {opts, parse_arg, "FILE...", doc, 0, 0, 0};
+	struct host_failures failed = {};
+	struct model model = {};
+	struct report summary;
+	struct model_view view;
+	int i, skipped = 0, status;
+	char err[512];
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 1;
+	for (i = 0; i < args.nfiles; i++) {
+		if (!json_read_file(args.files[i], &model, &failed, err, sizeof(err)))
+			continue;
+		if (!args.keep_going)
+			rbm_die("%s", err);
+		rbm_warn("skipped %s", err);
+		skipped++;
+	}
+	if (!model.nprocs)
+		rbm_die("merge: no report could be read");
+	if (model_summary(&model, &summary))
+		rbm_die("out of memory merging the reports");
+	view = (struct model_view){.model = &model, .summary = &summary, .failed = failed.v,
+				   .nfailed = failed.n};
+	status = cli_write_model(&view, args.format, args.output, &args.topts) ? 1 : 0;
+	if (!status && skipped)
+		status = EXIT_SKIPPED;
+	report_free(&summary);
+	model_free(&model);
+	host_failures_free(&failed);
+	return status;
+}

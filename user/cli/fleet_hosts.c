@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "cli.h"
+#include "diag.h"
+#include "fleet_hosts.h"
+
+static bool valid_port(const char *p)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(p, &end, 10);
+	return *p && !*end && !errno && v >= 1 && v <= 65535 && isdigit((unsigned char)*p);
+}
+
+int fleet_parse_host(const char *spec, struct fleet_host *h, char *err, size_t errlen)
+{
+	const char *at = strrchr(spec, '@'), *host = at ? at + 1 : spec, *colon;
+	char user[128] = "", name[256];
+	size_t ulen = at ? (size_t)(at - spec) : 0;
+
+	memset(h, 0, sizeof(*h));
+	/* A host that looks like an option would be one to ssh. */
+	if (!*host || *spec == '-' || *host == '-' || ulen >= sizeof(user) ||
+	    strlen(host) >= sizeof(name) || strpbrk(spec, " \t\r\n'\"\\;|&$`")) {
+		snprintf(err, errlen, "invalid host \"%s\" (expected [user@]host[:port])", spec);
+		return -1;
+	}
+	memcpy(user, spec, ulen);
+	snprintf(name, sizeof(name), "%s", host);
+	if (name[0] == '[') { /* [v6]:port */
+		char *close = strchr(name, ']');
+
+		if (!close || (close[1] && (close[1] != ':' || !valid_port(close + 2)))) {
+			snprintf(err, errlen, "invalid host \"%s\" (expected [v6addr]:port)", spec);
+			return -1;
+		}
+		if (close[1])
+			snprintf(h->port, sizeof(h->port), "%s", close + 2);
+		*close = '\0';
+		memmove(name, name + 1, strlen(name));
+	} else if ((colon = strchr(name, ':')) && !strchr(colon + 1, ':')) {
+		if (!valid_port(colon + 1)) {
+			snprintf(err, errlen, "invalid port in host \"%s\"", spec);
+			return -1;
+		}
+		snprintf(h->port, sizeof(h->port), "%s", colon + 1);
+		name[colon - name] = '\0';
+	}
+	if (!name[0]) {
+		snprintf(err, errlen, "invalid host \"%s\"", spec);
+		return -1;
+	}
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	snprintf(h->dest, sizeof(h->dest), "%s%s%s", user, ulen ? "@" : "", name);
+	return 0;
+}
+
+static void add_host(struct fleet_host **hosts, size_t *n, size_t *cap, const char *spec,
+		     const char *where)
+{
+	char err[512];
+
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		*hosts = realloc(*hosts, *cap * sizeof(**hosts));
+		if (!*hosts)
+			rbm_die("out of memory");
+	}
+	if (fleet_parse_host(spec, &(*hosts)[*n], err, sizeof(err)))
+		rbm_die("%s: %s", where, err);
+	(*n)++;
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+size_t fleet_read_hosts(const char *arg, struct fleet_host **hosts)
+{
+	size_t n = 0, cap = 0;
+	char line[1024], *copy, *tok, *save = NULL;
+	FILE *f = strchr(arg, ',') ? NULL : fopen(arg, "r");
+
+	*hosts = NULL;
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			char *s = trim(line), *hash = strchr(s, '#');
+
+			if (hash)
+				*hash = '\0';
+			s = trim(s);
+			if (*s)
+				add_host(hosts, &n, &cap, s, arg);
+		}
+		fclose(f);
+		if (!n)
+			rbm_die("%s: no hosts in it", arg);
+		return n;
+	}
+	copy = strdup(arg);
+	if (!copy)
+		rbm_die("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (*trim(tok))
+			add_host(hosts, &n, &cap, trim(tok), "--hosts");
+	free(copy);
+	if (!n)
+		rbm_die("--hosts: no hosts given");
+	return n;
+}
+
+/* 'word', with each ' as '\'': safe in any POSIX shell, whatever the word holds. */
+static void quote(FILE *out, const char *word)
+{
+	fputc('\'', out);
+	for (; *word; word++)
+		if (*word == '\'')
+			fputs("'\\''", out);
+		else
+			fputc(*word, out);
+	fputc('\'', out);
+}
+
+char *fleet_remote_command(const char *path, char *const *trace, int ntrace)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	int i;
+
+	if (!out)
+		return NULL;
+	/* ssh hands the remote shell one string: each word must stay one word. */
+	quote(out, path);
+	fputs(" --format json", out);
+	for (i = 0; i < ntrace; i++) {
+		fputc(' ', out);
+		quote(out, trace[i]);
+	}
+	return fclose(out) ? NULL : buf;
+}
+
+double fleet_default_timeout(char *const *trace, int ntrace, double margin, double dflt)
+{
+	const char *d = NULL;
+	double v;
+	int i;
+
+	for (i = 0; i < ntrace; i++) {
+		if ((!strcmp(trace[i], "-d") || !strcmp(trace[i], "--duration")) && i + 1 < ntrace)
+			d = trace[++i];
+		else if (!strncmp(trace[i], "--duration=", 11))
+			d = trace[i] + 11;
+		else if (!strncmp(trace[i], "-d", 2) && trace[i][2])
+			d = trace[i] + 2;
+		else if (!strcmp(trace[i], "--"))
+			break; /* the command's own arguments */
+	}
+	return d && !cli_real(d, &v) && v > 0 ? v + margin : dflt;
+}
+
+const char *fleet_forbidden_option(char *const *trace, int ntrace)
+{
+	int i;
+
+	for (i = 0; i < ntrace && strcmp(trace[i], "--"); i++)
+		if (!strncmp(trace[i], "--format", 8) || !strncmp(trace[i], "--output", 8) ||
+		    !strncmp(trace[i], "-o", 2))
+			return trace[i];
+	return NULL;
+}
+
+size_t fleet_report_start(const char *out, size_t len)
+{
+	size_t i;
+
+	if (len >= 2 && out[0] == '{' && out[1] == '\n')
+		return 0;
+	/* The last "{" line: a report's inner objects are indented, its own brace is not. */
+	for (i = len; i-- > 2;)
+		if (out[i - 2] == '\n' && out[i - 1] == '{' && out[i] == '\n')
+			return i - 1;
+	return 0;
+}
+
+/* The line that says most: the last "rbmemtrace: ..." one, else the last of all. */
+static void last_line(const char *tail, char *buf, size_t n)
+{
+	const char *p, *best = NULL, *last = NULL;
+	size_t len;
+
+	for (p = tail; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (*p == '\n' || *p == '\r')
+			continue;
+		last = p;
+		if (!strncmp(p, "rbmemtrace: ", 12))
+			best = p;
+	}
+	p = best ? best : last;
+	if (!p) {
+		snprintf(buf, n, "%s", "");
+		return;
+	}
+	len = strcspn(p, "\r\n");
+	snprintf(buf, n, "%.*s", (int)len, p);
+}
+
+void fleet_failure_reason(const struct fleet_outcome *o, char *buf, size_t n)
+{
+	int code = WIFEXITED(o->wait_status) ? WEXITSTATUS(o->wait_status) : -1;
+	char line[400];
+
+	last_line(o->stderr_tail, line, sizeof(line));
+	if (o->interrupted)
+		snprintf(buf, n, "interrupted before it reported");
+	else if (o->timed_out)
+		snprintf(buf, n, "timed out after %.0f s (--timeout)", o->timeout);
+	else if (o->too_big)
+		snprintf(buf, n, "its report was larger than %lu MiB", MAX_REPORT_MIB);
+	else if (WIFSIGNALED(o->wait_status))
+		snprintf(buf, n, "ssh killed by signal %d", WTERMSIG(o->wait_status));
+	else if (code == 255)
+		snprintf(buf, n, "%s%s", strncmp(line, "ssh: ", 5) ? "ssh: " : "",
+			 *line ? line : "connection failed");
+	else if (code == 127)
+		snprintf(buf, n, "no rbmemtrace at %s on the host%s%s%s", o->remote_path,
+			 *line ? " (" : "", line, *line ? ")" : "");
+	else if (code == 126)
+		snprintf(buf, n, "cannot run %s on the host%s%s%s", o->remote_path,
+			 *line ? " (" : "", line, *line ? ")" : "");
+	else if (code == FLEET_EXIT_NO_SSH)
+		snprintf(buf, n, "%s", *line ? line : "cannot run ssh");
+	else if (code != 0)
+		snprintf(buf, n, "rbmemtrace exited with status %d%s%s", code, *line ? ": " : "",
+			 line);
+	else if (o->read_error)
+		snprintf(buf, n, "malformed report: %s", o->read_error);
+	else
+		snprintf(buf, n, "no report%s%s", *line ? ": " : "", line);
+}
