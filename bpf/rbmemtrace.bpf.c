@@ -129,6 +129,7 @@ __u32 sampling;         /* --max-overhead: count only while window_open */
 __u32 window_open;      /* set once every allocation probe is attached, cleared before any comes off */
 __u32 stop_at_start;    /* --: stop the child once Ruby is initialised */
 __u32 stop_at_exit;     /* --: stop the child when its main program ends */
+__u32 exit_stop_sent;   /* that stop was sent: a stop the loader sees before it is the user's */
 
 struct reap_queue reap;
 
@@ -565,6 +566,7 @@ int on_ruby_exit(void *ctx)
 {
 	if (stop_at_exit) {
 		stop_at_exit = 0;
+		exit_stop_sent = 1;
 		bpf_send_signal(SIGSTOP);
 	}
 	return 0;

@@ -36,3 +36,16 @@ test "cli: `trace` spelled out is the default mode; young until a GC runs" do
     end
   end
 end
+
+test "cli: trace --format pprof is a heap profile go tool pprof reads" do
+  Dir.mktmpdir do |dir|
+    prof = File.join(dir, "t.pb.gz")
+    _, err, status = Open3.capture3(RBM, "--format", "pprof", "-o", prof, "--", "ruby", "-e",
+                                    "class Pinned; end; $p = Array.new(5000) { Pinned.new }; GC.start")
+    check(status.success?, "trace --format pprof failed: #{err}")
+    out, err, status = Open3.capture3("go", "tool", "pprof", "-top", "-sample_index=inuse_objects", prof)
+    check(status.success?, "go tool pprof failed: #{err}")
+    row = out.lines.find { |l| l.include?("Pinned (object)") } or raise Failure, "no Pinned in:\n#{out}"
+    check_eq(row.split.first.to_i, 5000, "Pinned inuse_objects")
+  end
+end

@@ -244,3 +244,60 @@ ensure
   Process.kill("KILL", pid) if pid
   io&.close
 end
+
+# Launch mode: SIGTERM goes on to the command (as timeout does); the trace runs to its end.
+test "launch mode: SIGTERM is passed on to the command, which is not left running" do
+  Dir.mktmpdir do |dir|
+    report = File.join(dir, "r.json")
+    script = "trap('TERM') { exit 3 }; $stdout.sync = true; puts Process.pid; " \
+             "loop { Object.new; sleep 0.01 }"
+    out_r, out_w = IO.pipe
+    err_r, err_w = IO.pipe
+    rbm = Process.spawn(RBM, "--format", "json", "-o", report, "--", "ruby", "-e", script,
+                        out: out_w, err: err_w)
+    out_w.close
+    err_w.close
+    child = Timeout.timeout(30) { out_r.gets.to_i }
+    sleep 0.5
+    Process.kill("TERM", rbm)
+    status = Timeout.timeout(30) { Process.wait2(rbm)[1] }
+    err = err_r.read
+    check_eq(status.exitstatus, 3, "rbmemtrace's exit status is the command's (#{err})")
+    check(err.include?("passed signal 15 on to PID #{child}"), "no word of it: #{err}")
+    check((Process.kill(0, child) rescue false) == false, "the command still runs")
+    json = JSON.parse(File.read(report))
+    check_invariants(json)
+    check_eq(json["end_reason"], "command finished", "end_reason")
+  ensure
+    Process.kill("KILL", rbm) rescue nil
+  end
+end
+
+# A user's stop (Ctrl-Z, kill -STOP) of the launched command is theirs, not rbmemtrace's exit stop.
+test "launch mode: the command stopped by the user is not taken for finished" do
+  Dir.mktmpdir do |dir|
+    report = File.join(dir, "r.json")
+    script = "$stdout.sync = true; puts Process.pid; K = Class.new; " \
+             "$k = []; 200.times { $k << K.new; sleep 0.01 }; GC.start"
+    out_r, out_w = IO.pipe
+    rbm = Process.spawn(RBM, "--format", "json", "-o", report, "--", "ruby", "-e", script,
+                        out: out_w, err: File::NULL)
+    out_w.close
+    child = Timeout.timeout(30) { out_r.gets.to_i }
+    sleep 0.3
+    Process.kill("STOP", child)
+    sleep 1.5
+    check(!File.exist?(report), "a report was written while the command was stopped")
+    check(Process.waitpid(rbm, Process::WNOHANG).nil?, "rbmemtrace ended while the command was stopped")
+    Process.kill("CONT", child)
+    status = Timeout.timeout(40) { Process.wait2(rbm)[1] }
+    check(status.success?, "rbmemtrace exited #{status}")
+    json = JSON.parse(File.read(report))
+    check_invariants(json)
+    check_eq(json["end_reason"], "command finished", "end_reason")
+    check_eq(class_row(json, "K")["retained"], 200, "K retained")
+  ensure
+    Process.kill("KILL", rbm) rescue nil
+    Process.kill("KILL", child) rescue nil
+  end
+end

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/types.h>
 #include "cli.h"
 #include "diag.h"
@@ -16,7 +17,7 @@
 #include "session.h"
 #include "writers.h"
 
-enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED };
+enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
 
 static struct trace_args {
 	struct trace_options trace;
@@ -67,7 +68,8 @@ static const struct argp_option opts[] = {
 	{"pid", 'p', "PID", 0, "Ruby process to trace", 0},
 	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or SIGTERM)", 0},
 	{"format", OPT_FORMAT, "FORMAT", 0,
-	 "Report format: text (default), json, or folded (flame graph input, by retained)", 0},
+	 "Report format: text (default), json, folded (flame graph input, by retained), or pprof "
+	 "(gzipped profile.proto: go tool pprof; needs -o)", 0},
 	{"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
 	{"max-objects", OPT_MAX_OBJECTS, "N",
 	 0, "Track at most N live objects (default 1048576); more are counted as untracked", 0},
@@ -109,8 +111,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			args.format = FORMAT_JSON;
 		else if (strcmp(arg, "folded") == 0)
 			args.format = FORMAT_FOLDED;
+		else if (strcmp(arg, "pprof") == 0)
+			args.format = FORMAT_PPROF;
 		else
-			rbm_die("invalid format: %s (expected text, json or folded)", arg);
+			rbm_die("invalid format: %s (expected text, json, folded or pprof)", arg);
 		break;
 	case 'o':
 		args.output = arg;
@@ -182,18 +186,39 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 static volatile sig_atomic_t stop_requested;
+static volatile pid_t launched_child; /* launch mode: where SIGTERM goes on to */
+static volatile sig_atomic_t forwarded;
 
-static void on_signal(int sig)
+/*
+ * In launch mode a signal another process sent (kill, a supervisor) goes on
+ * to the command, as timeout(1) does, and the trace runs to the command's
+ * end; a second one stops the trace.  Ctrl-C from the terminal already
+ * reached the command's process group and stops the trace at once.
+ */
+static void on_signal(int sig, siginfo_t *info, void *ctx)
 {
+	(void)ctx;
+	if (launched_child > 0 && !forwarded && info->si_code <= 0) {
+		forwarded = sig;
+		kill(launched_child, sig);
+		return;
+	}
 	stop_requested = sig;
 }
 
-static void write_report(FILE *out, const struct report *r)
+static void write_report(FILE *out, struct report *r)
 {
 	struct text_options topts = {.top = args.top, .top_stacks = args.paths,
 				     .tree = args.tree, .prune = args.prune};
 
-	if (args.format == FORMAT_JSON)
+	if (args.format == FORMAT_PPROF) {
+		struct report *one = r;
+		struct model m = {.procs = &one, .nprocs = 1, .cap = 1};
+		struct model_view v = {.model = &m, .summary = r};
+
+		if (model_write_pprof(out, &v))
+			rbm_die("cannot write the pprof profile");
+	} else if (args.format == FORMAT_JSON)
 		report_write_json(out, r);
 	else if (args.format == FORMAT_FOLDED)
 		report_write_folded(out, r);
@@ -212,11 +237,18 @@ int cmd_trace(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
 	cli_check_bpf_privileges();
+	if (args.format == FORMAT_PPROF && !args.output && isatty(STDOUT_FILENO))
+		rbm_die("pprof output is binary: give -o FILE.pb.gz");
 	if (args.trace.pid)
 		args.trace.pid = cli_process_of(args.trace.pid);
 	cli_output_open(&out, args.output);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	{
+		struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 
 	session_open(&s, &args.trace);
 	if (args.trace.empty_probes) {
@@ -224,8 +256,13 @@ int cmd_trace(int argc, char **argv)
 		outfile_abort(&out);
 		return status;
 	}
+	if (s.launched)
+		launched_child = s.target.pid;
 	session_start(&s);
 	session_run(&s, &stop_requested);
+	if (forwarded)
+		fprintf(stderr, "rbmemtrace: passed signal %d on to PID %d\n", forwarded,
+			s.target.pid);
 	session_finish(&s);
 	if (session_report(&s, &report))
 		rbm_die("out of memory building the report");

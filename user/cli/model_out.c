@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "outfile.h"
 #include "diag.h"
 #include "writers.h"
 
@@ -24,16 +25,15 @@ int cli_model_format(const char *arg, bool folded_ok)
 int cli_write_model(const struct model_view *v, int format, const char *path,
 		    const struct text_options *topts)
 {
-	FILE *out = stdout;
+	struct outfile of;
+	FILE *out;
 	int err = 0;
 
 	if (format == MODEL_PPROF && !path && isatty(STDOUT_FILENO))
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");
-	if (path) {
-		out = fopen(path, "w");
-		if (!out)
-			rbm_die("cannot write %s: %s", path, strerror(errno));
-	}
+	/* Replaced only when complete: a failed merge leaves the previous file as it was. */
+	cli_output_open(&of, path);
+	out = outfile_stream(&of);
 	switch (format) {
 	case MODEL_JSON:
 		model_write_json(out, v);
@@ -47,11 +47,11 @@ int cli_write_model(const struct model_view *v, int format, const char *path,
 	default:
 		model_write_text(out, v, topts);
 	}
-	if (ferror(out) && !err)
-		err = -EIO;
-	if (out != stdout ? fclose(out) : fflush(out))
-		err = err ? err : -errno;
-	if (err)
+	if (err) {
+		outfile_abort(&of);
 		rbm_warn("cannot write %s: %s", path ? path : "the output", strerror(-err));
-	return err;
+		return err;
+	}
+	cli_output_commit(&of);
+	return 0;
 }

@@ -412,6 +412,17 @@ static bool target_ended(struct session *s)
 	}
 	if (waitpid(pid, &status, WNOHANG | WUNTRACED) != pid)
 		return false;
+	/*
+	 * A stop the user sent (Ctrl-Z, kill -STOP) is theirs: the child stays
+	 * stopped until they continue it.  Only the stop BPF sent at
+	 * ruby_sig_finalize means the main program is done.
+	 */
+	if (WIFSTOPPED(status) &&
+	    !__atomic_exchange_n(&s->skel->bss->exit_stop_sent, 0, __ATOMIC_ACQ_REL)) {
+		rbm_info("PID %d was stopped by signal %d: not rbmemtrace's stop", pid,
+			 WSTOPSIG(status));
+		return false;
+	}
 	if (WIFSTOPPED(status)) {
 		/* Stopped at ruby_sig_finalize: the main program is done. */
 		final_census(s);
