@@ -22,13 +22,6 @@ static void add_census(struct census_counts *to, const struct census_counts *fro
 	to->garbage_end += from->garbage_end;
 }
 
-static void add_estimates(struct estimates *to, const struct estimates *from)
-{
-	to->allocated += from->allocated;
-	to->retained += from->retained;
-	to->freed += from->freed;
-}
-
 /*
  * Sites are not merged on their own: each call path names its site, so
  * merging the paths rebuilds the sites.
@@ -72,7 +65,7 @@ int report_merge(struct report *into, const struct report *from)
 		err = report_add(into, row->name, &row->counts);
 		if (err)
 			return err;
-		add_estimates(&to->est, &row->est);
+		estimates_add(&to->est, &row->est);
 		report_add_ages(into, row->name, &row->ages);
 		if (row->census.have)
 			add_census(&to->census, &row->census);

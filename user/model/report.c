@@ -24,7 +24,7 @@ static void ages_add(struct ages *to, const struct ages *a)
 			to->n[i] += a->n[i];
 }
 
-static void estimates_add(struct estimates *to, const struct estimates *e)
+void estimates_add(struct estimates *to, const struct estimates *e)
 {
 	if (!e)
 		return;

@@ -51,6 +51,8 @@ struct estimates {
 	uint64_t freed;
 	uint64_t retained;
 };
+/* Adds e (may be NULL) to to. */
+void estimates_add(struct estimates *to, const struct estimates *e);
 
 /* What the heap held of a class, read by a census of the target's heap. */
 struct census_counts {
