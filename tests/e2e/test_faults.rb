@@ -301,3 +301,13 @@ test "launch mode: the command stopped by the user is not taken for finished" do
     Process.kill("KILL", child) rescue nil
   end
 end
+
+test "small ones: a --class that matches nothing, paths off with --tree, a map past memory" do
+  _, err, status = Open3.capture3(RBM, "--depth", "0", "--tree", "--class", "Nope", "-o", File::NULL,
+                                  "--", "ruby", "-e", "0")
+  check(status.success?, "rbmemtrace failed: #{err}")
+  check(err.include?("warning: --depth 0 records no call paths: the tree will be empty"), err)
+  check(err.include?("warning: --class Nope matched no class"), err)
+  check_error([RBM, "--max-objects", (1 << 28).to_s, "-p", Process.pid.to_s],
+              /--max-objects \d+ needs about \d+ MB of kernel memory/)
+end

@@ -92,6 +92,27 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+/* Bytes of kernel memory one live-object map entry takes (measured: ~104 MB per million). */
+#define LIVE_ENTRY_BYTES 104
+
+/* The live-object map is preallocated in the kernel: it must fit in the memory there is. */
+static void check_max_objects(unsigned long n)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (kb && (unsigned long long)n * LIVE_ENTRY_BYTES / 1024 > kb / 2)
+		rbm_die("--max-objects %lu needs about %llu MB of kernel memory; this machine has "
+			"%llu MB available (at most half of it may go to the map)",
+			n, (unsigned long long)n * LIVE_ENTRY_BYTES >> 20, kb >> 10);
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	struct trace_options *t = &args.trace;
@@ -178,6 +199,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			rbm_die("give either -p PID or -- COMMAND, not both");
 		if (t->full && t->max_overhead)
 			rbm_die("give either --full or --max-overhead, not both");
+		if (!t->depth && (args.tree || args.format == FORMAT_FOLDED))
+			rbm_warn("--depth 0 records no call paths: %s will be empty",
+				 args.tree ? "the tree" : "the folded output");
+		check_max_objects(t->max_objects);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -204,6 +229,22 @@ static void on_signal(int sig, siginfo_t *info, void *ctx)
 		return;
 	}
 	stop_requested = sig;
+}
+
+/* --class NAME that names no class of the report is most likely a typo: say so. */
+static void warn_unmatched_classes(const struct report *r)
+{
+	size_t i;
+	int c;
+
+	for (c = 0; c < args.trace.nclasses; c++) {
+		for (i = 0; i < r->nrows; i++)
+			if (strcmp(r->rows[i].name, args.trace.classes[c]) == 0)
+				break;
+		if (i == r->nrows)
+			rbm_warn("--class %s matched no class the target allocated or holds",
+				 args.trace.classes[c]);
+	}
 }
 
 static void write_report(FILE *out, struct report *r)
@@ -266,6 +307,7 @@ int cmd_trace(int argc, char **argv)
 	session_finish(&s);
 	if (session_report(&s, &report))
 		rbm_die("out of memory building the report");
+	warn_unmatched_classes(&report);
 	write_report(outfile_stream(&out), &report);
 	cli_output_commit(&out);
 	status = session_exit_status(&s);
