@@ -311,3 +311,29 @@ test "small ones: a --class that matches nothing, paths off with --tree, a map p
   check_error([RBM, "--max-objects", (1 << 28).to_s, "-p", Process.pid.to_s],
               /--max-objects \d+ needs about \d+ MB of kernel memory/)
 end
+
+# After exec the traced program is gone: its counts stay, nothing of the next program joins them.
+test "target execs another Ruby: counts as of the exec, end_reason target exec" do
+  Dir.mktmpdir do |dir|
+    report = File.join(dir, "r.json")
+    script = "class Before; end; $b = Array.new(500) { Before.new }; GC.start; " \
+             "$stdout.sync = true; puts Process.pid; $stdin.gets; " \
+             "exec('ruby', '-e', 'class After; end; $a = Array.new(700) { After.new }; sleep 3')"
+    io = IO.popen(["ruby", "-e", script], "r+")
+    pid = io.gets.to_i
+    err_r, err_w = IO.pipe
+    rbm = Process.spawn(RBM, "-p", pid.to_s, "--full", "-d", "15", "--format", "json", "-o", report,
+                        err: err_w)
+    err_w.close
+    expect_line(err_r, /tracing PID/, "rbmemtrace start")
+    io.puts "go"
+    status = Timeout.timeout(20) { Process.wait2(rbm)[1] }
+    check(status.success?, "rbmemtrace exited #{status}")
+    json = JSON.parse(File.read(report))
+    check_invariants(json)
+    check_eq(json["end_reason"], "target exec", "end_reason")
+    check(json["classes"].none? { |c| c["name"] == "After" }, "the exec'd program was traced into the report")
+  ensure
+    io&.close
+  end
+end

@@ -397,6 +397,25 @@ static int decode_status(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/*
+ * An exec replaces the traced program, even by another Ruby that the
+ * probes would trace into the same report: the counts stay as they were
+ * at the last check, and the report says so.
+ */
+static bool target_execed(struct session *s)
+{
+	double t = now_seconds();
+
+	if (t - s->last_exec_check < 0.25)
+		return false;
+	s->last_exec_check = t;
+	if (ruby_target_same_program(&s->target) || target_gone(s->target.pid))
+		return false;
+	s->target_exited = true; /* the traced program is gone: nothing of it to read */
+	s->end_reason = "target exec";
+	return true;
+}
+
 /* Whether the target ended; sets end_reason when it did. */
 static bool target_ended(struct session *s)
 {
@@ -404,14 +423,15 @@ static bool target_ended(struct session *s)
 	int status;
 
 	if (!s->launched) {
-		if (kill(pid, 0) == 0 || errno != ESRCH)
-			return false;
-		s->target_exited = true;
-		s->end_reason = "target exited";
-		return true;
+		if (kill(pid, 0) && errno == ESRCH) {
+			s->target_exited = true;
+			s->end_reason = "target exited";
+			return true;
+		}
+		return target_execed(s);
 	}
 	if (waitpid(pid, &status, WNOHANG | WUNTRACED) != pid)
-		return false;
+		return target_execed(s);
 	/*
 	 * A stop the user sent (Ctrl-Z, kill -STOP) is theirs: the child stays
 	 * stopped until they continue it.  Only the stop BPF sent at

@@ -84,12 +84,26 @@ uint64_t ruby_target_class_allocator(const struct ruby_target *t)
 
 uint64_t ruby_target_find_objspace(const struct ruby_target *t)
 {
-	uint64_t vm_ptr, objspace;
+	struct ruby_target *mut = (struct ruby_target *)t;
+	uint64_t vm_ptr, objspace, sym;
 
 	vm_ptr = ruby_target_global(t, "ruby_current_vm_ptr");
+	if (elf_symbol_value(t->img.host_path, "ruby_current_vm_ptr", &sym, NULL) == 0) {
+		mut->vm_ptr_addr = t->img.load_bias + sym;
+		mut->vm = vm_ptr;
+	}
 	if (!vm_ptr || target_read_u64(t->pid, vm_ptr + t->off->vm_objspace, &objspace))
 		return 0;
 	return objspace;
+}
+
+bool ruby_target_same_program(const struct ruby_target *t)
+{
+	uint64_t vm;
+
+	if (!t->vm_ptr_addr)
+		return true;
+	return target_read_u64(t->pid, t->vm_ptr_addr, &vm) == 0 && vm == t->vm;
 }
 
 void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c)

@@ -18,6 +18,8 @@ struct ruby_target {
 	char version[32];
 	const struct ruby_offsets *off;
 	uint64_t objspace; /* the target's rb_objspace_t, 0 if unknown */
+	uint64_t vm_ptr_addr; /* where ruby_current_vm_ptr lives in the target */
+	uint64_t vm;	      /* what it held: another value means another program (exec) */
 };
 
 enum ruby_need {
@@ -42,6 +44,12 @@ uint64_t ruby_target_global(const struct ruby_target *t, const char *name);
 uint64_t ruby_target_class_allocator(const struct ruby_target *t);
 /* The objspace address, reading vm->objspace; 0 if unknown. */
 uint64_t ruby_target_find_objspace(const struct ruby_target *t);
+
+/*
+ * Whether the process still runs the program that was found: after an exec
+ * the VM pointer is gone or different, even when the new program is Ruby.
+ */
+bool ruby_target_same_program(const struct ruby_target *t);
 
 /* GC.stat's allocation counters, read from the target's objspace. */
 struct gc_counts {
