@@ -256,7 +256,7 @@ build_ruby_build() { # SERIES DEBVERSION
         { tail -n 30 "$conf_log" >&2; die "$up-ruby-build: configure failed"; }
     grep -E '^ *\* (CFLAGS|optflags|debugflags|compiler)' "$conf_log" | sed 's/^ */rubies:   /' >&2 || true
     # no USDT: configure picked the dummy probes header (DTRACE_EXT = dmyh), not probes.d
-    grep -q '^DTRACE_EXT = dmyh' "$src/Makefile" ||
+    grep -Eq '^DTRACE_EXT *= *dmyh$' "$src/Makefile" ||
         die "$up-ruby-build: configure enabled dtrace (Makefile: $(grep '^DTRACE_EXT' "$src/Makefile"))"
     log "$up-ruby-build:   * dtrace: no (Makefile: DTRACE_EXT = dmyh)"
     log "$up-ruby-build: make -j2 (nice 10); log in $work/make.out"
