@@ -67,8 +67,8 @@ complete_entry() {
 stamp_get() { sed -n "s/^$2=//p" "$1/.complete" 2>/dev/null | head -n1; }
 
 missing=()
-for s in "${SERIES[@]}"; do
-    for k in distro ruby-build; do
+for k in distro ruby-build; do      # the quick chroots first
+    for s in "${SERIES[@]}"; do
         complete_entry "$s" "$k" >/dev/null || missing+=("$s:$k")
     done
 done
@@ -79,7 +79,10 @@ APTDIR=$CACHE/.apt
 APTOPTS=(-o "Dir::Etc::sourcelist=$APTDIR/sources.list" -o "Dir::Etc::sourceparts=$APTDIR/sources.list.d"
          -o "Dir::State::Lists=$APTDIR/lists" -o "Dir::Cache=$APTDIR/cache"
          -o "Dir::Etc::preferences=$APTDIR/preferences" -o "Dir::Etc::preferencesparts=$APTDIR/preferences.d"
-         -o "APT::Get::List-Cleanup=false" -o "Acquire::Languages=none")
+         -o "APT::Get::List-Cleanup=false" -o "Acquire::Languages=none"
+         -o "Acquire::Check-Valid-Until=false")
+# Check-Valid-Until=false: the InRelease of unstable/experimental is valid for a week only, and the
+# archive this project reaches may be a frozen snapshot. Signatures are still checked.
 
 apt_private_update() {
     mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial" "$APTDIR/sources.list.d" \
@@ -180,7 +183,7 @@ build_distro() { # SERIES DEBVERSION
     fi
     nice -n 10 mmdebstrap --mode=root --variant=essential --keyring="$KEYRING" \
         --include="libruby$s=$dv,ruby$s=$dv" \
-        --aptopt='Acquire::Languages "none"' \
+        --aptopt='Acquire::Languages "none"' --aptopt='Acquire::Check-Valid-Until "false"' \
         "$base" "$entry/root" "${srcs[@]}" >"$entry/mmdebstrap.log" 2>&1 ||
         { tail -n 30 "$entry/mmdebstrap.log" >&2; die "$up-distro: mmdebstrap failed (log: $entry/mmdebstrap.log)"; }
     [ -x "$entry/root/usr/bin/ruby$s" ] || die "$up-distro: no /usr/bin/ruby$s in the chroot"
@@ -194,8 +197,9 @@ build_distro() { # SERIES DEBVERSION
 
 # --- 2. ruby-build-like Rubies from Debian's source package (upstream tarball) ------------------
 
-BUILD_DEPS=(gcc make autoconf bison ruby pkg-config libssl-dev libyaml-dev zlib1g-dev libffi-dev
-            libgmp-dev libreadline-dev libncurses-dev libgdbm-dev libdb-dev uuid-dev xz-utils)
+# what the default extensions of 3.3/3.4 link against (openssl, psych, zlib, fiddle; gmp for Bignum)
+BUILD_DEPS=(gcc make autoconf bison pkg-config libssl-dev libyaml-dev zlib1g-dev libffi-dev libgmp-dev
+            xz-utils)
 
 # source_versions SERIES -> the Debian versions of source package rubyS.S in the lists, newest first
 source_versions() {
@@ -218,8 +222,9 @@ build_ruby_build() { # SERIES DEBVERSION
         log "ruby$s: note: systemtap-sdt-dev is installed; --disable-dtrace keeps USDT out anyway"
     fi
     work=$(mktemp -d "$BUILD_TMP/rbm-ruby-$s.XXXXXX")
+    # the source and build tree go away at the end, also on failure (RBM_KEEP_BUILD=1 keeps it)
     # shellcheck disable=SC2064
-    trap "rm -rf '$work'" EXIT
+    [ -n "${RBM_KEEP_BUILD:-}" ] || trap "rm -rf '$work'" EXIT
     # The version of the distro entry first; if the archive does not serve its source, the newest
     # other source version of the series that it does serve (said loudly, and kept in the stamp).
     for cand in "$want" $(source_versions "$s" | grep -vxF -- "$want"); do
@@ -250,9 +255,12 @@ build_ruby_build() { # SERIES DEBVERSION
     fi
     rm -rf "$entry"
     conf_log=$work/configure.out
-    log "$up-ruby-build: configure --prefix=$entry --enable-shared --disable-install-doc --disable-dtrace"
+    # --without-baseruby: the tarball has every generated file, and with a baseruby `make install`
+    # would download the bundled gems that Debian's tarball leaves out (Files-Excluded: gems/*-*);
+    # without one it skips them ("skipped bundled gems"), the only difference from ruby-build.
+    log "$up-ruby-build: configure --prefix=$entry --enable-shared --disable-install-doc --disable-dtrace --without-baseruby"
     (cd "$src" && nice -n 10 ./configure --prefix="$entry" --enable-shared --disable-install-doc \
-        --disable-dtrace > "$conf_log" 2>&1) ||
+        --disable-dtrace --without-baseruby > "$conf_log" 2>&1) ||
         { tail -n 30 "$conf_log" >&2; die "$up-ruby-build: configure failed"; }
     grep -E '^ *\* (CFLAGS|optflags|debugflags|compiler)' "$conf_log" | sed 's/^ */rubies:   /' >&2 || true
     # no USDT: configure picked the dummy probes header (DTRACE_EXT = dmyh), not probes.d
