@@ -130,7 +130,7 @@ size("RClass.sizeof", "struct RClass")
 off("RClass.super", "struct RClass", "super")
 off("RClass.m_tbl", "struct RClass", "m_tbl")
 off("RClass.ptr", "struct RClass", "ptr")                         # 3.1: classext pointer
-off("RClass.classext", "RClass_and_rb_classext_t", "classext")    # 3.3+: embedded
+off("RClass.classext", "struct RClass_and_rb_classext_t", "classext")    # 3.3+: embedded
 off("classext.super", "rb_classext_t", "super")
 off("classext.m_tbl", "rb_classext_t", "m_tbl")
 off("classext.iv_tbl", "rb_classext_t", "iv_tbl")
@@ -156,7 +156,8 @@ off("cfp.ep", "rb_control_frame_t", "ep")
 off("cfp.bp", "rb_control_frame_t", "__bp__")
 const("VM_FRAME_MAGIC_CFUNC", hexa=True)
 const("VM_FRAME_MAGIC_MASK", hexa=True)
-const("VM_ENV_DATA_INDEX_ME_CREF")
+macro("VM_ENV_DATA_INDEX_ME_CREF", "vm.c")
+macro("VM_ENV_DATA_INDEX_FLAGS", "vm.c")
 off("iseq.body", "rb_iseq_t", "body")
 off("body.type", "struct rb_iseq_constant_body", "type")
 off("body.iseq_encoded", "struct rb_iseq_constant_body", "iseq_encoded")
@@ -266,6 +267,13 @@ off("objspace.heap_pages.allocated_pages", "rb_objspace_t", "heap_pages.allocate
 off("objspace.heap_pages.sorted_length", "rb_objspace_t", "heap_pages.sorted_length")
 off("objspace.heap_pages.freed_pages", "rb_objspace_t", "heap_pages.freed_pages")
 off("objspace.heap_pages.range", "rb_objspace_t", "heap_pages.range")
+# heap_pages.sorted: "array" = struct heap_page ** (3.3 and before), "darray" = rb_darray(struct heap_page *),
+# a pointer to {rb_darray_meta_t meta; struct heap_page *data[]} (3.4)
+try:
+    _t = resolve("rb_objspace_t", "heap_pages.sorted")[2].strip_typedefs().target().strip_typedefs()
+    out("objspace.heap_pages.sorted.kind", "darray" if _t.code == gdb.TYPE_CODE_STRUCT else "array")
+except Exception:
+    out("objspace.heap_pages.sorted.kind", "n/a")
 off("darray.meta.size", "rb_darray_meta_t", "size")
 off("darray.meta.capa", "rb_darray_meta_t", "capa")
 size("darray.meta.sizeof", "rb_darray_meta_t")

@@ -92,7 +92,7 @@ for f in ("during_gc", "during_incremental_marking", "during_compacting", "mode"
 align = L("HEAP_PAGE_ALIGN")
 sorted_p = u64(os_ + L("objspace.heap_pages.sorted"))
 npages = u64(os_ + L("objspace.heap_pages.allocated_pages"))
-if has("darray.meta.sizeof"):               # 3.4: rb_darray(struct heap_page *)
+if lay.get("objspace.heap_pages.sorted.kind") == "darray":   # 3.4: rb_darray(struct heap_page *)
     n_d = u64(sorted_p + L("darray.meta.size"))
     print("# darray size %d, allocated_pages %d" % (n_d, npages))
     npages = n_d
