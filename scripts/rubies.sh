@@ -255,12 +255,15 @@ build_ruby_build() { # SERIES DEBVERSION
     fi
     rm -rf "$entry"
     conf_log=$work/configure.out
+    # --disable-yjit: YJIT would be built only where a rustc happens to be in PATH (ruby-build: auto;
+    # Debian's 3.3/3.4 packages have no YJIT either); pinned so that every machine builds the same.
     # --without-baseruby: the tarball has every generated file, and with a baseruby `make install`
     # would download the bundled gems that Debian's tarball leaves out (Files-Excluded: gems/*-*);
     # without one it skips them ("skipped bundled gems"), the only difference from ruby-build.
-    log "$up-ruby-build: configure --prefix=$entry --enable-shared --disable-install-doc --disable-dtrace --without-baseruby"
-    (cd "$src" && nice -n 10 ./configure --prefix="$entry" --enable-shared --disable-install-doc \
-        --disable-dtrace --without-baseruby > "$conf_log" 2>&1) ||
+    local conf=(--prefix="$entry" --enable-shared --disable-install-doc --disable-dtrace --disable-yjit
+                --without-baseruby)
+    log "$up-ruby-build: configure ${conf[*]}"
+    (cd "$src" && nice -n 10 ./configure "${conf[@]}" > "$conf_log" 2>&1) ||
         { tail -n 30 "$conf_log" >&2; die "$up-ruby-build: configure failed"; }
     grep -E '^ *\* (CFLAGS|optflags|debugflags|compiler)' "$conf_log" | sed 's/^ */rubies:   /' >&2 || true
     # no USDT: configure picked the dummy probes header (DTRACE_EXT = dmyh), not probes.d
@@ -282,8 +285,8 @@ build_ruby_build() { # SERIES DEBVERSION
     log "$up-ruby-build: $v"
     rm -rf "$work"
     trap - EXIT
-    printf 'kind=ruby-build\ndebian_version=%s\nsource=%s (upstream tarball, no Debian patches)\nseconds=%s\nruby_v=%s\nnote=%s\n' \
-        "$dv" "$(basename "$orig")" "$(( $(date +%s) - t0 ))" "$v" "$note" > "$entry/.complete"
+    printf 'kind=ruby-build\ndebian_version=%s\nsource=%s (upstream tarball, no Debian patches)\nconfigure=%s\nseconds=%s\nruby_v=%s\nnote=%s\n' \
+        "$dv" "$(basename "$orig")" "${conf[*]}" "$(( $(date +%s) - t0 ))" "$v" "$note" > "$entry/.complete"
 }
 
 # --- main ---------------------------------------------------------------------------------------
