@@ -191,6 +191,7 @@ build_distro() { # SERIES DEBVERSION
     local v
     v=$("$entry/bin/ruby" -v) || die "$up-distro: bin/ruby -v failed"
     log "$up-distro: $v"
+    BUILT=$up-distro
     printf 'kind=distro\ndebian_version=%s\nsuite=%s\nseconds=%s\nruby_v=%s\n' \
         "$dv" "$suite" "$(( $(date +%s) - t0 ))" "$v" > "$entry/.complete"
 }
@@ -278,13 +279,17 @@ build_ruby_build() { # SERIES DEBVERSION
         { tail -n 40 "$work/install.out" >&2; die "$up-ruby-build: make install failed"; }
     local lib="$entry/lib/libruby.so.$up"
     [ -f "$lib" ] || die "$up-ruby-build: no $lib"
-    readelf -S "$lib" | grep -q '\.debug_info' || die "$up-ruby-build: $lib has no DWARF"
-    if readelf -n "$lib" | grep -q stapsdt; then die "$up-ruby-build: $lib has USDT notes"; fi
+    # (captured first: with pipefail, "readelf | grep -q" can fail on SIGPIPE)
+    local sections notes
+    sections=$(readelf -S -W "$lib"); notes=$(readelf -n "$lib")
+    case "$sections" in *.debug_info*) ;; *) die "$up-ruby-build: $lib has no DWARF" ;; esac
+    case "$notes" in *stapsdt*) die "$up-ruby-build: $lib has USDT notes" ;; esac
     local v
     v=$("$entry/bin/ruby" -v) || die "$up-ruby-build: bin/ruby -v failed"
     log "$up-ruby-build: $v"
     rm -rf "$work"
     trap - EXIT
+    BUILT=$up-ruby-build
     printf 'kind=ruby-build\ndebian_version=%s\nsource=%s (upstream tarball, no Debian patches)\nconfigure=%s\nseconds=%s\nruby_v=%s\nnote=%s\n' \
         "$dv" "$(basename "$orig")" "${conf[*]}" "$(( $(date +%s) - t0 ))" "$v" "$note" > "$entry/.complete"
 }
@@ -314,11 +319,12 @@ else
         for d in "$CACHE/$s".*-"$k"; do
             [ -e "$d" ] && { log "removing the unfinished $d"; rm -rf "$d"; }
         done
+        BUILT=""
         case $k in
         distro) build_distro "$s" "$dv" ;;
         ruby-build) build_ruby_build "$s" "$dv" ;;
         esac
-        built+=("$(upstream_of "$dv")-$k")
+        built+=("$BUILT")
     done
 fi
 

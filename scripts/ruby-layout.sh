@@ -15,7 +15,8 @@ set -euo pipefail
 lib=${1:?usage: $0 LIBRUBY}
 [ -f "$lib" ] || { echo "ruby-layout: no such file: $lib" >&2; exit 1; }
 command -v gdb >/dev/null || { echo "ruby-layout: gdb is missing (apt-get install gdb)" >&2; exit 1; }
-readelf -S "$lib" | grep -q '\.debug_info' || {
+# (no "readelf | grep -q": with pipefail, grep's early exit can fail readelf with SIGPIPE)
+case "$(readelf -S -W "$lib")" in *.debug_info*) ;; *) false ;; esac || {
     echo "ruby-layout: $lib has no DWARF (.debug_info): stripped?" >&2; exit 1; }
 
 py=$(mktemp --suffix=.py)
