@@ -119,17 +119,23 @@ check_space() { # DIR MB WHAT
     log "disk: $1 has ${avail} MB free (need ${2} MB for $3)"
 }
 
+# apt_install PKG... : the host's apt, as it is; one `apt-get update` if the first try fails
+apt_install() {
+    log "apt: installing $*"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null && return 0
+    log "apt: install failed; apt-get update, then once more"
+    if ! { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; }; then
+        die "apt-get install $* failed"
+    fi
+}
+
 need_cmds() {
     local pkgs=() c p
     for c in "$@"; do
         p=${c#*:}; c=${c%%:*}
         command -v "$c" >/dev/null 2>&1 || pkgs+=("$p")
     done
-    if [ ${#pkgs[@]} -gt 0 ]; then
-        log "apt: installing ${pkgs[*]}"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null ||
-            die "apt-get install ${pkgs[*]} failed"
-    fi
+    if [ ${#pkgs[@]} -gt 0 ]; then apt_install "${pkgs[@]}"; fi
 }
 
 # --- 1. distro Rubies: Debian's binary packages in a chroot ------------------------------------
@@ -214,11 +220,7 @@ build_ruby_build() { # SERIES DEBVERSION
     for p in "${BUILD_DEPS[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing_pkgs+=("$p")
     done
-    if [ ${#missing_pkgs[@]} -gt 0 ]; then
-        log "apt: installing build dependencies: ${missing_pkgs[*]}"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_pkgs[@]}" >/dev/null ||
-            die "apt-get install of the build dependencies failed"
-    fi
+    if [ ${#missing_pkgs[@]} -gt 0 ]; then apt_install "${missing_pkgs[@]}"; fi
     if dpkg-query -W -f='${Status}' systemtap-sdt-dev 2>/dev/null | grep -q 'ok installed'; then
         log "ruby$s: note: systemtap-sdt-dev is installed; --disable-dtrace keeps USDT out anyway"
     fi
