@@ -261,8 +261,8 @@ build_ruby_build() { # SERIES DEBVERSION
     # --disable-yjit: YJIT would be built only where a rustc happens to be in PATH (ruby-build: auto;
     # Debian's 3.3/3.4 packages have no YJIT either); pinned so that every machine builds the same.
     # --without-baseruby: the tarball has every generated file, and with a baseruby `make install`
-    # would download the bundled gems that Debian's tarball leaves out (Files-Excluded: gems/*-*);
-    # without one it skips them ("skipped bundled gems"), the only difference from ruby-build.
+    # would download the bundled gems' .gem files that Debian's tarball leaves out (Files-Excluded:
+    # gems/*-*); without one it installs them from the tarball's unpacked .bundle/gems/ as usual.
     local conf=(--prefix="$entry" --enable-shared --disable-install-doc --disable-dtrace --disable-yjit
                 --without-baseruby)
     log "$up-ruby-build: configure ${conf[*]}"
