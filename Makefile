@@ -27,7 +27,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all deps demo test unit e2e bench clean vmlinux format
+.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies
 all: rbmemtrace
 
 deps:
@@ -106,6 +106,11 @@ demo: deps
 
 bench:
 	./bench/run.sh
+
+# Test Rubies (3.3, 3.4; Debian's in chroots and ruby-build-style builds) in a cache outside the
+# clone: /var/cache/rbmemtrace/rubies, or $RBM_RUBIES.  See scripts/rubies.sh.
+rubies:
+	./scripts/rubies.sh
 
 format:
 	clang-format -i bpf/*.c user/*/*.c user/*/*.h include/*.h tests/unit/*.c
