@@ -29,13 +29,6 @@ double now_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG || !rbm_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
 bool session_class_wanted(const struct session *s, const char *name)
 {
 	int i;
@@ -46,164 +39,6 @@ bool session_class_wanted(const struct session *s, const char *name)
 		if (strcmp(s->opt.classes[i], name) == 0)
 			return true;
 	return false;
-}
-
-/* Names the call paths the BPF side stored since the last refresh. */
-static void refresh_stacks(struct session *s)
-{
-	size_t value_size = bpf_map__value_size(s->skel->maps.stacks);
-	int fd = bpf_map__fd(s->skel->maps.stacks);
-	int selves_fd = bpf_map__fd(s->skel->maps.stack_selves);
-	struct stack_frames *st = calloc(1, sizeof(*st) > value_size ? sizeof(*st) : value_size);
-	struct stack_selves *selves = calloc(1, sizeof(*selves));
-	__u64 key, next, *prev = NULL;
-	uint64_t stored = __atomic_load_n(&s->skel->bss->stacks_stored, __ATOMIC_ACQUIRE);
-
-	/* Walking the map costs a syscall a path: only when there are new ones. */
-	if (stored == s->stacks_named)
-		goto out;
-	s->stacks_named = stored;
-	if (!st || !selves)
-		goto out;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		bool have_selves;
-
-		key = next;
-		prev = &key;
-		if (symbolizer_stack(&s->symbolizer, key) || bpf_map_lookup_elem(fd, &key, st))
-			continue;
-		have_selves = bpf_map_lookup_elem(selves_fd, &key, selves) == 0;
-		symbolizer_add_stack(&s->symbolizer, key, (const uint64_t *)st->frames,
-				     have_selves ? (const uint64_t *)selves->self : NULL,
-				     st->depth > s->opt.depth ? s->opt.depth : st->depth,
-				     st->truncated);
-		/* Named: the receivers were only needed for that. */
-		bpf_map_delete_elem(selves_fd, &key);
-	}
-out:
-	free(selves);
-	free(st);
-}
-
-/*
- * Names and call paths are resolved while the target lives, so a report
- * taken after it exits still has them.  With --class, classes are sorted
- * into captured and skipped as soon as they are named.
- */
-static void refresh_names(struct session *s)
-{
-	int filter_fd = bpf_map__fd(s->skel->maps.class_filter);
-	size_t i;
-
-	tracker_collect_counts(&s->tracker);
-	u64map_for_each(&s->tracker.tallies, i)
-	{
-		struct class_tally *t = s->tracker.tallies.values[i];
-		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
-
-		if (s->opt.nclasses && t->klass && !u64map_get(&s->filtered, t->klass)) {
-			__u8 capture = session_class_wanted(s, name);
-			__u64 klass = t->klass;
-
-			bpf_map_update_elem(filter_fd, &klass, &capture, BPF_ANY);
-			u64map_put(&s->filtered, t->klass, (void *)(uintptr_t)(capture ? 1 : 2));
-		}
-	}
-	if (s->opt.depth)
-		refresh_stacks(s);
-}
-
-static int name_id(void *ctx, uint64_t id, char *buf, size_t n)
-{
-	return ruby_id_name(ctx, id, buf, n);
-}
-
-/*
- * The walk finds the thread's execution context through libruby's TLS
- * variable ruby_current_ec: right for threads, fibers and Ractors alike.
- */
-static void configure_stacks(struct session *s)
-{
-	const struct ruby_target *t = &s->target;
-	const struct ruby_offsets *off = t->off;
-	struct stack_config cfg = {};
-	uint64_t slot, tls_offset, modid;
-	char err[256];
-
-	if (!s->opt.depth)
-		return;
-	if (!t->img.shared || elf_tls_module_slot(t->img.host_path, "ruby_current_ec", &slot) ||
-	    elf_symbol_value(t->img.host_path, "ruby_current_ec", &tls_offset, NULL) ||
-	    target_read_u64(t->pid, t->img.load_bias + slot, &modid) || !modid) {
-		rbm_warn("cannot find ruby_current_ec's TLS slot in %s; reporting without call "
-			 "paths",
-			 t->img.path);
-		s->opt.depth = 0;
-		return;
-	}
-	if (ruby_symbols_init(&s->symbols, t->pid, &t->img, off, err, sizeof(err)) == 0) {
-		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, name_id, &s->symbols);
-	} else {
-		rbm_warn("%s; C methods print as Owner#?", err);
-		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, NULL, NULL);
-	}
-	cfg.tls_modid = modid;
-	cfg.ec_tls_offset = tls_offset;
-	cfg.ec_vm_stack = off->ec_vm_stack;
-	cfg.ec_vm_stack_size = off->ec_vm_stack_size;
-	cfg.ec_cfp = off->ec_cfp;
-	cfg.cfp_size = off->cfp_size;
-	cfg.cfp_pc = off->cfp_pc;
-	cfg.cfp_iseq = off->cfp_iseq;
-	cfg.cfp_ep = off->cfp_ep;
-	cfg.cfp_self = off->cfp_self;
-	cfg.depth = s->opt.depth;
-	s->skel->bss->filter_classes = s->opt.nclasses > 0;
-	s->skel->bss->stack_cfg = cfg;
-	rbm_info("stacks: depth %lu, TLS module %" PRIu64 ", ruby_current_ec at +%" PRIu64,
-		 s->opt.depth, modid, tls_offset);
-}
-
-static int open_and_load(struct session *s, bool multi)
-{
-	unsigned long depth = s->opt.depth ? s->opt.depth : 1;
-
-	s->skel = rbmemtrace_bpf__open();
-	if (!s->skel)
-		rbm_die("cannot open the BPF object: %s", strerror(errno));
-	bpf_map__set_max_entries(s->skel->maps.live_objects, s->opt.max_objects);
-	bpf_map__set_max_entries(s->skel->maps.stacks, s->opt.max_stacks);
-	/* Store only the frames asked for: a 128-deep value for a depth of 8 wastes memory. */
-	bpf_map__set_value_size(s->skel->maps.stacks,
-				offsetof(struct stack_frames, frames) + depth * 2 * sizeof(__u64));
-	bpf_map__set_max_entries(s->skel->maps.stack_selves, s->opt.max_stacks);
-	/* One entry per (class, call path); a full table falls back to class_fallback. */
-	bpf_map__set_max_entries(s->skel->maps.class_counts,
-				 s->opt.depth ? s->opt.max_stacks : 65536);
-	bpf_map__set_value_size(s->skel->maps.stack_selves, depth * sizeof(__u64));
-	if (multi)
-		bpf_program__set_expected_attach_type(s->skel->progs.on_alloc_return_multi,
-						      RBM_BPF_TRACE_UPROBE_MULTI);
-	else
-		bpf_program__set_autoload(s->skel->progs.on_alloc_return_multi, false);
-	return rbmemtrace_bpf__load(s->skel);
-}
-
-static void load_bpf(struct session *s)
-{
-	int err;
-
-	libbpf_set_print(NULL); /* a kernel without uprobe_multi is not an error */
-	s->use_multi = open_and_load(s, true) == 0;
-	libbpf_set_print(libbpf_print);
-	if (s->use_multi)
-		return;
-	rbmemtrace_bpf__destroy(s->skel);
-	rbm_info("no uprobe_multi links here; one link per probe");
-	err = open_and_load(s, false);
-	if (err)
-		rbm_die("cannot load the BPF programs: %s (needs a kernel with BTF, BPF and uprobes)",
-			strerror(-err));
 }
 
 /* Why probes could not go on, in the words a user can act on. */
@@ -238,7 +73,7 @@ static void start_command(struct session *s)
 	if (launch_find_ruby(s->opt.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err)))
 		rbm_die("%s", err);
 	ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_USDT);
-	load_bpf(s);
+	session_load_bpf(s);
 
 	pid = launch_spawn(s->opt.command, &release_fd);
 	if (pid < 0)
@@ -271,12 +106,12 @@ void session_open(struct session *s, const struct trace_options *opt)
 	memset(s, 0, sizeof(*s));
 	s->opt = *opt;
 	s->exit_status = -1;
-	libbpf_set_print(libbpf_print);
+	session_quiet_libbpf(false);
 	if (s->opt.command) {
 		start_command(s);
 	} else {
 		ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_USDT);
-		load_bpf(s);
+		session_load_bpf(s);
 		s->probes = (struct probes){.skel = s->skel, .pid = s->target.pid,
 					    .binary = s->target.img.host_path,
 					    .verbose = rbm_verbose};
@@ -293,7 +128,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 	s->probes.alloc_kind = s->opt.empty_probes;
 	if (s->opt.empty_probes)
 		return;
-	configure_stacks(s);
+	session_configure_stacks(s);
 	tracker_init(&s->tracker, s->target.pid, bpf_map__fd(s->skel->maps.live_objects),
 		     bpf_map__fd(s->skel->maps.class_counts), &s->skel->bss->reap,
 		     s->target.objspace && s->target.off->objspace_compact_count
@@ -380,7 +215,7 @@ static void final_census(struct session *s)
 	if (s->sampling)
 		windows_stop(&s->windows, now_seconds());
 	probes_wait_detached(&s->probes);
-	refresh_names(s);
+	session_refresh_names(s);
 	if (!s->target_exited) {
 		session_heap_census(s, CENSUS_AT_END);
 		s->tracker.census = s->have_census_end ? &s->census_end : NULL;
@@ -518,7 +353,7 @@ double session_poll(struct session *s, double t)
 	/* Often: a class first seen just before the target exits still needs its name. */
 	if (t - s->last_names >= 0.2) {
 		s->last_names = t;
-		refresh_names(s);
+		session_refresh_names(s);
 		ruby_target_gc_counts(&s->target, &s->counts_last);
 	}
 	if (s->sampling) {

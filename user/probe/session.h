@@ -103,6 +103,12 @@ int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop);
 
 double now_seconds(void);
 
+/* Internal to the session's files. */
+void session_load_bpf(struct session *s);		/* session_bpf.c */
+void session_configure_stacks(struct session *s);	/* session_bpf.c */
+void session_quiet_libbpf(bool quiet);		/* session_bpf.c */
+void session_refresh_names(struct session *s);		/* session_names.c */
+
 /* --class: whether the class called name is reported. */
 bool session_class_wanted(const struct session *s, const char *name);
 
