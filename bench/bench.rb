@@ -177,7 +177,15 @@ def print_table(title, header, rows)
   $stdout.flush
 end
 
+# BENCH_NO_FULL=1: only the modes a production user runs (untraced, sampled, census).
+def quick(modes)
+  return modes unless ENV["BENCH_NO_FULL"]
+
+  modes.reject { |m| m.tracer.is_a?(Array) && (m.tracer.include?("--full") || m.tracer.include?("--empty-probes")) }
+end
+
 def bench_batch(title, argv, modes)
+  modes = quick(modes)
   results = Hash.new { |h, k| h[k] = [] }
   RUNS.times do |round|
     modes.each do |mode|
@@ -189,7 +197,7 @@ def bench_batch(title, argv, modes)
   base = seconds.(UNTRACED)
   allocs = median(results[UNTRACED].map { |r| r["allocations"] })
   per_alloc = ->(mode) { (seconds.(mode) - base) / allocs * 1e6 }
-  empty = results.key?(EMPTY_URETPROBE) ? per_alloc.(EMPTY_URETPROBE) : nil
+  empty = results.key?(EMPTY_URETPROBE) && results.key?(FULL) ? per_alloc.(EMPTY_URETPROBE) : nil
   rows = modes.map do |mode|
     s = seconds.(mode)
     row = [mode.name, format("%.3f", s), format("%.2fx", s / base)]
@@ -220,6 +228,7 @@ def workload_command(name)
 end
 
 def bench_web(modes)
+  modes = quick(modes)
   script = File.join(WORKLOADS_DIR, "web.sh")
   seconds = Integer(ENV.fetch("BENCH_WEB_SECONDS", "5"))
   system(script, "prepare", exception: true)

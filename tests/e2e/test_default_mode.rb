@@ -53,3 +53,28 @@ test "retained excludes garbage awaiting the sweep on an idle target" do
   check(junk["garbage"].positive?, "the census saw Junk garbage: #{junk}")
   check(report["heap_end"]["garbage"].positive?, "heap_end garbage")
 end
+
+# The budget holds for a program shorter than a window: none opens before the budget can pay for it.
+test "default -p: a target that ends before the first window gets a report that says so" do
+  io = IO.popen(["ruby", "-e", "$stdout.sync = true; puts Process.pid; $stdin.gets; " \
+                 "a = []; 20_000.times { |i| a << 's' + i.to_s }"], "r+")
+  pid = io.gets.to_i
+  Dir.mktmpdir do |dir|
+    report = File.join(dir, "r.json")
+    err_r, err_w = IO.pipe
+    rbm = Process.spawn(RBM, "-p", pid.to_s, "--format", "json", "-o", report, err: err_w)
+    err_w.close
+    expect_line(err_r, /sampling PID/, "rbmemtrace start")
+    io.puts "go"
+    status = Timeout.timeout(30) { Process.wait2(rbm)[1] }
+    check(status.success?, "rbmemtrace exited #{status}: #{err_r.read}")
+    json = JSON.parse(File.read(report))
+    check_invariants(json)
+    check_eq(json["end_reason"], "target exited", "end_reason")
+    check_eq(json["sampling"]["confidence"], "low", "confidence (#{json['sampling']})")
+    check(json["sampling"]["estimated_overhead_percent"] <= 2.0,
+          "estimated overhead #{json['sampling']['estimated_overhead_percent']}%")
+  end
+ensure
+  io&.close
+end

@@ -6,13 +6,27 @@
 #include "attach.h"
 #include "sampler.h"
 
-Test(sampler, first_window_opens_at_once)
+/*
+ * A window may cost the target its whole length: none opens before the
+ * budget could pay for it, so even a program shorter than a window keeps
+ * its budget (a 20 ms window at once cost a 23 ms program 82%).
+ */
+Test(sampler, first_window_waits_until_the_budget_can_pay_for_it)
 {
+	double b = 0.02 / 1.02;
 	struct sampler s;
 
 	sampler_init(&s, 2, 1, 100.0);
-	cr_expect_eq(s.phase_end, 100.0);
 	cr_expect_not(s.in_window);
+	cr_expect_eq(sampler_window_allowed(&s, 100.0), 0, "no headroom at the start");
+	cr_expect_float_eq(sampler_next_allowed(&s), 100.0 + 0.001 * (1 - b) / b, 1e-9);
+	cr_expect_float_eq(sampler_window_allowed(&s, 100.1), b * 0.1 / (1 - b), 1e-12);
+	cr_expect_float_eq(sampler_window_allowed(&s, 110.0), 0.020, 1e-12, "capped at 20 ms");
+	sampler_window_opened(&s, 100.1);
+	cr_expect_float_eq(s.phase_end - 100.1, b * 0.1 / (1 - b), 1e-12);
+	/* Even a window that cost its whole length leaves the budget intact at its end. */
+	sampler_window_closed(&s, s.phase_end, 1000, s.phase_end - 100.1);
+	cr_expect(s.cost <= b * (s.phase_start - 100.0) + 1e-12, "cost %g", s.cost);
 }
 
 Test(sampler, free_window_waits_the_minimum_gap)

@@ -3,6 +3,8 @@
 #include "sampler.h"
 
 #define DEFAULT_WINDOW 0.020
+/* Shorter than this, attaching and detaching would cost more than the window samples. */
+#define MIN_WINDOW 0.001
 /*
  * A window may cost the target up to its whole length when allocations
  * pour in; until one has shown what it costs, windows are at most this
@@ -34,8 +36,27 @@ void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, doubl
 		.min_gap = DEFAULT_WINDOW * (1 / duty - 1),
 		.rng = seed ? seed : 0x9e3779b97f4a7c15ULL,
 	};
-	/* The first window opens at once: a short trace still gets samples. */
+	/* The first window opens as soon as the budget allows one (sampler_window_allowed). */
 	s->start = s->phase_start = s->phase_end = now;
+}
+
+double sampler_window_allowed(const struct sampler *s, double now)
+{
+	/*
+	 * A window may cost the target up to its whole length (allocations
+	 * pouring in, every one trapped): the budget must hold at its end even
+	 * then, so a window is never longer than the budget's headroom.
+	 */
+	double headroom = (s->budget * (now - s->start) - s->cost) / (1 - s->budget);
+
+	if (headroom < MIN_WINDOW)
+		return 0;
+	return headroom < s->window ? headroom : s->window;
+}
+
+double sampler_next_allowed(const struct sampler *s)
+{
+	return s->start + (s->cost + MIN_WINDOW * (1 - s->budget)) / s->budget;
 }
 
 double sampler_gap_after(struct sampler *s, double now, double cost)
@@ -50,10 +71,12 @@ double sampler_gap_after(struct sampler *s, double now, double cost)
 
 void sampler_window_opened(struct sampler *s, double now)
 {
+	double length = sampler_window_allowed(s, now);
+
 	s->in_window = true;
 	s->windows++;
 	s->phase_start = now;
-	s->phase_end = now + s->window;
+	s->phase_end = now + (length > MIN_WINDOW ? length : MIN_WINDOW);
 }
 
 void sampler_window_closed(struct sampler *s, double now, uint64_t hits, double cost)

@@ -48,7 +48,15 @@ void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, doubl
  */
 double sampler_gap_after(struct sampler *s, double now, double cost);
 
-/* Opens a window at now. */
+/*
+ * The longest window that may open at now: one that keeps the budget even
+ * if the target loses all of it to the probes; 0 when none may open yet.
+ */
+double sampler_window_allowed(const struct sampler *s, double now);
+/* When the next window may open at the earliest, if none may now. */
+double sampler_next_allowed(const struct sampler *s);
+
+/* Opens a window at now, as long as sampler_window_allowed says. */
 void sampler_window_opened(struct sampler *s, double now);
 
 /* Closes the window at now, after `hits` traced allocations in it that cost `cost` seconds. */

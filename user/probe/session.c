@@ -258,7 +258,8 @@ static bool target_ended(struct session *s)
 	int status;
 
 	if (!s->launched) {
-		if (kill(pid, 0) && errno == ESRCH) {
+		/* A zombie has exited too: its parent just has not reaped it yet. */
+		if (target_gone(pid)) {
 			s->target_exited = true;
 			s->end_reason = "target exited";
 			return true;
@@ -333,16 +334,29 @@ static void charge_other_probes(struct session *s)
 	s->charged_compaction_hits = hits;
 }
 
+/* Seconds to sleep until deadline, at most max: never negative, which means the end. */
+static double wait_until(double deadline, double max)
+{
+	double wait = deadline - now_seconds();
+
+	return wait < 0 ? 0 : wait < max ? wait : max;
+}
+
 double session_poll(struct session *s, double t)
 {
 	if (target_ended(s))
 		return -1;
 	if (s->sampling) {
+		int err;
+
 		charge_other_probes(s);
-		windows_step(&s->windows, t);
+		err = windows_step(&s->windows, t);
+		/* A target that exits before the first window just ends the trace. */
+		if (err && !target_gone(s->target.pid))
+			die_attach(s, err);
 		/* A window is short and costly: nothing may hold it open longer. */
 		if (s->windows.sampler.in_window)
-			return s->windows.sampler.phase_end - now_seconds();
+			return wait_until(s->windows.sampler.phase_end, 1);
 	}
 	/* Sampling deletes dead entries itself: only once no probe can write the map. */
 	if (t - s->last_pass >= 0.2 && !(s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE)) && gc_worked(s, t)) {
@@ -356,12 +370,7 @@ double session_poll(struct session *s, double t)
 		session_refresh_names(s);
 		ruby_target_gc_counts(&s->target, &s->counts_last);
 	}
-	if (s->sampling) {
-		double wait = s->windows.sampler.phase_end - now_seconds();
-
-		return wait < 0.05 ? wait : 0.05;
-	}
-	return 0.05;
+	return s->sampling ? wait_until(s->windows.sampler.phase_end, 0.05) : 0.05;
 }
 
 void session_run(struct session *s, volatile sig_atomic_t *stop)
@@ -399,7 +408,7 @@ int session_report(struct session *s, struct report *r)
 	r->pid = s->target.pid;
 	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", s->target.version);
 	r->duration_s = s->end - s->start;
-	r->end_reason = s->end_reason;
+	r->end_reason = s->end_reason ? s->end_reason : "unknown";
 	r->target_exited = s->target_exited;
 	r->exit_status = s->launched ? s->exit_status : -1;
 	/* Ruby's own count: right with or without the GC probes. */

@@ -57,7 +57,6 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 		  double budget_percent, int verbose)
 {
 	double now;
-	int err;
 
 	w->probes = probes;
 	w->skel = skel;
@@ -69,12 +68,7 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 	measure_trap_costs(w, budget_percent);
 	now = now_s();
 	sampler_init(&w->sampler, budget_percent, (uint64_t)(now * 1e9) ^ getpid(), now);
-	snapshot_hits(w);
-	err = probes_attach_alloc(w->probes, false);
-	if (err)
-		return err;
-	__atomic_store_n(&skel->bss->window_open, 1, __ATOMIC_RELEASE);
-	sampler_window_opened(&w->sampler, now_s());
+	/* The first window opens in windows_step, once the budget allows one. */
 	return 0;
 }
 
@@ -120,12 +114,17 @@ void windows_close(struct windows *w)
 	__atomic_store_n(&w->skel->bss->window_open, 0, __ATOMIC_RELEASE);
 }
 
-void windows_step(struct windows *w, double now)
+int windows_step(struct windows *w, double now)
 {
 	struct sampler *s = &w->sampler;
+	int err;
 
 	if (now < s->phase_end)
-		return;
+		return 0;
+	if (!s->in_window && sampler_window_allowed(s, now) <= 0) {
+		s->phase_end = sampler_next_allowed(s);
+		return 0;
+	}
 	if (s->in_window) {
 		uint64_t hits;
 		double cost;
@@ -142,17 +141,20 @@ void windows_step(struct windows *w, double now)
 				s->windows, (now_s() - s->phase_start) * 1e3, hits, cost * 1e3,
 				program_cost(w) * 1e6);
 		sampler_window_closed(s, now_s(), hits, cost);
-	} else if (snapshot_hits(w), probes_attach_alloc(w->probes, true) == 0) {
+	} else if (snapshot_hits(w), (err = probes_attach_alloc(w->probes, true)) == 0) {
 		__atomic_store_n(&w->skel->bss->window_open, 1, __ATOMIC_RELEASE);
 		if (w->verbose > 1)
 			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": attached in %.1f ms\n",
 				s->windows + 1, (now_s() - now) * 1e3);
 		/* Attaching can wait for the last window's probes to come off. */
 		sampler_window_opened(s, now_s());
+	} else if (!s->windows) {
+		return err; /* the first attach: a real error, not an exit under way */
 	} else {
 		/* The target may be exiting: try again after a gap. */
 		s->phase_end = now + s->min_gap;
 	}
+	return 0;
 }
 
 void windows_stop(struct windows *w, double now)

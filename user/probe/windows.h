@@ -27,10 +27,9 @@ struct windows {
 };
 
 /*
- * Starts sampling: times the trap on this machine (on our own functions,
- * before any allocation probe touches the target), then opens the first
- * window by attaching the allocation probes.  0, or -errno if they cannot
- * be attached.
+ * Starts sampling: times the trap on this machine, on our own functions,
+ * before any allocation probe touches the target.  The first window opens
+ * in windows_step once the budget allows one.  0 or -errno.
  */
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
 		  double budget_percent, int verbose);
@@ -38,8 +37,8 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 void windows_charge(struct windows *w, double seconds);
 /* What one hit of a probe whose first instruction is stepped costs the target. */
 double windows_stepped_hit_cost(const struct windows *w);
-/* Opens or closes a window when it is due. */
-void windows_step(struct windows *w, double now);
+/* Opens or closes a window when it is due; -errno if the first window cannot attach. */
+int windows_step(struct windows *w, double now);
 /* Stops counting: call before the allocation probes come off for good. */
 void windows_close(struct windows *w);
 /* Accounts for the last window once the probes are off. */
