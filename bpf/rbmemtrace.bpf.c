@@ -330,6 +330,9 @@ static __always_inline void track(__u64 obj, __u64 seq)
 	type = hdr.flags & RB_T_MASK;
 	if (type == RB_T_IMEMO) {
 		key.kind = RBM_KIND(type, (hdr.flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK);
+	} else if (type == RB_T_ICLASS) {
+		/* Its class slot is set to the module only after allocation: keyed by kind. */
+		key.kind = type;
 	} else {
 		key.kind = type;
 		key.klass = hdr.klass;

@@ -20,7 +20,8 @@
 /*
  * An object's "kind": its builtin type, plus for T_IMEMO the imemo subtype in
  * bits 8..11.  Imemo objects reuse the klass slot for other data (call caches
- * keep the receiver's class there), so they are keyed by kind alone.
+ * keep the receiver's class there), and an iclass gets its module there only
+ * after it is allocated, so both are keyed by kind alone.
  */
 #define RBM_KIND(type, imemo) ((type) | ((imemo) << 8))
 #define RBM_KIND_TYPE(kind) ((kind) & RB_T_MASK)

@@ -278,3 +278,12 @@ test "call paths beyond the tables: every class still counted exactly" do
   check_eq(report["dropped"]["class_overflow"], 0, "class_overflow")
   check(report["stack_drops"]["dropped"].positive?, "no path was dropped: the test proves nothing")
 end
+
+# An iclass gets its module in its class slot only after it is allocated: still the same object.
+test "iclasses of kept classes that include and extend modules are retained" do
+  report, truth, _, status = trace_pid("iclasses.rb")
+  check(status.success?, "rbmemtrace exited #{status}")
+  iclass = class_row(report, "<iclass>")
+  check(truth["iclasses_kept"] >= 600, "the scenario kept #{truth['iclasses_kept']} iclasses")
+  check_eq(iclass["retained"], truth["iclasses_kept"], "<iclass> retained (Ruby's T_ICLASS count)")
+end
