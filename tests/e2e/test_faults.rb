@@ -270,6 +270,7 @@ test "launch mode: SIGTERM is passed on to the command, which is not left runnin
     check_eq(json["end_reason"], "command finished", "end_reason")
   ensure
     Process.kill("KILL", rbm) rescue nil
+    Process.kill("KILL", child) rescue nil if child # a failed run must not leave it running
   end
 end
 
