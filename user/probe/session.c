@@ -523,7 +523,7 @@ int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop)
 		s->target.pid);
 	while (!*stop && !(s->opt.duration && now_seconds() - start >= s->opt.duration)) {
 		if (s->launched ? (status = reap_child(s->target.pid, false)) >= 0
-				: kill(s->target.pid, 0) && errno == ESRCH)
+				: target_gone(s->target.pid))
 			break;
 		usleep(50 * 1000);
 	}

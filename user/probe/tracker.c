@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "census.h"
+#include "procmaps.h"
 #include "target_mem.h"
 #include "tracker.h"
 
@@ -228,7 +229,7 @@ int tracker_pass(struct tracker *t, bool final)
 	size_t n, i, queued = 0;
 	int err;
 
-	if (kill(t->pid, 0) && errno == ESRCH)
+	if (target_gone(t->pid))
 		return -ESRCH;
 	/* Before the headers: an object allocated after this read is young at worst. */
 	read_gc_count(t);
@@ -239,7 +240,8 @@ int tracker_pass(struct tracker *t, bool final)
 	if (err)
 		return err;
 	target_read_many(t->pid, t->keys, n, sizeof(t->headers[0]), t->headers, t->readable);
-	if (kill(t->pid, 0) && errno == ESRCH)
+	/* A zombie answers kill() but its memory is gone: its objects did not all die. */
+	if (target_gone(t->pid))
 		return -ESRCH; /* every read failed because the target is gone, not its objects */
 
 	if (final)

@@ -14,7 +14,7 @@ static void die_unreadable(const struct ruby_target *t, const char *what)
 {
 	int err = errno;
 
-	if (kill(t->pid, 0) && errno == ESRCH)
+	if (target_gone(t->pid))
 		rbm_die("PID %d exited", t->pid);
 	rbm_die("cannot read %s in PID %d: %s", what, t->pid, strerror(err));
 }
@@ -71,7 +71,7 @@ uint64_t ruby_target_class_allocator(const struct ruby_target *t)
 	if (target_read_u64(t->pid, basic_object + t->off->rclass_ext, &ext) ||
 	    target_read_u64(t->pid, ext + t->off->classext_allocator, &fn) ||
 	    procmaps_file_offset(t->pid, t->img.path, fn, &file_offset)) {
-		if (kill(t->pid, 0) && errno == ESRCH)
+		if (target_gone(t->pid))
 			rbm_die("PID %d exited", t->pid);
 		rbm_die("cannot find rb_class_allocate_instance through BasicObject's allocator: "
 			"Ruby internals differ from the table for %s",
