@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "cli.h"
 #include "diag.h"
 #include "fleet_hosts.h"
@@ -159,14 +160,6 @@ static void on_signal(int sig)
 	stop_requested = sig;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* ssh -o BatchMode=yes [-o OPT]... [-p PORT] DEST 'PATH' --format json 'ARG'... */
 static void exec_ssh(const struct job *j, const char *command)
 {
@@ -226,7 +219,7 @@ static void start(struct job *j, const char *command)
 	close(err[1]);
 	j->out_fd = out[0];
 	j->err_fd = err[0];
-	j->started = now();
+	j->started = now_seconds();
 	j->running = true;
 }
 
@@ -235,7 +228,7 @@ static void terminate(struct job *j)
 	if (!j->running || j->kill_at)
 		return;
 	kill(-j->pid, SIGTERM);
-	j->kill_at = now() + 2;
+	j->kill_at = now_seconds() + 2;
 }
 
 /* rbm_die's hook: no ssh outlives us. */
@@ -315,7 +308,7 @@ static void step(size_t *nrunning)
 {
 	struct pollfd fds[2 * 1024];
 	struct job *owner[2 * 1024];
-	double t = now();
+	double t = now_seconds();
 	size_t i, n = 0;
 
 	for (i = 0; i < njobs; i++) {

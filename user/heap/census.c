@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "census.h"
 #include "target_mem.h"
 #include "tracker.h"
@@ -41,14 +42,6 @@ struct walk {
 	uint8_t *st_buf;
 	bool *st_ok;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 {
@@ -367,7 +360,7 @@ int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint6
 	struct walk w = {.c = c, .pid = pid, .hl = hl};
 	struct gc_state gs, end;
 	uint64_t *sorted = NULL;
-	double t0 = now();
+	double t0 = now_seconds();
 	size_t i;
 	int ret;
 
@@ -428,7 +421,7 @@ int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint6
 		ret = fail(err, errlen, -EINVAL, "no heap page of PID %d fits Ruby %s's layout",
 			   pid, hl->series);
 out:
-	c->seconds = now() - t0;
+	c->seconds = now_seconds() - t0;
 	free(sorted);
 	walk_free(&w);
 	if (ret == -ESRCH)

@@ -440,9 +440,7 @@ void report_finish(struct report *r)
 		struct census_counts *cc = &r->rows[i].census;
 
 		counts_add(&r->totals, &r->rows[i].counts);
-		r->est_totals.allocated += r->rows[i].est.allocated;
-		r->est_totals.retained += r->rows[i].est.retained;
-		r->est_totals.freed += r->rows[i].est.freed;
+		estimates_add(&r->est_totals, &r->rows[i].est);
 		cc->change = (int64_t)cc->live_end - (int64_t)cc->live_start;
 	}
 	/* Totals scale as a whole, as a reader would compute them; the census bounds retained. */

@@ -21,14 +21,6 @@
 #include "session.h"
 #include "target_mem.h"
 
-double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 bool session_class_wanted(const struct session *s, const char *name)
 {
 	int i;

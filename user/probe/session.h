@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "attach.h"
+#include "clock.h"
 #include "census_model.h"
 #include "classnames.h"
 #include "report.h"
@@ -101,7 +102,6 @@ int session_exit_status(const struct session *s);
 /* --empty-probes: the bare trap at every allocation, for bench/; no report. */
 int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop);
 
-double now_seconds(void);
 
 /* Internal to the session's files. */
 void session_load_bpf(struct session *s);		/* session_bpf.c */

@@ -6,16 +6,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "calibrate.h"
+#include "clock.h"
 #include "windows.h"
 #include "rbmemtrace.skel.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Hits from here on are the next window's, even those while it is being attached. */
 static void snapshot_hits(struct windows *w)
@@ -66,7 +59,7 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 	skel->bss->sampling = 1;
 	__atomic_store_n(&skel->bss->window_open, 0, __ATOMIC_RELEASE);
 	measure_trap_costs(w, budget_percent);
-	now = now_s();
+	now = now_seconds();
 	sampler_init(&w->sampler, budget_percent, (uint64_t)(now * 1e9) ^ getpid(), now);
 	/* The first window opens in windows_step, once the budget allows one. */
 	return 0;
@@ -133,21 +126,21 @@ int windows_step(struct windows *w, double now)
 		probes_detach_alloc(w->probes);
 		hits = window_hits(w, &cost);
 		/* The target cannot have lost more than every core for the window's length. */
-		if (cost > (now_s() - s->phase_start) * w->ncpus)
-			cost = (now_s() - s->phase_start) * w->ncpus;
+		if (cost > (now_seconds() - s->phase_start) * w->ncpus)
+			cost = (now_seconds() - s->phase_start) * w->ncpus;
 		if (w->verbose > 1)
 			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": %.1f ms, %" PRIu64
 					" hits, %.2f ms of the target's time (program %.2f us a hit)\n",
-				s->windows, (now_s() - s->phase_start) * 1e3, hits, cost * 1e3,
+				s->windows, (now_seconds() - s->phase_start) * 1e3, hits, cost * 1e3,
 				program_cost(w) * 1e6);
-		sampler_window_closed(s, now_s(), hits, cost);
+		sampler_window_closed(s, now_seconds(), hits, cost);
 	} else if (snapshot_hits(w), (err = probes_attach_alloc(w->probes, true)) == 0) {
 		__atomic_store_n(&w->skel->bss->window_open, 1, __ATOMIC_RELEASE);
 		if (w->verbose > 1)
 			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": attached in %.1f ms\n",
-				s->windows + 1, (now_s() - now) * 1e3);
+				s->windows + 1, (now_seconds() - now) * 1e3);
 		/* Attaching can wait for the last window's probes to come off. */
-		sampler_window_opened(s, now_s());
+		sampler_window_opened(s, now_seconds());
 	} else if (!s->windows) {
 		return err; /* the first attach: a real error, not an exit under way */
 	} else {

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Seconds on the monotonic clock: the poll loop's and the sampler's time. */
+#ifndef RBM_CLOCK_H
+#define RBM_CLOCK_H
+#include <time.h>
+
+static inline double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#endif
