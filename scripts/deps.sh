@@ -7,7 +7,7 @@ packages=(
 	make gcc clang llvm pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libcriterion-dev
-	libjansson-dev libprotobuf-c-dev protobuf-c-compiler
+	libjansson-dev libprotobuf-c-dev protobuf-c-compiler libncurses-dev tmux
 	golang-go openssh-client openssh-server
 	ruby ruby-dev
 )

@@ -17,6 +17,7 @@ unsigned long cli_number(const char *arg, const char *what, unsigned long min, u
 int cli_real(const char *arg, double *value);
 /* Dies unless we may use BPF and uprobes (root, or CAP_SYS_ADMIN). */
 void cli_check_bpf_privileges(void);
+bool cli_have_bpf_privileges(void);
 
 #include <sys/types.h>
 struct outfile;

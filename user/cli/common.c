@@ -37,24 +37,28 @@ static bool have_capability(const struct __user_cap_data_struct *caps, int cap)
 	return caps[cap / 32].effective & (1U << (cap % 32));
 }
 
-void cli_check_bpf_privileges(void)
+bool cli_have_bpf_privileges(void)
 {
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct caps[2] = {};
 
 	if (geteuid() == 0)
-		return;
+		return true;
 	/*
 	 * Uprobes need CAP_SYS_ADMIN on this kernel whatever perf_event_paranoid
 	 * says; CAP_BPF with CAP_PERFMON passes here, and an attach that the
 	 * kernel refuses says what is missing (session.c).
 	 */
-	if (syscall(SYS_capget, &hdr, caps) == 0 &&
-	    ((have_capability(caps, CAP_BPF) && have_capability(caps, CAP_PERFMON)) ||
-	     have_capability(caps, CAP_SYS_ADMIN)))
-		return;
-	rbm_die("not enough privileges: run as root, or with CAP_SYS_ADMIN "
-		"(and CAP_SYS_PTRACE for another user's process)");
+	return syscall(SYS_capget, &hdr, caps) == 0 &&
+	       ((have_capability(caps, CAP_BPF) && have_capability(caps, CAP_PERFMON)) ||
+		have_capability(caps, CAP_SYS_ADMIN));
+}
+
+void cli_check_bpf_privileges(void)
+{
+	if (!cli_have_bpf_privileges())
+		rbm_die("not enough privileges: run as root, or with CAP_SYS_ADMIN "
+			"(and CAP_SYS_PTRACE for another user's process)");
 }
 
 pid_t cli_process_of(pid_t pid)

@@ -471,6 +471,17 @@ int session_report(struct session *s, struct report *r)
 	return 0;
 }
 
+int session_report_now(struct session *s, struct report *r)
+{
+	double end = s->end;
+	int err;
+
+	s->end = now_seconds();
+	err = session_report(s, r);
+	s->end = end;
+	return err;
+}
+
 void session_close(struct session *s)
 {
 	session_heap_free(s);

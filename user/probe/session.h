@@ -95,6 +95,8 @@ void session_run(struct session *s, volatile sig_atomic_t *stop);
 void session_finish(struct session *s);
 /* Fills r (zeroed by the caller) with what the session learned, finished. */
 int session_report(struct session *s, struct report *r);
+/* The same while the session runs (top's drill-down): what it learned so far. */
+int session_report_now(struct session *s, struct report *r);
 void session_close(struct session *s);
 /* The exit status rbmemtrace returns: the command's in launch mode, else 0. */
 int session_exit_status(const struct session *s);

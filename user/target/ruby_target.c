@@ -45,6 +45,25 @@ void ruby_target_attach(struct ruby_target *t, pid_t pid)
 	rbm_info("%s mapped at load bias 0x%" PRIx64, t->img.path, t->img.load_bias);
 }
 
+bool ruby_target_supported(pid_t pid, char *why, size_t n)
+{
+	struct ruby_image img;
+	char version[32];
+
+	if (procmaps_find_ruby(pid, &img, why, n))
+		return false;
+	if (elf_symbol_string(img.host_path, "ruby_version", version, sizeof(version))) {
+		snprintf(why, n, "cannot read the Ruby version of PID %d", (int)pid);
+		return false;
+	}
+	if (!ruby_offsets_for(version)) {
+		snprintf(why, n, "PID %d runs Ruby %s, which is not supported (supported: %s)",
+			 (int)pid, version, ruby_supported_series());
+		return false;
+	}
+	return true;
+}
+
 void ruby_target_open(struct ruby_target *t, pid_t pid, enum ruby_need need)
 {
 	ruby_target_attach(t, pid);

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rbmemtrace top: a live view of what Ruby processes keep.  Every refresh
+ * takes a heap census of each target (free for the target); a class's
+ * sites and call paths come from sampled windows started by its drill-down,
+ * inside --max-overhead.  Full screen with ncurses, or batch frames (-b)
+ * in text or JSON lines.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <curses.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "cli.h"
+#include "clock.h"
+#include "diag.h"
+#include "proc_info.h"
+#include "top_collect.h"
+#include "top_out.h"
+
+static struct top_args {
+	pid_t pids[TOP_MAX_PROCS];
+	int npids;
+	const char *match;
+	double interval;
+	double max_overhead;
+	bool batch, json, sites, per_process, summed;
+	unsigned long count; /* frames in batch mode; 0: until stopped */
+	unsigned long rows;
+	unsigned long depth;
+	int sort;
+} args = {.interval = 2, .max_overhead = 2, .rows = 40, .depth = 32};
+
+static const char doc[] =
+	"A live, top-like view of the objects Ruby processes keep: per class live objects, bytes, "
+	"change since start and per minute, allocations per second, old share and trend, from a "
+	"heap census each refresh (no cost to the target).  Enter on a class samples its "
+	"allocation sites and call paths within --max-overhead.\n"
+	"\n"
+	"USAGE: rbmemtrace top -p PID [-p PID ...] | --match REGEX [-i SECONDS] [-b [-n COUNT]] "
+	"[--format text|json]";
+
+enum { OPT_MAX_OVERHEAD = 0x100, OPT_MATCH, OPT_FORMAT, OPT_SITES, OPT_SORT, OPT_ROWS,
+       OPT_PER_PROCESS, OPT_SUMMED, OPT_DEPTH };
+
+static const struct argp_option opts[] = {
+	{"pid", 'p', "PID", 0, "Ruby process to watch (repeat for several)", 0},
+	{"match", OPT_MATCH, "REGEX", 0, "Every Ruby process whose command line matches REGEX", 0},
+	{"interval", 'i', "SECONDS", 0, "Refresh every SECONDS (default 2)", 0},
+	{"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
+	 "Budget of the sampled windows behind sites and allocation rates (default 2)", 0},
+	{"batch", 'b', NULL, 0, "Batch mode: frames to standard output, no terminal needed", 0},
+	{"iterations", 'n', "COUNT", 0, "Batch mode: stop after COUNT frames", 0},
+	{"format", OPT_FORMAT, "FORMAT", 0, "Batch frames as text (default) or json (one per line)",
+	 0},
+	{"sites", OPT_SITES, NULL, 0,
+	 "Sample allocation windows from the start (allocation rates per class)", 0},
+	{"sort", OPT_SORT, "KEY", 0, "live (default), bytes, change, per-min, allocs, old, name", 0},
+	{"rows", OPT_ROWS, "N", 0, "Batch text: classes per frame (default 40, 0: all)", 0},
+	{"per-process", OPT_PER_PROCESS, NULL, 0, "Rows per process (default with one process)", 0},
+	{"summed", OPT_SUMMED, NULL, 0, "Rows summed by class over processes (default with several)",
+	 0},
+	{"depth", OPT_DEPTH, "N", 0, "Ruby frames per sampled allocation (default 32)", 0},
+	{"verbose", 'v', NULL, 0, "Explain what is found", 0},
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	(void)state;
+	switch (key) {
+	case 'p':
+		if (args.npids == TOP_MAX_PROCS)
+			rbm_die("too many -p: top shows at most %d processes", TOP_MAX_PROCS);
+		args.pids[args.npids++] = cli_number(arg, "PID", 1, INT32_MAX);
+		break;
+	case OPT_MATCH:
+		args.match = arg;
+		break;
+	case 'i':
+		if (cli_real(arg, &args.interval) || !(args.interval >= 0.1) || args.interval > 3600)
+			rbm_die("invalid interval: %s (seconds, 0.1 to 3600)", arg);
+		break;
+	case OPT_MAX_OVERHEAD:
+		if (cli_real(arg, &args.max_overhead) || !(args.max_overhead >= 0.1) ||
+		    args.max_overhead > 50)
+			rbm_die("invalid --max-overhead: %s (percent, 0.1 to 50)", arg);
+		break;
+	case 'b':
+		args.batch = true;
+		break;
+	case 'n':
+		args.count = cli_number(arg, "-n", 1, 1UL << 31);
+		break;
+	case OPT_FORMAT:
+		if (strcmp(arg, "json") == 0)
+			args.json = true;
+		else if (strcmp(arg, "text") != 0)
+			rbm_die("invalid format: %s (expected text or json)", arg);
+		break;
+	case OPT_SITES:
+		args.sites = true;
+		break;
+	case OPT_SORT:
+		args.sort = top_sort_parse(arg);
+		if (args.sort < 0)
+			rbm_die("invalid --sort: %s (live, bytes, change, per-min, allocs, old, name)",
+				arg);
+		break;
+	case OPT_ROWS:
+		args.rows = cli_number(arg, "--rows", 0, 1UL << 31);
+		break;
+	case OPT_PER_PROCESS:
+		args.per_process = true;
+		break;
+	case OPT_SUMMED:
+		args.summed = true;
+		break;
+	case OPT_DEPTH:
+		args.depth = cli_number(arg, "--depth", 1, MAX_STACK_DEPTH);
+		break;
+	case 'v':
+		rbm_verbose++;
+		break;
+	case ARGP_KEY_ARG:
+		rbm_die("unexpected argument: %s (top takes -p PID or --match REGEX)", arg);
+	case ARGP_KEY_END:
+		if (!args.npids && !args.match)
+			rbm_die("top needs -p PID or --match REGEX (see rbmemtrace top --help)");
+		if (args.per_process && args.summed)
+			rbm_die("give either --per-process or --summed, not both");
+		if (args.json)
+			args.batch = true;
+		if (args.count && !args.batch)
+			rbm_die("-n counts batch frames: give -b too");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+static struct top_model model;
+static struct top_collector collector;
+static struct top_view view;
+static struct top_ui ui;
+
+static void find_targets(void)
+{
+	int i;
+
+	for (i = 0; i < args.npids; i++)
+		top_collect_add(&collector, &model, cli_process_of(args.pids[i]));
+	if (args.match) {
+		pid_t pids[TOP_MAX_PROCS];
+		regex_t re;
+		size_t n, j;
+
+		if (regcomp(&re, args.match, REG_EXTENDED | REG_NOSUB))
+			rbm_die("invalid --match: %s (an extended regular expression)", args.match);
+		n = proc_find_rubies(&re, getpid(), pids, TOP_MAX_PROCS - collector.ntargets);
+		regfree(&re);
+		if (!n && !collector.ntargets)
+			rbm_die("no Ruby process matches %s", args.match);
+		for (j = 0; j < n; j++)
+			top_collect_add(&collector, &model, pids[j]);
+	}
+}
+
+static void rebuild_view(void)
+{
+	if (top_view_build(&model, &view, ui.summed, ui.sort, ui.filter))
+		rbm_die("out of memory");
+}
+
+/* Sessions need polling between refreshes: sleep in steps they ask for. */
+static void wait_polling(double until)
+{
+	for (;;) {
+		double now = now_seconds(), wait;
+
+		if (now >= until || stop_requested)
+			return;
+		wait = top_collect_poll(&collector, now, until - now);
+		if (wait > 0)
+			usleep(wait * 1e6);
+	}
+}
+
+static int run_batch(void)
+{
+	unsigned long frame;
+	double next = now_seconds();
+
+	for (frame = 0; !args.count || frame < args.count; frame++) {
+		if (frame)
+			wait_polling(next);
+		if (stop_requested)
+			break;
+		next += args.interval;
+		top_collect_refresh(&collector, &model, now_seconds());
+		rebuild_view();
+		if (args.json)
+			top_write_json_frame(stdout, &model, &view, &ui);
+		else
+			top_write_text_frame(stdout, &model, &view, &ui, args.rows);
+		if (ferror(stdout))
+			rbm_die("cannot write the frames to standard output");
+	}
+	return 0;
+}
+
+/*
+ * While the screen is up, stderr goes to a memory file: a warning would
+ * scribble over the screen.  The last line shows in the status bar, and on
+ * an error everything written is shown once the terminal is restored.
+ */
+static int saved_stderr = -1, stderr_file = -1;
+static bool screen_up;
+
+static void screen_down(void *ctx)
+{
+	(void)ctx;
+	if (screen_up) {
+		endwin();
+		screen_up = false;
+	}
+	if (saved_stderr >= 0) {
+		char buf[4096];
+		ssize_t n;
+
+		fflush(stderr);
+		dup2(saved_stderr, STDERR_FILENO);
+		close(saved_stderr);
+		saved_stderr = -1;
+		if (ctx && lseek(stderr_file, 0, SEEK_SET) == 0)
+			while ((n = read(stderr_file, buf, sizeof(buf))) > 0)
+				if (write(STDERR_FILENO, buf, n) < 0)
+					break;
+		close(stderr_file);
+	}
+}
+
+static void die_hook(void *ctx)
+{
+	(void)ctx;
+	screen_down((void *)1);
+}
+
+static void last_stderr_line(char *buf, size_t n)
+{
+	char tail[512];
+	off_t end = lseek(stderr_file, 0, SEEK_END);
+	ssize_t len;
+	char *nl, *start;
+
+	buf[0] = 0;
+	if (end <= 0)
+		return;
+	len = pread(stderr_file, tail, sizeof(tail) - 1, end > (off_t)sizeof(tail) - 1 ? end - (off_t)sizeof(tail) + 1 : 0);
+	if (len <= 0)
+		return;
+	tail[len] = 0;
+	while (len > 0 && tail[len - 1] == '\n')
+		tail[--len] = 0;
+	nl = strrchr(tail, '\n');
+	start = nl ? nl + 1 : tail;
+	len = strlen(start) < n ? (ssize_t)strlen(start) : (ssize_t)n - 1;
+	memcpy(buf, start, len);
+	buf[len] = 0;
+}
+
+static void screen_open(void)
+{
+	stderr_file = memfd_create("rbmemtrace-stderr", MFD_CLOEXEC);
+	saved_stderr = dup(STDERR_FILENO);
+	if (stderr_file < 0 || saved_stderr < 0)
+		rbm_die("cannot set the terminal up: %m");
+	fflush(stderr);
+	dup2(stderr_file, STDERR_FILENO);
+	rbm_on_die(die_hook, NULL);
+	initscr();
+	screen_up = true;
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	set_escdelay(25);
+}
+
+/* Opens the drill-down of the selected row, starting its sampled windows. */
+static void open_drill(void)
+{
+	const struct top_view_row *row;
+
+	if (ui.selected >= view.nrows)
+		return;
+	row = &view.rows[ui.selected];
+	snprintf(ui.drill_name, sizeof(ui.drill_name), "%s", row->name);
+	ui.drill_pid = row->pid;
+	ui.drill = true;
+	if (!cli_have_bpf_privileges()) {
+		snprintf(ui.message, sizeof(ui.message),
+			 "sites need BPF: run as root or with CAP_SYS_ADMIN (Esc: back)");
+		return;
+	}
+	top_collect_sample(&collector, &model, row->pid);
+}
+
+static void move_selection(long delta)
+{
+	long s = (long)ui.selected + delta;
+
+	if (s < 0)
+		s = 0;
+	if (view.nrows && s >= (long)view.nrows)
+		s = view.nrows - 1;
+	ui.selected = s;
+}
+
+/* One key; false when it asks to quit. */
+static bool handle_key(int ch)
+{
+	static const char sort_keys[TOP_NSORTS] = {
+		[TOP_SORT_LIVE] = 'l', [TOP_SORT_BYTES] = 'b', [TOP_SORT_CHANGE] = 'c',
+		[TOP_SORT_RATE] = 'm', [TOP_SORT_ALLOCS] = 'a', [TOP_SORT_OLD] = 'o',
+		[TOP_SORT_NAME] = 'n',
+	};
+	int i;
+
+	ui.message[0] = 0;
+	if (ui.editing_filter) {
+		size_t len = strlen(ui.filter);
+
+		if (ch == '\n' || ch == KEY_ENTER)
+			ui.editing_filter = false;
+		else if (ch == 27) {
+			ui.filter[0] = 0;
+			ui.editing_filter = false;
+		} else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && len)
+			ui.filter[len - 1] = 0;
+		else if (ch >= 32 && ch < 127 && len + 1 < sizeof(ui.filter)) {
+			ui.filter[len] = ch;
+			ui.filter[len + 1] = 0;
+		}
+		ui.selected = ui.scroll = 0;
+		return true;
+	}
+	if (ui.help && ch != 'q') {
+		ui.help = false;
+		return true;
+	}
+	if (ui.drill && (ch == 27 || ch == KEY_LEFT || ch == KEY_BACKSPACE || ch == 127)) {
+		ui.drill = false;
+		return true;
+	}
+	for (i = 0; i < TOP_NSORTS; i++)
+		if (ch == sort_keys[i] || ch == (sort_keys[i] & ~0x20)) {
+			ui.sort = i;
+			return true;
+		}
+	switch (ch) {
+	case 'q':
+	case 'Q':
+		return false;
+	case '<':
+		ui.sort = (ui.sort + TOP_NSORTS - 1) % TOP_NSORTS;
+		break;
+	case '>':
+		ui.sort = (ui.sort + 1) % TOP_NSORTS;
+		break;
+	case '/':
+		ui.editing_filter = true;
+		break;
+	case 'r':
+	case 'R':
+		top_model_reset(&model);
+		snprintf(ui.message, sizeof(ui.message), "baseline reset: changes count from the next refresh");
+		break;
+	case 'p':
+	case 'P':
+		ui.paused = !ui.paused;
+		break;
+	case 's':
+	case 'S':
+		ui.summed = !ui.summed;
+		ui.selected = ui.scroll = 0;
+		break;
+	case '?':
+	case 'h':
+		ui.help = true;
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+	case KEY_RIGHT:
+		open_drill();
+		break;
+	case KEY_UP:
+	case 'k':
+		move_selection(-1);
+		break;
+	case KEY_DOWN:
+	case 'j':
+		move_selection(1);
+		break;
+	case KEY_PPAGE:
+		move_selection(-(LINES / 2));
+		break;
+	case KEY_NPAGE:
+		move_selection(LINES / 2);
+		break;
+	case KEY_HOME:
+		ui.selected = 0;
+		break;
+	case KEY_END:
+		move_selection(view.nrows);
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* The drill-down's report: the row's process, or the first that samples when summed. */
+static const struct report *drill_report(void)
+{
+	return top_collect_drill(&collector, ui.drill_pid);
+}
+
+static int run_screen(void)
+{
+	double next = now_seconds();
+
+	screen_open();
+	for (;;) {
+		double now = now_seconds(), wait;
+		int ch;
+
+		if (stop_requested)
+			break;
+		if (!ui.paused && now >= next) {
+			top_collect_refresh(&collector, &model, now);
+			next = now + args.interval;
+		}
+		rebuild_view();
+		if (!ui.message[0] && !ui.editing_filter)
+			last_stderr_line(ui.message, sizeof(ui.message));
+		top_screen_draw(&model, &view, &ui, drill_report());
+		if (!strncmp(ui.message, "rbmemtrace: ", 12))
+			ui.message[0] = 0; /* shown once: the next draw shows the keys again */
+		now = now_seconds();
+		wait = top_collect_poll(&collector, now, ui.paused ? 1 : next - now);
+		timeout(wait > 0 ? (int)(wait * 1000) + 1 : 0);
+		ch = getch();
+		while (ch != ERR) {
+			if (ch == KEY_RESIZE) {
+				clearok(stdscr, TRUE);
+			} else if (!handle_key(ch)) {
+				screen_down(NULL);
+				return 0;
+			}
+			timeout(0);
+			ch = getch();
+		}
+	}
+	screen_down(NULL);
+	return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
+	struct sigaction sa = {.sa_handler = on_signal};
+	int status;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 1;
+	if (!args.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+		rbm_die("top needs a terminal; for frames to a pipe or a file use -b (batch mode)");
+	setlocale(LC_ALL, "");
+	ui.ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
+	ui.interval = args.interval;
+	ui.sort = args.sort;
+	top_model_init(&model);
+	collector.max_overhead = args.max_overhead;
+	collector.depth = args.depth;
+	find_targets();
+	ui.summed = args.summed || (!args.per_process && collector.ntargets > 1);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (args.sites) {
+		if (!cli_have_bpf_privileges())
+			rbm_die("--sites needs BPF: run as root, or with CAP_SYS_ADMIN");
+		top_collect_sample(&collector, &model, 0);
+	}
+	status = args.batch ? run_batch() : run_screen();
+	top_collect_free(&collector);
+	top_view_free(&view);
+	top_model_free(&model);
+	return status;
+}

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * top's full screen: a header per process, the class rows under a sortable
+ * column bar, a drill-down of one class's sampled sites and call paths, and
+ * a help line of the keys.  Draws only; cmd_top.c reads the keys.
+ */
+#include <curses.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "escape.h"
+#include "top_out.h"
+
+#define MAX_PROC_LINES 4
+
+/* Prints s at (y, x) clipped to the screen, never cutting a UTF-8 character. */
+static void put_clipped(int y, int x, const char *s)
+{
+	int cols = COLS - x, used = 0;
+	size_t i = 0, len = strlen(s);
+
+	if (cols <= 0 || y >= LINES)
+		return;
+	while (i < len && used < cols) {
+		size_t l = utf8_sequence_len((const unsigned char *)s + i);
+
+		i += l ? l : 1;
+		used++;
+	}
+	mvaddnstr(y, x, s, (int)i);
+}
+
+/* A line in reverse video across the whole width. */
+static void put_bar(int y, const char *s)
+{
+	attron(A_REVERSE);
+	move(y, 0);
+	clrtoeol();
+	mvhline(y, 0, ' ', COLS);
+	put_clipped(y, 0, s);
+	attroff(A_REVERSE);
+}
+
+static int draw_header(const struct top_model *m, const struct top_ui *ui)
+{
+	char line[1024];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t i;
+	int y = 0;
+
+	localtime_r(&now, &tm);
+	snprintf(line, sizeof(line),
+		 "rbmemtrace top  %02d:%02d:%02d  refresh %lu every %.3gs  sort: %s%s%s%s%s",
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, m->frames, ui->interval, top_sort_name(ui->sort),
+		 ui->filter[0] || ui->editing_filter ? "  filter: " : "", ui->filter,
+		 ui->summed && m->nprocs > 1 ? "  [summed by class]" : "",
+		 ui->paused ? "  [PAUSED]" : "");
+	attron(A_BOLD);
+	put_clipped(y++, 0, line);
+	attroff(A_BOLD);
+	for (i = 0; i < m->nprocs && i < MAX_PROC_LINES; i++) {
+		top_proc_line(&m->procs[i], line, sizeof(line));
+		if (m->procs[i].gone)
+			attron(A_BOLD);
+		put_clipped(y++, 0, line);
+		attroff(A_BOLD);
+	}
+	if (m->nprocs > MAX_PROC_LINES) {
+		snprintf(line, sizeof(line), "... and %zu more processes", m->nprocs - MAX_PROC_LINES);
+		put_clipped(y++, 0, line);
+	}
+	return y + 1;
+}
+
+static void draw_rows(const struct top_view *v, struct top_ui *ui, int y, int bottom)
+{
+	static const char *const titles[TOP_NSORTS] = {
+		[TOP_SORT_LIVE] = "LIVE", [TOP_SORT_BYTES] = "BYTES", [TOP_SORT_CHANGE] = "CHANGE",
+		[TOP_SORT_RATE] = "/MIN", [TOP_SORT_ALLOCS] = "ALLOC/S", [TOP_SORT_OLD] = "OLD%",
+		[TOP_SORT_NAME] = "CLASS",
+	};
+	char line[1024], name[512], live[32], bytes[32], change[32], rate[32], allocs[32];
+	char trend[TOP_HISTORY * 4 + 1], mark[TOP_NSORTS][16];
+	int rows = bottom - y - 1, name_w, trend_w, i;
+	size_t r;
+
+	for (i = 0; i < TOP_NSORTS; i++)
+		snprintf(mark[i], sizeof(mark[i]), "%s%s", titles[i], (int)ui->sort == i ? "*" : "");
+	trend_w = COLS >= 120 ? 16 : COLS >= 100 ? 8 : 0;
+	name_w = COLS - (ui->summed ? 0 : 8) - 6 * 10 - 6 - (trend_w ? trend_w + 2 : 0);
+	if (name_w < 16)
+		name_w = 16;
+	snprintf(line, sizeof(line), "%-*s%s %9s %9s %9s %9s %9s %5s  %s", name_w, mark[TOP_SORT_NAME],
+		 ui->summed ? "" : "     PID", mark[TOP_SORT_LIVE], mark[TOP_SORT_BYTES],
+		 mark[TOP_SORT_CHANGE], mark[TOP_SORT_RATE], mark[TOP_SORT_ALLOCS], mark[TOP_SORT_OLD],
+		 trend_w ? "TREND" : "");
+	put_bar(y++, line);
+	if (rows < 1)
+		return;
+	if (ui->selected >= v->nrows)
+		ui->selected = v->nrows ? v->nrows - 1 : 0;
+	if (ui->selected < ui->scroll)
+		ui->scroll = ui->selected;
+	if (ui->selected >= ui->scroll + rows)
+		ui->scroll = ui->selected - rows + 1;
+	if (!v->nrows) {
+		put_clipped(y, 0, ui->filter[0] ? "  no class matches the filter" : "  no objects yet");
+		return;
+	}
+	for (r = ui->scroll; r < v->nrows && (int)(r - ui->scroll) < rows; r++) {
+		const struct top_view_row *row = &v->rows[r];
+		char pid[16] = "";
+
+		if (!ui->summed)
+			snprintf(pid, sizeof(pid), " %7d", (int)row->pid);
+		term_escape(row->name, name, sizeof(name));
+		if ((int)strlen(name) > name_w - 1)
+			strcpy(name + (name_w > 4 ? name_w - 4 : 0), "...");
+		if (trend_w)
+			top_sparkline(row->hist, row->nhist, trend_w, ui->ascii, trend, sizeof(trend));
+		else
+			trend[0] = 0;
+		top_fmt_count(row->change, change, sizeof(change));
+		snprintf(line, sizeof(line), "%-*s%s %9s %9s %s%8s %9s %9s %5.1f  %s", name_w, name,
+			 pid, top_fmt_count(row->live, live, sizeof(live)),
+			 top_fmt_bytes(row->bytes, bytes, sizeof(bytes)), row->change > 0 ? "+" : " ",
+			 change, top_fmt_count(row->per_min, rate, sizeof(rate)),
+			 row->alloc_rate < 0 ? "-"
+					     : top_fmt_count(row->alloc_rate, allocs, sizeof(allocs)),
+			 row->old_share * 100, trend);
+		if (r == ui->selected)
+			attron(A_REVERSE);
+		move(y, 0);
+		clrtoeol();
+		put_clipped(y, 0, line);
+		attroff(A_REVERSE);
+		y++;
+	}
+}
+
+static double est_or_count(const struct estimates *e, const struct counts *c, bool have_est)
+{
+	return have_est ? (double)e->allocated : (double)c->allocated;
+}
+
+static const struct report *sort_report;
+
+static int cmp_sites(const void *a, const void *b)
+{
+	const struct site_row *x = *(const struct site_row *const *)a;
+	const struct site_row *y = *(const struct site_row *const *)b;
+	double dx = est_or_count(&x->est, &x->counts, sort_report->have_estimates);
+	double dy = est_or_count(&y->est, &y->counts, sort_report->have_estimates);
+
+	return dx > dy ? -1 : dx < dy;
+}
+
+static int cmp_stacks(const void *a, const void *b)
+{
+	const struct stack_row *x = *(const struct stack_row *const *)a;
+	const struct stack_row *y = *(const struct stack_row *const *)b;
+	double dx = est_or_count(&x->est, &x->counts, sort_report->have_estimates);
+	double dy = est_or_count(&y->est, &y->counts, sort_report->have_estimates);
+
+	return dx > dy ? -1 : dx < dy;
+}
+
+static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct report *d, int y,
+		       int bottom)
+{
+	char line[2048], name[512], frame[1200], esc[1200], n1[32], n2[32];
+	const struct top_view_row *row = NULL;
+	const struct site_row **sites = NULL;
+	const struct stack_row **stacks = NULL;
+	size_t i, nsites = 0, nstacks = 0;
+	unsigned f;
+
+	for (i = 0; i < v->nrows; i++)
+		if (strcmp(v->rows[i].name, ui->drill_name) == 0 &&
+		    (!ui->drill_pid || v->rows[i].pid == ui->drill_pid))
+			row = &v->rows[i];
+	term_escape(ui->drill_name, name, sizeof(name));
+	snprintf(line, sizeof(line), "%s%s  live %s  change %+" PRId64 "%s", name,
+		 ui->drill_pid ? "" : " (all processes)",
+		 row ? top_fmt_count(row->live, n1, sizeof(n1)) : "0", row ? row->change : 0,
+		 "   (Esc or Left: back)");
+	put_bar(y++, line);
+	if (!d || !d->sampling.on || d->sampling.windows == 0) {
+		put_clipped(y + 1, 2, "Sampling allocation windows within the budget; the first "
+				      "sites show after the first windows...");
+		return;
+	}
+	snprintf(line, sizeof(line),
+		 "Sampled over %.0f s: %" PRIu64 " windows, %" PRIu64
+		 " allocations traced, est. overhead %.2f%% (budget %.3g%%)%s%s",
+		 d->duration_s, d->sampling.windows, d->sampling.traced, d->sampling.est_overhead,
+		 d->sampling.budget_percent, d->sampling.doubt[0] ? "; " : "", d->sampling.doubt);
+	put_clipped(y++, 2, line);
+	for (i = 0; i < d->nsites; i++)
+		if (strcmp(d->sites[i].class_name, ui->drill_name) == 0)
+			nsites++;
+	for (i = 0; i < d->nstacks; i++)
+		if (strcmp(d->stacks[i].class_name, ui->drill_name) == 0)
+			nstacks++;
+	sites = calloc(nsites + 1, sizeof(*sites));
+	stacks = calloc(nstacks + 1, sizeof(*stacks));
+	if (!sites || !stacks)
+		goto out;
+	nsites = nstacks = 0;
+	for (i = 0; i < d->nsites; i++)
+		if (strcmp(d->sites[i].class_name, ui->drill_name) == 0)
+			sites[nsites++] = &d->sites[i];
+	for (i = 0; i < d->nstacks; i++)
+		if (strcmp(d->stacks[i].class_name, ui->drill_name) == 0)
+			stacks[nstacks++] = &d->stacks[i];
+	sort_report = d;
+	qsort(sites, nsites, sizeof(*sites), cmp_sites);
+	qsort(stacks, nstacks, sizeof(*stacks), cmp_stacks);
+	y++;
+	attron(A_BOLD);
+	put_clipped(y++, 0, "  EST.ALLOCS    TRACED  TOP ALLOCATION SITES");
+	attroff(A_BOLD);
+	if (!nsites)
+		put_clipped(y++, 2, "(no allocation of this class sampled yet)");
+	for (i = 0; i < nsites && i < 8 && y < bottom - 4; i++) {
+		snprintf(frame, sizeof(frame), "%s:%d", sites[i]->path, sites[i]->line);
+		term_escape(frame, esc, sizeof(esc));
+		snprintf(line, sizeof(line), "  %10s %9s  %s",
+			 top_fmt_count(est_or_count(&sites[i]->est, &sites[i]->counts,
+						    d->have_estimates),
+				       n1, sizeof(n1)),
+			 top_fmt_count(sites[i]->counts.allocated, n2, sizeof(n2)), esc);
+		put_clipped(y++, 0, line);
+	}
+	y++;
+	attron(A_BOLD);
+	put_clipped(y++, 0, "  TOP CALL PATHS (innermost frame first)");
+	attroff(A_BOLD);
+	for (i = 0; i < nstacks && i < 3 && y < bottom - 1; i++) {
+		const struct stack *st = stacks[i]->stack;
+
+		snprintf(line, sizeof(line), "  %10s allocations (est.)",
+			 top_fmt_count(est_or_count(&stacks[i]->est, &stacks[i]->counts,
+						    d->have_estimates),
+				       n1, sizeof(n1)));
+		put_clipped(y++, 0, line);
+		for (f = 0; st && f < st->depth && f < 6 && y < bottom - 1; f++) {
+			frame_display_name(&st->frames[f], frame, sizeof(frame));
+			term_escape(frame, esc, sizeof(esc));
+			snprintf(line, sizeof(line), "      %s", esc);
+			put_clipped(y++, 0, line);
+		}
+		if (st && st->depth > 6 && y < bottom - 1) {
+			snprintf(line, sizeof(line), "      ... %zu more frames", st->depth - 6);
+			put_clipped(y++, 0, line);
+		}
+	}
+out:
+	free(sites);
+	free(stacks);
+}
+
+static void draw_help(int y)
+{
+	static const char *const lines[] = {
+		"Keys",
+		"  l b c m a o n   sort by live, bytes, change, change per minute, allocations/s,",
+		"                  old share, name (< and > move the sort column)",
+		"  /               filter by class name (Enter keeps it, Esc clears it)",
+		"  r               reset the baseline of the change columns",
+		"  p               pause (no census taken) / resume",
+		"  Enter           the selected class's allocation sites and call paths",
+		"                  (starts sampled windows within --max-overhead)",
+		"  Esc, Left       back from the sites",
+		"  s               rows summed by class over processes / per process",
+		"  Up Down PgUp PgDn Home End   move",
+		"  q               quit",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		put_clipped(y + i, 2, lines[i]);
+}
+
+void top_screen_draw(const struct top_model *m, const struct top_view *v, struct top_ui *ui,
+		     const struct report *drill)
+{
+	int y, bottom = LINES - 1;
+
+	erase();
+	y = draw_header(m, ui);
+	if (ui->help)
+		draw_help(y);
+	else if (ui->drill)
+		draw_drill(v, ui, drill, y, bottom);
+	else
+		draw_rows(v, ui, y, bottom);
+	if (ui->editing_filter) {
+		char line[256];
+
+		snprintf(line, sizeof(line), "Filter: %s_   (Enter: keep, Esc: clear)", ui->filter);
+		put_bar(bottom, line);
+	} else if (ui->message[0]) {
+		put_bar(bottom, ui->message);
+	} else {
+		put_bar(bottom, "q quit  l b c m a o n sort  / filter  r reset  p pause  "
+				"Enter sites  s summed/per process  ? help");
+	}
+	refresh();
+}

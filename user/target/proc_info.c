@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "proc_info.h"
+#include "ruby_target.h"
+
+/* Reads a small /proc file into buf; its length, or -1. */
+static ssize_t read_proc(pid_t pid, const char *name, char *buf, size_t n)
+{
+	char path[64];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, n - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = 0;
+	return len;
+}
+
+void proc_command(pid_t pid, char *buf, size_t n)
+{
+	ssize_t len = read_proc(pid, "comm", buf, n);
+
+	if (len < 0)
+		buf[0] = 0;
+	else if (len > 0 && buf[len - 1] == '\n')
+		buf[len - 1] = 0;
+}
+
+void proc_cmdline(pid_t pid, char *buf, size_t n)
+{
+	ssize_t len = read_proc(pid, "cmdline", buf, n), i;
+
+	if (len < 0) {
+		buf[0] = 0;
+		return;
+	}
+	while (len > 0 && buf[len - 1] == 0)
+		len--;
+	for (i = 0; i < len; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[len] = 0;
+}
+
+pid_t proc_ns_pid(pid_t pid)
+{
+	char buf[4096], *line, *last;
+	pid_t inner = 0;
+
+	if (read_proc(pid, "status", buf, sizeof(buf)) < 0)
+		return 0;
+	line = strstr(buf, "\nNSpid:");
+	if (!line)
+		return 0;
+	line += strlen("\nNSpid:");
+	/* NSpid lists the pid in each namespace from the host's down: the last is its own. */
+	for (last = strtok(line, " \t\n"); last; last = strtok(NULL, " \t\n")) {
+		if (!isdigit((unsigned char)*last))
+			break;
+		inner = atoi(last);
+	}
+	return inner == pid ? 0 : inner;
+}
+
+double proc_uptime(pid_t pid)
+{
+	char buf[1024], *p;
+	unsigned long long start;
+	struct timespec boot;
+	int field;
+
+	if (read_proc(pid, "stat", buf, sizeof(buf)) < 0)
+		return -1;
+	/* The command may hold spaces and parentheses: fields count from the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return -1;
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	return boot.tv_sec + boot.tv_nsec / 1e9 - (double)start / sysconf(_SC_CLK_TCK);
+}
+
+uint64_t proc_rss(pid_t pid)
+{
+	char buf[256];
+	unsigned long long size, resident;
+
+	if (read_proc(pid, "statm", buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%llu %llu", &size, &resident) != 2)
+		return 0;
+	return resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t proc_find_rubies(const regex_t *re, pid_t self, pid_t *pids, size_t max)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	size_t n = 0;
+
+	if (!dir)
+		return 0;
+	while (n < max && (de = readdir(dir))) {
+		char cmdline[4096], why[256];
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		proc_cmdline(pid, cmdline, sizeof(cmdline));
+		if (!cmdline[0])
+			continue; /* a kernel thread or gone */
+		if (re && regexec(re, cmdline, 0, NULL, 0) != 0)
+			continue;
+		if (!ruby_target_supported(pid, why, sizeof(why)))
+			continue;
+		pids[n++] = pid;
+	}
+	closedir(dir);
+	qsort(pids, n, sizeof(*pids), cmp_pid);
+	return n;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What /proc says about a process that a live view shows next to its heap:
+ * command, namespace pid, uptime and resident memory; and finding the Ruby
+ * processes whose command line matches a pattern.  Reads only.
+ */
+#ifndef RBM_PROC_INFO_H
+#define RBM_PROC_INFO_H
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The command name (/proc/PID/comm, untrusted); "" if unreadable. */
+void proc_command(pid_t pid, char *buf, size_t n);
+/* The command line with NULs shown as spaces (untrusted); "" if unreadable. */
+void proc_cmdline(pid_t pid, char *buf, size_t n);
+/* Its pid in the innermost pid namespace (NSpid); 0 when it is the same or unknown. */
+pid_t proc_ns_pid(pid_t pid);
+/* Seconds since it started; -1 if unknown. */
+double proc_uptime(pid_t pid);
+/* Resident set size in bytes; 0 if unknown. */
+uint64_t proc_rss(pid_t pid);
+
+/*
+ * The processes other than self whose command line matches re (NULL: any)
+ * and which map a Ruby that can be read (ruby_target_supported), lowest
+ * pid first.  Returns how many were written into pids (at most max).
+ */
+size_t proc_find_rubies(const regex_t *re, pid_t self, pid_t *pids, size_t max);
+
+#endif
