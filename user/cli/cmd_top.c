@@ -262,16 +262,24 @@ static void die_hook(void *ctx)
 	screen_down((void *)1);
 }
 
-static void last_stderr_line(char *buf, size_t n)
+static void say(double seconds, const char *msg)
 {
-	char tail[512];
+	snprintf(ui.message, sizeof(ui.message), "%s", msg);
+	ui.message_until = now_seconds() + seconds;
+}
+
+/* A warning written since the last look goes to the status bar for a while. */
+static void show_new_stderr(void)
+{
+	static off_t seen;
+	char tail[512], line[256];
 	off_t end = lseek(stderr_file, 0, SEEK_END);
 	ssize_t len;
 	char *nl, *start;
 
-	buf[0] = 0;
-	if (end <= 0)
+	if (end <= seen)
 		return;
+	seen = end;
 	len = pread(stderr_file, tail, sizeof(tail) - 1, end > (off_t)sizeof(tail) - 1 ? end - (off_t)sizeof(tail) + 1 : 0);
 	if (len <= 0)
 		return;
@@ -280,9 +288,10 @@ static void last_stderr_line(char *buf, size_t n)
 		tail[--len] = 0;
 	nl = strrchr(tail, '\n');
 	start = nl ? nl + 1 : tail;
-	len = strlen(start) < n ? (ssize_t)strlen(start) : (ssize_t)n - 1;
-	memcpy(buf, start, len);
-	buf[len] = 0;
+	len = strlen(start) < sizeof(line) ? (ssize_t)strlen(start) : (ssize_t)sizeof(line) - 1;
+	memcpy(line, start, len);
+	line[len] = 0;
+	say(5, line);
 }
 
 static void screen_open(void)
@@ -315,8 +324,7 @@ static void open_drill(void)
 	ui.drill_pid = row->pid;
 	ui.drill = true;
 	if (!cli_have_bpf_privileges()) {
-		snprintf(ui.message, sizeof(ui.message),
-			 "sites need BPF: run as root or with CAP_SYS_ADMIN (Esc: back)");
+		say(5, "sites need BPF: run as root or with CAP_SYS_ADMIN (Esc: back)");
 		return;
 	}
 	top_collect_sample(&collector, &model, row->pid);
@@ -343,7 +351,6 @@ static bool handle_key(int ch)
 	};
 	int i;
 
-	ui.message[0] = 0;
 	if (ui.editing_filter) {
 		size_t len = strlen(ui.filter);
 
@@ -390,7 +397,7 @@ static bool handle_key(int ch)
 	case 'r':
 	case 'R':
 		top_model_reset(&model);
-		snprintf(ui.message, sizeof(ui.message), "baseline reset: changes count from the next refresh");
+		say(3, "baseline reset: changes count from the next refresh");
 		break;
 	case 'p':
 	case 'P':
@@ -459,13 +466,15 @@ static int run_screen(void)
 			next = now + args.interval;
 		}
 		rebuild_view();
-		if (!ui.message[0] && !ui.editing_filter)
-			last_stderr_line(ui.message, sizeof(ui.message));
+		show_new_stderr();
+		if (now >= ui.message_until)
+			ui.message[0] = 0;
 		top_screen_draw(&model, &view, &ui, drill_report());
-		if (!strncmp(ui.message, "rbmemtrace: ", 12))
-			ui.message[0] = 0; /* shown once: the next draw shows the keys again */
 		now = now_seconds();
-		wait = top_collect_poll(&collector, now, ui.paused ? 1 : next - now);
+		wait = ui.paused ? 1 : next - now;
+		if (ui.message[0] && ui.message_until - now < wait)
+			wait = ui.message_until - now; /* then the bar shows the keys again */
+		wait = top_collect_poll(&collector, now, wait);
 		timeout(wait > 0 ? (int)(wait * 1000) + 1 : 0);
 		ch = getch();
 		while (ch != ERR) {

@@ -231,14 +231,42 @@ double top_collect_poll(struct top_collector *c, double now, double max)
 	return next;
 }
 
-const struct report *top_collect_drill(const struct top_collector *c, pid_t pid)
+const struct report *top_collect_drill(struct top_collector *c, pid_t pid)
 {
-	size_t i;
+	const struct report *one = NULL;
+	size_t i, n = 0;
 
 	for (i = 0; i < c->ntargets; i++)
-		if ((!pid || c->targets[i].target.pid == pid) && c->targets[i].have_drill)
-			return &c->targets[i].drill;
-	return NULL;
+		if ((!pid || c->targets[i].target.pid == pid) && c->targets[i].have_drill) {
+			one = &c->targets[i].drill;
+			n++;
+		}
+	if (n < 2)
+		return one;
+	/* Summed rows: the sites of every process, merged by names. */
+	if (c->have_merged)
+		report_free(&c->merged);
+	memset(&c->merged, 0, sizeof(c->merged));
+	c->have_merged = true;
+	for (i = 0; i < c->ntargets; i++) {
+		const struct report *d = &c->targets[i].drill;
+		struct sampling_info *si = &c->merged.sampling;
+
+		if (!c->targets[i].have_drill)
+			continue;
+		if (report_merge(&c->merged, d))
+			return one;
+		/* The merge sums what reports share; the windows are top's own to add. */
+		si->on = si->on || d->sampling.on;
+		si->budget_percent = d->sampling.budget_percent;
+		si->windows += d->sampling.windows;
+		si->traced += d->sampling.traced;
+		si->probe_hits += d->sampling.probe_hits;
+		if (d->sampling.est_overhead > si->est_overhead)
+			si->est_overhead = d->sampling.est_overhead;
+	}
+	report_finish(&c->merged);
+	return &c->merged;
 }
 
 void top_collect_free(struct top_collector *c)
@@ -258,5 +286,8 @@ void top_collect_free(struct top_collector *c)
 			report_free(&tt->drill);
 		class_namer_free(&tt->namer);
 	}
+	if (c->have_merged)
+		report_free(&c->merged);
+	c->have_merged = false;
 	c->ntargets = 0;
 }

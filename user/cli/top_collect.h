@@ -32,6 +32,8 @@ struct top_collector {
 	size_t ntargets;
 	double max_overhead; /* percent, for the sampled windows */
 	unsigned long depth;
+	struct report merged; /* the drill-down of summed rows */
+	bool have_merged;
 };
 
 /* Opens pid (dies with a one-line error if it is not a Ruby whose heap can be read). */
@@ -42,8 +44,8 @@ void top_collect_refresh(struct top_collector *c, struct top_model *m, double t)
 void top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid);
 /* Polls the running sessions; the seconds until one needs polling again (at most max). */
 double top_collect_poll(struct top_collector *c, double now, double max);
-/* The drill-down report of pid, or of the first target that has one (pid 0); NULL if none. */
-const struct report *top_collect_drill(const struct top_collector *c, pid_t pid);
+/* The drill-down report of pid, or of every target merged (pid 0); NULL if none yet. */
+const struct report *top_collect_drill(struct top_collector *c, pid_t pid);
 void top_collect_free(struct top_collector *c);
 
 #endif

@@ -23,6 +23,14 @@ char *top_fmt_count(double v, char *buf, size_t n)
 	return buf;
 }
 
+char *top_fmt_change(double v, char *buf, size_t n)
+{
+	char num[32];
+
+	snprintf(buf, n, "%s%s", v > 0 ? "+" : "", top_fmt_count(v, num, sizeof(num)));
+	return buf;
+}
+
 char *top_fmt_bytes(double b, char *buf, size_t n)
 {
 	if (b < 1024)
@@ -108,11 +116,10 @@ void top_write_text_frame(FILE *out, const struct top_model *m, const struct top
 			snprintf(pid, sizeof(pid), "%d", (int)r->pid);
 		term_escape(r->name, name, sizeof(name));
 		top_sparkline(r->hist, r->nhist, 16, ui->ascii, trend, sizeof(trend));
-		top_fmt_count(r->change, change, sizeof(change));
-		fprintf(out, "%-40s %7s %9s %9s %s%8s %9s %9s %5.1f  %s\n", name, pid,
+		fprintf(out, "%-40s %7s %9s %9s %9s %9s %9s %5.1f  %s\n", name, pid,
 			top_fmt_count(r->live, live, sizeof(live)),
-			top_fmt_bytes(r->bytes, bytes, sizeof(bytes)), r->change > 0 ? "+" : " ",
-			change, top_fmt_count(r->per_min, rate, sizeof(rate)),
+			top_fmt_bytes(r->bytes, bytes, sizeof(bytes)),
+			top_fmt_change(r->change, change, sizeof(change)), top_fmt_count(r->per_min, rate, sizeof(rate)),
 			r->alloc_rate < 0 ? "-" : top_fmt_count(r->alloc_rate, allocs, sizeof(allocs)),
 			r->old_share * 100, trend);
 	}

@@ -26,11 +26,14 @@ struct top_ui {
 	pid_t drill_pid;     /* 0: every process */
 	bool ascii;	     /* no UTF-8 terminal: ASCII trend */
 	char message[256];   /* one line for the status bar; "" none */
+	double message_until; /* when it gives the bar back to the keys */
 	double interval;
 };
 
 /* "12", "12.3k", "4.56M": counts that fit a column. */
 char *top_fmt_count(double v, char *buf, size_t n);
+/* The same with a "+" when positive. */
+char *top_fmt_change(double v, char *buf, size_t n);
 /* "512B", "12.3K", "4.5M", "1.2G". */
 char *top_fmt_bytes(double b, char *buf, size_t n);
 /* "5:02" or "3:04:05" or "2d03h". */

@@ -122,11 +122,10 @@ static void draw_rows(const struct top_view *v, struct top_ui *ui, int y, int bo
 			top_sparkline(row->hist, row->nhist, trend_w, ui->ascii, trend, sizeof(trend));
 		else
 			trend[0] = 0;
-		top_fmt_count(row->change, change, sizeof(change));
-		snprintf(line, sizeof(line), "%-*s%s %9s %9s %s%8s %9s %9s %5.1f  %s", name_w, name,
+		snprintf(line, sizeof(line), "%-*s%s %9s %9s %9s %9s %9s %5.1f  %s", name_w, name,
 			 pid, top_fmt_count(row->live, live, sizeof(live)),
-			 top_fmt_bytes(row->bytes, bytes, sizeof(bytes)), row->change > 0 ? "+" : " ",
-			 change, top_fmt_count(row->per_min, rate, sizeof(rate)),
+			 top_fmt_bytes(row->bytes, bytes, sizeof(bytes)),
+			 top_fmt_change(row->change, change, sizeof(change)), top_fmt_count(row->per_min, rate, sizeof(rate)),
 			 row->alloc_rate < 0 ? "-"
 					     : top_fmt_count(row->alloc_rate, allocs, sizeof(allocs)),
 			 row->old_share * 100, trend);

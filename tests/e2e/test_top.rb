@@ -1,0 +1,197 @@
+# rbmemtrace top: the screen as a person uses it (tmux: send keys, read the
+# pane), batch frames against the census and ObjectSpace, and bad input.
+require_relative "census_lib"
+
+TOP_LEAK = File.join(SCENARIOS, "top_leak.rb")
+
+# A tmux server of our own, with one pane running a shell of known size.
+class Pane
+  def initialize(cols: 130, rows: 32)
+    @socket = "rbm-e2e-#{Process.pid}"
+    tmux("new-session", "-d", "-s", "t", "-x", cols.to_s, "-y", rows.to_s,
+         "env PS1='$ ' LANG=C.UTF-8 bash --norc --noprofile")
+    tmux("set-option", "-t", "t", "status", "off")
+  end
+
+  def tmux(*args)
+    out, err, st = Open3.capture3("tmux", "-L", @socket, *args)
+    raise Failure, "tmux #{args.first}: #{err}" unless st.success?
+    out
+  end
+
+  def type(text) = tmux("send-keys", "-t", "t", "-l", text)
+  def key(*names) = tmux("send-keys", "-t", "t", *names)
+  def screen = tmux("capture-pane", "-p", "-t", "t")
+  def lines = screen.lines.map(&:chomp)
+
+  # Waits until the screen matches (a block returning truthy); returns the screen.
+  def wait_for(what, timeout: 20)
+    deadline = Time.now + timeout
+    loop do
+      s = screen
+      return s if yield(s)
+      raise Failure, "#{what}: timed out; screen:\n#{s}" if Time.now > deadline
+
+      sleep 0.2
+    end
+  end
+
+  def close = (Open3.capture3("tmux", "-L", @socket, "kill-server") rescue nil)
+end
+
+def start_leak(seconds: 60, keep: 1500)
+  io = IO.popen({ "RBM_SECONDS" => seconds.to_s, "TOP_KEEP" => keep.to_s }, ["ruby", TOP_LEAK], "r+")
+  m = io.gets.to_s.match(/^ready (\d+) (\d+)/) or raise Failure, "top_leak did not start"
+  [io, m[1].to_i, m[2].to_i]
+end
+
+def stop_leak(io, pid)
+  Process.kill("KILL", pid) rescue nil if pid
+  io&.close rescue nil
+end
+
+# The class rows of a top screen: [name, live, change] from the lines under the column bar.
+def screen_rows(screen)
+  lines = screen.lines.map(&:chomp)
+  bar = lines.index { |l| l.start_with?("CLASS") } or return []
+  lines[(bar + 1)..].take_while { |l| !l.strip.empty? && !l.start_with?("q quit") }
+                    .map { |l| l.split(/\s+/) }
+end
+
+def count(text)
+  n = text.delete("+").sub(/k\z/, "e3").sub(/M\z/, "e6")
+  Float(n)
+end
+
+test "top: under tmux the leak climbs to the top, keys sort, filter, drill down, q restores" do
+  io, pid, leak_line = start_leak
+  pane = Pane.new
+  pane.type("#{RBM} top -p #{pid} -i 0.5; echo TOP-EXIT=$?\n")
+  s = pane.wait_for("the leak at the top of the rows") do |x|
+    (r = screen_rows(x)).first && r.first[0] == "TopLeakedSession"
+  end
+  check(s.lines.first.start_with?("rbmemtrace top"), "header: #{s.lines.first}")
+  check(s =~ /^PID #{pid} \(ruby\)  Ruby #{Regexp.escape(RUBY_VERSION)}  up /, "process line:\n#{s}")
+  check(s.lines.last.include?("q quit") && s.include?("/ filter"), "keys on the help line")
+  first = count(screen_rows(s).first[4])
+  s = pane.wait_for("the change column grows") { |x| count(screen_rows(x).first[4]) > first }
+  # Sort by change: the column is marked and the leak leads it; then by name.
+  pane.type("c")
+  s = pane.wait_for("sorted by change") { |x| x.include?("sort: change") && x.include?("CHANGE*") }
+  check_eq(screen_rows(s).first[0], "TopLeakedSession", "first row by change")
+  pane.type("n")
+  s = pane.wait_for("sorted by name") { |x| x.include?("sort: name") }
+  names = screen_rows(s).map(&:first)
+  check_eq(names, names.sort, "rows sorted by name")
+  # Filter
+  pane.type("/Top")
+  pane.wait_for("filter being typed") { |x| x.include?("Filter: Top_") }
+  pane.key("Enter")
+  s = pane.wait_for("filtered rows") { |x| x.include?("filter: Top") && screen_rows(x).size >= 2 }
+  check(screen_rows(s).all? { |r| r[0].include?("Top") }, "only Top* rows:\n#{s}")
+  check_eq(screen_rows(s).map(&:first).sort, %w[TopChurn TopLeakedSession], "filtered classes")
+  # Drill-down of the leak: its site, from sampled windows
+  pane.type("l")
+  pane.wait_for("sorted by live") { |x| screen_rows(x).first && screen_rows(x).first[0] == "TopLeakedSession" }
+  pane.key("Enter")
+  s = pane.wait_for("the leak's site", timeout: 40) { |x| x.include?("top_leak.rb:#{leak_line}") }
+  check(s.include?("TOP ALLOCATION SITES") && s.include?("TOP CALL PATHS"), "drill-down:\n#{s}")
+  check(s =~ /^TopLeakedSession  live /, "drill-down title:\n#{s}")
+  check(s =~ /budget 2%/, "the budget is shown:\n#{s}")
+  pane.key("Escape")
+  pane.wait_for("back to the rows") { |x| screen_rows(x).size >= 2 }
+  # Reset: every change column starts again from zero
+  pane.type("r")
+  s = pane.wait_for("baseline reset") { |x| x.include?("baseline reset") }
+  # Resize: the screen redraws at the new size, help line on the new last line
+  pane.tmux("resize-window", "-t", "t", "-x", "100", "-y", "20")
+  s = pane.wait_for("redrawn at 100x20") do |x|
+    l = x.lines.map(&:chomp)
+    l.size == 20 && l.last.start_with?("q quit") && l.any? { |y| y.start_with?("CLASS") }
+  end
+  check(s.lines.all? { |l| l.chomp.size <= 100 }, "no line wider than the pane")
+  pane.type("q")
+  s = pane.wait_for("exit 0 and the shell back") { |x| x.include?("TOP-EXIT=0") }
+  check(!s.include?("q quit") && !s.include?("CLASS"), "the screen was restored:\n#{s}")
+  pane.type("echo STILL-$((6*7))\n")
+  pane.wait_for("the terminal works") { |x| x.include?("STILL-42") }
+ensure
+  pane&.close
+  stop_leak(io, pid)
+end
+
+test "top: a target that exits keeps its last figures on screen; q exits 0" do
+  io, pid, = start_leak
+  pane = Pane.new
+  pane.type("#{RBM} top -p #{pid} -i 0.3; echo TOP-EXIT=$?\n")
+  pane.wait_for("rows") { |x| screen_rows(x).any? { |r| r[0] == "TopLeakedSession" } }
+  stop_leak(io, pid)
+  s = pane.wait_for("the exit said") { |x| x =~ /^PID #{pid} .*-- exited/ }
+  check(screen_rows(s).any? { |r| r[0] == "TopLeakedSession" && count(r[2]) > 0 },
+        "the last figures stay:\n#{s}")
+  pane.type("q")
+  pane.wait_for("exit 0") { |x| x.include?("TOP-EXIT=0") }
+ensure
+  pane&.close
+  stop_leak(io, pid)
+end
+
+test "top -b: JSON frames match the census and ObjectSpace on an idle target" do
+  io, facts = CensusDriver.start("hold", 100_000)
+  pid = facts["pid"]
+  out, err, st = Open3.capture3(RBM, "top", "-p", pid.to_s, "--format", "json", "-n", "3", "-i", "0.3")
+  check(st.success?, "top -b failed: #{err}")
+  frames = out.lines.map { |l| JSON.parse(l) }
+  check_eq(frames.size, 3, "frames")
+  check_eq(frames.map { |f| f["frame"] }, [1, 2, 3], "frame numbers")
+  census = CensusDriver.census(pid)
+  got = CensusDriver.ask(io, "counts")
+  frames.each do |f|
+    check_eq(f["processes"].map { |p| p["pid"] }, [pid], "processes")
+    proc = f["processes"][0]
+    check_eq(proc["ruby_version"], RUBY_VERSION, "ruby_version")
+    check_eq(proc["heap"]["slots"], got["counts"]["TOTAL"], "slots = count_objects TOTAL")
+    check_eq(proc["heap"]["live"], census["heap"]["live"], "live = the census's")
+    by = f["classes"].to_h { |c| [c["name"], c] }
+    got["classes"].each do |name, truth|
+      check_eq(by[name] && by[name]["live"], truth["count"], "#{name} live in frame #{f['frame']}")
+      check_eq(by[name]["bytes"], census["by_class"][name]["bytes"], "#{name} bytes = census")
+      check_eq(by[name]["change"], 0, "#{name} does not change on an idle target")
+    end
+    check(f["classes"].each_cons(2).all? { |a, b| a["live"] >= b["live"] }, "sorted by live")
+  end
+  check(frames[1]["processes"][0]["gcs_per_s"].is_a?(Numeric), "rates from the second frame")
+ensure
+  CensusDriver.stop(io, facts && facts["pid"])
+end
+
+test "top -b: text frames, --match sums processes, and bad input" do
+  a, pa, = start_leak(keep: 100)
+  b, pb, = start_leak(keep: 100)
+  out, err, st = Open3.capture3(RBM, "top", "--match", "top_leak\\.rb", "-b", "-n", "2", "-i", "0.5",
+                                "--rows", "5")
+  check(st.success?, "top --match failed: #{err}")
+  frames = out.split(/^(?=rbmemtrace top - )/)
+  check_eq(frames.size, 2, "text frames")
+  frames.each do |f|
+    check(f =~ /^PID #{pa} \(ruby\)/ && f =~ /^PID #{pb} \(ruby\)/, "both processes:\n#{f}")
+    check(f.include?("summed"), "several processes: rows summed by class\n#{f}")
+    rows = f.lines.drop_while { |l| !l.start_with?("CLASS") }.drop(1).reject { |l| l.strip.empty? }
+    check_eq(rows.size, 5, "--rows 5:\n#{f}")
+  end
+  js, = Open3.capture3(RBM, "top", "--match", "top_leak\\.rb", "--format", "json", "-n", "1",
+                       "--per-process", "--sort", "change")
+  f = JSON.parse(js)
+  check_eq(f["processes"].map { |p| p["pid"] }.sort, [pa, pb].sort, "--match found both")
+  check(f["classes"].any? { |c| c["pid"] == pa } && f["classes"].any? { |c| c["pid"] == pb },
+        "--per-process rows carry their pid")
+  check_error([RBM, "top", "-p", pa.to_s], /needs a terminal.*-b/)
+  check_error([RBM, "top"], /top needs -p PID or --match/)
+  check_error([RBM, "top", "-p", "999999999", "-b"], /PID|process/)
+  check_error([RBM, "top", "--match", "no-such-thing-\\d{9}", "-b"], /no Ruby process matches/)
+  check_error([RBM, "top", "-p", pa.to_s, "-b", "-i", "0"], /invalid interval/)
+  check_error([RBM, "top", "-p", pa.to_s, "-n", "2"], /-n counts batch frames/)
+ensure
+  stop_leak(a, pa)
+  stop_leak(b, pb)
+end
