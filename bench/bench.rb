@@ -33,6 +33,10 @@ SAMPLED = Mode.new(name: "rbmemtrace --max-overhead 2", tracer: %w[--max-overhea
 CENSUS_EVERY = Float(ENV.fetch("BENCH_CENSUS_EVERY", "0.2"))
 CENSUS = Mode.new(name: "rbmemtrace census every #{CENSUS_EVERY} s", tracer: :census)
 UOBJNEW = Mode.new(name: "bcc uobjnew", tracer: :uobjnew)
+# rbmemtrace top in batch mode at its default interval: a census each refresh,
+# and with --sites the sampled windows a drill-down starts (--max-overhead 2).
+TOP = Mode.new(name: "rbmemtrace top -b (census every 2 s)", tracer: :top)
+TOP_SITES = Mode.new(name: "rbmemtrace top -b --sites", tracer: :top_sites)
 
 def median(values)
   v = values.sort
@@ -71,18 +75,23 @@ def start_tracer(mode, pid)
   if mode.tracer == :uobjnew
     cmd = [File.join(WORKLOADS_DIR, "uobjnew.sh"), pid.to_s, "3600"]
     ready = /attached|Tracing/i
+  elsif %i[top top_sites].include?(mode.tracer)
+    cmd = [RBMEMTRACE, "top", "-p", pid.to_s, "-b", "--format", "json"]
+    cmd << "--sites" if mode.tracer == :top_sites
+    ready = /^\{"time"/
   else
     cmd = [RBMEMTRACE, "-p", pid.to_s, "--format", "json", "-o", report, *mode.tracer]
     ready = /rbmemtrace: (tracing|sampling|empty)/
   end
   stdin, out, err, thread = Open3.popen3(*cmd, pgroup: true)
   stdin.close
-  # rbmemtrace says it is attached on stderr, uobjnew on stdout.
-  said, other = mode.tracer == :uobjnew ? [out, err] : [err, out]
+  # rbmemtrace says it is attached on stderr, uobjnew and top (its first frame) on stdout.
+  said, other = %i[uobjnew top top_sites].include?(mode.tracer) ? [out, err] : [err, out]
   lines = wait_for(said, ready, cmd.join(" "))
   drain(said, lines)
   drain(other, [])
-  { thread: thread, lines: lines, report: report, uobjnew: mode.tracer == :uobjnew }
+  { thread: thread, lines: lines, report: report, uobjnew: mode.tracer == :uobjnew,
+    top: %i[top top_sites].include?(mode.tracer) }
 end
 
 # Censuses of pid, one every CENSUS_EVERY seconds, until stopped; the last one's JSON is kept.
@@ -109,6 +118,21 @@ def stop_tracer(tracer)
     state[:stop] = true
     state[:thread].join
     return { "censuses" => state[:count], "census_ms" => state[:seconds].sum * 1e3 / [state[:count], 1].max }
+  end
+
+  if tracer[:top]
+    # top runs until stopped: its frames are the report; the last one is kept.
+    Process.kill(:INT, -tracer[:thread].pid)
+    status = tracer[:thread].value
+    raise "top failed (#{status}):\n#{tracer[:lines].join}" unless status.success?
+
+    frames = tracer[:lines].select { |l| l.start_with?("{") }
+    return nil if frames.empty?
+
+    last = JSON.parse(frames.last)["processes"][0]
+    result = { "top_frames" => frames.size, "census_ms" => last["census_ms"] }
+    result["sampling"] = { "estimated_overhead_percent" => last["estimated_overhead_percent"] } if last["sampling"]
+    return result
   end
 
   begin
@@ -147,6 +171,7 @@ end
 def drops(report)
   return "" unless report
   return format("%d censuses, %.1f ms each", report["censuses"], report["census_ms"]) if report["censuses"]
+  return format("%d frames, last census %.1f ms", report["top_frames"], report["census_ms"]) if report["top_frames"]
 
   d = report["dropped"] || {}
   t = report["totals"] || {}
@@ -268,18 +293,19 @@ if __FILE__ == $PROGRAM_NAME
   workloads.each do |w|
     case w
     when "micro"
-      modes = [UNTRACED, EMPTY_UPROBE, EMPTY_URETPROBE, FULL, *STACKS.values, SAMPLED, CENSUS]
+      modes = [UNTRACED, EMPTY_UPROBE, EMPTY_URETPROBE, FULL, *STACKS.values, SAMPLED, CENSUS, TOP,
+               TOP_SITES]
       modes << UOBJNEW if uobjnew
       bench_batch("micro (bench/micro.rb #{MICRO_ITERATIONS})",
                   ["ruby", File.join(ROOT, "bench", "micro.rb"), MICRO_ITERATIONS.to_s], modes)
     when "rubocop"
-      modes = [UNTRACED, FULL, STACKS[32], SAMPLED, CENSUS]
+      modes = [UNTRACED, FULL, STACKS[32], SAMPLED, CENSUS, TOP, TOP_SITES]
       modes << UOBJNEW if uobjnew
       cmd = workload_command("rubocop").split
       cmd = ["ruby", File.join(ROOT, "bench", "hold.rb"), *cmd.drop_while { |a| a == "ruby" }]
       bench_batch("rubocop (Debian's, over a copy of Ruby's stdlib)", cmd, modes)
     when "gc"
-      modes = [UNTRACED, CENSUS, SAMPLED, FULL]
+      modes = [UNTRACED, CENSUS, SAMPLED, FULL, TOP, TOP_SITES]
       bench_batch("gc (bench/erb_loop.rb: ERB and JSON, hundreds of GCs in about a second)",
                   ["ruby", File.join(ROOT, "bench", "erb_loop.rb")], modes)
     when "web"

@@ -39,6 +39,15 @@ end
 
 store = App::SessionStore.new
 server = App::Server.new(App::Handler.new(store))
+if ARGV.first == "--forever" # a server that keeps running, for `rbmemtrace top`
+  $stdout.sync = true
+  puts "serving as PID #{Process.pid}; Ctrl-C to stop"
+  next_id = 0
+  loop do
+    server.serve(Array.new(500) { { id: next_id += 1, path: "/items/#{next_id}" } })
+    sleep 0.1
+  end
+end
 server.serve(Array.new(20_000) { |i| { id: i, path: "/items/#{i}" } })
 GC.start
 puts "served 20000 requests; #{store.size} sessions cached"

@@ -144,32 +144,56 @@ static double est_or_count(const struct estimates *e, const struct counts *c, bo
 	return have_est ? (double)e->allocated : (double)c->allocated;
 }
 
+/*
+ * Traced objects that survived 3 GCs or more: a leak's are many, a churn
+ * site's next to none.  (Alive alone would count garbage not yet swept:
+ * the passes between refreshes have no census to tell it apart.)
+ */
+static uint64_t old_of(const struct ages *a)
+{
+	uint64_t n = 0;
+	unsigned b;
+
+	for (b = 0; b < AGE_BUCKETS; b++)
+		if (age_bucket_low(b) >= 3)
+			n += a->n[b];
+	return n;
+}
+
 static const struct report *sort_report;
+
+/* What a leak hunter wants first: the traced objects that lived long, then the allocations. */
+static int cmp_counts(const struct counts *cx, const struct estimates *ex, const struct ages *ax,
+		      const struct counts *cy, const struct estimates *ey, const struct ages *ay)
+{
+	double dx = est_or_count(ex, cx, sort_report->have_estimates);
+	double dy = est_or_count(ey, cy, sort_report->have_estimates);
+
+	if (old_of(ax) != old_of(ay))
+		return old_of(ax) > old_of(ay) ? -1 : 1;
+	return dx > dy ? -1 : dx < dy;
+}
 
 static int cmp_sites(const void *a, const void *b)
 {
 	const struct site_row *x = *(const struct site_row *const *)a;
 	const struct site_row *y = *(const struct site_row *const *)b;
-	double dx = est_or_count(&x->est, &x->counts, sort_report->have_estimates);
-	double dy = est_or_count(&y->est, &y->counts, sort_report->have_estimates);
 
-	return dx > dy ? -1 : dx < dy;
+	return cmp_counts(&x->counts, &x->est, &x->ages, &y->counts, &y->est, &y->ages);
 }
 
 static int cmp_stacks(const void *a, const void *b)
 {
 	const struct stack_row *x = *(const struct stack_row *const *)a;
 	const struct stack_row *y = *(const struct stack_row *const *)b;
-	double dx = est_or_count(&x->est, &x->counts, sort_report->have_estimates);
-	double dy = est_or_count(&y->est, &y->counts, sort_report->have_estimates);
 
-	return dx > dy ? -1 : dx < dy;
+	return cmp_counts(&x->counts, &x->est, &x->ages, &y->counts, &y->est, &y->ages);
 }
 
 static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct report *d, int y,
 		       int bottom)
 {
-	char line[2048], name[512], frame[1200], esc[1200], n1[32], n2[32];
+	char line[2048], name[512], frame[1200], esc[1200], n1[32], n2[32], n3[32];
 	const struct top_view_row *row = NULL;
 	const struct site_row **sites = NULL;
 	const struct stack_row **stacks = NULL;
@@ -219,18 +243,20 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 	qsort(stacks, nstacks, sizeof(*stacks), cmp_stacks);
 	y++;
 	attron(A_BOLD);
-	put_clipped(y++, 0, "  EST.ALLOCS    TRACED  TOP ALLOCATION SITES");
+	put_clipped(y++, 0, "  EST.ALLOCS    TRACED  OLD(3+GC)  TOP ALLOCATION SITES (traced objects that "
+			    "survived 3+ GCs first)");
 	attroff(A_BOLD);
 	if (!nsites)
 		put_clipped(y++, 2, "(no allocation of this class sampled yet)");
 	for (i = 0; i < nsites && i < 8 && y < bottom - 4; i++) {
 		snprintf(frame, sizeof(frame), "%s:%d", sites[i]->path, sites[i]->line);
 		term_escape(frame, esc, sizeof(esc));
-		snprintf(line, sizeof(line), "  %10s %9s  %s",
+		snprintf(line, sizeof(line), "  %10s %9s %10s  %s",
 			 top_fmt_count(est_or_count(&sites[i]->est, &sites[i]->counts,
 						    d->have_estimates),
 				       n1, sizeof(n1)),
-			 top_fmt_count(sites[i]->counts.allocated, n2, sizeof(n2)), esc);
+			 top_fmt_count(sites[i]->counts.allocated, n2, sizeof(n2)),
+			 top_fmt_count(old_of(&sites[i]->ages), n3, sizeof(n3)), esc);
 		put_clipped(y++, 0, line);
 	}
 	y++;
@@ -240,10 +266,12 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 	for (i = 0; i < nstacks && i < 3 && y < bottom - 1; i++) {
 		const struct stack *st = stacks[i]->stack;
 
-		snprintf(line, sizeof(line), "  %10s allocations (est.)",
+		snprintf(line, sizeof(line), "  %10s allocations (est.), %s traced, %s survived 3+ GCs",
 			 top_fmt_count(est_or_count(&stacks[i]->est, &stacks[i]->counts,
 						    d->have_estimates),
-				       n1, sizeof(n1)));
+				       n1, sizeof(n1)),
+			 top_fmt_count(stacks[i]->counts.allocated, n2, sizeof(n2)),
+			 top_fmt_count(old_of(&stacks[i]->ages), n3, sizeof(n3)));
 		put_clipped(y++, 0, line);
 		for (f = 0; st && f < st->depth && f < 6 && y < bottom - 1; f++) {
 			frame_display_name(&st->frames[f], frame, sizeof(frame));

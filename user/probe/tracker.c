@@ -64,8 +64,8 @@ static void reset_retained(struct tracker *t)
 }
 
 /*
- * A live object at the final census: retained once a GC has run since it
- * was allocated (it survived a mark), young before that.
+ * A live object at a pass: retained once a GC has run since it was
+ * allocated (it survived a mark), young before that.
  */
 static void count_alive(struct tracker *t, const struct live_object *obj)
 {
@@ -244,8 +244,11 @@ int tracker_pass(struct tracker *t, bool final)
 	if (target_gone(t->pid))
 		return -ESRCH; /* every read failed because the target is gone, not its objects */
 
-	if (final)
-		reset_retained(t);
+	/*
+	 * Every pass recounts the living: a report taken while the trace runs
+	 * (top's drill-down) shows what was alive at the last pass.
+	 */
+	reset_retained(t);
 	t->live = 0;
 	for (i = 0; i < n; i++) {
 		const struct live_object *obj = &t->values[i];
@@ -261,14 +264,12 @@ int tracker_pass(struct tracker *t, bool final)
 
 		if (alive) {
 			t->live++;
-			if (final)
-				count_alive(t, obj);
+			count_alive(t, obj);
 			continue;
 		}
 		if (moved && follow_move(t, t->keys[i], obj)) {
 			t->live++;
-			if (final)
-				count_alive(t, obj);
+			count_alive(t, obj);
 		} else if (compacted && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id))) {
 			tally->not_followed++;
 		}
