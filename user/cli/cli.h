@@ -3,6 +3,7 @@
 #ifndef RBM_CLI_H
 #define RBM_CLI_H
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Each takes its own argv: argv[0] is "rbmemtrace SUBCOMMAND". Returns the exit status. */
 int cmd_trace(int argc, char **argv);
@@ -38,6 +39,9 @@ struct text_options;
 /* The format named arg; dies with a one-line error if unknown. */
 int cli_model_format(const char *arg, bool folded_ok);
 /* Writes v to path (stdout if NULL) in format; 0, or -errno with a warning printed. */
+/* The same into an open stream (the caller opened and commits it). */
+int cli_write_model_stream(FILE *out, const struct model_view *v, int format,
+			   const struct text_options *topts);
 int cli_write_model(const struct model_view *v, int format, const char *path,
 		    const struct text_options *topts);
 

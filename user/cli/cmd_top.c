@@ -173,7 +173,8 @@ static void find_targets(void)
 
 		if (regcomp(&re, args.match, REG_EXTENDED | REG_NOSUB))
 			rbm_die("invalid --match: %s (an extended regular expression)", args.match);
-		n = proc_find_rubies(&re, getpid(), pids, TOP_MAX_PROCS - collector.ntargets);
+		n = proc_find_rubies(&re, getpid(), RUBY_NEED_MEMORY, pids,
+				     TOP_MAX_PROCS - collector.ntargets);
 		regfree(&re);
 		if (!n && !collector.ntargets)
 			rbm_die("no Ruby process matches %s", args.match);

@@ -15,6 +15,7 @@
 #include "outfile.h"
 #include "rbmemtrace.h"
 #include "session.h"
+#include "trace_many.h"
 #include "writers.h"
 
 enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
@@ -27,6 +28,12 @@ static struct trace_args {
 	unsigned long paths;
 	unsigned long prune;
 	bool tree;
+	bool max_objects_given;
+	/* several processes (trace_many.c) */
+	pid_t pids[MANY_MAX];
+	size_t npids;
+	bool all;
+	const char *match;
 } args = {
 	.trace = {.max_objects = 1 << 20, .depth = 32, .max_stacks = 65536},
 	.top = 30,
@@ -41,6 +48,7 @@ static const char doc[] =
 	"how many objects were allocated, freed and are still retained.\n"
 	"\n"
 	"USAGE: rbmemtrace [trace] -p PID [-d SECONDS] [--format text|json] [-o FILE]\n"
+	"       rbmemtrace [trace] -p PID -p PID ... | --all | --match REGEX [OPTIONS]\n"
 	"       rbmemtrace [trace] [OPTIONS] -- COMMAND [ARGS...]\n"
 	"       rbmemtrace census|top|merge|fleet ...   (rbmemtrace --help lists them)\n"
 	"\n"
@@ -62,10 +70,16 @@ enum {
 	OPT_EMPTY_PROBES,
 	OPT_FULL,
 	OPT_MAX_OVERHEAD,
+	OPT_ALL,
+	OPT_MATCH,
 };
 
 static const struct argp_option opts[] = {
-	{"pid", 'p', "PID", 0, "Ruby process to trace", 0},
+	{"pid", 'p', "PID", 0, "Ruby process to trace (repeat for several)", 0},
+	{"all", OPT_ALL, NULL, 0,
+	 "Trace every Ruby process on the host (and those that start during the run)", 0},
+	{"match", OPT_MATCH, "REGEX", 0,
+	 "Trace every Ruby process whose command line matches REGEX (and those that start)", 0},
 	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or SIGTERM)", 0},
 	{"format", OPT_FORMAT, "FORMAT", 0,
 	 "Report format: text (default), json, folded (flame graph input, by retained), or pprof "
@@ -120,6 +134,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'p':
 		t->pid = cli_number(arg, "PID", 1, INT32_MAX);
+		if (args.npids == MANY_MAX)
+			rbm_die("too many -p (at most %d)", MANY_MAX);
+		args.pids[args.npids++] = t->pid;
+		break;
+	case OPT_ALL:
+		args.all = true;
+		break;
+	case OPT_MATCH:
+		args.match = arg;
 		break;
 	case 'd':
 		if (cli_real(arg, &t->duration) || !(t->duration > 0))
@@ -142,6 +165,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAX_OBJECTS:
 		t->max_objects = cli_number(arg, "--max-objects", 1024, 1UL << 28);
+		args.max_objects_given = true;
 		break;
 	case OPT_TOP:
 		args.top = cli_number(arg, "--top", 0, 1UL << 31);
@@ -193,10 +217,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		t->command = state->argv + state->next;
 		break;
 	case ARGP_KEY_END:
-		if (!t->pid && !t->command)
-			rbm_die("nothing to trace: give -p PID or -- COMMAND (see --help)");
-		if (t->pid && t->command)
-			rbm_die("give either -p PID or -- COMMAND, not both");
+		if (!t->pid && !t->command && !args.all && !args.match)
+			rbm_die("nothing to trace: give -p PID, --all, --match REGEX or -- COMMAND "
+				"(see --help)");
+		if ((t->pid || args.all || args.match) && t->command)
+			rbm_die("give either processes to attach to or -- COMMAND, not both");
+		if (args.all && args.match)
+			rbm_die("give either --all or --match, not both");
+		if ((args.npids > 1 || args.all || args.match) && t->empty_probes)
+			rbm_die("--empty-probes takes one -p PID");
+		/* Several processes: a smaller map each, unless asked (104 bytes an entry). */
+		if ((args.npids > 1 || args.all || args.match) && !args.max_objects_given)
+			t->max_objects = t->full ? 1 << 18 : 1 << 16;
 		if (t->full && t->max_overhead)
 			rbm_die("give either --full or --max-overhead, not both");
 		if (!t->depth && (args.tree || args.format == FORMAT_FOLDED))
@@ -267,6 +299,34 @@ static void write_report(FILE *out, struct report *r)
 		report_write_text(out, r, &topts);
 }
 
+static void install_signals(void)
+{
+	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int trace_several(void)
+{
+	static struct many_options mo;
+	static const int formats[] = {[FORMAT_TEXT] = MODEL_TEXT, [FORMAT_JSON] = MODEL_JSON,
+				      [FORMAT_FOLDED] = MODEL_FOLDED, [FORMAT_PPROF] = MODEL_PPROF};
+
+	mo.trace = args.trace;
+	memcpy(mo.pids, args.pids, sizeof(mo.pids));
+	mo.npids = args.npids;
+	mo.all = args.all;
+	mo.match = args.match;
+	mo.format = formats[args.format];
+	mo.output = args.output;
+	mo.text = (struct text_options){.top = args.top, .top_stacks = args.paths,
+					.tree = args.tree, .prune = args.prune};
+	install_signals();
+	return trace_many(&mo, &stop_requested);
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	static const struct argp argp = {opts, parse_arg, "[-- COMMAND [ARGS...]]", doc, 0, 0, 0};
@@ -278,18 +338,14 @@ int cmd_trace(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
 	cli_check_bpf_privileges();
+	if (args.npids > 1 || args.all || args.match)
+		return trace_several();
 	if (args.format == FORMAT_PPROF && !args.output && isatty(STDOUT_FILENO))
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");
 	if (args.trace.pid)
 		args.trace.pid = cli_process_of(args.trace.pid);
 	cli_output_open(&out, args.output);
-	{
-		struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
-
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-	}
+	install_signals();
 
 	session_open(&s, &args.trace);
 	if (args.trace.empty_probes) {

@@ -22,18 +22,11 @@ int cli_model_format(const char *arg, bool folded_ok)
 		folded_ok ? " or folded" : "");
 }
 
-int cli_write_model(const struct model_view *v, int format, const char *path,
-		    const struct text_options *topts)
+int cli_write_model_stream(FILE *out, const struct model_view *v, int format,
+			   const struct text_options *topts)
 {
-	struct outfile of;
-	FILE *out;
 	int err = 0;
 
-	if (format == MODEL_PPROF && !path && isatty(STDOUT_FILENO))
-		rbm_die("pprof output is binary: give -o FILE.pb.gz");
-	/* Replaced only when complete: a failed merge leaves the previous file as it was. */
-	cli_output_open(&of, path);
-	out = outfile_stream(&of);
 	switch (format) {
 	case MODEL_JSON:
 		model_write_json(out, v);
@@ -47,6 +40,20 @@ int cli_write_model(const struct model_view *v, int format, const char *path,
 	default:
 		model_write_text(out, v, topts);
 	}
+	return err;
+}
+
+int cli_write_model(const struct model_view *v, int format, const char *path,
+		    const struct text_options *topts)
+{
+	struct outfile of;
+	int err;
+
+	if (format == MODEL_PPROF && !path && isatty(STDOUT_FILENO))
+		rbm_die("pprof output is binary: give -o FILE.pb.gz");
+	/* Replaced only when complete: a failed merge leaves the previous file as it was. */
+	cli_output_open(&of, path);
+	err = cli_write_model_stream(outfile_stream(&of), v, format, topts);
 	if (err) {
 		outfile_abort(&of);
 		rbm_warn("cannot write %s: %s", path ? path : "the output", strerror(-err));

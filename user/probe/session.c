@@ -18,6 +18,7 @@
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 #include "procmaps.h"
+#include "proc_info.h"
 #include "session.h"
 #include "target_mem.h"
 
@@ -108,6 +109,8 @@ void session_open(struct session *s, const struct trace_options *opt)
 					    .binary = s->target.img.host_path,
 					    .verbose = rbm_verbose};
 	}
+	proc_command(s->target.pid, s->command, sizeof(s->command));
+	s->ns_pid = proc_ns_pid(s->target.pid);
 	object_class = ruby_target_global(&s->target, "rb_cObject");
 	alloc_offset = ruby_target_class_allocator(&s->target);
 	if (class_namer_init(&s->namer, s->target.pid, s->target.off, object_class, errbuf,
@@ -398,6 +401,8 @@ int session_report(struct session *s, struct report *r)
 	int err;
 
 	r->pid = s->target.pid;
+	r->ns_pid = s->ns_pid;
+	snprintf(r->command, sizeof(r->command), "%s", s->command);
 	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", s->target.version);
 	r->duration_s = s->end - s->start;
 	r->end_reason = s->end_reason ? s->end_reason : "unknown";

@@ -43,6 +43,8 @@ struct trace_options {
 struct session {
 	struct trace_options opt; /* a copy: the session may turn stacks off */
 	struct ruby_target target;
+	char command[64]; /* its command name, read while it runs (untrusted) */
+	pid_t ns_pid;	  /* its pid in its own pid namespace; 0: the same */
 	bool launched;
 	struct rbmemtrace_bpf *skel;
 	struct probes probes;

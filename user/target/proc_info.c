@@ -114,7 +114,7 @@ static int cmp_pid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-size_t proc_find_rubies(const regex_t *re, pid_t self, pid_t *pids, size_t max)
+size_t proc_find_rubies(const regex_t *re, pid_t self, int need, pid_t *pids, size_t max)
 {
 	DIR *dir = opendir("/proc");
 	struct dirent *de;
@@ -134,7 +134,7 @@ size_t proc_find_rubies(const regex_t *re, pid_t self, pid_t *pids, size_t max)
 			continue; /* a kernel thread or gone */
 		if (re && regexec(re, cmdline, 0, NULL, 0) != 0)
 			continue;
-		if (!ruby_target_supported(pid, why, sizeof(why)))
+		if (!ruby_target_supported(pid, need, why, sizeof(why)))
 			continue;
 		pids[n++] = pid;
 	}

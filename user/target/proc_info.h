@@ -25,9 +25,9 @@ uint64_t proc_rss(pid_t pid);
 
 /*
  * The processes other than self whose command line matches re (NULL: any)
- * and which map a Ruby that can be read (ruby_target_supported), lowest
+ * and which map a Ruby that has what need (enum ruby_need) asks for, lowest
  * pid first.  Returns how many were written into pids (at most max).
  */
-size_t proc_find_rubies(const regex_t *re, pid_t self, pid_t *pids, size_t max);
+size_t proc_find_rubies(const regex_t *re, pid_t self, int need, pid_t *pids, size_t max);
 
 #endif

@@ -45,7 +45,7 @@ void ruby_target_attach(struct ruby_target *t, pid_t pid)
 	rbm_info("%s mapped at load bias 0x%" PRIx64, t->img.path, t->img.load_bias);
 }
 
-bool ruby_target_supported(pid_t pid, char *why, size_t n)
+bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n)
 {
 	struct ruby_image img;
 	char version[32];
@@ -59,6 +59,10 @@ bool ruby_target_supported(pid_t pid, char *why, size_t n)
 	if (!ruby_offsets_for(version)) {
 		snprintf(why, n, "PID %d runs Ruby %s, which is not supported (supported: %s)",
 			 (int)pid, version, ruby_supported_series());
+		return false;
+	}
+	if (need == RUBY_NEED_USDT && !elf_has_usdt(img.host_path, "ruby", "gc__sweep__end")) {
+		snprintf(why, n, "PID %d runs a Ruby built without USDT probes", (int)pid);
 		return false;
 	}
 	return true;

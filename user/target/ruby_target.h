@@ -36,8 +36,8 @@ void ruby_target_check_file(struct ruby_target *t, const char *host_path, const 
 			    enum ruby_need need);
 /* Finds the Ruby mapped in pid and checks it as above.  Dies with a one-line error. */
 void ruby_target_open(struct ruby_target *t, pid_t pid, enum ruby_need need);
-/* Whether pid maps a Ruby whose heap can be read; if not, why (one line).  Never dies. */
-bool ruby_target_supported(pid_t pid, char *why, size_t n);
+/* Whether pid maps a Ruby that has what need asks for; if not, why (one line).  Never dies. */
+bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n);
 /* Locates the image in a process whose file was checked already (launch mode). */
 void ruby_target_attach(struct ruby_target *t, pid_t pid);
 

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rbmemtrace -p PID -p PID ... | --all | --match REGEX: several processes in
+ * one run.  Each process gets its own session (and its own sampling budget:
+ * the slowdown is per process), all polled from one loop; processes that
+ * start while --all or --match runs are picked up, and one that exits keeps
+ * what was gathered.  The report is a model: one report per process and a
+ * summary over all, written by the same writers as merge.
+ */
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "clock.h"
+#include "diag.h"
+#include "outfile.h"
+#include "proc_info.h"
+#include "trace_many.h"
+#include "writers.h"
+
+#define RESCAN_EVERY 2.0 /* seconds between looks for new processes */
+
+struct many {
+	const struct many_options *mo;
+	struct session *sessions[MANY_MAX];
+	bool ended[MANY_MAX];
+	size_t n;
+	regex_t re;
+	bool have_re;
+	double last_scan;
+};
+
+static bool traced(const struct many *m, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->sessions[i]->target.pid == pid)
+			return true;
+	return false;
+}
+
+static void add_process(struct many *m, pid_t pid)
+{
+	struct trace_options opt = m->mo->trace;
+	struct session *s;
+
+	if (traced(m, pid))
+		return;
+	if (m->n == MANY_MAX) {
+		rbm_warn("more than %d processes: PID %d is not traced", MANY_MAX, pid);
+		return;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		rbm_die("out of memory");
+	opt.pid = pid;
+	opt.command = NULL;
+	session_open(s, &opt);
+	session_start(s);
+	m->sessions[m->n++] = s;
+}
+
+/*
+ * --all and --match: every matching Ruby not traced yet.  A process that
+ * cannot be traced (no USDT, another version) is skipped with a warning the
+ * first time it is seen.
+ */
+static void scan(struct many *m)
+{
+	pid_t pids[MANY_MAX];
+	size_t n, i;
+
+	n = proc_find_rubies(m->have_re ? &m->re : NULL, getpid(), RUBY_NEED_USDT, pids, MANY_MAX);
+	for (i = 0; i < n; i++) {
+		/* It may have exited since it was found: check again before dying on it. */
+		char why[256];
+
+		if (traced(m, pids[i]) || !ruby_target_supported(pids[i], RUBY_NEED_USDT, why,
+								 sizeof(why)))
+			continue;
+		add_process(m, pids[i]);
+	}
+}
+
+static bool all_ended(const struct many *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (!m->ended[i])
+			return false;
+	return true;
+}
+
+static void run(struct many *m, volatile sig_atomic_t *stop)
+{
+	double start = now_seconds();
+	bool scanning = m->mo->all || m->mo->match;
+
+	for (;;) {
+		double t = now_seconds(), wait = 0.05;
+		size_t i;
+
+		if (*stop)
+			break;
+		if (m->mo->trace.duration && t - start >= m->mo->trace.duration)
+			break;
+		if (scanning && t - m->last_scan >= RESCAN_EVERY) {
+			m->last_scan = t;
+			scan(m);
+		}
+		for (i = 0; i < m->n; i++) {
+			double w;
+
+			if (m->ended[i])
+				continue;
+			w = session_poll(m->sessions[i], t);
+			if (w < 0) {
+				m->ended[i] = true;
+				m->sessions[i]->end = now_seconds();
+				rbm_info("PID %d: %s", m->sessions[i]->target.pid,
+					 m->sessions[i]->end_reason);
+			} else if (w < wait) {
+				wait = w;
+			}
+		}
+		/* Given processes that all ended: nothing is left to trace. */
+		if (!scanning && all_ended(m))
+			break;
+		usleep(wait > 0 ? wait * 1e6 : 0);
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		struct session *s = m->sessions[i];
+
+		if (m->ended[i])
+			continue;
+		s->end_reason = *stop ? "signal" : "duration";
+		s->end = now_seconds();
+	}
+}
+
+int trace_many(const struct many_options *mo, volatile sig_atomic_t *stop)
+{
+	struct many m = {.mo = mo};
+	struct model model = {};
+	struct report summary;
+	struct model_view view = {.model = &model, .summary = &summary};
+	struct outfile of;
+	size_t i;
+	int err;
+
+	if (mo->format == MODEL_PPROF && !mo->output && isatty(STDOUT_FILENO))
+		rbm_die("pprof output is binary: give -o FILE.pb.gz");
+	/* Opened first, so a bad path fails before any probe; replaced only when complete. */
+	cli_output_open(&of, mo->output);
+	if (mo->match) {
+		if (regcomp(&m.re, mo->match, REG_EXTENDED | REG_NOSUB))
+			rbm_die("invalid --match: %s (an extended regular expression)", mo->match);
+		m.have_re = true;
+	}
+	for (i = 0; i < mo->npids; i++)
+		add_process(&m, cli_process_of(mo->pids[i]));
+	if (mo->all || mo->match) {
+		m.last_scan = now_seconds();
+		scan(&m);
+		if (!m.n)
+			rbm_die("no Ruby process with USDT probes %s%s",
+				mo->match ? "matches " : "is running", mo->match ? mo->match : "");
+	}
+	fprintf(stderr, "rbmemtrace: tracing %zu process%s%s\n", m.n, m.n == 1 ? "" : "es",
+		mo->all || mo->match ? " (and those that start)" : "");
+	run(&m, stop);
+	for (i = 0; i < m.n; i++) {
+		struct session *s = m.sessions[i];
+		struct report *r = calloc(1, sizeof(*r));
+
+		if (!r)
+			rbm_die("out of memory");
+		session_finish(s);
+		if (session_report(s, r) || model_add(&model, r))
+			rbm_die("out of memory building the report");
+	}
+	if (model_summary(&model, &summary))
+		rbm_die("out of memory building the summary");
+	report_finish(&summary);
+	err = cli_write_model_stream(outfile_stream(&of), &view, mo->format, &mo->text);
+	if (err) {
+		outfile_abort(&of);
+		rbm_die("cannot write %s: %s", mo->output ? mo->output : "the report",
+			strerror(-err));
+	}
+	cli_output_commit(&of);
+	for (i = 0; i < m.n; i++) {
+		session_close(m.sessions[i]);
+		free(m.sessions[i]);
+	}
+	report_free(&summary);
+	model_free(&model);
+	if (m.have_re)
+		regfree(&m.re);
+	return 0;
+}
