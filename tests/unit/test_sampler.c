@@ -149,3 +149,64 @@ Test(sampler, doubt_few_allocations_and_bursts)
 	cr_expect_not_null(sampler_doubt(&s, buf, sizeof(buf)));
 	cr_expect(strstr(buf, "varied from 1000 to 1005000 a second") != NULL, "%s", buf);
 }
+
+/*
+ * A periodic target: every 56 ms it allocates 1,500 A (in 2 ms), then 3,000
+ * B (in 4 ms), then sleeps 50 ms; each traced allocation costs it 3 us.
+ * Windows are placed in time, so what they trace must have the target's
+ * shares (A:B = 1:2): a sampler that opens windows eagerly while the target
+ * idles and holds back after a costly window sees the first allocations of
+ * each busy phase more than the rest.
+ */
+static double overlap(double a0, double a1, double b0, double b1)
+{
+	double s = a0 > b0 ? a0 : b0, e = a1 < b1 ? a1 : b1;
+
+	return e > s ? e - s : 0;
+}
+
+static void periodic_overlap(double from, double to, double *a, double *b)
+{
+	const double period = 0.056, a_len = 0.002, b_len = 0.004, rate = 750000;
+	long k;
+
+	*a = *b = 0;
+	for (k = (long)(from / period); k * period < to; k++) {
+		double base = k * period;
+
+		*a += overlap(from, to, base, base + a_len) * rate;
+		*b += overlap(from, to, base + a_len, base + a_len + b_len) * rate;
+	}
+}
+
+Test(sampler, periodic_target_shares_are_not_biased)
+{
+	double now = 0, traced_a = 0, traced_b = 0;
+	struct sampler s;
+
+	sampler_init(&s, 2, 11, now);
+	while (now < 300) {
+		now = s.phase_end;
+		if (s.in_window) {
+			double a, b;
+
+			periodic_overlap(s.phase_start, now, &a, &b);
+			traced_a += a;
+			traced_b += b;
+			sampler_window_closed(&s, now, (uint64_t)(a + b), (a + b) * 3e-6);
+		} else if (sampler_window_allowed(&s, now) > 0) {
+			sampler_window_opened(&s, now);
+		} else {
+			/* As windows_step: wait until one may open (time moves on, at least a little). */
+			double next = sampler_next_allowed(&s);
+
+			s.phase_end = next > now + 1e-4 ? next : now + 1e-4;
+		}
+	}
+	cr_log_info("periodic: B/A %.3f, %lu windows", traced_b / traced_a, (unsigned long)s.windows);
+	cr_expect(traced_a + traced_b > 10000, "traced %.0f", traced_a + traced_b);
+	cr_expect(traced_b / traced_a > 2 * 0.85 && traced_b / traced_a < 2 / 0.85,
+		  "traced B/A %.2f, the target's 2.00 (%.0f A, %.0f B in %lu windows)",
+		  traced_b / traced_a, traced_a, traced_b, (unsigned long)s.windows);
+	cr_expect(sampler_overhead(&s, now) <= 0.02 + 1e-9, "overhead %f", sampler_overhead(&s, now));
+}
