@@ -27,7 +27,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies
+.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies gen-tables
 all: rbmemtrace
 
 deps:
@@ -113,6 +113,14 @@ $(OUTPUT)/unit_tests: $(UNIT_TEST_SRCS) $(USER_OBJS) $(OUTPUT)/mjit_offsets.h
 
 unit: $(OUTPUT)/unit_tests $(FIXTURES)
 	$(OUTPUT)/unit_tests
+
+# Prints built-in table entries from a DWARF libruby (scripts/gen-ruby-tables.sh runs it).
+$(OUTPUT)/gen-ruby-tables: scripts/gen-ruby-tables.c $(USER_OBJS)
+	$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
+
+# Regenerates user/target/ruby_offsets_gen.h and user/heap/heap_layout_gen.h from the test Rubies.
+gen-tables: $(OUTPUT)/gen-ruby-tables
+	./scripts/gen-ruby-tables.sh
 
 e2e: rbmemtrace $(FIXTURES)
 	ruby tests/e2e/run.rb
