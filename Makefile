@@ -106,6 +106,11 @@ $(DWARF_FIX)/libfix.so: $(DWARF_FIX_SRCS) tests/unit/fixtures/dwarf_fixture.h $(
 		cp $(DWARF_FIX)/debuglink/libfix.so.debug $$dir/$$(echo $$id | cut -c3-).debug
 FIXTURES += $(DWARF_FIX)/libfix.so
 
+# Ruby 3.1's types with DWARF, from ruby-dev's MJIT header (gcc-only), for the reader's 3.1 paths.
+$(OUTPUT)/fixtures/ruby31_types.so: tests/unit/fixtures/ruby31_types.c $(OUTPUT)/mjit_offsets.h
+	$(CC) -g3 -O0 -w -shared -fPIC -I$(OUTPUT) -I$(dir $(MJIT_HEADER)) -o $@ $<
+FIXTURES += $(OUTPUT)/fixtures/ruby31_types.so
+
 UNIT_TEST_SRCS := $(filter-out tests/unit/gen_offsets.c,$(UNIT_SRCS))
 $(OUTPUT)/unit_tests: $(UNIT_TEST_SRCS) $(USER_OBJS) $(OUTPUT)/mjit_offsets.h
 	$(CC) $(CFLAGS) -Itests/unit/fixtures $(UNIT_TEST_SRCS) $(USER_OBJS) $(LDLIBS) -lcriterion \

@@ -668,3 +668,92 @@ Test(dwarf_layout, equal_to_notes_layouts)
 		cr_log_info("%s: %d values equal to %s", builds[i].version, n, notes);
 	}
 }
+
+/*
+ * Ruby 3.1 has no DWARF build at hand, but its MJIT header has every type
+ * outside gc.c, st.c, id_table.c and hash.c: the reader's 3.1 paths must give
+ * the hand-written 3.1 entries for all of them.
+ */
+Test(dwarf_layout, ruby31_types_equal_the_31_table)
+{
+	static const char *const private[] = {
+	    /* gc.c, st.c, id_table.c, hash.c: not in the MJIT header */
+	    "st_entry_size",
+	    "id_table_capa",
+	    "id_table_items",
+	    "id_item_size",
+	    "id_item_value",
+	    "objspace_compact_count",
+	    "objspace_total_allocated",
+	    "objspace_total_freed",
+	    "objspace_gc_count",
+	    "objspace_pools",
+	    "pool_count",
+	    "pool_size",
+	    "os_flags",
+	    "os_flags_mode_mask",
+	    "os_flags_incremental",
+	    "os_flags_compacting",
+	    "os_sorted",
+	    "os_allocated_pages",
+	    "os_gc_count",
+	    "os_total_allocated",
+	    "os_total_freed",
+	    "os_pools",
+	    "page_read_size",
+	    "page_slot_size",
+	    "page_total_slots",
+	    "page_flags",
+	    "page_before_sweep",
+	    "page_start",
+	    "page_mark_bits",
+	    "bitmap_words",
+	    "max_slot_size",
+	    "ar_table_size"};
+	struct dwarf_types *dt = open_fix(".output/fixtures/ruby31_types.so", NULL);
+	const struct ruby_offsets *to = ruby_offsets_entry("3.1");
+	const struct heap_layout *th = heap_layout_entry("3.1");
+	struct ruby_offsets off;
+	struct heap_layout hl;
+	char err[4096];
+	size_t i, k, same = 0;
+
+	cr_expect_eq(dwarf_layout_from(dt, "3.1.7", &off, &hl, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "rb_objspace_t"), "%s", err);
+	dwarf_types_close(dt);
+	for (k = 0; k < 2; k++) {
+		const struct layout_field *fl = k ? heap_layout_fields : ruby_offsets_fields;
+		size_t n = k ? heap_layout_nfields : ruby_offsets_nfields;
+		const void *got = k ? (const void *) &hl : (const void *) &off;
+		const void *want = k ? (const void *) th : (const void *) to;
+
+		for (i = 0; i < n; i++) {
+			uint64_t a = layout_field_get(got, &fl[i]),
+				 b = layout_field_get(want, &fl[i]);
+			size_t j;
+
+			for (j = 0; j < sizeof(private) / sizeof(private[0]); j++)
+				if (!strcmp(private[j], fl[i].name))
+					break;
+			if (j < sizeof(private) / sizeof(private[0]))
+				continue;
+			if (!strcmp(fl[i].name, "bdigit_size")) {
+				/*
+				 * The 3.1 table says 8; BDIGIT is `unsigned int` in 3.1
+				 * (MJIT header: SIZEOF_BDIGIT SIZEOF_INT) and
+				 * memsize_of(2**1000) = 40 + 32 * 4.  Reported, left for
+				 * the table's owner to correct.
+				 */
+				cr_expect_eq(a, 4);
+				if (a != b)
+					cr_log_warn("3.1 table: bdigit_size %llu, DWARF %llu",
+						    (unsigned long long) b, (unsigned long long) a);
+				continue;
+			}
+			cr_expect_eq(a, b, "%s: DWARF %#llx, 3.1 table %#llx", fl[i].name,
+				     (unsigned long long) a, (unsigned long long) b);
+			same++;
+		}
+	}
+	cr_expect_geq(same, 90, "only %zu fields compared", same);
+}
