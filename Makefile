@@ -11,8 +11,8 @@ CFLAGS ?= -O2 -g
 USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
 CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT) \
 	-DRBMEMTRACE_VERSION='"$(VERSION)"'
-LDLIBS := $(shell pkg-config --libs libbpf libelf zlib jansson libprotobuf-c ncursesw 2>/dev/null \
-	|| echo -lbpf -lelf -lz -ljansson -lprotobuf-c -lncursesw -ltinfo) -lpthread
+LDLIBS := $(shell pkg-config --libs libbpf libelf zlib jansson libprotobuf-c libdw ncursesw 2>/dev/null \
+	|| echo -lbpf -lelf -lz -ljansson -lprotobuf-c -ldw -lncursesw -ltinfo) -lpthread
 # clang -target bpf does not search the host's multiarch include dir (asm/errno.h).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
@@ -27,7 +27,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies
+.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies gen-tables
 all: rbmemtrace
 
 deps:
@@ -85,12 +85,47 @@ $(OUTPUT)/mjit_offsets.h: tests/unit/gen_offsets.c $(MJIT_HEADER) | $(OUTPUT)
 	$(CC) -w -I$(OUTPUT) -I$(dir $(MJIT_HEADER)) -o $(OUTPUT)/gen_offsets $< -lruby-3.1
 	$(OUTPUT)/gen_offsets > $@
 
+# DWARF reader fixture: C types compiled with debug info and macros (-g3) at test time, linked
+# (libdw applies no relocations to a .o); plus stripped copies whose DWARF is found through
+# .gnu_debuglink (next to it) and through the build-id (under a debug root).
+DWARF_FIX := $(OUTPUT)/fixtures/dwarf
+DWARF_FIX_SRCS := tests/unit/fixtures/dwarf_fixture.c tests/unit/fixtures/dwarf_fixture_private.c
+$(DWARF_FIX)/libfix.so: $(DWARF_FIX_SRCS) tests/unit/fixtures/dwarf_fixture.h $(HEADERS)
+	@rm -rf $(DWARF_FIX) && mkdir -p $(DWARF_FIX)/debuglink $(DWARF_FIX)/buildid
+	$(CLANG) -g3 -fdebug-macro -O0 -fno-eliminate-unused-debug-types -shared -fPIC \
+		-Wl,--build-id=sha1 \
+		-Iinclude $(addprefix -I,$(USER_DIRS)) -o $@ $(DWARF_FIX_SRCS)
+	objcopy --only-keep-debug --compress-debug-sections=zlib $@ \
+		$(DWARF_FIX)/debuglink/libfix.so.debug
+	objcopy --strip-debug --add-gnu-debuglink=$(DWARF_FIX)/debuglink/libfix.so.debug \
+		$@ $(DWARF_FIX)/debuglink/libfix.so
+	objcopy --strip-debug $@ $(DWARF_FIX)/buildid/libfix.so
+	id=$$(readelf -n $@ | awk '/Build ID:/ {print $$3}') && \
+		dir=$(DWARF_FIX)/root/usr/lib/debug/.build-id/$$(echo $$id | cut -c1-2) && \
+		mkdir -p $$dir && \
+		cp $(DWARF_FIX)/debuglink/libfix.so.debug $$dir/$$(echo $$id | cut -c3-).debug
+FIXTURES += $(DWARF_FIX)/libfix.so
+
+# Ruby 3.1's types with DWARF, from ruby-dev's MJIT header (gcc-only), for the reader's 3.1 paths.
+$(OUTPUT)/fixtures/ruby31_types.so: tests/unit/fixtures/ruby31_types.c $(OUTPUT)/mjit_offsets.h
+	$(CC) -g3 -O0 -w -shared -fPIC -I$(OUTPUT) -I$(dir $(MJIT_HEADER)) -o $@ $<
+FIXTURES += $(OUTPUT)/fixtures/ruby31_types.so
+
 UNIT_TEST_SRCS := $(filter-out tests/unit/gen_offsets.c,$(UNIT_SRCS))
 $(OUTPUT)/unit_tests: $(UNIT_TEST_SRCS) $(USER_OBJS) $(OUTPUT)/mjit_offsets.h
-	$(CC) $(CFLAGS) $(UNIT_TEST_SRCS) $(USER_OBJS) $(LDLIBS) -lcriterion -o $@
+	$(CC) $(CFLAGS) -Itests/unit/fixtures $(UNIT_TEST_SRCS) $(USER_OBJS) $(LDLIBS) -lcriterion \
+		-o $@
 
 unit: $(OUTPUT)/unit_tests $(FIXTURES)
 	$(OUTPUT)/unit_tests
+
+# Prints built-in table entries from a DWARF libruby (scripts/gen-ruby-tables.sh runs it).
+$(OUTPUT)/gen-ruby-tables: scripts/gen-ruby-tables.c $(USER_OBJS)
+	$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
+
+# Regenerates user/target/ruby_offsets_gen.h and user/heap/heap_layout_gen.h from the test Rubies.
+gen-tables: $(OUTPUT)/gen-ruby-tables
+	./scripts/gen-ruby-tables.sh
 
 e2e: rbmemtrace $(FIXTURES)
 	ruby tests/e2e/run.rb

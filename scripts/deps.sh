@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
 	make gcc clang llvm pkg-config
-	libbpf-dev bpftool libelf-dev zlib1g-dev
+	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 	libcriterion-dev
 	libjansson-dev libprotobuf-c-dev protobuf-c-compiler libncurses-dev tmux
 	golang-go openssh-client openssh-server

@@ -20,6 +20,7 @@ static const struct heap_layout layouts[] = {
 		 * GC.count == profile.count, idle census == ObjectSpace.count_objects.
 		 */
 		.source = "ruby 3.1.2 gc.c; GC::INTERNAL_CONSTANTS and live checks on 3.1.7",
+		.supported = 1,
 
 		/* flags: mode:2, immediate_sweep, dont_gc, dont_incremental, during_gc,
 		 * during_compacting (bit 6), gc_stressful, has_hook, during_minor_gc,
@@ -33,10 +34,18 @@ static const struct heap_layout layouts[] = {
 		 * mark_stack 208 (40 B), marked_slots 248, heap_pages 256. */
 		.os_sorted = 256,
 		.os_allocated_pages = 264,
+		.sorted_darray_data = 0,
 		/* profile at 336: ... count 440, total_freed_objects 448 */
 		.os_gc_count = 440,
 		.os_total_allocated = 24,
 		.os_total_freed = 448,
+		/* size_pools[1], 160 B each, slot_size at 0, no counters in it */
+		.os_pools = 40,
+		.pool_count = 1,
+		.pool_size = 160,
+		.pool_slot_size = 0,
+		.pool_total_allocated = 0,
+		.pool_total_freed = 0,
 
 		/* slot_size 0, total_slots 2, free_slots 4, pinned_slots 6,
 		 * final_slots 8, flags 12, size_pool 16, free_next 24, start 32,
@@ -78,6 +87,7 @@ static const struct heap_layout layouts[] = {
 		.obj_numiv = 16,
 		.hash_st_flag = FL_USER(3),
 		.hash_tbl = 16,
+		.hash_tbl_inline = 0,
 		.ar_table_size = 128, /* 8 pairs of {key, value}; hints live in RHash */
 		.st_size = 56,
 		.st_bins = 24,
@@ -91,9 +101,17 @@ static const struct heap_layout layouts[] = {
 		.class_ext = 24,
 		.classext_size = 112,
 	},
+#include "heap_layout_gen.h"
 };
 
 const struct heap_layout *heap_layout_for(const char *version)
+{
+	const struct heap_layout *hl = heap_layout_entry(version);
+
+	return hl && hl->supported ? hl : NULL;
+}
+
+const struct heap_layout *heap_layout_entry(const char *version)
 {
 	size_t i;
 

@@ -2,14 +2,22 @@
 #include <string.h>
 #include "ruby_versions.h"
 
+/*
+ * 3.1 by hand (Debian's 3.1 is stripped and no 3.1 DWARF is at hand); the
+ * other series are generated from DWARF into ruby_offsets_gen.h.
+ */
 static const struct ruby_offsets ruby_versions[] = {
 	{
 		.series = "3.1",
 		.verified = "3.1.2, 3.1.7",
 		.source = "offsetof() against rb_mjit_min_header-3.1.7.h (ruby3.1-dev)",
+		.supported = 1,
 		.rclass_ext = 24,
+		.classext_embedded = 0,
 		.classext_iv_tbl = 8,
 		.classext_allocator = 96,
+		.classext_classpath = 0,
+		.classext_attached_object = 0,
 		.fl_singleton = 0x1000,
 		.st_entries_start = 32,
 		.st_entries_bound = 40,
@@ -21,6 +29,7 @@ static const struct ruby_offsets ruby_versions[] = {
 		.rstring_embed_start = 16,
 		.rstring_heap_len = 16,
 		.rstring_heap_ptr = 24,
+		.rstring_len = 0,
 		.rarray_embed_flag = 0x2000,
 		.rarray_embed_len_mask = 0x18000,
 		.rarray_embed_len_shift = 15,
@@ -41,6 +50,7 @@ static const struct ruby_offsets ruby_versions[] = {
 		.body_location_pathobj = 64,
 		.body_location_label = 80,
 		.body_first_lineno = 88,
+		.body_first_lineno_size = 8,
 		.body_insns_info_body = 120,
 		.body_insns_info_size = 136,
 		.body_succ_index_table = 144,
@@ -53,6 +63,7 @@ static const struct ruby_offsets ruby_versions[] = {
 		.imemo_ment = 6,
 		.rclass_super = 16,
 		.classext_m_tbl = 16,
+		.rclass_m_tbl = 0,
 		.me_def = 16,
 		.me_owner = 32,
 		.def_iseq = 8,
@@ -79,13 +90,29 @@ static const struct ruby_offsets ruby_versions[] = {
 		/* rb_gc_count reads vm->objspace (+0x458), then +0x1b8: profile.count.
 		 * Checked against GC.count by tests/unit/test_live_ruby.c. */
 		.objspace_gc_count = 440,
+		/* size_pools[1] (SIZE_POOL_COUNT 1 without USE_RVARGC), no counters in it */
+		.objspace_pools = 40,
+		.pool_count = 1,
+		.pool_size = 160,
+		.pool_total_allocated = 0,
+		.pool_total_freed = 0,
 	},
+#include "ruby_offsets_gen.h"
 };
 
 const struct ruby_offsets *ruby_offsets_for(const char *version)
 {
+	const struct ruby_offsets *o = ruby_offsets_entry(version);
+
+	return o && o->supported ? o : NULL;
+}
+
+const struct ruby_offsets *ruby_offsets_entry(const char *version)
+{
 	size_t i, len;
 
+	if (!version)
+		return NULL;
 	for (i = 0; i < sizeof(ruby_versions) / sizeof(ruby_versions[0]); i++) {
 		len = strlen(ruby_versions[i].series);
 		/* "3.1" matches "3.1" and "3.1.7", not "3.10.0" */

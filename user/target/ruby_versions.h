@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Per-version knowledge of Ruby's internals, in one place.  Adding a Ruby
- * version is one table entry in ruby_versions.c plus its tests.
+ * version is one table entry in ruby_versions.c plus its tests.  Entries
+ * other than 3.1's are generated from DWARF (scripts/gen-ruby-tables.sh);
+ * dwarf_layout.c fills the same structure from a libruby's own DWARF.
+ *
+ * Conventions: an offset of 0 in a field documented "0: ..." means the
+ * thing does not exist in that series (0 is never its real offset there).
  */
 #ifndef RBM_RUBY_VERSIONS_H
 #define RBM_RUBY_VERSIONS_H
@@ -14,10 +19,19 @@ struct ruby_offsets {
 	const char *verified; /* patch releases checked against a live process */
 	const char *source;   /* where the numbers come from */
 
+	/*
+	 * The generated entries (3.3, 3.4) are read by no consumer yet: only
+	 * entries with this set are returned by ruby_offsets_for().
+	 */
+	uint32_t supported;
+
 	/* struct RClass and rb_classext_t */
-	uint32_t rclass_ext;
-	uint32_t classext_iv_tbl;
+	uint32_t rclass_ext;	     /* classext_embedded ? where it lies : the pointer to it */
+	uint32_t classext_embedded;  /* 3.3+: rb_classext_t is inside the slot, at klass + rclass_ext */
+	uint32_t classext_iv_tbl;    /* st_table * of ivars; 0: none (3.2+: shapes, iv_ptr) */
 	uint32_t classext_allocator;
+	uint32_t classext_classpath; /* 3.3+: classext.classpath; 0: the __classpath__ ivar */
+	uint32_t classext_attached_object; /* 3.3+; 0: the __attached__ ivar (3.1) */
 	uint64_t fl_singleton;
 
 	/* st_table, as used for class ivars */
@@ -33,6 +47,7 @@ struct ruby_offsets {
 	uint32_t rstring_embed_start;
 	uint32_t rstring_heap_len;
 	uint32_t rstring_heap_ptr;
+	uint32_t rstring_len; /* 3.2+: RString.len, embedded or not; 0: embedded length in flags */
 
 	/* struct RArray */
 	uint64_t rarray_embed_flag;
@@ -59,6 +74,7 @@ struct ruby_offsets {
 	uint32_t body_location_pathobj;
 	uint32_t body_location_label;
 	uint32_t body_first_lineno;
+	uint32_t body_first_lineno_size; /* 8: a Fixnum VALUE (3.1); 4: a C int (3.2+) */
 	uint32_t body_insns_info_body;
 	uint32_t body_insns_info_size;
 	uint32_t body_succ_index_table;
@@ -74,7 +90,8 @@ struct ruby_offsets {
 
 	/* Method owners, for Foo#bar labels: rb_method_entry_t in a class's m_tbl */
 	uint32_t rclass_super;
-	uint32_t classext_m_tbl;
+	uint32_t classext_m_tbl; /* 0: m_tbl is in RClass (3.3+) */
+	uint32_t rclass_m_tbl;	 /* 3.3+: RClass.m_tbl; 0: in rb_classext_t */
 	uint32_t me_def;
 	uint32_t me_owner;
 	uint32_t def_iseq;	   /* def->body.iseq.iseqptr; def->type is its low 4 bits */
@@ -93,14 +110,25 @@ struct ruby_offsets {
 	uint32_t vm_objspace;
 	uint32_t objspace_compact_count; /* 0: unknown for this version */
 	/* GC.stat's total_allocated_objects and total_freed_objects, for sampling */
-	uint32_t objspace_total_allocated;
-	uint32_t objspace_total_freed;
+	uint32_t objspace_total_allocated; /* 0: per pool only (3.2+), see pool_* */
+	uint32_t objspace_total_freed;	   /* 0: per pool only (3.2+) */
 	/* GC.count (profile.count): bumped as each GC starts; what ages objects */
 	uint32_t objspace_gc_count;
+	/*
+	 * Size pools (3.1-3.3: objspace.size_pools[], 3.4: objspace.heaps[]):
+	 * GC.stat's totals are the sums of each pool's counters from 3.2 on.
+	 */
+	uint32_t objspace_pools;
+	uint32_t pool_count;
+	uint32_t pool_size;
+	uint32_t pool_total_allocated; /* 0: no per-pool counter (3.1) */
+	uint32_t pool_total_freed;     /* 0: no per-pool counter (3.1) */
 };
 
 /* The entry for a version string such as "3.1.7", or NULL if unsupported. */
 const struct ruby_offsets *ruby_offsets_for(const char *version);
+/* The table's entry for the version's series, supported or only generated; or NULL. */
+const struct ruby_offsets *ruby_offsets_entry(const char *version);
 
 /* Comma-separated series we support, for error messages. */
 const char *ruby_supported_series(void);

@@ -1,0 +1,759 @@
+/*
+ * The DWARF reader (user/target/dwarf_types.c, dwarf_macros.c) on a fixture
+ * compiled at test time from tests/unit/fixtures/ (expected values: the
+ * compiler's own offsetof/sizeof and macro values from the same header), and
+ * the Ruby layout reader (dwarf_layout.c) on the test Rubies' DWARF builds,
+ * against the generated table entries and notes/layouts/ (gdb's view).
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "dwarf_fixture.h"
+#include "dwarf_layout.h"
+
+#define FIX ".output/fixtures/dwarf"
+#define RUBIES "/var/cache/rbmemtrace/rubies"
+
+static struct dwarf_types *open_fix(const char *path, const char *root)
+{
+	struct dwarf_types *dt;
+	char err[512];
+
+	cr_assert_eq(access(path, R_OK), 0, "%s missing: run the tests with `make unit`", path);
+	cr_assert_eq(dwarf_types_open(path, root, &dt, err, sizeof(err)), 0, "%s", err);
+	return dt;
+}
+
+static void expect_member(struct dwarf_types *dt, const char *type, const char *path, size_t off,
+			  size_t size)
+{
+	struct dwarf_field f;
+
+	cr_assert_eq(dwarf_member(dt, type, path, &f), 0, "%s.%s not found", type, path);
+	cr_expect_eq(f.offset, off, "%s.%s: offset %lu, expected %zu", type, path,
+		     (unsigned long) f.offset, off);
+	cr_expect_eq(f.size, size, "%s.%s: size %lu, expected %zu", type, path,
+		     (unsigned long) f.size, size);
+	cr_expect_eq(f.bit_size, 0);
+}
+
+#define MEMBER(dt, type, ctype, path)                                                              \
+	expect_member(dt, type, #path, offsetof(ctype, path), sizeof(((ctype *) 0)->path))
+
+Test(dwarf_types, members_match_offsetof)
+{
+	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
+	const char *types[] = {"struct fix_outer", "fix_outer_t", "fix_const_t"};
+	struct dwarf_field f;
+	uint64_t size;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		MEMBER(dt, types[i], struct fix_outer, flags);
+		MEMBER(dt, types[i], struct fix_outer, as.heap.len);
+		MEMBER(dt, types[i], struct fix_outer, as.heap.ptr);
+		MEMBER(dt, types[i], struct fix_outer, as.ary);
+		MEMBER(dt, types[i], struct fix_outer, anon_i); /* anonymous union */
+		MEMBER(dt, types[i], struct fix_outer, anon_d);
+		MEMBER(dt, types[i], struct fix_outer, before_bits);
+		MEMBER(dt, types[i], struct fix_outer, inners);
+		MEMBER(dt, types[i], struct fix_outer, inners[2].v[1]);
+		MEMBER(dt, types[i], struct fix_outer, tag);  /* anonymous struct */
+		MEMBER(dt, types[i], struct fix_outer, deep); /* in one inside it */
+		MEMBER(dt, types[i], struct fix_outer, darray);
+		MEMBER(dt, types[i], struct fix_outer, priv);
+		MEMBER(dt, types[i], struct fix_outer, color);
+		MEMBER(dt, types[i], struct fix_outer, tail);
+		cr_expect_eq(dwarf_type_size(dt, types[i], &size), 0);
+		cr_expect_eq(size, sizeof(struct fix_outer));
+	}
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "as.ary", &f), 0);
+	cr_expect_eq(f.count, 24);
+	cr_expect_eq(f.elem_size, 1);
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "inners", &f), 0);
+	cr_expect_eq(f.count, 4);
+	cr_expect_eq(f.elem_size, sizeof(struct fix_inner));
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "as.heap.ptr", &f), 0);
+	cr_expect(f.is_pointer);
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "tail", &f), 0);
+	cr_expect(f.is_signed);
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "flags", &f), 0);
+	cr_expect(!f.is_signed && !f.is_pointer);
+
+	/* "->" follows a pointer: offsets count from the pointee (a flexible array here) */
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "darray->data", &f), 0);
+	cr_expect_eq(f.offset, offsetof(struct fix_darray, data));
+	cr_expect_eq(f.count, 0);
+	cr_expect_eq(f.elem_size, sizeof(struct fix_inner *));
+	MEMBER(dt, "struct fix_darray", struct fix_darray, capa);
+
+	cr_expect_eq(dwarf_type_size(dt, "FIX_VALUE", &size), 0);
+	cr_expect_eq(size, sizeof(FIX_VALUE));
+	cr_expect_eq(dwarf_type_size(dt, "enum fix_color", &size), 0);
+	cr_expect_eq(size, sizeof(enum fix_color));
+	cr_expect_eq(dwarf_type_size(dt, "struct fix_inner", &size), 0);
+	cr_expect_eq(size, sizeof(struct fix_inner));
+	dwarf_types_close(dt);
+}
+
+static uint32_t bits_mask(void (*set)(struct fix_bits *))
+{
+	union {
+		struct fix_bits b;
+		uint32_t w;
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	set(&u.b);
+	return u.w;
+}
+static void set_mode(struct fix_bits *b)
+{
+	b->mode = 3;
+}
+static void set_gc(struct fix_bits *b)
+{
+	b->during_gc = 1;
+}
+static void set_pad(struct fix_bits *b)
+{
+	b->pad = 63;
+}
+static void set_last(struct fix_bits *b)
+{
+	b->last = 1;
+}
+
+Test(dwarf_types, bit_fields_as_masks_of_their_word)
+{
+	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
+	struct {
+		const char *path;
+		void (*set)(struct fix_bits *);
+		uint32_t width;
+	} bf[] = {{"bits.mode", set_mode, 2},
+		  {"bits.during_gc", set_gc, 1},
+		  {"bits.pad", set_pad, 6},
+		  {"bits.last", set_last, 1}};
+	struct dwarf_field f;
+	size_t i;
+
+	for (i = 0; i < sizeof(bf) / sizeof(bf[0]); i++) {
+		uint32_t mask = bits_mask(bf[i].set);
+
+		cr_assert_eq(dwarf_member(dt, "struct fix_outer", bf[i].path, &f), 0);
+		cr_expect_eq(f.offset, offsetof(struct fix_outer, bits), "%s", bf[i].path);
+		cr_expect_eq(f.size, 4);
+		cr_expect_eq(f.bit_size, bf[i].width, "%s", bf[i].path);
+		cr_expect_eq(((1u << f.bit_size) - 1) << f.bit_offset, mask, "%s: bit %u, mask %#x",
+			     bf[i].path, f.bit_offset, mask);
+	}
+	dwarf_types_close(dt);
+}
+
+Test(dwarf_types, enumerators_and_macros)
+{
+	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
+	struct {
+		const char *name;
+		int64_t value;
+	} c[] = {
+	    {"FIX_GREEN", FIX_GREEN},
+	    {"FIX_BLUE", (int64_t) FIX_BLUE}, /* unsigned enum: no sign extension */
+	    {"FIX_NEG", FIX_NEG},
+	    {"FIX_ANON_B", FIX_ANON_B},
+	    {"FIX_SHIFT", FIX_SHIFT},
+	    {"FIX_FLAG", (int64_t) FIX_FLAG}, /* function-like macros, casts, typedefs */
+	    {"FIX_MASK", (int64_t) FIX_MASK},
+	    {"FIX_SIZE", (int64_t) FIX_SIZE}, /* sizeof(struct), sizeof(T[N]) */
+	    {"FIX_NEGATIVE", FIX_NEGATIVE},
+	    {"FIX_TERNARY", FIX_TERNARY},
+	    {"FIX_PRECEDENCE", FIX_PRECEDENCE},
+	    {"FIX_TRUNC", FIX_TRUNC},
+	    {"FIX_ALL_ONES", (int64_t) FIX_ALL_ONES},
+	    {"FIX_RED", FIX_RED}, /* "#define FIX_RED FIX_RED": the enumerator */
+	};
+	int64_t v;
+	size_t i;
+
+	cr_assert(dwarf_types_has_macros(dt), "the fixture is built with -g3 -fdebug-macro");
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		cr_expect_eq(dwarf_constant(dt, c[i].name, &v), 0, "%s", c[i].name);
+		cr_expect_eq(v, c[i].value, "%s = %lld, expected %lld", c[i].name, (long long) v,
+			     (long long) c[i].value);
+	}
+	cr_expect_eq(dwarf_enumerator(dt, "FIX_NEG", &v), 0);
+	cr_expect_eq(v, -5);
+	cr_expect_eq(dwarf_enumerator(dt, "FIX_FLAG", &v), -1, "a macro is no enumerator");
+	cr_expect_eq(dwarf_constant(dt, "FIX_NOT_CONSTANT", &v), -1);
+	cr_expect_eq(dwarf_constant(dt, "FIX_USER", &v), -1, "function-like, no arguments");
+	cr_expect_eq(dwarf_constant(dt, "FIX_NO_SUCH_NAME", &v), -1);
+
+	/* a -g build: enumerators still, macros not, and it says why */
+	dwarf_types_ignore_macros(dt);
+	cr_expect(!dwarf_types_has_macros(dt));
+	cr_expect_eq(dwarf_constant(dt, "FIX_FLAG", &v), -2);
+	cr_expect_eq(dwarf_constant(dt, "FIX_RED", &v), 0);
+	cr_expect_eq(v, 1);
+	dwarf_types_close(dt);
+}
+
+Test(dwarf_types, lookups_that_must_fail)
+{
+	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
+	struct dwarf_field f;
+	uint64_t size;
+
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "nope", &f), -1);
+	cr_expect_eq(dwarf_member(dt, "struct no_such_type", "flags", &f), -1);
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "flags.x", &f), -1, "not a struct");
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "flags->x", &f), -1, "not a pointer");
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "inners[1]x", &f), -1);
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "flags[0]", &f), -1, "not an array");
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "", &f), -1);
+	cr_expect_eq(dwarf_type_size(dt, "union fix_outer", &size), -1, "a struct, not a union");
+	cr_expect_eq(dwarf_type_size(dt, "no_such_typedef", &size), -1);
+	dwarf_types_close(dt);
+}
+
+Test(dwarf_types, compile_units_chosen_by_name)
+{
+	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
+	const char *priv[] = {"dwarf_fixture_private.c", NULL};
+	const char *main_cu[] = {"tests/unit/fixtures/dwarf_fixture.c", NULL};
+	const char *none[] = {"gc.c", NULL};
+	struct dwarf_field f;
+
+	cr_expect_eq(dwarf_types_use_cus(dt, priv), 1, "matched by its last path component");
+	cr_expect_eq(dwarf_member(dt, "struct fix_private", "b", &f), 0);
+	cr_expect_eq(f.offset, 8);
+	cr_expect_eq(dwarf_types_use_cus(dt, main_cu), 1, "and by its whole name");
+	/* declared only in this CU: the definition is found in the other */
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "priv->b", &f), 0);
+	cr_expect_eq(f.offset, 8);
+	cr_expect_eq(dwarf_types_use_cus(dt, none), 0);
+	dwarf_types_close(dt);
+}
+
+Test(dwarf_types, separate_debug_files)
+{
+	struct dwarf_types *dt;
+	struct dwarf_field f;
+	char err[512];
+	int64_t v;
+
+	/* .gnu_debuglink, next to the file; the debug file's sections are zlib-compressed */
+	dt = open_fix(FIX "/debuglink/libfix.so", NULL);
+	cr_expect_str_eq(dwarf_types_file(dt), FIX "/debuglink/libfix.so.debug");
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "tail", &f), 0);
+	cr_expect_eq(f.offset, offsetof(struct fix_outer, tail));
+	cr_expect_eq(dwarf_constant(dt, "FIX_MASK", &v), 0);
+	cr_expect_eq(v, (int64_t) FIX_MASK);
+	dwarf_types_close(dt);
+
+	/* build-id, under a root (a container's /proc/PID/root) */
+	dt = open_fix(FIX "/buildid/libfix.so", FIX "/root");
+	cr_expect(strstr(dwarf_types_file(dt), "/usr/lib/debug/.build-id/"));
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "deep", &f), 0);
+	cr_expect_eq(f.offset, offsetof(struct fix_outer, deep));
+	dwarf_types_close(dt);
+
+	cr_expect_eq(dwarf_types_open(FIX "/buildid/libfix.so", NULL, &dt, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "no DWARF"), "%s", err);
+	cr_expect_eq(dwarf_types_open(FIX "/no-such-file.so", NULL, &dt, err, sizeof(err)), -1);
+}
+
+/* The generator and these tests list every field: a new field must be listed too. */
+static void expect_all_listed(struct dwarf_types *dt, const char *type,
+			      const struct layout_field *fields, size_t n)
+{
+	const char *names[256];
+	struct dwarf_field f;
+	int i, count = dwarf_member_names(dt, type, names, 256), numeric = 0;
+	size_t j;
+
+	cr_assert_gt(count, 3, "%s not in the fixture", type);
+	for (i = 0; i < count; i++) {
+		if (!strcmp(names[i], "series") || !strcmp(names[i], "verified") ||
+		    !strcmp(names[i], "source"))
+			continue;
+		numeric++;
+		for (j = 0; j < n && strcmp(fields[j].name, names[i]); j++)
+			;
+		cr_expect_lt(j, n, "%s.%s is not in dwarf_layout.c's field list", type, names[i]);
+		if (j == n)
+			continue;
+		cr_assert_eq(dwarf_member(dt, type, names[i], &f), 0);
+		cr_expect_eq(f.offset, fields[j].offset, "%s", names[i]);
+		cr_expect_eq(f.size, fields[j].size, "%s", names[i]);
+	}
+	cr_expect_eq((size_t) numeric, n, "%s: %d members, %zu listed", type, numeric, n);
+}
+
+Test(dwarf_layout, field_lists_cover_the_structures)
+{
+	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
+
+	expect_all_listed(dt, "struct ruby_offsets", ruby_offsets_fields, ruby_offsets_nfields);
+	expect_all_listed(dt, "struct heap_layout", heap_layout_fields, heap_layout_nfields);
+	dwarf_types_close(dt);
+}
+
+/* ---- the test Rubies ---- */
+
+struct ruby_build {
+	const char *dir, *lib, *version;
+};
+static const struct ruby_build builds[] = {
+    {RUBIES "/3.3.8-ruby-build", RUBIES "/3.3.8-ruby-build/lib/libruby.so.3.3.8", "3.3.8"},
+    {RUBIES "/3.4.5-ruby-build", RUBIES "/3.4.5-ruby-build/lib/libruby.so.3.4.5", "3.4.5"},
+};
+
+static bool have(const struct ruby_build *b)
+{
+	if (access(b->lib, R_OK) == 0)
+		return true;
+	cr_log_warn("%s absent: `make rubies` builds it; DWARF checks of %s skipped", b->lib,
+		    b->version);
+	return false;
+}
+
+static int compare(const char *what, const void *a, const void *b, const struct layout_field *fl,
+		   size_t n)
+{
+	size_t i;
+	int diffs = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t x = layout_field_get(a, &fl[i]), y = layout_field_get(b, &fl[i]);
+
+		if (!strcmp(fl[i].name, "supported") || x == y)
+			continue;
+		diffs++;
+		cr_expect_eq(x, y, "%s.%s: DWARF %#llx, table %#llx", what, fl[i].name,
+			     (unsigned long long) x, (unsigned long long) y);
+	}
+	return diffs;
+}
+
+static double ms(const struct timespec *a, const struct timespec *b)
+{
+	return (double) (b->tv_sec - a->tv_sec) * 1e3 + (double) (b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *) a, y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+Test(dwarf_layout, ruby_builds_equal_their_generated_entries)
+{
+	size_t i, k;
+	int checked = 0;
+
+	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
+		const struct ruby_build *b = &builds[i];
+		const struct ruby_offsets *to = ruby_offsets_entry(b->version);
+		const struct heap_layout *th = heap_layout_entry(b->version);
+		struct ruby_offsets off;
+		struct heap_layout hl;
+		double wall[5], cpu[5];
+		char err[2048];
+
+		if (!have(b))
+			continue;
+		cr_assert_not_null(to, "no table entry for %s: make gen-tables", b->version);
+		cr_assert_not_null(th, "no heap table entry for %s: make gen-tables", b->version);
+		for (k = 0; k < 5; k++) {
+			struct timespec w0, w1, c0, c1;
+
+			clock_gettime(CLOCK_MONOTONIC, &w0);
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+			cr_assert_eq(dwarf_layout_read(b->lib, NULL, &off, &hl, err, sizeof(err)),
+				     0, "%s", err);
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+			clock_gettime(CLOCK_MONOTONIC, &w1);
+			wall[k] = ms(&w0, &w1);
+			cpu[k] = ms(&c0, &c1);
+		}
+		qsort(wall, 5, sizeof(double), cmp_double);
+		qsort(cpu, 5, sizeof(double), cmp_double);
+		cr_log_info("dwarf_layout_read(%s): median of 5: %.0f ms wall, %.0f ms CPU "
+			    "(min %.0f / %.0f)",
+			    b->version, wall[2], cpu[2], wall[0], cpu[0]);
+		cr_expect_lt(cpu[2], 1000.0, "reading the layout must stay well under a second");
+		cr_expect_eq(off.supported, 1);
+		cr_expect_eq(
+		    compare(b->version, &off, to, ruby_offsets_fields, ruby_offsets_nfields), 0,
+		    "%s: run make gen-tables", b->version);
+		cr_expect_eq(compare(b->version, &hl, th, heap_layout_fields, heap_layout_nfields),
+			     0, "%s: run make gen-tables", b->version);
+		checked++;
+	}
+	if (!checked)
+		cr_skip_test("no DWARF test Ruby in " RUBIES " (make rubies)");
+}
+
+/* Without .debug_macro (a -g build), the per-series defaults give the same layout. */
+Test(dwarf_layout, macro_defaults_equal_the_builds_macros)
+{
+	size_t i;
+	int checked = 0;
+
+	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
+		struct ruby_offsets off, off2;
+		struct heap_layout hl, hl2;
+		struct dwarf_types *dt;
+		char err[2048];
+
+		if (!have(&builds[i]))
+			continue;
+		dt = open_fix(builds[i].lib, NULL);
+		cr_assert(dwarf_types_has_macros(dt), "ruby-build compiles with -ggdb3");
+		cr_assert_eq(dwarf_layout_from(dt, builds[i].version, &off, &hl, err, sizeof(err)),
+			     0, "%s", err);
+		dwarf_types_close(dt);
+		dt = open_fix(builds[i].lib, NULL);
+		dwarf_types_ignore_macros(dt);
+		cr_assert_eq(
+		    dwarf_layout_from(dt, builds[i].version, &off2, &hl2, err, sizeof(err)), 0,
+		    "%s", err);
+		cr_expect_eq(
+		    compare("defaults", &off2, &off, ruby_offsets_fields, ruby_offsets_nfields), 0);
+		cr_expect_eq(
+		    compare("defaults", &hl2, &hl, heap_layout_fields, heap_layout_nfields), 0);
+		/* an unknown series without macros is refused, naming the macro */
+		cr_expect_eq(dwarf_layout_from(dt, "9.9.0", &off2, &hl2, err, sizeof(err)), -1);
+		cr_expect(strstr(err, "STR_SHARED"), "%s", err);
+		dwarf_types_close(dt);
+		checked++;
+	}
+	if (!checked)
+		cr_skip_test("no DWARF test Ruby in " RUBIES " (make rubies)");
+}
+
+Test(dwarf_layout, stripped_distro_libruby_is_refused)
+{
+	const char *lib = RUBIES "/3.3.8-distro/root/usr/lib/x86_64-linux-gnu/libruby-3.3.so.3.3.8";
+	struct ruby_offsets off;
+	char err[1024];
+
+	if (access(lib, R_OK)) {
+		cr_log_warn("%s absent (make rubies)", lib);
+		cr_skip_test("no 3.3.8-distro");
+	}
+	cr_expect_eq(dwarf_layout_read(lib, NULL, &off, NULL, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "no DWARF"), "%s", err);
+}
+
+/* Generated entries stay out of the tool's way until their consumers handle them. */
+Test(dwarf_layout, generated_entries_are_not_yet_supported)
+{
+	cr_expect_null(ruby_offsets_for("3.3.8"));
+	cr_expect_null(ruby_offsets_for("3.4.11"));
+	cr_expect_null(heap_layout_for("3.4.5"));
+	cr_assert_not_null(ruby_offsets_entry("3.3.8"));
+	cr_assert_not_null(ruby_offsets_entry("3.4.11"));
+	cr_expect_str_eq(ruby_offsets_entry("3.4.11")->series, "3.4");
+	cr_expect_eq(ruby_offsets_entry("3.4.11"), ruby_offsets_entry("3.4.5"));
+	cr_assert_not_null(heap_layout_entry("3.3.0"));
+	cr_expect_str_eq(heap_layout_entry("3.3.0")->series, "3.3");
+	cr_expect_null(ruby_offsets_entry("3.2.0"));
+	cr_expect_null(ruby_offsets_entry("3.10.1"));
+	cr_expect_eq(ruby_offsets_for("3.1.7"), ruby_offsets_entry("3.1.7"));
+	cr_expect_eq(heap_layout_for("3.1.7"), heap_layout_entry("3.1"));
+}
+
+/* ---- notes/layouts/VERSION.txt: gdb's reading of the same builds (scripts/ruby-layout.sh) ---- */
+
+struct note_map {
+	const char *note; /* name in the notes file */
+	int heap;	  /* 1: struct heap_layout */
+	const char *field;
+	int kind;	  /* 0 value, 1 bit position of a mask field relative to its word field */
+	const char *word; /* kind 1: the field holding the word's offset */
+};
+
+static const struct note_map note_maps[] = {
+    {"RClass.classext", 0, "rclass_ext", 0, NULL},
+    {"RClass.ptr", 0, "rclass_ext", 0, NULL},
+    {"classext.iv_tbl", 0, "classext_iv_tbl", 0, NULL},
+    {"classext.allocator", 0, "classext_allocator", 0, NULL},
+    {"classext.allocator_31", 0, "classext_allocator", 0, NULL},
+    {"classext.classpath", 0, "classext_classpath", 0, NULL},
+    {"classext.attached_object", 0, "classext_attached_object", 0, NULL},
+    {"RUBY_FL_SINGLETON", 0, "fl_singleton", 0, NULL},
+    {"RClass.super", 0, "rclass_super", 0, NULL},
+    {"RClass.m_tbl", 0, "rclass_m_tbl", 0, NULL},
+    {"classext.m_tbl", 0, "classext_m_tbl", 0, NULL},
+    {"ec.vm_stack", 0, "ec_vm_stack", 0, NULL},
+    {"ec.vm_stack_size", 0, "ec_vm_stack_size", 0, NULL},
+    {"ec.cfp", 0, "ec_cfp", 0, NULL},
+    {"cfp.sizeof", 0, "cfp_size", 0, NULL},
+    {"cfp.pc", 0, "cfp_pc", 0, NULL},
+    {"cfp.iseq", 0, "cfp_iseq", 0, NULL},
+    {"cfp.self", 0, "cfp_self", 0, NULL},
+    {"cfp.ep", 0, "cfp_ep", 0, NULL},
+    {"iseq.body", 0, "iseq_body", 0, NULL},
+    {"body.type", 0, "body_type", 0, NULL},
+    {"body.iseq_encoded", 0, "body_iseq_encoded", 0, NULL},
+    {"body.location.pathobj", 0, "body_location_pathobj", 0, NULL},
+    {"body.location.label", 0, "body_location_label", 0, NULL},
+    {"body.location.first_lineno", 0, "body_first_lineno", 0, NULL},
+    {"body.location.first_lineno.sizeof", 0, "body_first_lineno_size", 0, NULL},
+    {"body.insns_info.body", 0, "body_insns_info_body", 0, NULL},
+    {"body.insns_info.size", 0, "body_insns_info_size", 0, NULL},
+    {"body.insns_info.succ_index_table", 0, "body_succ_index_table", 0, NULL},
+    {"body.local_iseq", 0, "body_local_iseq", 0, NULL},
+    {"insn_info.sizeof", 0, "insn_info_size", 0, NULL},
+    {"insn_info.line_no", 0, "insn_info_line_no", 0, NULL},
+    {"me.def", 0, "me_def", 0, NULL},
+    {"me.owner", 0, "me_owner", 0, NULL},
+    {"def.body.iseq.iseqptr", 0, "def_iseq", 0, NULL},
+    {"def.original_id", 0, "def_original_id", 0, NULL},
+    {"RString.len", 0, "rstring_len", 0, NULL},
+    {"RString.as.heap.len", 0, "rstring_heap_len", 0, NULL},
+    {"RString.as.heap.ptr", 0, "rstring_heap_ptr", 0, NULL},
+    {"RString.as.embed.ary", 0, "rstring_embed_start", 0, NULL},
+    {"RSTRING_NOEMBED", 0, "rstring_noembed", 0, NULL},
+    {"RArray.as.heap.len", 0, "rarray_heap_len", 0, NULL},
+    {"RArray.as.heap.ptr", 0, "rarray_heap_ptr", 0, NULL},
+    {"RArray.as.ary", 0, "rarray_embed_start", 0, NULL},
+    {"RARRAY_EMBED_FLAG", 0, "rarray_embed_flag", 0, NULL},
+    {"RARRAY_EMBED_LEN_MASK", 0, "rarray_embed_len_mask", 0, NULL},
+    {"RARRAY_EMBED_LEN_SHIFT", 0, "rarray_embed_len_shift", 0, NULL},
+    {"st_table.entries_start", 0, "st_entries_start", 0, NULL},
+    {"st_table.entries_bound", 0, "st_entries_bound", 0, NULL},
+    {"st_table.entries", 0, "st_entries", 0, NULL},
+    {"st_table_entry.sizeof", 0, "st_entry_size", 0, NULL},
+    {"id_table.capa", 0, "id_table_capa", 0, NULL},
+    {"id_table.items", 0, "id_table_items", 0, NULL},
+    {"id_table.item.sizeof", 0, "id_item_size", 0, NULL},
+    {"id_table.item.val", 0, "id_item_value", 0, NULL},
+    {"imemo.imemo_iseq", 0, "imemo_iseq", 0, NULL},
+    {"imemo.imemo_ment", 0, "imemo_ment", 0, NULL},
+    {"vm.objspace", 0, "vm_objspace", 0, NULL},
+    {"vm.gc.objspace", 0, "vm_objspace", 0, NULL},
+    {"objspace.profile.compact_count", 0, "objspace_compact_count", 0, NULL},
+    {"objspace.profile.count", 0, "objspace_gc_count", 0, NULL},
+    {"objspace.total_allocated_objects", 0, "objspace_total_allocated", 0, NULL},
+    {"objspace.profile.total_freed_objects", 0, "objspace_total_freed", 0, NULL},
+    {"objspace.size_pools", 0, "objspace_pools", 0, NULL},
+    {"objspace.heaps", 0, "objspace_pools", 0, NULL},
+    {"objspace.size_pools.count", 0, "pool_count", 0, NULL},
+    {"objspace.heaps.count", 0, "pool_count", 0, NULL},
+    {"size_pool.sizeof", 0, "pool_size", 0, NULL},
+    {"size_pool.total_allocated_objects", 0, "pool_total_allocated", 0, NULL},
+    {"size_pool.total_freed_objects", 0, "pool_total_freed", 0, NULL},
+    {"heap.total_allocated_objects", 0, "pool_total_allocated", 0, NULL},
+    {"heap.total_freed_objects", 0, "pool_total_freed", 0, NULL},
+
+    {"objspace.flags", 1, "os_flags", 0, NULL},
+    {"objspace.flags.mode.bitpos", 1, "os_flags_mode_mask", 1, "os_flags"},
+    {"objspace.flags.during_compacting.bitpos", 1, "os_flags_compacting", 1, "os_flags"},
+    {"objspace.flags.during_incremental_marking.bitpos", 1, "os_flags_incremental", 1, "os_flags"},
+    {"objspace.heap_pages.sorted", 1, "os_sorted", 0, NULL},
+    {"objspace.heap_pages.allocated_pages", 1, "os_allocated_pages", 0, NULL},
+    {"objspace.profile.count", 1, "os_gc_count", 0, NULL},
+    {"objspace.total_allocated_objects", 1, "os_total_allocated", 0, NULL},
+    {"objspace.profile.total_freed_objects", 1, "os_total_freed", 0, NULL},
+    {"objspace.size_pools", 1, "os_pools", 0, NULL},
+    {"objspace.heaps", 1, "os_pools", 0, NULL},
+    {"objspace.size_pools.count", 1, "pool_count", 0, NULL},
+    {"objspace.heaps.count", 1, "pool_count", 0, NULL},
+    {"size_pool.sizeof", 1, "pool_size", 0, NULL},
+    {"size_pool.slot_size", 1, "pool_slot_size", 0, NULL},
+    {"heap.slot_size", 1, "pool_slot_size", 0, NULL},
+    {"size_pool.total_allocated_objects", 1, "pool_total_allocated", 0, NULL},
+    {"heap.total_allocated_objects", 1, "pool_total_allocated", 0, NULL},
+    {"heap_page.slot_size", 1, "page_slot_size", 0, NULL},
+    {"heap_page.total_slots", 1, "page_total_slots", 0, NULL},
+    {"heap_page.flags", 1, "page_flags", 0, NULL},
+    {"heap_page.flags.before_sweep.bitpos", 1, "page_before_sweep", 1, "page_flags"},
+    {"heap_page.start", 1, "page_start", 0, NULL},
+    {"heap_page.mark_bits", 1, "page_mark_bits", 0, NULL},
+    {"heap_page.age_bits", 1, "page_age_bits", 0, NULL},
+    {"heap_page.mark_bits.count", 1, "bitmap_words", 0, NULL},
+    {"HEAP_PAGE_BITMAP_LIMIT", 1, "bitmap_words", 0, NULL},
+    {"HEAP_PAGE_ALIGN", 1, "page_size", 0, NULL},
+    {"HEAP_PAGE_SIZE", 1, "page_size", 0, NULL},
+    {"HEAP_PAGE_OBJ_LIMIT", 1, "max_slots", 0, NULL},
+    {"RVALUE.sizeof", 1, "bit_granule", 0, NULL},
+    {"RVALUE_OLD_AGE", 1, "old_age", 0, NULL},
+};
+
+static const struct layout_field *field_named(int heap, const char *name)
+{
+	const struct layout_field *fl = heap ? heap_layout_fields : ruby_offsets_fields;
+	size_t i, n = heap ? heap_layout_nfields : ruby_offsets_nfields;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(fl[i].name, name))
+			return &fl[i];
+	return NULL;
+}
+
+/* Compares a layout with a notes file; returns how many values were compared. */
+static int check_notes(const char *notes, const struct ruby_offsets *o, const struct heap_layout *h)
+{
+	char line[512], name[256], value[256];
+	FILE *f = fopen(notes, "r");
+	int checked = 0;
+	size_t i;
+
+	cr_assert_not_null(f, "%s", notes);
+	while (fgets(line, sizeof(line), f)) {
+		char *end;
+		unsigned long long v;
+
+		if (sscanf(line, "%255s %255s", name, value) != 2)
+			continue;
+		v = strtoull(value, &end, 0);
+		if (*end || end == value)
+			continue; /* n/a, a macro's text */
+		for (i = 0; i < sizeof(note_maps) / sizeof(note_maps[0]); i++) {
+			const struct note_map *m = &note_maps[i];
+			const struct layout_field *fl = field_named(m->heap, m->field);
+			const void *obj = m->heap ? (const void *) h : (const void *) o;
+			uint64_t got;
+
+			if (strcmp(m->note, name))
+				continue;
+			cr_assert_not_null(fl, "%s", m->field);
+			got = layout_field_get(obj, fl);
+			if (m->kind ==
+			    1) { /* bit position: of the mask's lowest bit, from byte 0 */
+				const struct layout_field *w = field_named(1, m->word);
+
+				cr_assert(got, "%s is 0", m->field);
+				got =
+				    layout_field_get(obj, w) * 8 + (uint64_t) __builtin_ctzll(got);
+			}
+			cr_expect_eq(got, v, "%s: %s = %llu in the layout, %llu in %s", name,
+				     m->field, (unsigned long long) got, v, notes);
+			checked++;
+		}
+	}
+	fclose(f);
+	return checked;
+}
+
+Test(dwarf_layout, equal_to_notes_layouts)
+{
+	struct ruby_offsets off;
+	struct heap_layout hl;
+	char err[2048], notes[256];
+	size_t i;
+	int n;
+
+	/* 3.1: the hand-written entries against the values derived from 3.1.2's source */
+	n = check_notes("notes/layouts/3.1.7-source.txt", ruby_offsets_entry("3.1"),
+			heap_layout_entry("3.1"));
+	cr_expect_geq(n, 40, "only %d values of 3.1 compared", n);
+	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
+		if (!have(&builds[i]))
+			continue;
+		cr_assert_eq(dwarf_layout_read(builds[i].lib, NULL, &off, &hl, err, sizeof(err)), 0,
+			     "%s", err);
+		snprintf(notes, sizeof(notes), "notes/layouts/%s-ruby-build.txt",
+			 builds[i].version);
+		n = check_notes(notes, &off, &hl);
+		cr_expect_geq(n, 80, "only %d values of %s compared", n, builds[i].version);
+		cr_log_info("%s: %d values equal to %s", builds[i].version, n, notes);
+	}
+}
+
+/*
+ * Ruby 3.1 has no DWARF build at hand, but its MJIT header has every type
+ * outside gc.c, st.c, id_table.c and hash.c: the reader's 3.1 paths must give
+ * the hand-written 3.1 entries for all of them.
+ */
+Test(dwarf_layout, ruby31_types_equal_the_31_table)
+{
+	static const char *const private[] = {
+	    /* gc.c, st.c, id_table.c, hash.c: not in the MJIT header */
+	    "st_entry_size",
+	    "id_table_capa",
+	    "id_table_items",
+	    "id_item_size",
+	    "id_item_value",
+	    "objspace_compact_count",
+	    "objspace_total_allocated",
+	    "objspace_total_freed",
+	    "objspace_gc_count",
+	    "objspace_pools",
+	    "pool_count",
+	    "pool_size",
+	    "os_flags",
+	    "os_flags_mode_mask",
+	    "os_flags_incremental",
+	    "os_flags_compacting",
+	    "os_sorted",
+	    "os_allocated_pages",
+	    "os_gc_count",
+	    "os_total_allocated",
+	    "os_total_freed",
+	    "os_pools",
+	    "page_read_size",
+	    "page_slot_size",
+	    "page_total_slots",
+	    "page_flags",
+	    "page_before_sweep",
+	    "page_start",
+	    "page_mark_bits",
+	    "bitmap_words",
+	    "max_slot_size",
+	    "ar_table_size"};
+	struct dwarf_types *dt = open_fix(".output/fixtures/ruby31_types.so", NULL);
+	const struct ruby_offsets *to = ruby_offsets_entry("3.1");
+	const struct heap_layout *th = heap_layout_entry("3.1");
+	struct ruby_offsets off;
+	struct heap_layout hl;
+	char err[4096];
+	size_t i, k, same = 0;
+
+	cr_expect_eq(dwarf_layout_from(dt, "3.1.7", &off, &hl, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "rb_objspace_t"), "%s", err);
+	dwarf_types_close(dt);
+	for (k = 0; k < 2; k++) {
+		const struct layout_field *fl = k ? heap_layout_fields : ruby_offsets_fields;
+		size_t n = k ? heap_layout_nfields : ruby_offsets_nfields;
+		const void *got = k ? (const void *) &hl : (const void *) &off;
+		const void *want = k ? (const void *) th : (const void *) to;
+
+		for (i = 0; i < n; i++) {
+			uint64_t a = layout_field_get(got, &fl[i]),
+				 b = layout_field_get(want, &fl[i]);
+			size_t j;
+
+			for (j = 0; j < sizeof(private) / sizeof(private[0]); j++)
+				if (!strcmp(private[j], fl[i].name))
+					break;
+			if (j < sizeof(private) / sizeof(private[0]))
+				continue;
+			if (!strcmp(fl[i].name, "bdigit_size")) {
+				/*
+				 * The 3.1 table says 8; BDIGIT is `unsigned int` in 3.1
+				 * (MJIT header: SIZEOF_BDIGIT SIZEOF_INT) and
+				 * memsize_of(2**1000) = 40 + 32 * 4.  Reported, left for
+				 * the table's owner to correct.
+				 */
+				cr_expect_eq(a, 4);
+				if (a != b)
+					cr_log_warn("3.1 table: bdigit_size %llu, DWARF %llu",
+						    (unsigned long long) b, (unsigned long long) a);
+				continue;
+			}
+			cr_expect_eq(a, b, "%s: DWARF %#llx, 3.1 table %#llx", fl[i].name,
+				     (unsigned long long) a, (unsigned long long) b);
+			same++;
+		}
+	}
+	cr_expect_geq(same, 90, "only %zu fields compared", same);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Inside struct dwarf_types: shared by dwarf_open.c (files, CUs),
+ * dwarf_types.c (types, enumerators), dwarf_macros.c (macros) and
+ * dwarf_cexpr.c (constant expressions).  Not for other callers.
+ */
+#ifndef RBM_DWARF_TYPES_IMPL_H
+#define RBM_DWARF_TYPES_IMPL_H
+#include <stdbool.h>
+#include <elfutils/libdw.h>
+#include "dwarf_types.h"
+
+enum dt_kind { DT_STRUCT, DT_UNION, DT_ENUM, DT_TYPEDEF, DT_BASE };
+
+struct dt_name {
+	const char *name; /* in libdw's string sections: lives as long as the Dwarf */
+	Dwarf_Off off;
+	int kind;
+};
+
+struct dt_enumerator {
+	const char *name;
+	int64_t value;
+};
+
+struct dt_macro {
+	const char *def; /* "NAME body" or "NAME(params) body", in libdw's string data */
+	size_t namelen;
+	size_t seq; /* definition order: the last one wins */
+};
+
+struct dt_cu {
+	Dwarf_Off die_off;
+	const char *name;
+	bool indexed;
+	struct dt_name *names;
+	size_t nnames, capnames;
+	struct dt_enumerator *enums;
+	size_t nenums, capenums;
+	bool macros_read;
+	bool has_macros;
+	struct dt_macro *macros; /* sorted by name; last definition wins */
+	size_t nmacros, capmacros;
+};
+
+struct dwarf_types {
+	int fd;
+	void *elf; /* Elf * */
+	Dwarf *dbg;
+	char file[4096];
+	struct dt_cu *cus;
+	size_t ncus;
+	size_t *use; /* indexes into cus, in search order */
+	size_t nuse;
+	bool no_macros;
+};
+
+/* Indexes cu's top-level DIEs if not done yet; 0 or -1. */
+int dt_index_cu(struct dwarf_types *dt, struct dt_cu *cu);
+/* Reads cu's macros if not done yet (dwarf_macros.c). */
+void dt_read_macros(struct dwarf_types *dt, struct dt_cu *cu);
+void dt_free_macros(struct dt_cu *cu);
+/* The last definition of name[0..len) in the searched CUs, or NULL. */
+const struct dt_macro *dt_find_macro(struct dwarf_types *dt, const char *name, size_t len);
+/* Evaluates a C constant expression (dwarf_cexpr.c); 0 or -1. */
+int dt_eval(struct dwarf_types *dt, const char *text, size_t len, int64_t *value);
+/* Size and signedness of a type named as in C ("unsigned long", "VALUE"); 0 or -1. */
+int dt_type_info(struct dwarf_types *dt, const char *type, uint64_t *size, bool *is_signed);
+
+#endif
