@@ -6,9 +6,10 @@
 # 1. idle: a target holds N objects, GC.start, idles.  The census must equal
 #    ObjectSpace.count_objects per type and each_object per class; bytes are
 #    compared with the sum of ObjectSpace.memsize_of per class.  Speed: ROUNDS (9)
-#    rounds, each a census as it runs by default, one with a single walker thread
-#    (and one by BASELINE), then one count_objects in the target; medians, and the
-#    ratio of the medians (the machine may be shared: medians of alternated runs).
+#    rounds, each a census as it runs by default, one with two walker threads forced
+#    (the default leaves a core to the target: one walker on 2 cores), one by
+#    BASELINE, then one count_objects in the target; medians, and the ratio of the
+#    medians (the machine may be shared: medians of alternated runs).
 # 2. lazy: garbage, then idle in the middle of a lazy sweep: census live + garbage
 #    must equal count_objects taken then; census live is compared with
 #    count_objects after a GC.start in the target.
@@ -64,7 +65,7 @@ ensure
   io&.close
 end
 
-# ROUNDS alternated rounds of censuses (default, one walker, BASELINE) and count_objects.
+# ROUNDS alternated rounds of censuses (default, two walkers, BASELINE) and count_objects.
 def speed(io, pid, c)
   runs = Hash.new { |h, k| h[k] = [] }
   rss = 0
@@ -73,16 +74,16 @@ def speed(io, pid, c)
     runs[:census] << r['heap']['seconds'] * 1e3
     rss = [rss, r['rss_kb']].max
     runs[:walkers] << r['walkers']
-    runs[:one] << CensusDriver.census(pid, walkers: 1)['heap']['seconds'] * 1e3
+    runs[:two] << CensusDriver.census(pid, walkers: 2)['heap']['seconds'] * 1e3
     runs[:baseline] << CensusDriver.census(pid, bin: BASELINE)['heap']['seconds'] * 1e3 if BASELINE
     runs[:count] << ask(io, 'time')['seconds'] * 1e3
   end
   m = runs.transform_values { |v| median(v) }
   slots = c['heap']['slots']
-  puts format('  speed, medians of %d: census %.1f ms (%d walkers), one walker %.1f ms, ' \
-              'count_objects in the target %.2f ms: %.1fx (one walker %.1fx); %.1f ms per million slots; ' \
-              'tracer peak RSS %d KB', ROUNDS, m[:census], m[:walkers], m[:one], m[:count],
-              m[:census] / m[:count], m[:one] / m[:count], m[:census] / (slots / 1e6), rss)
+  puts format('  speed, medians of %d: census %.1f ms (%d walkers), two walkers %.1f ms, ' \
+              'count_objects in the target %.2f ms: %.1fx (two walkers %.1fx); %.1f ms per million slots; ' \
+              'tracer peak RSS %d KB', ROUNDS, m[:census], m[:walkers], m[:two], m[:count],
+              m[:census] / m[:count], m[:two] / m[:count], m[:census] / (slots / 1e6), rss)
   puts format('  baseline %s: %.1f ms, %.1fx', BASELINE, m[:baseline], m[:baseline] / m[:count]) if BASELINE
   { slots: slots, m: m, best: runs.transform_values(&:min), rss_kb: rss }
 end
@@ -151,13 +152,13 @@ worst = alloc(SIZES.first)
 puts "allocating target: worst error #{format('%.2f', worst)}%"
 puts
 puts "medians of #{ROUNDS} alternated runs (best in brackets); ratio: census / count_objects"
-puts '  objects    slots  walkers          census      one walker    count_objects  ratio  one w.' \
+puts '  objects    slots  walkers          census     two walkers    count_objects  ratio  two w.' \
      "#{BASELINE ? '        baseline  ratio' : ''}  tracer RSS"
 results.each do |n, r|
   m, b = r[:m], r[:best]
   line = format('%9d %9d %4d %7.1f (%5.1f) ms %7.1f (%5.1f) ms %6.2f (%5.2f) ms %5.1fx %5.1fx',
-                n, r[:slots], m[:walkers], m[:census], b[:census], m[:one], b[:one], m[:count], b[:count],
-                m[:census] / m[:count], m[:one] / m[:count])
+                n, r[:slots], m[:walkers], m[:census], b[:census], m[:two], b[:two], m[:count], b[:count],
+                m[:census] / m[:count], m[:two] / m[:count])
   line += format(' %7.1f (%5.1f) ms %5.1fx', m[:baseline], b[:baseline], m[:baseline] / m[:count]) if BASELINE
   puts line + format(' %8d KB', r[:rss_kb])
 end

@@ -18,9 +18,12 @@
 /*
  * Walkers: the census is the kernel copying the heap out of the target
  * (process_vm_readv, two thirds of the time) and the slots' classification,
- * both bound by one core; a second walker on a second core can halve it.
- * Below MIN_PAGES_PER_WALKER pages a walker (4 MiB of heap) a thread costs
- * about what it saves.
+ * both bound by one core.  A second walker thread shares the pages out, on a
+ * core the target does not need: one core is left to the target (on 2 cores,
+ * loaded by other work, a second walker made the census 5-25% slower, not
+ * faster, as the walkers and the target took turns).  Below
+ * MIN_PAGES_PER_WALKER pages a walker (4 MiB of heap) a thread costs about
+ * what it saves.
  */
 #define MAX_WALKERS 2
 #define MIN_PAGES_PER_WALKER 256
@@ -170,13 +173,13 @@ static void census_finish(struct census *c, const struct heap_layout *hl)
 static unsigned int walkers_for(size_t npages)
 {
 	const char *env = getenv("RBMEMTRACE_CENSUS_WALKERS"); /* to measure one against two */
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long spare = sysconf(_SC_NPROCESSORS_ONLN) - 1;
 	size_t n = npages / MIN_PAGES_PER_WALKER;
 
 	if (env && *env)
 		n = strtoul(env, NULL, 10);
-	else if (cpus > 0 && n > (size_t)cpus)
-		n = cpus;
+	else if (n > (size_t)(spare > 0 ? spare : 1))
+		n = spare > 0 ? spare : 1;
 	return n < 1 ? 1 : n > MAX_WALKERS ? MAX_WALKERS : n;
 }
 

@@ -3,9 +3,9 @@
  * Heap census: every slot of a running Ruby's object heap, read from outside
  * (process_vm_readv, no ptrace, no probe: the target keeps running) and
  * tallied per class.  Pages are streamed in batches (census_walk.h), by a
- * second thread too on a large heap, so the tracer's memory does not grow
- * with the heap's size, except by one byte a slot when the per-slot states
- * are kept for census_slot_state.
+ * second thread too on a large heap and a machine of 3 cores or more, so the
+ * tracer's memory does not grow with the heap's size, except by one byte a
+ * slot when the per-slot states are kept for census_slot_state.
  *
  * The target runs while it is read, so a census of a busy process is a
  * smear over its duration, not a snapshot: objects allocated or freed during
