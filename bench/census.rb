@@ -66,25 +66,30 @@ ensure
 end
 
 # ROUNDS alternated rounds of censuses (default, two walkers, BASELINE) and count_objects.
+# Wall and CPU times: CPU time is not stretched by other work on a shared machine.
 def speed(io, pid, c)
   runs = Hash.new { |h, k| h[k] = [] }
   rss = 0
   ROUNDS.times do
     r = CensusDriver.census(pid)
     runs[:census] << r['heap']['seconds'] * 1e3
-    rss = [rss, r['rss_kb']].max
-    runs[:walkers] << r['walkers']
+    runs[:cpu] << r['cpu_ms']
     runs[:read] << r['read_ms']
+    runs[:walkers] << r['walkers']
+    rss = [rss, r['rss_kb']].max
     runs[:two] << CensusDriver.census(pid, walkers: 2)['heap']['seconds'] * 1e3
     runs[:baseline] << CensusDriver.census(pid, bin: BASELINE)['heap']['seconds'] * 1e3 if BASELINE
-    runs[:count] << ask(io, 'time')['seconds'] * 1e3
+    t = ask(io, 'time')
+    runs[:count] << t['seconds'] * 1e3
+    runs[:count_cpu] << t['cpu_seconds'] * 1e3
   end
   m = runs.transform_values { |v| median(v) }
   slots = c['heap']['slots']
-  puts format('  speed, medians of %d: census %.1f ms (%d walkers, %.1f ms of it in process_vm_readv), two walkers %.1f ms, ' \
-              'count_objects in the target %.2f ms: %.1fx (two walkers %.1fx); %.1f ms per million slots; ' \
-              'tracer peak RSS %d KB', ROUNDS, m[:census], m[:walkers], m[:read], m[:two], m[:count],
-              m[:census] / m[:count], m[:two] / m[:count], m[:census] / (slots / 1e6), rss)
+  puts format('  speed, medians of %d: census %.1f ms (CPU %.1f ms, %d walkers, %.1f ms in process_vm_readv), ' \
+              'count_objects in the target %.2f ms (CPU %.2f ms): %.1fx (CPU %.1fx); two walkers %.1f ms (%.1fx); ' \
+              '%.1f ms per million slots; tracer peak RSS %d KB', ROUNDS, m[:census], m[:cpu], m[:walkers],
+              m[:read], m[:count], m[:count_cpu], m[:census] / m[:count], m[:cpu] / m[:count_cpu], m[:two],
+              m[:two] / m[:count], m[:census] / (slots / 1e6), rss)
   puts format('  baseline %s: %.1f ms, %.1fx', BASELINE, m[:baseline], m[:baseline] / m[:count]) if BASELINE
   { slots: slots, m: m, best: runs.transform_values(&:min), rss_kb: rss }
 end
@@ -152,15 +157,15 @@ lazy(SIZES.first)
 worst = alloc(SIZES.first)
 puts "allocating target: worst error #{format('%.2f', worst)}%"
 puts
-puts "medians of #{ROUNDS} alternated runs (best in brackets); ratio: census / count_objects"
-puts '  objects    slots  walkers          census  of it read     two walkers    count_objects  ratio  two w.' \
-     "#{BASELINE ? '        baseline  ratio' : ''}  tracer RSS"
+puts "medians of #{ROUNDS} alternated runs (best in brackets); ratio: census / count_objects in the target"
+puts '  objects     slots          census    CPU   read    count_objects    CPU  ratio (CPU)' \
+     "    two walkers ratio#{BASELINE ? '        baseline ratio' : ''}  tracer RSS"
 results.each do |n, r|
   m, b = r[:m], r[:best]
-  line = format('%9d %9d %4d %7.1f (%5.1f) ms %7.1f ms %7.1f (%5.1f) ms %6.2f (%5.2f) ms %5.1fx %5.1fx',
-                n, r[:slots], m[:walkers], m[:census], b[:census], m[:read], m[:two], b[:two], m[:count], b[:count],
-                m[:census] / m[:count], m[:two] / m[:count])
-  line += format(' %7.1f (%5.1f) ms %5.1fx', m[:baseline], b[:baseline], m[:baseline] / m[:count]) if BASELINE
+  line = format('%9d %9d %6.1f (%5.1f) ms %6.1f %6.1f %6.2f (%5.2f) ms %6.2f %5.1fx (%4.1fx) %6.1f (%5.1f) ms %4.1fx',
+                n, r[:slots], m[:census], b[:census], m[:cpu], m[:read], m[:count], b[:count], m[:count_cpu],
+                m[:census] / m[:count], m[:cpu] / m[:count_cpu], m[:two], b[:two], m[:two] / m[:count])
+  line += format(' %6.1f (%5.1f) ms %4.1fx', m[:baseline], b[:baseline], m[:baseline] / m[:count]) if BASELINE
   puts line + format(' %8d KB', r[:rss_kb])
 end
 puts $failures.zero? ? 'all checks passed' : "#{$failures} checks FAILED"

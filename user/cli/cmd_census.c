@@ -99,9 +99,10 @@ static void take_census(struct ruby_target *t, struct report *r)
 			t->pid);
 	if (ret)
 		rbm_die("cannot read the heap of PID %d: %s", t->pid, err);
-	rbm_info("census: %lu pages, %lu slots in %.1f ms (%u walkers, %.1f ms reading the target)",
-		 (unsigned long)c.pages, (unsigned long)c.slots, c.seconds * 1e3, c.walkers,
-		 c.read_seconds * 1e3);
+	rbm_info("census: %lu pages, %lu slots in %.1f ms (%.1f ms of CPU, %u walkers, %.1f ms "
+		 "reading the target)",
+		 (unsigned long)c.pages, (unsigned long)c.slots, c.seconds * 1e3,
+		 c.cpu_seconds * 1e3, c.walkers, c.read_seconds * 1e3);
 	r->pid = t->pid;
 	r->census_only = true;
 	r->exit_status = -1;

@@ -28,6 +28,15 @@
 #define MAX_WALKERS 2
 #define MIN_PAGES_PER_WALKER 256
 
+/* This process's CPU time: unlike the wall clock, not stretched by other work on the machine. */
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 {
 	va_list ap;
@@ -131,6 +140,12 @@ static int census_add(struct census *c, struct census *part)
 	c->unjudged += part->unjudged;
 	c->bad_pages += part->bad_pages;
 	c->read_seconds += part->read_seconds;
+	if (!c->classes.len) { /* the first walker's map becomes the census's */
+		u64map_free(&c->classes, NULL);
+		c->classes = part->classes;
+		part->classes = (struct u64map){0};
+		return 0;
+	}
 	u64map_for_each(&part->classes, i)
 	{
 		struct census_class *from = part->classes.values[i], *to;
@@ -226,7 +241,7 @@ int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint6
 {
 	struct gc_state gs, end;
 	uint64_t *sorted = NULL;
-	double t0 = now_seconds();
+	double t0 = now_seconds(), cpu0 = cpu_seconds();
 	int ret;
 
 	memset(c, 0, sizeof(*c));
@@ -279,6 +294,7 @@ int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint6
 			   pid, hl->series);
 out:
 	c->seconds = now_seconds() - t0;
+	c->cpu_seconds = cpu_seconds() - cpu0;
 	free(sorted);
 	if (ret == -ESRCH)
 		fail(err, errlen, ret, "PID %d is gone", pid);

@@ -47,6 +47,7 @@ struct census {
 	bool marking, sweeping; /* GC phase seen at the start or the end of the walk */
 	bool gc_count_changed;	/* a GC ran during the walk */
 	double seconds;
+	double cpu_seconds;    /* the tracer's CPU time meanwhile, all walkers' */
 	double read_seconds;   /* copying out of the target (process_vm_readv), all walkers' */
 	unsigned int walkers;  /* threads that walked the heap */
 	uint64_t gc_count;     /* GC.count at the start */

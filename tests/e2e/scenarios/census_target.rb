@@ -8,7 +8,7 @@
 # on stdin: "again" repeats that; anything else is answered "ok", then commands: "counts"
 # writes the counts taken before "ready"; "gc" runs GC.start and writes new counts and class
 # facts; "time" times one ObjectSpace.count_objects (for the bench to alternate with its
-# censuses) and writes {"seconds"}; "quit" exits.
+# censuses) and writes {"seconds", "cpu_seconds"}; "quit" exits.
 # In alloc mode SIGUSR1 writes {"counts": ObjectSpace.count_objects} at once.
 require 'json'
 require 'objspace'
@@ -64,6 +64,14 @@ def count_objects_time
   t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   ObjectSpace.count_objects(COUNTS)
   Process.clock_gettime(Process::CLOCK_MONOTONIC) - t
+end
+
+# [wall, CPU] seconds of one count_objects (CPU time is not stretched by other work).
+def count_objects_times
+  c = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+  t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  ObjectSpace.count_objects(COUNTS)
+  [Process.clock_gettime(Process::CLOCK_MONOTONIC) - t, Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - c]
 end
 
 def best_count_objects_time = 5.times.map { count_objects_time }.min
@@ -126,7 +134,8 @@ while (line = $stdin.gets)
     $stdout.write(JSON.generate('counts' => COUNTS, 'gc_count' => gc_count, 'gc_state' => gc_state,
                                 'heap_available_slots' => available, 'classes' => classes) + "\n")
   when 'time'
-    $stdout.write(JSON.generate('seconds' => count_objects_time) + "\n")
+    wall, cpu = count_objects_times
+    $stdout.write(JSON.generate('seconds' => wall, 'cpu_seconds' => cpu) + "\n")
   when 'gc'
     GC.start
     ObjectSpace.count_objects(COUNTS)
