@@ -2,10 +2,14 @@
 # frozen_string_literal: true
 # Heap census accuracy and speed against the target's own ObjectSpace (run as root):
 #   make && ruby bench/census.rb [SIZES...]   (default 100000 1000000 4000000)
+#   BASELINE=/path/to/other/rbmemtrace ruby bench/census.rb   adds that build, alternated
 # 1. idle: a target holds N objects, GC.start, idles.  The census must equal
 #    ObjectSpace.count_objects per type and each_object per class; bytes are
-#    compared with the sum of ObjectSpace.memsize_of per class.  Speed: best of 5
-#    censuses against the target's best of 5 count_objects.
+#    compared with the sum of ObjectSpace.memsize_of per class.  Speed: ROUNDS (9)
+#    rounds, each a census as it runs by default, one with two walker threads forced
+#    (the default leaves a core to the target: one walker on 2 cores), one by
+#    BASELINE, then one count_objects in the target; medians, and the ratio of the
+#    medians (the machine may be shared: medians of alternated runs).
 # 2. lazy: garbage, then idle in the middle of a lazy sweep: census live + garbage
 #    must equal count_objects taken then; census live is compared with
 #    count_objects after a GC.start in the target.
@@ -18,11 +22,12 @@ ROOT = File.expand_path('..', __dir__)
 require_relative '../tests/e2e/census_lib'
 abort 'build it first: make' unless File.executable?(CensusDriver::RBM)
 SIZES = ARGV.empty? ? [100_000, 1_000_000, 4_000_000] : ARGV.map { |a| Integer(a) }
+ROUNDS = Integer(ENV.fetch('ROUNDS', 9))
+BASELINE = ENV['BASELINE']
 $failures = 0
 
-def census(pid, repeat = 1)
-  CensusDriver.best_census(pid, repeat)
-end
+def census(pid) = CensusDriver.census(pid)
+def median(a) = a.sort[a.size / 2]
 
 def check(ok, what)
   $failures += 1 unless ok
@@ -36,7 +41,7 @@ def type_diffs(census_types, counts) = CensusDriver.type_diffs(census_types, cou
 def idle(n)
   puts "idle, #{n} objects held"
   io, facts = start('hold', n)
-  c = census(facts['pid'], 5)
+  c = census(facts['pid'])
   got = ask(io, 'counts')
   counts = got['counts']
   facts['classes'] = got['classes']
@@ -54,17 +59,39 @@ def idle(n)
           format('%-6s live %d = %d (each_object %d); bytes %d vs memsize_of %d (%+.2f%%)',
                  name, cc['live'], f['count'], f['each_object'], cc['bytes'], f['memsize'], err))
   end
-  live = c['heap']['slots'] - c['heap']['free']
-  ratio = c['seconds'] / facts['count_objects_seconds']
-  puts format('  speed: census %.1f ms, count_objects in the target %.1f ms: %.2fx; ' \
-              '%.1f ms per million slots; tracer RSS %d KB',
-              c['seconds'] * 1e3, facts['count_objects_seconds'] * 1e3, ratio,
-              c['seconds'] * 1e3 / (c['heap']['slots'] / 1e6), c['rss_kb'])
-  { n: n, live: live, slots: c['heap']['slots'], census_ms: c['seconds'] * 1e3,
-    count_ms: facts['count_objects_seconds'] * 1e3, ratio: ratio, rss_kb: c['rss_kb'] }
+  speed(io, facts['pid'], c)
 ensure
   io&.puts('quit')
   io&.close
+end
+
+# ROUNDS alternated rounds of censuses (default, two walkers, BASELINE) and count_objects.
+# Wall and CPU times: CPU time is not stretched by other work on a shared machine.
+def speed(io, pid, c)
+  runs = Hash.new { |h, k| h[k] = [] }
+  rss = 0
+  ROUNDS.times do
+    r = CensusDriver.census(pid)
+    runs[:census] << r['heap']['seconds'] * 1e3
+    runs[:cpu] << r['cpu_ms']
+    runs[:read] << r['read_ms']
+    runs[:walkers] << r['walkers']
+    rss = [rss, r['rss_kb']].max
+    runs[:two] << CensusDriver.census(pid, walkers: 2)['heap']['seconds'] * 1e3
+    runs[:baseline] << CensusDriver.census(pid, bin: BASELINE)['heap']['seconds'] * 1e3 if BASELINE
+    t = ask(io, 'time')
+    runs[:count] << t['seconds'] * 1e3
+    runs[:count_cpu] << t['cpu_seconds'] * 1e3
+  end
+  m = runs.transform_values { |v| median(v) }
+  slots = c['heap']['slots']
+  puts format('  speed, medians of %d: census %.1f ms (CPU %.1f ms, %d walkers, %.1f ms in process_vm_readv), ' \
+              'count_objects in the target %.2f ms (CPU %.2f ms): %.1fx (CPU %.1fx); two walkers %.1f ms (%.1fx); ' \
+              '%.1f ms per million slots; tracer peak RSS %d KB', ROUNDS, m[:census], m[:cpu], m[:walkers],
+              m[:read], m[:count], m[:count_cpu], m[:census] / m[:count], m[:cpu] / m[:count_cpu], m[:two],
+              m[:two] / m[:count], m[:census] / (slots / 1e6), rss)
+  puts format('  baseline %s: %.1f ms, %.1fx', BASELINE, m[:baseline], m[:baseline] / m[:count]) if BASELINE
+  { slots: slots, m: m, best: runs.transform_values(&:min), rss_kb: rss }
 end
 
 def lazy(n)
@@ -114,7 +141,7 @@ def alloc(n)
     h = c['heap']
     puts format('  census non-free %d (live %d garbage %d), target before %d after %d: %+.2f%% ' \
                 'of the midpoint; census %.1f ms, GC ran during it: %s, marking %s (unjudged %d) ' \
-                'sweeping %s', used, h['live'], h['garbage'], b, a, err, c['seconds'] * 1e3,
+                'sweeping %s', used, h['live'], h['garbage'], b, a, err, c['heap']['seconds'] * 1e3,
                 h['gc_ran'], h['marking'], h['unjudged'], h['sweeping'])
     err.abs
   end.max
@@ -125,15 +152,21 @@ ensure
   end
 end
 
-results = SIZES.map { |n| idle(n) }
+results = SIZES.map { |n| [n, idle(n)] }
 lazy(SIZES.first)
 worst = alloc(SIZES.first)
 puts "allocating target: worst error #{format('%.2f', worst)}%"
 puts
-puts '  objects  slots     census   count_objects  ratio  tracer RSS'
-results.each do |r|
-  puts format('%9d %9d %7.1f ms %9.1f ms %6.2fx %7d KB', r[:n], r[:slots], r[:census_ms],
-              r[:count_ms], r[:ratio], r[:rss_kb])
+puts "medians of #{ROUNDS} alternated runs (best in brackets); ratio: census / count_objects in the target"
+puts '  objects     slots          census    CPU   read    count_objects    CPU  ratio (CPU)' \
+     "    two walkers ratio#{BASELINE ? '        baseline ratio' : ''}  tracer RSS"
+results.each do |n, r|
+  m, b = r[:m], r[:best]
+  line = format('%9d %9d %6.1f (%5.1f) ms %6.1f %6.1f %6.2f (%5.2f) ms %6.2f %5.1fx (%4.1fx) %6.1f (%5.1f) ms %4.1fx',
+                n, r[:slots], m[:census], b[:census], m[:cpu], m[:read], m[:count], b[:count], m[:count_cpu],
+                m[:census] / m[:count], m[:cpu] / m[:count_cpu], m[:two], b[:two], m[:two] / m[:count])
+  line += format(' %6.1f (%5.1f) ms %4.1fx', m[:baseline], b[:baseline], m[:baseline] / m[:count]) if BASELINE
+  puts line + format(' %8d KB', r[:rss_kb])
 end
 puts $failures.zero? ? 'all checks passed' : "#{$failures} checks FAILED"
 exit($failures.zero? ? 0 : 1)

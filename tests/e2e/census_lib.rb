@@ -13,21 +13,22 @@ module CensusDriver
 
   module_function
 
-  # rbmemtrace census --format json of pid, with the tracer's peak RSS (KB) under "rss_kb".
-  def census(pid)
-    out, err, st = Open3.capture3(RBM, "census", "-p", pid.to_s, "--format", "json", "-v")
+  # rbmemtrace census --format json of pid, with the tracer's peak RSS (KB) under "rss_kb",
+  # the threads that walked the heap under "walkers", the time spent in process_vm_readv under
+  # "read_ms" and the CPU time under "cpu_ms" (walkers: forces that many; bin: another build
+  # of rbmemtrace, to compare).
+  def census(pid, walkers: nil, bin: RBM)
+    env = walkers ? { "RBMEMTRACE_CENSUS_WALKERS" => walkers.to_s } : {}
+    out, err, st = Open3.capture3(env, bin, "census", "-p", pid.to_s, "--format", "json", "-v")
     raise "rbmemtrace census failed (#{st}): #{err}" unless st.success?
 
     r = JSON.parse(out)
     r["rss_kb"] = err[/peak RSS (\d+) KB/, 1].to_i
+    r["walkers"] = err[/(\d+) walkers/, 1].to_i
+    r["read_ms"] = err[/([\d.]+) ms reading the target/, 1].to_f
+    r["cpu_ms"] = err[/([\d.]+) ms of CPU/, 1].to_f
     r["by_class"] = r["classes"].to_h { |c| [c["name"], c] }
     r
-  end
-
-  # The fastest of n censuses (the counts are the last one's).
-  def best_census(pid, n)
-    all = Array.new(n) { census(pid) }
-    all.last.merge("seconds" => all.map { |c| c["heap"]["seconds"] }.min)
   end
 
   def start(mode, n)

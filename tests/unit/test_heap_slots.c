@@ -135,17 +135,18 @@ Test(heap_slots, st_table_bytes)
 	cr_expect_eq(st_bytes(200, 0x5000), 0);	   /* garbage read from a moving target */
 }
 
-Test(heap_census, class_add_age_histogram)
+Test(heap_census, class_count_age_histogram)
 {
-	struct census_class cc = {};
+	struct census_class cc = {.live = 99, .old = 99};
 
-	census_class_add(&cc, SLOT_LIVE, 0, 40, 3);
-	census_class_add(&cc, SLOT_LIVE, 1, 141, 3);
-	census_class_add(&cc, SLOT_LIVE, 3, 40, 3);
-	census_class_add(&cc, SLOT_LIVE, 3, 40, 3);
-	census_class_add(&cc, SLOT_LIVE, 7, 40, 3); /* impossible age: clamped, not out of bounds */
-	census_class_add(&cc, SLOT_GARBAGE, 2, 40, 3);
-	census_class_add(&cc, SLOT_FREE, 0, 40, 3);
+	census_class_count(&cc, SLOT_LIVE, 0, 40);
+	census_class_count(&cc, SLOT_LIVE, 1, 141);
+	census_class_count(&cc, SLOT_LIVE, 3, 40);
+	census_class_count(&cc, SLOT_LIVE, 3, 40);
+	census_class_count(&cc, SLOT_LIVE, 7, 40); /* impossible age: clamped, not out of bounds */
+	census_class_count(&cc, SLOT_GARBAGE, 2, 40);
+	census_class_count(&cc, SLOT_FREE, 0, 40);
+	census_class_finish(&cc, 3);
 	cr_expect_eq(cc.live, 5);
 	cr_expect_eq(cc.bytes, 301);
 	cr_expect_eq(cc.garbage, 1);
@@ -154,6 +155,9 @@ Test(heap_census, class_add_age_histogram)
 	cr_expect_eq(cc.age[1], 1);
 	cr_expect_eq(cc.age[2], 0);
 	cr_expect_eq(cc.age[3], 3);
+	census_class_finish(&cc, 1); /* a series whose objects are old after one GC */
+	cr_expect_eq(cc.live, 5);
+	cr_expect_eq(cc.old, 4);
 }
 
 Test(heap_census, slot_state_lookup)

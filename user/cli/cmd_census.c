@@ -91,7 +91,7 @@ static void take_census(struct ruby_target *t, struct report *r)
 	if (class_namer_init(&namer, t->pid, t->off, ruby_target_global(t, "rb_cObject"), err,
 			     sizeof(err)))
 		rbm_die("%s", err);
-	ret = census_take(&c, t->pid, hl, t->objspace, err, sizeof(err));
+	ret = census_take(&c, t->pid, hl, t->objspace, false, err, sizeof(err));
 	if (ret == -ESRCH)
 		rbm_die("PID %d exited", t->pid);
 	if (ret == -EPERM || ret == -EACCES)
@@ -99,8 +99,10 @@ static void take_census(struct ruby_target *t, struct report *r)
 			t->pid);
 	if (ret)
 		rbm_die("cannot read the heap of PID %d: %s", t->pid, err);
-	rbm_info("census: %lu pages, %lu slots in %.1f ms", (unsigned long)c.pages,
-		 (unsigned long)c.slots, c.seconds * 1e3);
+	rbm_info("census: %lu pages, %lu slots in %.1f ms (%.1f ms of CPU, %u walkers, %.1f ms "
+		 "reading the target)",
+		 (unsigned long)c.pages, (unsigned long)c.slots, c.seconds * 1e3,
+		 c.cpu_seconds * 1e3, c.walkers, c.read_seconds * 1e3);
 	r->pid = t->pid;
 	r->census_only = true;
 	r->exit_status = -1;

@@ -2,9 +2,10 @@
 /*
  * Heap census: every slot of a running Ruby's object heap, read from outside
  * (process_vm_readv, no ptrace, no probe: the target keeps running) and
- * tallied per class.  Pages are streamed in batches, so the tracer's memory
- * grows with the number of slots by one byte each (the per-slot state kept for
- * census_slot_state), not with the heap's size.
+ * tallied per class.  Pages are streamed in batches (census_walk.h), by a
+ * second thread too on a large heap and a machine of 3 cores or more, so the
+ * tracer's memory does not grow with the heap's size, except by one byte a
+ * slot when the per-slot states are kept for census_slot_state.
  *
  * The target runs while it is read, so a census of a busy process is a
  * smear over its duration, not a snapshot: objects allocated or freed during
@@ -46,28 +47,47 @@ struct census {
 	bool marking, sweeping; /* GC phase seen at the start or the end of the walk */
 	bool gc_count_changed;	/* a GC ran during the walk */
 	double seconds;
+	double cpu_seconds;    /* the tracer's CPU time meanwhile, all walkers' */
+	double read_seconds;   /* copying out of the target (process_vm_readv), all walkers' */
+	unsigned int walkers;  /* threads that walked the heap */
 	uint64_t gc_count;     /* GC.count at the start */
 	uint64_t total_allocated, total_freed; /* GC.stat at the start */
 	struct u64map classes; /* class_key_id(klass, kind) -> struct census_class * */
 
-	struct census_page *page; /* sorted by start */
+	struct census_page *page; /* sorted by start; NULL unless slot_states */
 	size_t npage;
+	uint8_t *slot_mem;	  /* the pages' slot arrays, in one block */
 };
 
 /*
- * Walks the heap of pid, whose rb_objspace_t is at objspace.  Returns 0 or
- * -errno (-ESRCH: the target is gone; -EINVAL: the layout does not fit this
- * process, reason in err).  census_free releases it either way.
+ * Walks the heap of pid, whose rb_objspace_t is at objspace; slot_states
+ * keeps every slot's state for census_slot_state (one byte a slot).  Returns
+ * 0 or -errno (-ESRCH: the target is gone; -EINVAL: the layout does not fit
+ * this process, reason in err).  census_free releases it either way.
  */
 int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint64_t objspace,
-		char *err, size_t errlen);
+		bool slot_states, char *err, size_t errlen);
 
 /* The state of the slot at addr in this census (SLOT_UNKNOWN if no page holds it). */
 enum slot_state census_slot_state(const struct census *c, uint64_t addr, unsigned int *age);
 
-/* Adds one slot to its class's tally (what census_take does per slot). */
-void census_class_add(struct census_class *cc, enum slot_state st, unsigned int age,
-		      uint64_t bytes, unsigned int old_age);
+/*
+ * Adds one slot to its class's tally, what census_take does per slot: a live
+ * object goes to its age bucket only; census_class_finish derives live and
+ * old from the buckets once the walk is over.
+ */
+static inline void census_class_count(struct census_class *cc, enum slot_state st,
+				      unsigned int age, uint64_t bytes)
+{
+	if (st == SLOT_GARBAGE) {
+		cc->garbage++;
+	} else if (st == SLOT_LIVE) {
+		cc->age[age > 3 ? 3 : age]++;
+		cc->bytes += bytes;
+	}
+}
+
+void census_class_finish(struct census_class *cc, unsigned int old_age);
 
 void census_free(struct census *c);
 

@@ -42,6 +42,11 @@
 #include "heap_layout.h"
 #include "rbmemtrace.h"
 
+#define RB_T_ARRAY 0x07
+#define RB_T_HASH 0x08
+#define RB_T_STRUCT 0x09
+#define RB_T_BIGNUM 0x0a
+
 enum slot_state {
 	SLOT_FREE,    /* T_NONE: an empty slot */
 	SLOT_LIVE,    /* an object the GC has not found dead */
@@ -103,13 +108,59 @@ static inline uint64_t slot_klass(const uint64_t *words)
 	return (words[0] & RB_T_MASK) == RB_T_IMEMO ? 0 : words[1];
 }
 
+/* The slot's word at byte offset off. */
+static inline uint64_t slot_word_at(const uint64_t *words, uint32_t off)
+{
+	return words[off / 8];
+}
+
 /*
  * Heap bytes the object owns besides its slot (see above), from its slot
  * words (at least max_slot_size / 8 of them).  A Hash on an st_table needs
  * the table's head: *need_st receives its address and the caller passes the
- * first st_size bytes to slot_st_bytes; otherwise *need_st is 0.
+ * first st_size bytes to slot_st_bytes; otherwise *need_st is 0.  Inline: the
+ * census calls it for every live slot.
  */
-uint64_t slot_owned_bytes(const struct heap_layout *hl, const uint64_t *words, uint64_t *need_st);
+static inline uint64_t slot_owned_bytes(const struct heap_layout *hl, const uint64_t *words,
+					uint64_t *need_st)
+{
+	uint64_t flags = words[0];
+
+	*need_st = 0;
+	switch (flags & RB_T_MASK) {
+	case RB_T_STRING:
+		if ((flags & (hl->str_noembed | hl->str_shared | hl->str_nofree)) == hl->str_noembed)
+			return slot_word_at(words, hl->str_capa) + 1;
+		return 0;
+	case RB_T_ARRAY:
+		if (flags & (hl->ary_embed | hl->ary_shared))
+			return 0;
+		if (flags & hl->ary_shared_root)
+			return slot_word_at(words, hl->ary_len) * 8;
+		return slot_word_at(words, hl->ary_capa) * 8;
+	case RB_T_HASH:
+		if (!(flags & hl->hash_st_flag))
+			return slot_word_at(words, hl->hash_tbl) ? hl->ar_table_size : 0;
+		*need_st = slot_word_at(words, hl->hash_tbl);
+		return 0;
+	case RB_T_OBJECT:
+		if (flags & hl->obj_embed)
+			return 0;
+		return (uint64_t)(uint32_t)slot_word_at(words, hl->obj_numiv) * 8;
+	case RB_T_BIGNUM:
+		if (flags & hl->bignum_embed)
+			return 0;
+		return slot_word_at(words, hl->bignum_len) * hl->bdigit_size;
+	case RB_T_STRUCT:
+		if (flags & hl->struct_embed_len_mask)
+			return 0;
+		return slot_word_at(words, hl->struct_len) * 8;
+	case RB_T_CLASS:
+	case RB_T_MODULE:
+		return slot_word_at(words, hl->class_ext) ? hl->classext_size : 0;
+	}
+	return 0;
+}
 
 /* st_memsize() of an st_table whose first hl->st_size bytes are head; 0 if implausible. */
 uint64_t slot_st_bytes(const struct heap_layout *hl, const uint8_t *head);

@@ -19,7 +19,9 @@ void session_heap_census(struct session *s, enum census_moment when)
 
 	if (!s->heap_layout || !s->target.objspace)
 		return;
-	ret = census_take(c, s->target.pid, s->heap_layout, s->target.objspace, err, sizeof(err));
+	/* Only the final pass asks the end census about single slots. */
+	ret = census_take(c, s->target.pid, s->heap_layout, s->target.objspace,
+			  when == CENSUS_AT_END, err, sizeof(err));
 	if (ret) {
 		census_free(c);
 		if (ret != -ESRCH)

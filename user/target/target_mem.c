@@ -42,28 +42,37 @@ int target_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 #define READ_BATCH 1024 /* IOV_MAX */
 
+/*
+ * The kernel pins and maps the remote pages once per iovec: pieces that follow
+ * one another in the target are read as one iovec (the local side is one run).
+ */
 void target_read_many(pid_t pid, const uint64_t *addrs, size_t n, size_t each, void *out, bool *ok)
 {
-	struct iovec local[READ_BATCH], remote[READ_BATCH];
+	struct iovec local, remote[READ_BATCH];
 	size_t done = 0;
 
 	while (done < n) {
-		size_t batch = n - done < READ_BATCH ? n - done : READ_BATCH;
-		size_t i, good;
+		size_t i, good, nr = 0;
 		ssize_t got;
 
-		for (i = 0; i < batch; i++) {
-			local[i].iov_base = (char *)out + (done + i) * each;
-			local[i].iov_len = each;
-			remote[i].iov_base = (void *)addrs[done + i];
-			remote[i].iov_len = each;
+		for (i = done; i < n; i++) {
+			if (nr && (uint64_t)remote[nr - 1].iov_base + remote[nr - 1].iov_len == addrs[i]) {
+				remote[nr - 1].iov_len += each;
+				continue;
+			}
+			if (nr == READ_BATCH)
+				break;
+			remote[nr].iov_base = (void *)addrs[i];
+			remote[nr++].iov_len = each;
 		}
-		got = process_vm_readv(pid, local, batch, remote, batch, 0);
+		local.iov_base = (char *)out + done * each;
+		local.iov_len = (i - done) * each;
+		got = process_vm_readv(pid, &local, 1, remote, nr, 0);
 		/* A short read stops at the first unreadable address: retry that one alone. */
 		good = got > 0 ? (size_t)got / each : 0;
-		for (i = 0; i < good; i++)
-			ok[done + i] = true;
-		if (good < batch) {
+		for (size_t j = 0; j < good; j++)
+			ok[done + j] = true;
+		if (done + good < i) {
 			ok[done + good] = target_read(pid, addrs[done + good],
 						      (char *)out + (done + good) * each, each) == 0;
 			good++;

@@ -7,7 +7,8 @@
 # It writes one JSON line of facts, takes ObjectSpace.count_objects, writes "ready" and waits
 # on stdin: "again" repeats that; anything else is answered "ok", then commands: "counts"
 # writes the counts taken before "ready"; "gc" runs GC.start and writes new counts and class
-# facts; "quit" exits.
+# facts; "time" times one ObjectSpace.count_objects (for the bench to alternate with its
+# censuses) and writes {"seconds", "cpu_seconds"}; "quit" exits.
 # In alloc mode SIGUSR1 writes {"counts": ObjectSpace.count_objects} at once.
 require 'json'
 require 'objspace'
@@ -59,13 +60,21 @@ def class_facts_in_place
   end
 end
 
-def best_count_objects_time
-  5.times.map do
-    t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-    ObjectSpace.count_objects(COUNTS)
-    Process.clock_gettime(Process::CLOCK_MONOTONIC) - t
-  end.min
+def count_objects_time
+  t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  ObjectSpace.count_objects(COUNTS)
+  Process.clock_gettime(Process::CLOCK_MONOTONIC) - t
 end
+
+# [wall, CPU] seconds of one count_objects (CPU time is not stretched by other work).
+def count_objects_times
+  c = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+  t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  ObjectSpace.count_objects(COUNTS)
+  [Process.clock_gettime(Process::CLOCK_MONOTONIC) - t, Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - c]
+end
+
+def best_count_objects_time = 5.times.map { count_objects_time }.min
 
 $keep = build(n)
 GC.start
@@ -124,6 +133,9 @@ while (line = $stdin.gets)
     classes = FACTS.transform_values { |a| { 'each_object' => a[0], 'count' => a[1], 'memsize' => a[2] } }
     $stdout.write(JSON.generate('counts' => COUNTS, 'gc_count' => gc_count, 'gc_state' => gc_state,
                                 'heap_available_slots' => available, 'classes' => classes) + "\n")
+  when 'time'
+    wall, cpu = count_objects_times
+    $stdout.write(JSON.generate('seconds' => wall, 'cpu_seconds' => cpu) + "\n")
   when 'gc'
     GC.start
     ObjectSpace.count_objects(COUNTS)
