@@ -212,6 +212,16 @@ static long walk_chunk(__u32 i, void *ctx)
 		iseq = w->buf[(base + stack_cfg.cfp_iseq / 8) & 63];
 		ep = w->buf[(base + stack_cfg.cfp_ep / 8) & 63];
 		w->cfp += stack_cfg.cfp_size;
+		/*
+		 * The line of a frame is that of pc - 1: a caller's pc is past its
+		 * call.  The allocating frame's pc is still on the allocating
+		 * instruction when that one moves pc last ("leaf" instructions:
+		 * literals, getblockparam), so Ruby's allocation hook (gc.c
+		 * gc_event_hook_body) moves it one word on first, as here.  (3.4's
+		 * rb_gc_event_hook no longer does: a port must look again.)
+		 */
+		if (pc && iseq && i == 0 && j == 0)
+			pc += 8;
 		if (pc && iseq) {
 			/* Free: the receiver is in the frame just read. */
 			w->selves->self[w->n & (MAX_STACK_DEPTH - 1)] =
