@@ -114,7 +114,6 @@ void session_open(struct session *s, const struct trace_options *opt)
 			     sizeof(errbuf)))
 		rbm_die("%s", errbuf);
 	s->probes.class_allocate_instance = alloc_offset;
-	s->probes.use_multi = s->use_multi;
 	s->target.objspace = ruby_target_find_objspace(&s->target);
 	s->heap_layout = heap_layout_for(s->target.version);
 	s->probes.alloc_kind = s->opt.empty_probes;
@@ -139,6 +138,15 @@ void session_open(struct session *s, const struct trace_options *opt)
 	if (!s->opt.full && !s->opt.max_overhead && !s->launched)
 		s->opt.max_overhead = 2;
 	s->sampling = !s->opt.full && s->opt.max_overhead > 0;
+	/*
+	 * A child the target forks gets a copy of its breakpoints.  A perf
+	 * uprobe whose filter rejects the child's mm is taken out of it at the
+	 * child's first hit; a uprobe_multi link never is, and the child traps
+	 * on every allocation until the link comes off: ~100x slower.  Only
+	 * the sampler, whose windows end within tens of milliseconds and which
+	 * attaches many times a second, uses the one link.
+	 */
+	s->probes.use_multi = s->use_multi && s->sampling;
 	/*
 	 * Sampling attaches no GC probe: GCs are read from Ruby's own counter,
 	 * and dead entries are deleted between windows, when no probe is on.
