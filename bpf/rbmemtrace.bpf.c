@@ -429,6 +429,41 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 	return 0;
 }
 
+/*
+ * A child the target forks starts with a copy of its breakpoints, and the
+ * uprobe_multi link's consumers never ask the kernel to take one out of a
+ * process they filter out: the child would trap on every allocation.  Each
+ * such fork is told to userspace, which then attaches and takes off a
+ * do-nothing link on the same functions: taking a consumer off makes the
+ * kernel remove the breakpoints from every process no consumer left wants.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} forks SEC(".maps");
+
+__u32 fork_parent; /* the target's pid: its forks are told; 0 before it is known */
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 pid;
+
+	/* A thread, or a vfork child sharing the memory, has the target's breakpoints by right. */
+	if (!fork_parent || parent->tgid != fork_parent || child->mm == parent->mm)
+		return 0;
+	pid = child->tgid;
+	bpf_ringbuf_output(&forks, &pid, sizeof(pid), 0);
+	return 0;
+}
+
+/* The do-nothing link (an entry uprobe_multi: the loader sets the attach type). */
+SEC("uprobe")
+int on_alloc_sweep(void *ctx)
+{
+	return 0;
+}
+
 /* One uretprobe per allocation function (perf-event links). */
 SEC("uretprobe")
 int BPF_KRETPROBE(on_alloc_return, __u64 obj) /* libbpf 1.1 has no BPF_URETPROBE */

@@ -114,6 +114,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 			     sizeof(errbuf)))
 		rbm_die("%s", errbuf);
 	s->probes.class_allocate_instance = alloc_offset;
+	s->probes.use_multi = s->use_multi;
 	s->target.objspace = ruby_target_find_objspace(&s->target);
 	s->heap_layout = heap_layout_for(s->target.version);
 	s->probes.alloc_kind = s->opt.empty_probes;
@@ -139,15 +140,6 @@ void session_open(struct session *s, const struct trace_options *opt)
 		s->opt.max_overhead = 2;
 	s->sampling = !s->opt.full && s->opt.max_overhead > 0;
 	/*
-	 * A child the target forks gets a copy of its breakpoints.  A perf
-	 * uprobe whose filter rejects the child's mm is taken out of it at the
-	 * child's first hit; a uprobe_multi link never is, and the child traps
-	 * on every allocation until the link comes off: ~100x slower.  Only
-	 * the sampler, whose windows end within tens of milliseconds and which
-	 * attaches many times a second, uses the one link.
-	 */
-	s->probes.use_multi = s->use_multi && s->sampling;
-	/*
 	 * Sampling attaches no GC probe: GCs are read from Ruby's own counter,
 	 * and dead entries are deleted between windows, when no probe is on.
 	 * Its allocation probes go on window by window from session_start.
@@ -161,6 +153,11 @@ void session_open(struct session *s, const struct trace_options *opt)
 
 		if (err)
 			die_attach(s, err);
+		/* The sampler's link comes off within its window, and the children's breakpoints with it. */
+		if (s->probes.use_multi && (err = fork_sweeper_start(&s->forks, &s->probes)))
+			rbm_warn("cannot watch for forks (%s): a child the target forks will trap on "
+				 "every allocation while it is traced",
+				 strerror(-err));
 	}
 }
 
@@ -211,6 +208,12 @@ static void final_census(struct session *s)
 		ruby_target_gc_counts(&s->target, &s->counts_last);
 	if (s->sampling)
 		windows_close(&s->windows);
+	fork_sweeper_stop(&s->forks);
+	if (s->forks.forks)
+		rbm_info("%" PRIu64 " fork(s) of the target, their breakpoints taken out in %" PRIu64
+			 " sweep(s)%s%s",
+			 s->forks.forks, s->forks.sweeps, s->forks.error ? "; one failed: " : "",
+			 s->forks.error ? strerror(-s->forks.error) : "");
 	probes_detach_alloc(&s->probes);
 	if (s->sampling)
 		windows_stop(&s->windows, now_seconds());
@@ -486,6 +489,7 @@ void session_close(struct session *s)
 	u64map_free(&s->filtered, NULL);
 	tracker_free(&s->tracker);
 	class_namer_free(&s->namer);
+	fork_sweeper_stop(&s->forks); /* stopped at the final census; this is for the other ends */
 	rbmemtrace_bpf__destroy(s->skel);
 	s->skel = NULL;
 }
