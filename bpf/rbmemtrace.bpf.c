@@ -212,6 +212,16 @@ static long walk_chunk(__u32 i, void *ctx)
 		iseq = w->buf[(base + stack_cfg.cfp_iseq / 8) & 63];
 		ep = w->buf[(base + stack_cfg.cfp_ep / 8) & 63];
 		w->cfp += stack_cfg.cfp_size;
+		/*
+		 * The line of a frame is that of pc - 1: a caller's pc is past its
+		 * call.  The allocating frame's pc is still on the allocating
+		 * instruction when that one moves pc last ("leaf" instructions:
+		 * literals, getblockparam), so Ruby's allocation hook (gc.c
+		 * gc_event_hook_body) moves it one word on first, as here.  (3.4's
+		 * rb_gc_event_hook no longer does: a port must look again.)
+		 */
+		if (pc && iseq && i == 0 && j == 0)
+			pc += 8;
 		if (pc && iseq) {
 			/* Free: the receiver is in the frame just read. */
 			w->selves->self[w->n & (MAX_STACK_DEPTH - 1)] =
@@ -416,6 +426,41 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 		__sync_fetch_and_add(&program_ns, bpf_ktime_get_ns() - start);
 		__sync_fetch_and_add(&program_timed, 1);
 	}
+	return 0;
+}
+
+/*
+ * A child the target forks starts with a copy of its breakpoints, and the
+ * uprobe_multi link's consumers never ask the kernel to take one out of a
+ * process they filter out: the child would trap on every allocation.  Each
+ * such fork is told to userspace, which then attaches and takes off a
+ * do-nothing link on the same functions: taking a consumer off makes the
+ * kernel remove the breakpoints from every process no consumer left wants.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} forks SEC(".maps");
+
+__u32 fork_parent; /* the target's pid: its forks are told; 0 before it is known */
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 pid;
+
+	/* A thread, or a vfork child sharing the memory, has the target's breakpoints by right. */
+	if (!fork_parent || parent->tgid != fork_parent || child->mm == parent->mm)
+		return 0;
+	pid = child->tgid;
+	bpf_ringbuf_output(&forks, &pid, sizeof(pid), 0);
+	return 0;
+}
+
+/* The do-nothing link (an entry uprobe_multi: the loader sets the attach type). */
+SEC("uprobe")
+int on_alloc_sweep(void *ctx)
+{
 	return 0;
 }
 

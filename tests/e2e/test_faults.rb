@@ -338,3 +338,47 @@ test "target execs another Ruby: counts as of the exec, end_reason target exec" 
     io&.close
   end
 end
+
+# A child the traced parent forks inherits its copy of the breakpoints: it must not keep trapping
+# (it ran 30-130x slower before rbmemtrace took them out of each child of the target).
+# The target runs on a private copy of libruby: a uprobe is per file and offset, and other tracers
+# of the system's libruby (other tests on this machine) would add their consumers to ours, which
+# can keep the child's breakpoints in (a uprobe_multi link) or take them out (any detach).
+test "a forked child of a --full target runs at full speed, untraced" do
+  dir = Dir.mktmpdir
+  lib = File.join(dir, "libruby-private.so")
+  FileUtils.cp(File.read("/proc/self/maps")[%r{/\S*libruby\S*}], lib)
+  io = IO.popen({ "LD_PRELOAD" => lib }, ["ruby", File.join(SCENARIOS, "forks.rb")], "r+")
+  pid = io.gets[/\d+/].to_i
+  check(File.read("/proc/#{pid}/maps").include?(lib), "the target does not run on the copy")
+  child = -> { io.puts "child"; expect_line(io, /^child ([\d.e-]+)/, "forks.rb")[1].to_f }
+  child.call # the first child pays for the parent's first fork
+  times = { untraced: [], traced: [] }
+  # Alternated, so a busy moment of a shared machine falls on both sides.
+  5.times do |i|
+    times[:untraced] << child.call
+    path = File.join(dir, "r#{i}.json")
+    err_r, err_w = IO.pipe
+    rbm = Process.spawn(RBM, "-p", pid.to_s, "--full", "--format", "json", "-o", path, err: err_w)
+    err_w.close
+    expect_line(err_r, /tracing PID/, "rbmemtrace start")
+    times[:traced] << child.call
+    Process.kill("INT", rbm)
+    status = Timeout.timeout(30) { Process.wait2(rbm)[1] }
+    check(status.success?, "rbmemtrace exited #{status}: #{err_r.read}")
+    report = JSON.parse(File.read(path))
+    check_invariants(report)
+    check_eq(class_row(report, "ParentWidget")["allocated"], 100, "the parent's own, traced")
+    check(report["classes"].none? { |c| c["name"] == "ChildWidget" }, "the child was traced")
+  end
+  median = ->(a) { a.sort[a.size / 2] }
+  ratio = median[times[:traced]] / median[times[:untraced]]
+  puts format("         child CPU time, median of 5: %.1f ms untraced, %.1f ms with the parent " \
+              "traced (x%.2f)", median[times[:untraced]] * 1000, median[times[:traced]] * 1000, ratio)
+  # Trapping on every allocation costs the child ~100x; a busy 2-core machine moves medians ~20%.
+  check(ratio < 1.5, "the child ran #{ratio.round(2)}x slower while its parent was traced: #{times}")
+ensure
+  Process.kill("KILL", pid) if pid
+  io&.close
+  FileUtils.rm_rf(dir) if dir
+end

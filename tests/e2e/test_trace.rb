@@ -79,6 +79,34 @@ test "call paths: exact sites, labels and lines" do
   check(report["stack_drops"]["truncated"] >= 1, "truncation not counted")
 end
 
+# Each frame's line is Ruby's: the allocating frame's as ObjectSpace.allocation_sourceline says it
+# (a literal at the start of a line was put at the line before), the callers' as caller_locations.
+test "call paths: lines as Ruby's allocation_sourceline and caller_locations" do
+  report, truth, = trace_pid("lines.rb", rbm_args: ["--depth", "32"])
+  check_classes_exact(report, truth)
+  real = ->(path) { File.exist?(path) ? File.realpath(path) : path }
+  ruby_frames = ->(st) { st["frames"].reject { |f| f["path"] == "<cfunc>" } }
+  truth["made"].tally.each do |(klass, file, line, method), n|
+    where = "#{klass} made in #{method} at line #{line}"
+    site = report["sites"].find do |s|
+      s["class"] == klass && s["line"] == line && real[s["path"]] == real[file]
+    end
+    lines = report["sites"].select { |s| s["class"] == klass && real[s["path"]] == real[file] }
+    check(site, "#{where}: no such site; #{klass} sites: #{lines.map { |s| s['line'] }.sort}")
+    check_eq([site["allocated"], site["retained"]], [n, n], "#{where}: allocated, retained")
+    expected = [[real[file], line]] + truth["callers"][method].map { |p, l| [real[p], l] }
+    stacks = report["stacks"].select do |st|
+      top = ruby_frames[st].first
+      st["class"] == klass && top && [real[top["path"]], top["line"]] == [real[file], line]
+    end
+    check_eq(stacks.sum { |st| st["allocated"] }, n, "#{where}: allocated over its paths")
+    stacks.each do |st|
+      check_eq(ruby_frames[st].map { |f| [real[f["path"]], f["line"]] }, expected,
+               "#{where}: Ruby frames' lines")
+    end
+  end
+end
+
 test "demo: the request loop's leak at its line, with its call path; the top suspect" do
   app = File.join(ROOT, "examples", "leaky_app.rb")
   src = File.readlines(app)

@@ -157,6 +157,30 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 	return 0;
 }
 
+int probes_sweep_forked(struct probes *p)
+{
+	struct uprobe_multi_attr attr = {
+		.prog_fd = bpf_program__fd(p->skel->progs.on_alloc_sweep),
+		.attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
+		.path = (uintptr_t)p->binary,
+		.offsets = (uintptr_t)p->alloc_offsets,
+		.cnt = ALLOC_PROBES,
+		.pid = p->pid,
+	};
+	int fd;
+
+	/*
+	 * On: the target's breakpoints are there already, so nothing changes.
+	 * Off: the kernel takes each breakpoint out of every process that no
+	 * consumer left wants, the forked children.  Then one RCU wait.
+	 */
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 int probes_attach_alloc(struct probes *p, bool quiet)
 {
 	struct bpf_program *prog = p->skel->progs.on_alloc_return;

@@ -45,6 +45,11 @@ struct probes {
  */
 int probes_attach_alloc(struct probes *p, bool quiet);
 /*
+ * With the uprobe_multi link on: takes the allocation breakpoints out of
+ * the children the target forked (see forks.c).  0 or -errno.
+ */
+int probes_sweep_forked(struct probes *p);
+/*
  * USDT ruby:gc__mark__{begin,end} and ruby:gc__sweep__{begin,end}, and the
  * compaction probe: for tracing every allocation, where dead entries are
  * deleted by BPF on the target's thread at the next GC probe.

@@ -156,6 +156,11 @@ void session_open(struct session *s, const struct trace_options *opt)
 
 		if (err)
 			die_attach(s, err);
+		/* The sampler's link comes off within its window, and the children's breakpoints with it. */
+		if (s->probes.use_multi && (err = fork_sweeper_start(&s->forks, &s->probes)))
+			rbm_warn("cannot watch for forks (%s): a child the target forks will trap on "
+				 "every allocation while it is traced",
+				 strerror(-err));
 	}
 }
 
@@ -206,6 +211,12 @@ static void final_census(struct session *s)
 		ruby_target_gc_counts(&s->target, &s->counts_last);
 	if (s->sampling)
 		windows_close(&s->windows);
+	fork_sweeper_stop(&s->forks);
+	if (s->forks.forks)
+		rbm_info("%" PRIu64 " fork(s) of the target, their breakpoints taken out in %" PRIu64
+			 " sweep(s)%s%s",
+			 s->forks.forks, s->forks.sweeps, s->forks.error ? "; one failed: " : "",
+			 s->forks.error ? strerror(-s->forks.error) : "");
 	probes_detach_alloc(&s->probes);
 	if (s->sampling)
 		windows_stop(&s->windows, now_seconds());
@@ -494,6 +505,7 @@ void session_close(struct session *s)
 	u64map_free(&s->filtered, NULL);
 	tracker_free(&s->tracker);
 	class_namer_free(&s->namer);
+	fork_sweeper_stop(&s->forks); /* stopped at the final census; this is for the other ends */
 	rbmemtrace_bpf__destroy(s->skel);
 	s->skel = NULL;
 }

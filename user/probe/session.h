@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include "attach.h"
 #include "clock.h"
+#include "forks.h"
 #include "census_model.h"
 #include "classnames.h"
 #include "report.h"
@@ -48,6 +49,7 @@ struct session {
 	bool launched;
 	struct rbmemtrace_bpf *skel;
 	struct probes probes;
+	struct fork_sweeper forks; /* --full and launch mode with the uprobe_multi link */
 	struct class_namer namer;
 	struct tracker tracker;
 	struct ruby_symbols symbols;

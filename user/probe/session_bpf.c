@@ -95,11 +95,15 @@ static int open_and_load(struct session *s, bool multi)
 	bpf_map__set_max_entries(s->skel->maps.class_counts,
 				 s->opt.depth ? s->opt.max_stacks : 65536);
 	bpf_map__set_value_size(s->skel->maps.stack_selves, depth * sizeof(__u64));
-	if (multi)
+	if (multi) {
 		bpf_program__set_expected_attach_type(s->skel->progs.on_alloc_return_multi,
 						      RBM_BPF_TRACE_UPROBE_MULTI);
-	else
+		bpf_program__set_expected_attach_type(s->skel->progs.on_alloc_sweep,
+						      RBM_BPF_TRACE_UPROBE_MULTI);
+	} else {
 		bpf_program__set_autoload(s->skel->progs.on_alloc_return_multi, false);
+		bpf_program__set_autoload(s->skel->progs.on_alloc_sweep, false);
+	}
 	return rbmemtrace_bpf__load(s->skel);
 }
 

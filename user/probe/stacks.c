@@ -175,7 +175,10 @@ static struct iseq_info *iseq_info(struct symbolizer *s, uint64_t iseq)
 	return info;
 }
 
-/* The line of the instruction before pc (pc points past the call being made). */
+/*
+ * The line of the instruction before pc: a caller's pc is past its call; the
+ * allocating frame's was moved one word on by the BPF side, as Ruby does.
+ */
 static int iseq_line(struct symbolizer *s, const struct iseq_info *info, uint64_t pc)
 {
 	const struct ruby_offsets *off = s->off;
