@@ -12,7 +12,8 @@ static void feed(struct top_model *m, pid_t pid, const char *name, const uint64_
 
 	for (i = 0; i < n; i++) {
 		top_frame_begin(m, i * 10.0);
-		cr_assert_eq(top_frame_set(m, pid, name, live[i], live[i] * 40, live[i] / 2, -1), 0);
+		cr_assert_eq(top_frame_set(m, pid, name, live[i], live[i] * 40, live[i] / 2, -1),
+			     0);
 		top_frame_end(m);
 	}
 }

@@ -40,42 +40,50 @@ static struct top_args {
 } args = {.interval = 2, .max_overhead = 2, .rows = 40, .depth = 32};
 
 static const char doc[] =
-	"A live, top-like view of the objects Ruby processes keep: per class live objects, bytes, "
-	"change since start and per minute, allocations per second, old share and trend, from a "
-	"heap census each refresh (no cost to the target).  Enter on a class samples its "
-	"allocation sites and call paths within --max-overhead.\n"
-	"\n"
-	"USAGE: rbmemtrace top -p PID [-p PID ...] | --match REGEX [-i SECONDS] [-b [-n COUNT]] "
-	"[--format text|json]";
+    "A live, top-like view of the objects Ruby processes keep: per class live objects, bytes, "
+    "change since start and per minute, allocations per second, old share and trend, from a "
+    "heap census each refresh (no cost to the target).  Enter on a class samples its "
+    "allocation sites and call paths within --max-overhead.\n"
+    "\n"
+    "USAGE: rbmemtrace top -p PID [-p PID ...] | --match REGEX [-i SECONDS] [-b [-n COUNT]] "
+    "[--format text|json]";
 
-enum { OPT_MAX_OVERHEAD = 0x100, OPT_MATCH, OPT_FORMAT, OPT_SITES, OPT_SORT, OPT_ROWS,
-       OPT_PER_PROCESS, OPT_SUMMED, OPT_DEPTH };
+enum {
+	OPT_MAX_OVERHEAD = 0x100,
+	OPT_MATCH,
+	OPT_FORMAT,
+	OPT_SITES,
+	OPT_SORT,
+	OPT_ROWS,
+	OPT_PER_PROCESS,
+	OPT_SUMMED,
+	OPT_DEPTH
+};
 
 static const struct argp_option opts[] = {
-	{"pid", 'p', "PID", 0, "Ruby process to watch (repeat for several)", 0},
-	{"match", OPT_MATCH, "REGEX", 0, "Every Ruby process whose command line matches REGEX", 0},
-	{"interval", 'i', "SECONDS", 0, "Refresh every SECONDS (default 2)", 0},
-	{"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
-	 "Budget of the sampled windows behind sites and allocation rates (default 2)", 0},
-	{"batch", 'b', NULL, 0, "Batch mode: frames to standard output, no terminal needed", 0},
-	{"iterations", 'n', "COUNT", 0, "Batch mode: stop after COUNT frames", 0},
-	{"format", OPT_FORMAT, "FORMAT", 0, "Batch frames as text (default) or json (one per line)",
-	 0},
-	{"sites", OPT_SITES, NULL, 0,
-	 "Sample allocation windows from the start (allocation rates per class)", 0},
-	{"sort", OPT_SORT, "KEY", 0, "live (default), bytes, change, per-min, allocs, old, name", 0},
-	{"rows", OPT_ROWS, "N", 0, "Batch text: classes per frame (default 40, 0: all)", 0},
-	{"per-process", OPT_PER_PROCESS, NULL, 0, "Rows per process (default with one process)", 0},
-	{"summed", OPT_SUMMED, NULL, 0, "Rows summed by class over processes (default with several)",
-	 0},
-	{"depth", OPT_DEPTH, "N", 0, "Ruby frames per sampled allocation (default 32)", 0},
-	{"verbose", 'v', NULL, 0, "Explain what is found", 0},
-	{},
+    {"pid", 'p', "PID", 0, "Ruby process to watch (repeat for several)", 0},
+    {"match", OPT_MATCH, "REGEX", 0, "Every Ruby process whose command line matches REGEX", 0},
+    {"interval", 'i', "SECONDS", 0, "Refresh every SECONDS (default 2)", 0},
+    {"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
+     "Budget of the sampled windows behind sites and allocation rates (default 2)", 0},
+    {"batch", 'b', NULL, 0, "Batch mode: frames to standard output, no terminal needed", 0},
+    {"iterations", 'n', "COUNT", 0, "Batch mode: stop after COUNT frames", 0},
+    {"format", OPT_FORMAT, "FORMAT", 0, "Batch frames as text (default) or json (one per line)", 0},
+    {"sites", OPT_SITES, NULL, 0,
+     "Sample allocation windows from the start (allocation rates per class)", 0},
+    {"sort", OPT_SORT, "KEY", 0, "live (default), bytes, change, per-min, allocs, old, name", 0},
+    {"rows", OPT_ROWS, "N", 0, "Batch text: classes per frame (default 40, 0: all)", 0},
+    {"per-process", OPT_PER_PROCESS, NULL, 0, "Rows per process (default with one process)", 0},
+    {"summed", OPT_SUMMED, NULL, 0, "Rows summed by class over processes (default with several)",
+     0},
+    {"depth", OPT_DEPTH, "N", 0, "Ruby frames per sampled allocation (default 32)", 0},
+    {"verbose", 'v', NULL, 0, "Explain what is found", 0},
+    {},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	(void)state;
+	(void) state;
 	switch (key) {
 	case 'p':
 		if (args.npids == TOP_MAX_PROCS)
@@ -86,7 +94,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		args.match = arg;
 		break;
 	case 'i':
-		if (cli_real(arg, &args.interval) || !(args.interval >= 0.1) || args.interval > 3600)
+		if (cli_real(arg, &args.interval) || !(args.interval >= 0.1) ||
+		    args.interval > 3600)
 			rbm_die("invalid interval: %s (seconds, 0.1 to 3600)", arg);
 		break;
 	case OPT_MAX_OVERHEAD:
@@ -112,8 +121,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_SORT:
 		args.sort = top_sort_parse(arg);
 		if (args.sort < 0)
-			rbm_die("invalid --sort: %s (live, bytes, change, per-min, allocs, old, name)",
-				arg);
+			rbm_die(
+			    "invalid --sort: %s (live, bytes, change, per-min, allocs, old, name)",
+			    arg);
 		break;
 	case OPT_ROWS:
 		args.rows = cli_number(arg, "--rows", 0, 1UL << 31);
@@ -236,7 +246,7 @@ static bool screen_up;
 
 static void screen_down(void *ctx)
 {
-	(void)ctx;
+	(void) ctx;
 	if (screen_up) {
 		endwin();
 		screen_up = false;
@@ -259,8 +269,8 @@ static void screen_down(void *ctx)
 
 static void die_hook(void *ctx)
 {
-	(void)ctx;
-	screen_down((void *)1);
+	(void) ctx;
+	screen_down((void *) 1);
 }
 
 static void say(double seconds, const char *msg)
@@ -281,7 +291,8 @@ static void show_new_stderr(void)
 	if (end <= seen)
 		return;
 	seen = end;
-	len = pread(stderr_file, tail, sizeof(tail) - 1, end > (off_t)sizeof(tail) - 1 ? end - (off_t)sizeof(tail) + 1 : 0);
+	len = pread(stderr_file, tail, sizeof(tail) - 1,
+		    end > (off_t) sizeof(tail) - 1 ? end - (off_t) sizeof(tail) + 1 : 0);
 	if (len <= 0)
 		return;
 	tail[len] = 0;
@@ -289,7 +300,7 @@ static void show_new_stderr(void)
 		tail[--len] = 0;
 	nl = strrchr(tail, '\n');
 	start = nl ? nl + 1 : tail;
-	len = strlen(start) < sizeof(line) ? (ssize_t)strlen(start) : (ssize_t)sizeof(line) - 1;
+	len = strlen(start) < sizeof(line) ? (ssize_t) strlen(start) : (ssize_t) sizeof(line) - 1;
 	memcpy(line, start, len);
 	line[len] = 0;
 	say(5, line);
@@ -333,11 +344,11 @@ static void open_drill(void)
 
 static void move_selection(long delta)
 {
-	long s = (long)ui.selected + delta;
+	long s = (long) ui.selected + delta;
 
 	if (s < 0)
 		s = 0;
-	if (view.nrows && s >= (long)view.nrows)
+	if (view.nrows && s >= (long) view.nrows)
 		s = view.nrows - 1;
 	ui.selected = s;
 }
@@ -346,9 +357,9 @@ static void move_selection(long delta)
 static bool handle_key(int ch)
 {
 	static const char sort_keys[TOP_NSORTS] = {
-		[TOP_SORT_LIVE] = 'l', [TOP_SORT_BYTES] = 'b', [TOP_SORT_CHANGE] = 'c',
-		[TOP_SORT_RATE] = 'm', [TOP_SORT_ALLOCS] = 'a', [TOP_SORT_OLD] = 'o',
-		[TOP_SORT_NAME] = 'n',
+	    [TOP_SORT_LIVE] = 'l', [TOP_SORT_BYTES] = 'b',  [TOP_SORT_CHANGE] = 'c',
+	    [TOP_SORT_RATE] = 'm', [TOP_SORT_ALLOCS] = 'a', [TOP_SORT_OLD] = 'o',
+	    [TOP_SORT_NAME] = 'n',
 	};
 	int i;
 
@@ -476,7 +487,7 @@ static int run_screen(void)
 		if (ui.message[0] && ui.message_until - now < wait)
 			wait = ui.message_until - now; /* then the bar shows the keys again */
 		wait = top_collect_poll(&collector, now, wait);
-		timeout(wait > 0 ? (int)(wait * 1000) + 1 : 0);
+		timeout(wait > 0 ? (int) (wait * 1000) + 1 : 0);
 		ch = getch();
 		while (ch != ERR) {
 			if (ch == KEY_RESIZE) {

@@ -191,11 +191,11 @@ void top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid)
 	for (i = 0; i < c->ntargets; i++) {
 		struct top_target *tt = &c->targets[i];
 		struct trace_options opt = {
-			.pid = tt->target.pid,
-			.max_objects = 1 << 20,
-			.depth = c->depth,
-			.max_stacks = 65536,
-			.max_overhead = c->max_overhead,
+		    .pid = tt->target.pid,
+		    .max_objects = 1 << 20,
+		    .depth = c->depth,
+		    .max_stacks = 65536,
+		    .max_overhead = c->max_overhead,
 		};
 
 		if ((pid && tt->target.pid != pid) || tt->session || tt->gone)

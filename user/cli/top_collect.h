@@ -21,9 +21,9 @@ struct top_target {
 	struct class_namer namer;
 	const struct heap_layout *hl;
 	bool gone;
-	struct session *session;    /* sampled windows; NULL until asked for */
+	struct session *session; /* sampled windows; NULL until asked for */
 	bool session_ended;
-	struct report drill;	    /* what the session learned, as of the last refresh */
+	struct report drill; /* what the session learned, as of the last refresh */
 	bool have_drill;
 };
 

@@ -79,8 +79,8 @@ static void scan(struct many *m)
 		/* It may have exited since it was found: check again before dying on it. */
 		char why[256];
 
-		if (traced(m, pids[i]) || !ruby_target_supported(pids[i], RUBY_NEED_USDT, why,
-								 sizeof(why)))
+		if (traced(m, pids[i]) ||
+		    !ruby_target_supported(pids[i], RUBY_NEED_USDT, why, sizeof(why)))
 			continue;
 		add_process(m, pids[i]);
 	}

@@ -13,9 +13,9 @@ struct many_options {
 	struct trace_options trace; /* every process's; pid is set per process */
 	pid_t pids[MANY_MAX];	    /* -p given more than once */
 	size_t npids;
-	bool all;		    /* every Ruby process on the host */
-	const char *match;	    /* those whose command line matches */
-	int format;		    /* MODEL_TEXT, MODEL_JSON, MODEL_PPROF, MODEL_FOLDED */
+	bool all;	   /* every Ruby process on the host */
+	const char *match; /* those whose command line matches */
+	int format;	   /* MODEL_TEXT, MODEL_JSON, MODEL_PPROF, MODEL_FOLDED */
 	const char *output;
 	struct text_options text;
 };

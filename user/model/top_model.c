@@ -5,9 +5,9 @@
 #include "top_model.h"
 
 static const char *const sort_names[TOP_NSORTS] = {
-	[TOP_SORT_LIVE] = "live",     [TOP_SORT_BYTES] = "bytes",   [TOP_SORT_CHANGE] = "change",
-	[TOP_SORT_RATE] = "per-min",  [TOP_SORT_ALLOCS] = "allocs", [TOP_SORT_OLD] = "old",
-	[TOP_SORT_NAME] = "name",
+    [TOP_SORT_LIVE] = "live",	 [TOP_SORT_BYTES] = "bytes",   [TOP_SORT_CHANGE] = "change",
+    [TOP_SORT_RATE] = "per-min", [TOP_SORT_ALLOCS] = "allocs", [TOP_SORT_OLD] = "old",
+    [TOP_SORT_NAME] = "name",
 };
 
 const char *top_sort_name(enum top_sort key)
@@ -69,7 +69,7 @@ void top_frame_begin(struct top_model *m, double t)
 /* Open addressing on a 64-bit key; a key that collides moves on by a constant. */
 static uint64_t row_key(pid_t pid, const char *name, unsigned attempt)
 {
-	uint64_t k = str_hash(name) ^ ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL);
+	uint64_t k = str_hash(name) ^ ((uint64_t) (uint32_t) pid * 0x9e3779b97f4a7c15ULL);
 
 	k += attempt * 0xff51afd7ed558ccdULL;
 	return k ? k : 1;
@@ -82,7 +82,7 @@ static struct top_row *find_row(const struct top_model *m, pid_t pid, const char
 
 	for (attempt = 0;; attempt++) {
 		uint64_t key = row_key(pid, name, attempt);
-		uintptr_t idx = (uintptr_t)u64map_get(&m->index, key);
+		uintptr_t idx = (uintptr_t) u64map_get(&m->index, key);
 		struct top_row *row;
 
 		if (!idx) {
@@ -114,7 +114,7 @@ int top_frame_set(struct top_model *m, pid_t pid, const char *name, uint64_t liv
 		row = &m->rows[m->nrows];
 		memset(row, 0, sizeof(*row));
 		row->name = strpool_intern(&m->names, name);
-		if (!row->name || u64map_put(&m->index, key, (void *)(uintptr_t)(m->nrows + 1)))
+		if (!row->name || u64map_put(&m->index, key, (void *) (uintptr_t) (m->nrows + 1)))
 			return -ENOMEM;
 		row->pid = pid;
 		row->born = m->frames;
@@ -181,7 +181,7 @@ double top_rate_per_min(const uint64_t *hist, const double *times, unsigned n)
 	dt = times[n - 1] - times[first];
 	if (dt <= 0)
 		return 0;
-	return ((double)hist[n - 1] - (double)hist[first]) / dt * 60;
+	return ((double) hist[n - 1] - (double) hist[first]) / dt * 60;
 }
 
 /* How many refreshes a view shows, and the times of them oldest first. */
@@ -202,7 +202,7 @@ static struct top_view_row *view_row(struct top_view *v, const char *name, pid_t
 
 	/* Summed rows are found by name; the pool interns, so pointers compare. */
 	for (;; key += 2) {
-		idx = by_name ? (uintptr_t)u64map_get(by_name, key) : 0;
+		idx = by_name ? (uintptr_t) u64map_get(by_name, key) : 0;
 		if (!idx)
 			break;
 		if (v->rows[idx - 1].name == name)
@@ -217,7 +217,7 @@ static struct top_view_row *view_row(struct top_view *v, const char *name, pid_t
 		v->rows = rows;
 		v->cap = cap;
 	}
-	if (by_name && u64map_put(by_name, key, (void *)(uintptr_t)(v->nrows + 1)))
+	if (by_name && u64map_put(by_name, key, (void *) (uintptr_t) (v->nrows + 1)))
 		return NULL;
 	memset(&v->rows[v->nrows], 0, sizeof(v->rows[0]));
 	v->rows[v->nrows].name = name;
@@ -292,9 +292,10 @@ int top_view_build(const struct top_model *m, struct top_view *v, bool summed, e
 		vr->live += row->live;
 		vr->bytes += row->bytes;
 		vr->old += row->old;
-		vr->change += (int64_t)row->live - (int64_t)row->base_live;
+		vr->change += (int64_t) row->live - (int64_t) row->base_live;
 		if (row->alloc_rate >= 0)
-			vr->alloc_rate = (vr->alloc_rate < 0 ? 0 : vr->alloc_rate) + row->alloc_rate;
+			vr->alloc_rate =
+			    (vr->alloc_rate < 0 ? 0 : vr->alloc_rate) + row->alloc_rate;
 		vr->nhist = n;
 		for (j = 0; j < n; j++) {
 			unsigned long frame = m->frames - n + 1 + j;
@@ -308,7 +309,7 @@ int top_view_build(const struct top_model *m, struct top_view *v, bool summed, e
 		struct top_view_row *vr = &v->rows[i];
 
 		vr->per_min = top_rate_per_min(vr->hist, times, vr->nhist);
-		vr->old_share = vr->live ? (double)vr->old / vr->live : 0;
+		vr->old_share = vr->live ? (double) vr->old / vr->live : 0;
 		v->live += vr->live;
 		v->bytes += vr->bytes;
 	}
@@ -340,7 +341,7 @@ size_t top_sparkline(const uint64_t *values, unsigned n, unsigned width, bool as
 		hi = values[i] > hi ? values[i] : hi;
 	}
 	for (i = first; i < n; i++) {
-		unsigned level = hi > lo ? (unsigned)((values[i] - lo) * 7 / (hi - lo)) : 0;
+		unsigned level = hi > lo ? (unsigned) ((values[i] - lo) * 7 / (hi - lo)) : 0;
 		const char *s = ascii ? (char[2]){levels[level], 0} : bars[level];
 		size_t sl = strlen(s);
 

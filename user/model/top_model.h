@@ -23,8 +23,8 @@
 /* One process as the last refresh saw it: the header's figures. */
 struct top_proc {
 	pid_t pid;
-	pid_t ns_pid;	    /* its pid in its own namespace; 0: the same */
-	char command[64];   /* escaped for a terminal by the writers, not here */
+	pid_t ns_pid;	  /* its pid in its own namespace; 0: the same */
+	char command[64]; /* escaped for a terminal by the writers, not here */
 	char ruby_version[32];
 	double uptime_s;
 	uint64_t slots, live, free, garbage;
@@ -32,12 +32,12 @@ struct top_proc {
 	double gcs_per_s;    /* over the last refresh; -1 unknown */
 	double allocs_per_s; /* Ruby's total_allocated counter; -1 unknown */
 	uint64_t rss_bytes;
-	double census_s;     /* what the last census took */
-	bool marking;	     /* the last census ran during incremental marking */
-	bool sampling;	     /* probe windows are on (drill-down) */
+	double census_s; /* what the last census took */
+	bool marking;	 /* the last census ran during incremental marking */
+	bool sampling;	 /* probe windows are on (drill-down) */
 	double budget_percent, overhead_percent; /* when sampling */
-	bool gone;	     /* exited or unreadable: its last figures stay */
-	char state[128];     /* why it is gone, or "" */
+	bool gone;				 /* exited or unreadable: its last figures stay */
+	char state[128];			 /* why it is gone, or "" */
 	/* for rates between refreshes (collector's) */
 	double last_t;
 	uint64_t last_gc_count, last_allocated;
@@ -48,10 +48,10 @@ struct top_row {
 	const char *name; /* interned in the model's pool */
 	pid_t pid;
 	uint64_t live, bytes, old;
-	uint64_t base_live;  /* at the baseline (the first refresh, or `r`) */
-	double alloc_rate;   /* allocations per second from sampled windows; <0 unknown */
-	unsigned long born;  /* the refresh that first saw it */
-	unsigned long seen;  /* the last refresh that set it */
+	uint64_t base_live;	    /* at the baseline (the first refresh, or `r`) */
+	double alloc_rate;	    /* allocations per second from sampled windows; <0 unknown */
+	unsigned long born;	    /* the refresh that first saw it */
+	unsigned long seen;	    /* the last refresh that set it */
 	uint64_t hist[TOP_HISTORY]; /* live per refresh, ring indexed by refresh number */
 };
 
@@ -73,10 +73,10 @@ struct top_model {
 	size_t nrows, cap;
 	struct top_proc procs[TOP_MAX_PROCS];
 	size_t nprocs;
-	unsigned long frames;		/* refreshes recorded */
-	double times[TOP_HISTORY];	/* when each refresh was taken, same ring */
+	unsigned long frames;	   /* refreshes recorded */
+	double times[TOP_HISTORY]; /* when each refresh was taken, same ring */
 	double base_time;
-	bool reset_pending;		/* the next refresh becomes the baseline */
+	bool reset_pending; /* the next refresh becomes the baseline */
 };
 
 /* A row as shown: summed or per process, with what is derived from its history. */
@@ -84,10 +84,10 @@ struct top_view_row {
 	const char *name;
 	pid_t pid; /* 0 when summed */
 	uint64_t live, bytes, old;
-	int64_t change;	  /* since the baseline */
-	double per_min;	  /* change per minute over the last TOP_RATE_SPAN refreshes */
-	double alloc_rate; /* <0 unknown */
-	double old_share;  /* old / live, 0..1 */
+	int64_t change;		    /* since the baseline */
+	double per_min;		    /* change per minute over the last TOP_RATE_SPAN refreshes */
+	double alloc_rate;	    /* <0 unknown */
+	double old_share;	    /* old / live, 0..1 */
 	uint64_t hist[TOP_HISTORY]; /* oldest first */
 	unsigned nhist;
 };

@@ -46,7 +46,7 @@ char *top_fmt_bytes(double b, char *buf, size_t n)
 
 char *top_fmt_uptime(double s, char *buf, size_t n)
 {
-	unsigned long t = s > 0 ? (unsigned long)s : 0;
+	unsigned long t = s > 0 ? (unsigned long) s : 0;
 
 	if (s < 0)
 		snprintf(buf, n, "?");
@@ -66,7 +66,7 @@ void top_proc_line(const struct top_proc *p, char *buf, size_t n)
 
 	term_escape(p->command, cmd, sizeof(cmd));
 	if (p->ns_pid)
-		snprintf(ns, sizeof(ns), " (ns %d)", (int)p->ns_pid);
+		snprintf(ns, sizeof(ns), " (ns %d)", (int) p->ns_pid);
 	if (p->gcs_per_s >= 0)
 		snprintf(gcs, sizeof(gcs), " (%.1f/s)", p->gcs_per_s);
 	else
@@ -76,16 +76,16 @@ void top_proc_line(const struct top_proc *p, char *buf, size_t n)
 	else
 		snprintf(al, sizeof(al), "-");
 	if (p->sampling)
-		snprintf(sampling, sizeof(sampling), "  sampling %.1f%%/%.3g%%", p->overhead_percent,
-			 p->budget_percent);
-	snprintf(buf, n,
-		 "PID %d%s (%s)  Ruby %s  up %s  heap %s live %s free  GC %" PRIu64
-		 "%s  allocs %s/s  RSS %s  census %.0f ms%s%s%s%s",
-		 (int)p->pid, ns, cmd, p->ruby_version, top_fmt_uptime(p->uptime_s, up, sizeof(up)),
-		 top_fmt_count(p->live, live, sizeof(live)), top_fmt_count(p->free, fr, sizeof(fr)),
-		 p->gc_count, gcs, al, top_fmt_bytes(p->rss_bytes, rss, sizeof(rss)),
-		 p->census_s * 1e3, sampling, p->marking ? "  (marking)" : "",
-		 p->state[0] ? "  -- " : "", p->state);
+		snprintf(sampling, sizeof(sampling), "  sampling %.1f%%/%.3g%%",
+			 p->overhead_percent, p->budget_percent);
+	snprintf(
+	    buf, n,
+	    "PID %d%s (%s)  Ruby %s  up %s  heap %s live %s free  GC %" PRIu64
+	    "%s  allocs %s/s  RSS %s  census %.0f ms%s%s%s%s",
+	    (int) p->pid, ns, cmd, p->ruby_version, top_fmt_uptime(p->uptime_s, up, sizeof(up)),
+	    top_fmt_count(p->live, live, sizeof(live)), top_fmt_count(p->free, fr, sizeof(fr)),
+	    p->gc_count, gcs, al, top_fmt_bytes(p->rss_bytes, rss, sizeof(rss)), p->census_s * 1e3,
+	    sampling, p->marking ? "  (marking)" : "", p->state[0] ? "  -- " : "", p->state);
 }
 
 void top_write_text_frame(FILE *out, const struct top_model *m, const struct top_view *v,
@@ -113,14 +113,16 @@ void top_write_text_frame(FILE *out, const struct top_model *m, const struct top
 		char pid[16] = "";
 
 		if (r->pid)
-			snprintf(pid, sizeof(pid), "%d", (int)r->pid);
+			snprintf(pid, sizeof(pid), "%d", (int) r->pid);
 		term_escape(r->name, name, sizeof(name));
 		top_sparkline(r->hist, r->nhist, 16, ui->ascii, trend, sizeof(trend));
 		fprintf(out, "%-40s %7s %9s %9s %9s %9s %9s %5.1f  %s\n", name, pid,
 			top_fmt_count(r->live, live, sizeof(live)),
 			top_fmt_bytes(r->bytes, bytes, sizeof(bytes)),
-			top_fmt_change(r->change, change, sizeof(change)), top_fmt_count(r->per_min, rate, sizeof(rate)),
-			r->alloc_rate < 0 ? "-" : top_fmt_count(r->alloc_rate, allocs, sizeof(allocs)),
+			top_fmt_change(r->change, change, sizeof(change)),
+			top_fmt_count(r->per_min, rate, sizeof(rate)),
+			r->alloc_rate < 0 ? "-"
+					  : top_fmt_count(r->alloc_rate, allocs, sizeof(allocs)),
 			r->old_share * 100, trend);
 	}
 	fprintf(out, "\n");
@@ -129,7 +131,7 @@ void top_write_text_frame(FILE *out, const struct top_model *m, const struct top
 
 static void json_proc(FILE *out, const struct top_proc *p)
 {
-	fprintf(out, "{\"pid\":%d,\"ns_pid\":%d,\"command\":", (int)p->pid, (int)p->ns_pid);
+	fprintf(out, "{\"pid\":%d,\"ns_pid\":%d,\"command\":", (int) p->pid, (int) p->ns_pid);
 	json_write_string(out, p->command);
 	fprintf(out, ",\"ruby_version\":");
 	json_write_string(out, p->ruby_version);
@@ -142,8 +144,7 @@ static void json_proc(FILE *out, const struct top_proc *p)
 			p->allocs_per_s);
 	else
 		fprintf(out, ",\"gcs_per_s\":null,\"allocs_per_s\":null");
-	fprintf(out,
-		",\"rss_bytes\":%" PRIu64 ",\"census_ms\":%.2f,\"marking\":%s,\"sampling\":%s",
+	fprintf(out, ",\"rss_bytes\":%" PRIu64 ",\"census_ms\":%.2f,\"marking\":%s,\"sampling\":%s",
 		p->rss_bytes, p->census_s * 1e3, p->marking ? "true" : "false",
 		p->sampling ? "true" : "false");
 	if (p->sampling)
@@ -162,7 +163,8 @@ void top_write_json_frame(FILE *out, const struct top_model *m, const struct top
 	unsigned j;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	fprintf(out, "{\"time\":%.3f,\"frame\":%lu,\"interval_s\":%.3g,\"summed\":%s,\"sort\":\"%s\"",
+	fprintf(out,
+		"{\"time\":%.3f,\"frame\":%lu,\"interval_s\":%.3g,\"summed\":%s,\"sort\":\"%s\"",
 		ts.tv_sec + ts.tv_nsec / 1e9, m->frames, ui->interval,
 		ui->summed ? "true" : "false", top_sort_name(ui->sort));
 	fprintf(out, ",\"processes\":[");
@@ -178,7 +180,7 @@ void top_write_json_frame(FILE *out, const struct top_model *m, const struct top
 		fprintf(out, "%s{\"name\":", i ? "," : "");
 		json_write_string(out, r->name);
 		if (r->pid)
-			fprintf(out, ",\"pid\":%d", (int)r->pid);
+			fprintf(out, ",\"pid\":%d", (int) r->pid);
 		fprintf(out,
 			",\"live\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"old\":%" PRIu64
 			",\"change\":%" PRId64 ",\"per_min\":%.1f",
@@ -189,8 +191,8 @@ void top_write_json_frame(FILE *out, const struct top_model *m, const struct top
 			fprintf(out, ",\"allocs_per_s\":null");
 		fprintf(out, ",\"trend\":[");
 		for (j = r->nhist > 16 ? r->nhist - 16 : 0; j < r->nhist; j++)
-			fprintf(out, "%s%" PRIu64, j > (r->nhist > 16 ? r->nhist - 16 : 0) ? "," : "",
-				r->hist[j]);
+			fprintf(out, "%s%" PRIu64,
+				j > (r->nhist > 16 ? r->nhist - 16 : 0) ? "," : "", r->hist[j]);
 		fprintf(out, "]}");
 	}
 	fprintf(out, "]}\n");

@@ -18,14 +18,14 @@ struct top_ui {
 	char filter[128];    /* class names containing it; "" all */
 	bool editing_filter; /* '/' typed: keys go to the filter */
 	bool paused;
-	bool help;	     /* the key help is open */
-	size_t selected;     /* row under the cursor */
-	size_t scroll;	     /* first row shown */
-	bool drill;	     /* the drill-down of the selected class is open */
+	bool help;	 /* the key help is open */
+	size_t selected; /* row under the cursor */
+	size_t scroll;	 /* first row shown */
+	bool drill;	 /* the drill-down of the selected class is open */
 	char drill_name[512];
-	pid_t drill_pid;     /* 0: every process */
-	bool ascii;	     /* no UTF-8 terminal: ASCII trend */
-	char message[256];   /* one line for the status bar; "" none */
+	pid_t drill_pid;      /* 0: every process */
+	bool ascii;	      /* no UTF-8 terminal: ASCII trend */
+	char message[256];    /* one line for the status bar; "" none */
 	double message_until; /* when it gives the bar back to the keys */
 	double interval;
 };

@@ -23,12 +23,12 @@ static void put_clipped(int y, int x, const char *s)
 	if (cols <= 0 || y >= LINES)
 		return;
 	while (i < len && used < cols) {
-		size_t l = utf8_sequence_len((const unsigned char *)s + i);
+		size_t l = utf8_sequence_len((const unsigned char *) s + i);
 
 		i += l ? l : 1;
 		used++;
 	}
-	mvaddnstr(y, x, s, (int)i);
+	mvaddnstr(y, x, s, (int) i);
 }
 
 /* A line in reverse video across the whole width. */
@@ -68,7 +68,8 @@ static int draw_header(const struct top_model *m, const struct top_ui *ui)
 		attroff(A_BOLD);
 	}
 	if (m->nprocs > MAX_PROC_LINES) {
-		snprintf(line, sizeof(line), "... and %zu more processes", m->nprocs - MAX_PROC_LINES);
+		snprintf(line, sizeof(line), "... and %zu more processes",
+			 m->nprocs - MAX_PROC_LINES);
 		put_clipped(y++, 0, line);
 	}
 	return y + 1;
@@ -77,9 +78,9 @@ static int draw_header(const struct top_model *m, const struct top_ui *ui)
 static void draw_rows(const struct top_view *v, struct top_ui *ui, int y, int bottom)
 {
 	static const char *const titles[TOP_NSORTS] = {
-		[TOP_SORT_LIVE] = "LIVE", [TOP_SORT_BYTES] = "BYTES", [TOP_SORT_CHANGE] = "CHANGE",
-		[TOP_SORT_RATE] = "/MIN", [TOP_SORT_ALLOCS] = "ALLOC/S", [TOP_SORT_OLD] = "OLD%",
-		[TOP_SORT_NAME] = "CLASS",
+	    [TOP_SORT_LIVE] = "LIVE",  [TOP_SORT_BYTES] = "BYTES",    [TOP_SORT_CHANGE] = "CHANGE",
+	    [TOP_SORT_RATE] = "/MIN",  [TOP_SORT_ALLOCS] = "ALLOC/S", [TOP_SORT_OLD] = "OLD%",
+	    [TOP_SORT_NAME] = "CLASS",
 	};
 	char line[1024], name[512], live[32], bytes[32], change[32], rate[32], allocs[32];
 	char trend[TOP_HISTORY * 4 + 1], mark[TOP_NSORTS][16];
@@ -87,15 +88,16 @@ static void draw_rows(const struct top_view *v, struct top_ui *ui, int y, int bo
 	size_t r;
 
 	for (i = 0; i < TOP_NSORTS; i++)
-		snprintf(mark[i], sizeof(mark[i]), "%s%s", titles[i], (int)ui->sort == i ? "*" : "");
+		snprintf(mark[i], sizeof(mark[i]), "%s%s", titles[i],
+			 (int) ui->sort == i ? "*" : "");
 	trend_w = COLS >= 120 ? 16 : COLS >= 100 ? 8 : 0;
 	name_w = COLS - (ui->summed ? 0 : 8) - 6 * 10 - 6 - (trend_w ? trend_w + 2 : 0);
 	if (name_w < 16)
 		name_w = 16;
-	snprintf(line, sizeof(line), "%-*s%s %9s %9s %9s %9s %9s %5s  %s", name_w, mark[TOP_SORT_NAME],
-		 ui->summed ? "" : "     PID", mark[TOP_SORT_LIVE], mark[TOP_SORT_BYTES],
-		 mark[TOP_SORT_CHANGE], mark[TOP_SORT_RATE], mark[TOP_SORT_ALLOCS], mark[TOP_SORT_OLD],
-		 trend_w ? "TREND" : "");
+	snprintf(line, sizeof(line), "%-*s%s %9s %9s %9s %9s %9s %5s  %s", name_w,
+		 mark[TOP_SORT_NAME], ui->summed ? "" : "     PID", mark[TOP_SORT_LIVE],
+		 mark[TOP_SORT_BYTES], mark[TOP_SORT_CHANGE], mark[TOP_SORT_RATE],
+		 mark[TOP_SORT_ALLOCS], mark[TOP_SORT_OLD], trend_w ? "TREND" : "");
 	put_bar(y++, line);
 	if (rows < 1)
 		return;
@@ -106,28 +108,32 @@ static void draw_rows(const struct top_view *v, struct top_ui *ui, int y, int bo
 	if (ui->selected >= ui->scroll + rows)
 		ui->scroll = ui->selected - rows + 1;
 	if (!v->nrows) {
-		put_clipped(y, 0, ui->filter[0] ? "  no class matches the filter" : "  no objects yet");
+		put_clipped(y, 0,
+			    ui->filter[0] ? "  no class matches the filter" : "  no objects yet");
 		return;
 	}
-	for (r = ui->scroll; r < v->nrows && (int)(r - ui->scroll) < rows; r++) {
+	for (r = ui->scroll; r < v->nrows && (int) (r - ui->scroll) < rows; r++) {
 		const struct top_view_row *row = &v->rows[r];
 		char pid[16] = "";
 
 		if (!ui->summed)
-			snprintf(pid, sizeof(pid), " %7d", (int)row->pid);
+			snprintf(pid, sizeof(pid), " %7d", (int) row->pid);
 		term_escape(row->name, name, sizeof(name));
-		if ((int)strlen(name) > name_w - 1)
+		if ((int) strlen(name) > name_w - 1)
 			strcpy(name + (name_w > 4 ? name_w - 4 : 0), "...");
 		if (trend_w)
-			top_sparkline(row->hist, row->nhist, trend_w, ui->ascii, trend, sizeof(trend));
+			top_sparkline(row->hist, row->nhist, trend_w, ui->ascii, trend,
+				      sizeof(trend));
 		else
 			trend[0] = 0;
 		snprintf(line, sizeof(line), "%-*s%s %9s %9s %9s %9s %9s %5.1f  %s", name_w, name,
 			 pid, top_fmt_count(row->live, live, sizeof(live)),
 			 top_fmt_bytes(row->bytes, bytes, sizeof(bytes)),
-			 top_fmt_change(row->change, change, sizeof(change)), top_fmt_count(row->per_min, rate, sizeof(rate)),
-			 row->alloc_rate < 0 ? "-"
-					     : top_fmt_count(row->alloc_rate, allocs, sizeof(allocs)),
+			 top_fmt_change(row->change, change, sizeof(change)),
+			 top_fmt_count(row->per_min, rate, sizeof(rate)),
+			 row->alloc_rate < 0
+			     ? "-"
+			     : top_fmt_count(row->alloc_rate, allocs, sizeof(allocs)),
 			 row->old_share * 100, trend);
 		if (r == ui->selected)
 			attron(A_REVERSE);
@@ -141,7 +147,7 @@ static void draw_rows(const struct top_view *v, struct top_ui *ui, int y, int bo
 
 static double est_or_count(const struct estimates *e, const struct counts *c, bool have_est)
 {
-	return have_est ? (double)e->allocated : (double)c->allocated;
+	return have_est ? (double) e->allocated : (double) c->allocated;
 }
 
 /*
@@ -176,16 +182,16 @@ static int cmp_counts(const struct counts *cx, const struct estimates *ex, const
 
 static int cmp_sites(const void *a, const void *b)
 {
-	const struct site_row *x = *(const struct site_row *const *)a;
-	const struct site_row *y = *(const struct site_row *const *)b;
+	const struct site_row *x = *(const struct site_row *const *) a;
+	const struct site_row *y = *(const struct site_row *const *) b;
 
 	return cmp_counts(&x->counts, &x->est, &x->ages, &y->counts, &y->est, &y->ages);
 }
 
 static int cmp_stacks(const void *a, const void *b)
 {
-	const struct stack_row *x = *(const struct stack_row *const *)a;
-	const struct stack_row *y = *(const struct stack_row *const *)b;
+	const struct stack_row *x = *(const struct stack_row *const *) a;
+	const struct stack_row *y = *(const struct stack_row *const *) b;
 
 	return cmp_counts(&x->counts, &x->est, &x->ages, &y->counts, &y->est, &y->ages);
 }
@@ -211,8 +217,9 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 		 "   (Esc or Left: back)");
 	put_bar(y++, line);
 	if (!d || !d->sampling.on || d->sampling.windows == 0) {
-		put_clipped(y + 1, 2, "Sampling allocation windows within the budget; the first "
-				      "sites show after the first windows...");
+		put_clipped(y + 1, 2,
+			    "Sampling allocation windows within the budget; the first "
+			    "sites show after the first windows...");
 		return;
 	}
 	snprintf(line, sizeof(line),
@@ -243,8 +250,9 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 	qsort(stacks, nstacks, sizeof(*stacks), cmp_stacks);
 	y++;
 	attron(A_BOLD);
-	put_clipped(y++, 0, "  EST.ALLOCS    TRACED  OLD(3+GC)  TOP ALLOCATION SITES (traced objects that "
-			    "survived 3+ GCs first)");
+	put_clipped(y++, 0,
+		    "  EST.ALLOCS    TRACED  OLD(3+GC)  TOP ALLOCATION SITES (traced objects that "
+		    "survived 3+ GCs first)");
 	attroff(A_BOLD);
 	if (!nsites)
 		put_clipped(y++, 2, "(no allocation of this class sampled yet)");
@@ -252,9 +260,9 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 		snprintf(frame, sizeof(frame), "%s:%d", sites[i]->path, sites[i]->line);
 		term_escape(frame, esc, sizeof(esc));
 		snprintf(line, sizeof(line), "  %10s %9s %10s  %s",
-			 top_fmt_count(est_or_count(&sites[i]->est, &sites[i]->counts,
-						    d->have_estimates),
-				       n1, sizeof(n1)),
+			 top_fmt_count(
+			     est_or_count(&sites[i]->est, &sites[i]->counts, d->have_estimates), n1,
+			     sizeof(n1)),
 			 top_fmt_count(sites[i]->counts.allocated, n2, sizeof(n2)),
 			 top_fmt_count(old_of(&sites[i]->ages), n3, sizeof(n3)), esc);
 		put_clipped(y++, 0, line);
@@ -266,10 +274,11 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 	for (i = 0; i < nstacks && i < 3 && y < bottom - 1; i++) {
 		const struct stack *st = stacks[i]->stack;
 
-		snprintf(line, sizeof(line), "  %10s allocations (est.), %s traced, %s survived 3+ GCs",
-			 top_fmt_count(est_or_count(&stacks[i]->est, &stacks[i]->counts,
-						    d->have_estimates),
-				       n1, sizeof(n1)),
+		snprintf(line, sizeof(line),
+			 "  %10s allocations (est.), %s traced, %s survived 3+ GCs",
+			 top_fmt_count(
+			     est_or_count(&stacks[i]->est, &stacks[i]->counts, d->have_estimates),
+			     n1, sizeof(n1)),
 			 top_fmt_count(stacks[i]->counts.allocated, n2, sizeof(n2)),
 			 top_fmt_count(old_of(&stacks[i]->ages), n3, sizeof(n3)));
 		put_clipped(y++, 0, line);
@@ -292,18 +301,18 @@ out:
 static void draw_help(int y)
 {
 	static const char *const lines[] = {
-		"Keys",
-		"  l b c m a o n   sort by live, bytes, change, change per minute, allocations/s,",
-		"                  old share, name (< and > move the sort column)",
-		"  /               filter by class name (Enter keeps it, Esc clears it)",
-		"  r               reset the baseline of the change columns",
-		"  p               pause (no census taken) / resume",
-		"  Enter           the selected class's allocation sites and call paths",
-		"                  (starts sampled windows within --max-overhead)",
-		"  Esc, Left       back from the sites",
-		"  s               rows summed by class over processes / per process",
-		"  Up Down PgUp PgDn Home End   move",
-		"  q               quit",
+	    "Keys",
+	    "  l b c m a o n   sort by live, bytes, change, change per minute, allocations/s,",
+	    "                  old share, name (< and > move the sort column)",
+	    "  /               filter by class name (Enter keeps it, Esc clears it)",
+	    "  r               reset the baseline of the change columns",
+	    "  p               pause (no census taken) / resume",
+	    "  Enter           the selected class's allocation sites and call paths",
+	    "                  (starts sampled windows within --max-overhead)",
+	    "  Esc, Left       back from the sites",
+	    "  s               rows summed by class over processes / per process",
+	    "  Up Down PgUp PgDn Home End   move",
+	    "  q               quit",
 	};
 	size_t i;
 

@@ -17,7 +17,7 @@ static ssize_t read_proc(pid_t pid, const char *name, char *buf, size_t n)
 	ssize_t len;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -68,7 +68,7 @@ pid_t proc_ns_pid(pid_t pid)
 	line += strlen("\nNSpid:");
 	/* NSpid lists the pid in each namespace from the host's down: the last is its own. */
 	for (last = strtok(line, " \t\n"); last; last = strtok(NULL, " \t\n")) {
-		if (!isdigit((unsigned char)*last))
+		if (!isdigit((unsigned char) *last))
 			break;
 		inner = atoi(last);
 	}
@@ -93,7 +93,7 @@ double proc_uptime(pid_t pid)
 	if (!p || sscanf(p + 1, "%llu", &start) != 1)
 		return -1;
 	clock_gettime(CLOCK_BOOTTIME, &boot);
-	return boot.tv_sec + boot.tv_nsec / 1e9 - (double)start / sysconf(_SC_CLK_TCK);
+	return boot.tv_sec + boot.tv_nsec / 1e9 - (double) start / sysconf(_SC_CLK_TCK);
 }
 
 uint64_t proc_rss(pid_t pid)
@@ -104,12 +104,12 @@ uint64_t proc_rss(pid_t pid)
 	if (read_proc(pid, "statm", buf, sizeof(buf)) < 0 ||
 	    sscanf(buf, "%llu %llu", &size, &resident) != 2)
 		return 0;
-	return resident * (uint64_t)sysconf(_SC_PAGESIZE);
+	return resident * (uint64_t) sysconf(_SC_PAGESIZE);
 }
 
 static int cmp_pid(const void *a, const void *b)
 {
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
 
 	return x < y ? -1 : x > y;
 }
