@@ -578,6 +578,7 @@ static const struct note_map note_maps[] = {
     {"heap_page.flags.before_sweep.bitpos", 1, "page_before_sweep", 1, "page_flags"},
     {"heap_page.start", 1, "page_start", 0, NULL},
     {"heap_page.mark_bits", 1, "page_mark_bits", 0, NULL},
+    {"heap_page.wb_unprotected_bits", 1, "page_wb_unprotected_bits", 0, NULL},
     {"heap_page.age_bits", 1, "page_age_bits", 0, NULL},
     {"heap_page.mark_bits.count", 1, "bitmap_words", 0, NULL},
     {"HEAP_PAGE_BITMAP_LIMIT", 1, "bitmap_words", 0, NULL},
@@ -707,6 +708,7 @@ Test(dwarf_layout, ruby31_types_equal_the_31_table)
 	    "page_before_sweep",
 	    "page_start",
 	    "page_mark_bits",
+	    "page_wb_unprotected_bits",
 	    "bitmap_words",
 	    "max_slot_size",
 	    "ar_table_size"};

@@ -288,6 +288,7 @@ int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint6
 	}
 	note_phase(c, hl, end.flags);
 	c->gc_count_changed = end.count != gs.count;
+	c->ages_known = hl->fl_age_mask != 0;
 	census_finish(c, hl);
 	if (c->bad_pages && !c->pages)
 		ret = fail(err, errlen, -EINVAL, "no heap page of PID %d fits Ruby %s's layout",
@@ -303,9 +304,18 @@ out:
 
 enum slot_state census_slot_state(const struct census *c, uint64_t addr, unsigned int *age)
 {
+	bool unprotected;
+
+	return census_slot_info(c, addr, age, &unprotected);
+}
+
+enum slot_state census_slot_info(const struct census *c, uint64_t addr, unsigned int *age,
+				 bool *unprotected)
+{
 	size_t lo = 0, hi = c->npage;
 
 	*age = 0;
+	*unprotected = true;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct census_page *p = &c->page[mid];
@@ -322,7 +332,8 @@ enum slot_state census_slot_state(const struct census *c, uint64_t addr, unsigne
 		}
 		if (off % p->slot_size)
 			return SLOT_UNKNOWN;
-		*age = p->slot[off / p->slot_size] >> 4;
+		*age = (p->slot[off / p->slot_size] >> 4) & 3;
+		*unprotected = p->slot[off / p->slot_size] & SLOT_WB_UNPROTECTED;
 		return p->slot[off / p->slot_size] & 0xf;
 	}
 	return SLOT_UNKNOWN;

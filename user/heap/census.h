@@ -46,6 +46,7 @@ struct census {
 	uint64_t types[32];    /* live per builtin type (for ObjectSpace.count_objects) */
 	bool marking, sweeping; /* GC phase seen at the start or the end of the walk */
 	bool gc_count_changed;	/* a GC ran during the walk */
+	bool ages_known;	/* slot ages are read (from the object flags) */
 	double seconds;
 	double cpu_seconds;    /* the tracer's CPU time meanwhile, all walkers' */
 	double read_seconds;   /* copying out of the target (process_vm_readv), all walkers' */
@@ -70,6 +71,14 @@ int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint6
 
 /* The state of the slot at addr in this census (SLOT_UNKNOWN if no page holds it). */
 enum slot_state census_slot_state(const struct census *c, uint64_t addr, unsigned int *age);
+/*
+ * The same, and whether the write barrier leaves the object unprotected
+ * (true when unknown): only a protected object's age counts its GCs.
+ */
+enum slot_state census_slot_info(const struct census *c, uint64_t addr, unsigned int *age,
+				 bool *unprotected);
+/* The per-slot byte: state | age << 4 | this bit. */
+#define SLOT_WB_UNPROTECTED 0x40
 
 /*
  * Adds one slot to its class's tally, what census_take does per slot: a live

@@ -151,7 +151,7 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 	const struct heap_layout *hl = w->hl;
 	struct census *c = &w->part;
 	bool before_sweep = get_u32(pg, hl->page_flags) & hl->page_before_sweep;
-	uint64_t bits[64], age_mask = hl->fl_age_mask, nfree = 0, nunjudged = 0;
+	uint64_t bits[64], wbu[64], age_mask = hl->fl_age_mask, nfree = 0, nunjudged = 0;
 	uint64_t last_key = w->last_key;
 	struct census_class *last = w->last;
 	uint32_t i, age_shift = hl->fl_age_shift, slot_size = geo->slot_size;
@@ -164,6 +164,12 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 	/* Mark bits decide only on a page the sweeper has not reached. */
 	if (before_sweep)
 		memcpy(bits, pg + hl->page_mark_bits, nwords * sizeof(bits[0]));
+	/*
+	 * Which objects the write barrier does not protect: they never age, so
+	 * the trace can tell a reused slot by its age only for the others.
+	 */
+	if (states && hl->page_wb_unprotected_bits)
+		memcpy(wbu, pg + hl->page_wb_unprotected_bits, nwords * sizeof(wbu[0]));
 	for (i = 0; i < geo->nslots; i++, slot += slot_size) {
 		const uint64_t *words = (const void *)slot;
 		uint64_t flags = words[0], bit, key, st_addr, bytes;
@@ -208,8 +214,15 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 		} else if (st == SLOT_MOVED) {
 			c->moved++;
 		}
-		if (states)
-			states[i] = st | age << 4;
+		if (states) {
+			bool unprotected = true;
+
+			if (hl->page_wb_unprotected_bits) {
+				bit = base + i * step;
+				unprotected = bit / 64 >= nwords || (wbu[bit / 64] >> (bit % 64)) & 1;
+			}
+			states[i] = st | (age & 3) << 4 | (unprotected ? SLOT_WB_UNPROTECTED : 0);
+		}
 	}
 	c->slots += geo->nslots;
 	c->free += nfree;

@@ -57,6 +57,7 @@ static const struct heap_layout layouts[] = {
 		.page_flags = 12,
 		.page_before_sweep = 1u << 0,
 		.page_start = 32,
+		.page_wb_unprotected_bits = 64,
 		.page_mark_bits = 120,
 		.page_age_bits = 0,
 		.bitmap_words = 7, /* GC::INTERNAL_CONSTANTS[:HEAP_PAGE_BITMAP_SIZE] 56 */

@@ -56,6 +56,7 @@ struct heap_layout {
 	uint32_t page_flags;	    /* u32 bitfield word */
 	uint32_t page_before_sweep; /* bit in it: the page is still to be swept */
 	uint32_t page_start;	    /* RVALUE *start: the first slot */
+	uint32_t page_wb_unprotected_bits; /* bits_t wb_unprotected_bits[bitmap_words] */
 	uint32_t page_mark_bits;    /* bits_t mark_bits[bitmap_words] */
 	uint32_t page_age_bits;	    /* 0: age lives in the object flags (<= 3.2); else 2 bits
 				     * per bit_granule, bitmap_words * 2 words */

@@ -132,6 +132,8 @@ void session_open(struct session *s, const struct trace_options *opt)
 	s->tracker.fallback_fd = bpf_map__fd(s->skel->maps.class_fallback);
 	s->tracker.compaction_pending = &s->skel->bss->compaction_pending;
 	s->tracker.fl_singleton = s->target.off->fl_singleton;
+	s->tracker.hl = s->heap_layout;
+	s->tracker.objspace = s->target.objspace;
 	s->tracker.rclass_super = s->target.off->rclass_super;
 	if (s->target.objspace && s->target.off->objspace_gc_count)
 		s->tracker.gc_count_addr = s->target.objspace + s->target.off->objspace_gc_count;
@@ -228,6 +230,9 @@ static void final_census(struct session *s)
 	}
 	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
 		s->target_exited = true;
+	rbm_info("final pass: %" PRIu64 " tracked objects garbage by the census, %" PRIu64
+		 " whose slot a younger object took",
+		 s->tracker.garbage_seen, s->tracker.reused_seen);
 	/* Nothing left to read: objects count as they stood at the last check. */
 	if (s->target_exited)
 		tracker_count_unverified(&s->tracker);
@@ -350,6 +355,8 @@ static double wait_until(double deadline, double max)
 
 double session_poll(struct session *s, double t)
 {
+	bool worked;
+
 	if (target_ended(s))
 		return -1;
 	if (s->sampling) {
@@ -365,8 +372,16 @@ double session_poll(struct session *s, double t)
 			return wait_until(s->windows.sampler.phase_end, 1);
 	}
 	/* Sampling deletes dead entries itself: only once no probe can write the map. */
-	if (t - s->last_pass >= 0.2 && !(s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE)) && gc_worked(s, t)) {
+	/*
+	 * Sampling: a pass after every GC (at most every 20 ms), so that a slot
+	 * freed and taken again is seen while its newcomer is young (tracker.c).
+	 */
+	worked = gc_worked(s, t);
+	if (worked &&
+	    t - s->last_pass >= (s->sampling && s->pass_gc_count != s->seen_gc_count ? 0.02 : 0.2) &&
+	    !(s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE))) {
 		s->last_pass = t;
+		s->pass_gc_count = s->seen_gc_count;
 		if (tracker_pass(&s->tracker, false) == -ESRCH)
 			return 0; /* noticed at the next turn */
 	}
@@ -376,7 +391,7 @@ double session_poll(struct session *s, double t)
 		session_refresh_names(s);
 		ruby_target_gc_counts(&s->target, &s->counts_last);
 	}
-	return s->sampling ? wait_until(s->windows.sampler.phase_end, 0.05) : 0.05;
+	return s->sampling ? wait_until(s->windows.sampler.phase_end, 0.02) : 0.05;
 }
 
 void session_run(struct session *s, volatile sig_atomic_t *stop)

@@ -68,6 +68,7 @@ struct session {
 	double start, end;
 	uint64_t seen_sweeps;	 /* with GC probes: their sweep steps */
 	uint64_t seen_gc_count;	 /* sampling: Ruby's GC count at the last look */
+	uint64_t pass_gc_count;	 /* sampling: what it was at the last pass */
 	double last_gc_seen;
 	double last_exec_check;
 	uint64_t charged_compaction_hits;

@@ -83,25 +83,87 @@ static void count_alive(struct tracker *t, const struct live_object *obj)
 		tally->ages.n[age_bucket(survived)]++;
 }
 
-/* What the final census says of a tracked address: dead if garbage or free then. */
-static bool census_still_alive(struct tracker *t, uint64_t addr)
+/*
+ * What the final census says of a tracked object: dead if garbage or free
+ * then, and dead too if its slot now holds a younger object.  Sampling sees
+ * no free, so a slot freed and taken again by an object of the same class
+ * (a String for a String) would pass for the tracked one; but an object the
+ * write barrier protects ages by one at every GC it survives (up to old),
+ * so one younger than the GCs since the tracked allocation is another.
+ */
+static bool census_still_alive(struct tracker *t, uint64_t addr, const struct live_object *obj)
 {
-	unsigned int age;
-	enum slot_state st = census_slot_state(t->census, addr, &age);
+	const struct census *c = t->census;
+	unsigned int age, expected;
+	bool unprotected;
+	enum slot_state st = census_slot_info(c, addr, &age, &unprotected);
+	uint32_t survived;
 
 	if (st == SLOT_GARBAGE || st == SLOT_FREE || st == SLOT_ZOMBIE) {
 		t->garbage_seen += st == SLOT_GARBAGE;
 		return false;
 	}
-	return true;
+	if (st != SLOT_LIVE || unprotected || !c->ages_known || !t->gc_count_addr)
+		return true;
+	survived = (uint32_t)c->gc_count - obj->gc_epoch;
+	expected = survived < 3 ? survived : 3;
+	/* A GC marking during the census may not have aged it yet. */
+	if ((c->marking || c->gc_count_changed) && expected)
+		expected--;
+	if (age >= expected)
+		return true;
+	t->reused_seen++;
+	return false;
 }
 
 static void read_gc_count(struct tracker *t)
 {
-	uint64_t count;
+	uint64_t count, flags;
 
 	if (t->gc_count_addr && target_read_u64(t->pid, t->gc_count_addr, &count) == 0)
 		t->gc_count = count;
+	/* While a GC marks, the objects it has not reached yet have not aged for it. */
+	t->marking = false;
+	if (t->hl && t->objspace && target_read_u64(t->pid, t->objspace + t->hl->os_flags, &flags) == 0)
+		t->marking = (flags & t->hl->os_flags_mode_mask) == 1 ||
+			     (flags & t->hl->os_flags_incremental);
+}
+
+/* Whether the write barrier leaves the object at addr unprotected (true if unknown). */
+static bool wb_unprotected(struct tracker *t, uint64_t addr)
+{
+	const struct heap_layout *hl = t->hl;
+	uint64_t body = addr & ~(uint64_t)(hl->page_size - 1), page, word;
+	uint64_t bit = (addr - body) / hl->bit_granule;
+
+	if (!hl->page_wb_unprotected_bits || bit / 64 >= hl->bitmap_words ||
+	    target_read_u64(t->pid, body, &page) ||
+	    target_read_u64(t->pid, page + hl->page_wb_unprotected_bits + bit / 64 * 8, &word))
+		return true;
+	return (word >> (bit % 64)) & 1;
+}
+
+/*
+ * Sampling sees no free: a tracked object's slot may since have been freed
+ * and taken by another object of its class.  An object the write barrier
+ * protects ages by one at each GC it survives (up to old), so a slot whose
+ * object is younger than the GCs since the tracked allocation holds another
+ * one.  Passes after every GC catch a reuse before the newcomer grows old.
+ */
+static bool slot_reused(struct tracker *t, uint64_t addr, uint64_t flags,
+			const struct live_object *obj)
+{
+	const struct heap_layout *hl = t->hl;
+	uint32_t survived = (uint32_t)t->gc_count - obj->gc_epoch;
+	unsigned int age, expected = survived < hl->old_age ? survived : hl->old_age;
+
+	if (t->marking && expected)
+		expected--;
+	age = (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
+	if (age >= expected || wb_unprotected(t, addr))
+		return false;
+	t->reused_seen++;
+	return true;
 }
 
 bool object_header_alive(uint64_t flags, uint32_t kind)
@@ -259,7 +321,10 @@ int tracker_pass(struct tracker *t, bool final)
 		struct class_tally *tally;
 
 		/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
-		if (alive && final && t->census && !census_still_alive(t, t->keys[i]))
+		if (alive && final && t->census && !census_still_alive(t, t->keys[i], obj))
+			alive = false;
+		else if (alive && t->direct_delete && t->hl && t->hl->fl_age_mask && t->gc_count_addr &&
+			 slot_reused(t, t->keys[i], t->headers[i][0], obj))
 			alive = false;
 
 		if (alive) {

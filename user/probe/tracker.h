@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "rbmemtrace.h"
+#include "heap_layout.h"
 #include "report.h"
 
 struct census;
@@ -51,6 +52,11 @@ struct tracker {
 	 */
 	bool direct_delete;
 	uint64_t garbage_seen; /* tracked objects the census called garbage */
+	uint64_t reused_seen;  /* tracked objects whose slot a younger object took */
+	/* The heap's layout, for slot reuse (sampling); NULL: not checked */
+	const struct heap_layout *hl;
+	uint64_t objspace;
+	bool marking; /* a GC was marking at the last pass */
 	uint64_t fl_singleton;	     /* to tell a singleton class of a tracked object */
 	uint32_t rclass_super;
 	__u32 *compaction_pending;   /* set by BPF at the sweep end after a compaction */

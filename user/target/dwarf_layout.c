@@ -391,6 +391,10 @@ static void read_objspace(struct rd *r, struct heap_layout *h)
 	} else {
 		miss(r, "struct heap_page.mark_bits[]");
 	}
+	if (member(r, "struct heap_page", "wb_unprotected_bits", &f) && f.count)
+		h->page_wb_unprotected_bits = (uint32_t) f.offset;
+	else
+		miss(r, "struct heap_page.wb_unprotected_bits[]");
 	if (member(r, "struct heap_page", "age_bits", &f)) {
 		h->page_age_bits = (uint32_t) f.offset;
 		if (f.offset + f.size > h->page_read_size)

@@ -120,6 +120,7 @@ const struct layout_field heap_layout_fields[] = {
     HL(page_flags, 0),
     HL(page_before_sweep, 1),
     HL(page_start, 0),
+    HL(page_wb_unprotected_bits, 0),
     HL(page_mark_bits, 0),
     HL(page_age_bits, 0),
     HL(bitmap_words, 0),
