@@ -78,3 +78,20 @@ test "default -p: a target that ends before the first window gets a report that 
 ensure
   io&.close
 end
+
+test "default -p: churned Strings are not retained though their slots hold other Strings" do
+  report, truth, _, status = trace_pid("string_reuse.rb", rbm_args: ["--sampled"])
+  check(status.success?, "rbmemtrace exited #{status}")
+  check_totals_add_up(report)
+  site = ->(line) { report["sites"].find { |s| s["class"] == "String" && s["line"] == line } }
+  churn = site.(truth["churn_line"]) or raise Failure, "no churn site in #{report['sites'].first(5)}"
+  keep = site.(truth["keep_line"])
+  check(churn["allocated"] > 1000, "churn traced #{churn['allocated']}")
+  # The last requests' rows may be alive at the end: far fewer than one in a hundred.
+  check(churn["retained"] <= churn["allocated"] / 100,
+        "churn site retained #{churn['retained']} of #{churn['allocated']} traced")
+  check(keep && keep["retained"] * 2 >= keep["allocated"],
+        "kept site retained #{keep && keep['retained']} of #{keep && keep['allocated']}")
+  top = report["suspects"].find { |s| s["class"] == "String" }
+  check(top.nil? || top["site"]["line"] == truth["keep_line"], "String's suspect site #{top && top['site']}")
+end

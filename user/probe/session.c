@@ -378,7 +378,7 @@ double session_poll(struct session *s, double t)
 	 */
 	worked = gc_worked(s, t);
 	if (worked &&
-	    t - s->last_pass >= (s->sampling && s->pass_gc_count != s->seen_gc_count ? 0.02 : 0.2) &&
+	    t - s->last_pass >= (s->sampling && s->pass_gc_count != s->seen_gc_count ? 0.005 : 0.2) &&
 	    !(s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE))) {
 		s->last_pass = t;
 		s->pass_gc_count = s->seen_gc_count;
@@ -391,7 +391,10 @@ double session_poll(struct session *s, double t)
 		session_refresh_names(s);
 		ruby_target_gc_counts(&s->target, &s->counts_last);
 	}
-	return s->sampling ? wait_until(s->windows.sampler.phase_end, 0.02) : 0.05;
+	/* GCs in quick succession: look again soon, before a reused slot's newcomer grows old. */
+	return s->sampling ? wait_until(s->windows.sampler.phase_end,
+					t - s->last_gc_seen < 0.05 ? 0.005 : 0.02)
+			   : 0.05;
 }
 
 void session_run(struct session *s, volatile sig_atomic_t *stop)
