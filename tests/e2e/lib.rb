@@ -155,3 +155,19 @@ def check_error(args, pattern, env = {})
   check(out.empty?, "stdout should be empty on error")
   check(Time.now - started < 15, "took too long")
 end
+
+# `go tool pprof ARGS` with its caches in a temporary folder; [stdout, stderr].
+def go_pprof(*argv)
+  Dir.mktmpdir("rbm-pprof-") do |d|
+    env = { "PPROF_TMPDIR" => d, "GOCACHE" => File.join(d, "gocache"), "HOME" => d }
+    out, err, status = Timeout.timeout(60) { Open3.capture3(env, "go", "tool", "pprof", *argv) }
+    check(status.success?, "go tool pprof #{argv.join(" ")} failed: #{err}")
+    [out, err]
+  end
+end
+
+# The rows of `pprof -top`: [flat, name] in order.
+def top_rows(out)
+  out.lines.drop_while { |l| !l.include?("flat%") }.drop(1)
+     .map { |l| f = l.split(/\s+/, 7); [f[1].to_i, f[6].to_s.strip] }
+end

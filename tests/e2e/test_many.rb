@@ -28,20 +28,6 @@ def stop_many(procs)
   end
 end
 
-def many_pprof(*argv)
-  Dir.mktmpdir do |d|
-    env = { "PPROF_TMPDIR" => d, "GOCACHE" => File.join(d, "gocache"), "HOME" => d }
-    out, err, status = Timeout.timeout(60) { Open3.capture3(env, "go", "tool", "pprof", *argv) }
-    check(status.success?, "go tool pprof #{argv.join(' ')} failed: #{err}")
-    out
-  end
-end
-
-def pprof_rows(out)
-  out.lines.drop_while { |l| !l.include?("flat%") }.drop(1)
-     .map { |l| f = l.split(/\s+/, 7); [f[1].to_f, f[6].to_s.strip] }
-end
-
 test "many: --all traces three processes, one in its own pid namespace; pprof per pid; merge" do
   procs = [start_many(keep: 1500), start_many(keep: 0), start_many(keep: 1500, own_ns: true)]
   leak, churn, ns = procs
@@ -53,26 +39,26 @@ test "many: --all traces three processes, one in its own pid namespace; pprof pe
       check(err =~ /tracing (\d+) processes/ && $1.to_i >= 3, "processes traced: #{err}")
       pb
     end
-    out = many_pprof("-top", "-sample_index=inuse_objects", files[0])
-    check_eq(pprof_rows(out).first[1], "TopLeakedSession (object)", "first row of -top:\n#{out}")
-    out = many_pprof("-top", "-lines", "-sample_index=inuse_objects", "-hide",
+    out, = go_pprof("-top", "-sample_index=inuse_objects", files[0])
+    check_eq(top_rows(out).first[1], "TopLeakedSession (object)", "first row of -top:\n#{out}")
+    out, = go_pprof("-top", "-lines", "-sample_index=inuse_objects", "-hide",
                      "\\(object\\)$|<cfunc>", files[0])
-    check(pprof_rows(out).first[1].end_with?("top_leak.rb:#{leak[:leak_line]}"),
+    check(top_rows(out).first[1].end_with?("top_leak.rb:#{leak[:leak_line]}"),
           "the leak site first:\n#{out}")
     # -tagfocus pid= isolates each process, the namespaced one by its host pid.
     [leak, ns].each do |p|
-      out = many_pprof("-top", "-sample_index=inuse_objects", "-tagfocus", "pid=#{p[:pid]}", files[0])
-      check_eq(pprof_rows(out).first[1], "TopLeakedSession (object)", "pid #{p[:pid]}:\n#{out}")
+      out, = go_pprof("-top", "-sample_index=inuse_objects", "-tagfocus", "pid=#{p[:pid]}", files[0])
+      check_eq(top_rows(out).first[1], "TopLeakedSession (object)", "pid #{p[:pid]}:\n#{out}")
     end
-    out = many_pprof("-top", "-sample_index=alloc_objects", "-tagfocus", "pid=#{churn[:pid]}", files[0])
-    names = pprof_rows(out).map(&:last)
+    out, = go_pprof("-top", "-sample_index=alloc_objects", "-tagfocus", "pid=#{churn[:pid]}", files[0])
+    names = top_rows(out).map(&:last)
     check(names.include?("TopChurn (object)") && !names.include?("TopLeakedSession (object)"),
           "the churn-only process alone:\n#{out}")
     # Two runs merge in pprof itself: the sample types agree.
     both = File.join(dir, "ab.pb.gz")
-    File.binwrite(both, many_pprof("-proto", *files))
-    out = many_pprof("-top", "-sample_index=inuse_objects", both)
-    check_eq(pprof_rows(out).first[1], "TopLeakedSession (object)", "pprof -proto a b:\n#{out}")
+    File.binwrite(both, go_pprof("-proto", *files).first)
+    out, = go_pprof("-top", "-sample_index=inuse_objects", both)
+    check_eq(top_rows(out).first[1], "TopLeakedSession (object)", "pprof -proto a b:\n#{out}")
   end
 ensure
   stop_many(procs || [])

@@ -22,20 +22,6 @@ def with_inputs
   yield $merge_inputs, $merge_dir
 end
 
-def go_pprof(*argv)
-  env = { "PPROF_TMPDIR" => $merge_dir, "GOCACHE" => File.join($merge_dir, "gocache"),
-          "HOME" => $merge_dir }
-  out, err, status = Timeout.timeout(60) { Open3.capture3(env, "go", "tool", "pprof", *argv) }
-  check(status.success?, "go tool pprof #{argv.join(" ")} failed: #{err}")
-  [out, err]
-end
-
-# The rows of `pprof -top`: [flat, name] in order.
-def top_rows(out)
-  out.lines.drop_while { |l| !l.include?("flat%") }.drop(1)
-     .map { |l| f = l.split(/\s+/, 7); [f[1].to_i, f[6].to_s.strip] }
-end
-
 test "merge: two reports, each process kept, the summary sums them" do
   with_inputs do |inputs, dir|
     out = File.join(dir, "m.json")
