@@ -90,7 +90,8 @@ test "default -p: churned Strings are not retained though their slots hold other
   # The last requests' rows may be alive at the end: far fewer than one in a hundred.
   check(churn["retained"] <= churn["allocated"] / 100,
         "churn site retained #{churn['retained']} of #{churn['allocated']} traced")
-  check(keep && keep["retained"] * 2 >= keep["allocated"],
+  # Its line makes two Strings, the kept one and id.to_s's, dropped: about half stay.
+  check(keep && keep["retained"] * 100 >= keep["allocated"] * 35,
         "kept site retained #{keep && keep['retained']} of #{keep && keep['allocated']}")
   top = report["suspects"].find { |s| s["class"] == "String" }
   check(top.nil? || top["site"]["line"] == truth["keep_line"], "String's suspect site #{top && top['site']}")
