@@ -228,13 +228,31 @@ bool ruby_target_same_program(const struct ruby_target *t)
 	return target_read_u64(t->pid, t->vm_ptr_addr, &vm) == 0 && vm == t->vm;
 }
 
+/* GC.stat's totals: objspace-wide in 3.1, the sums of the size pools' counters from 3.2 on. */
 void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c)
 {
 	const struct ruby_offsets *off = t->off;
+	uint64_t pool, v[2];
+	uint32_t i;
 
-	c->valid =
-	    t->objspace && off->objspace_total_allocated &&
-	    !target_read_u64(t->pid, t->objspace + off->objspace_total_allocated, &c->allocated) &&
-	    !target_read_u64(t->pid, t->objspace + off->objspace_total_freed, &c->freed) &&
-	    !target_read_u64(t->pid, t->objspace + off->objspace_gc_count, &c->gc_count);
+	c->allocated = c->freed = 0;
+	c->valid = t->objspace &&
+		   !target_read_u64(t->pid, t->objspace + off->objspace_gc_count, &c->gc_count);
+	if (!c->valid)
+		return;
+	if (off->objspace_total_allocated) {
+		c->valid =
+		    !target_read_u64(t->pid, t->objspace + off->objspace_total_allocated,
+				     &c->allocated) &&
+		    !target_read_u64(t->pid, t->objspace + off->objspace_total_freed, &c->freed);
+		return;
+	}
+	c->valid = off->pool_total_allocated != 0;
+	for (i = 0; c->valid && i < off->pool_count; i++) {
+		pool = t->objspace + off->objspace_pools + (uint64_t) i * off->pool_size;
+		c->valid = !target_read_u64(t->pid, pool + off->pool_total_allocated, &v[0]) &&
+			   !target_read_u64(t->pid, pool + off->pool_total_freed, &v[1]);
+		c->allocated += v[0];
+		c->freed += v[1];
+	}
 }
