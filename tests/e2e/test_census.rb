@@ -39,26 +39,35 @@ CensusDriver.rubies.each do |label, ruby|
   end
 end
 
-test "census: garbage on pages the lazy sweep has not reached is garbage, not live" do
-  io, facts = CensusDriver.start("lazy", 100_000)
-  runs = [1, 2].to_h { |w| [w, CensusDriver.census(facts["pid"], walkers: w)] }
-  got = CensusDriver.ask(io, "counts")
-  check_eq(got["gc_state"], "sweeping", "target's GC state")
-  runs.each do |walkers, c|
-    check(c["heap"]["sweeping"] && !c["heap"]["marking"], "census saw the sweep: #{c['heap']}")
-    d = CensusDriver.type_diffs(CensusDriver.live_plus_garbage(c), got["counts"])
-    check(d.empty?, "#{walkers} walkers: live + garbage per type differs from count_objects: #{d.join(', ')}")
-    junk = c["by_class"]["Junk"] or raise Failure, "no Junk row"
-    check(c["heap"]["garbage"].positive? && junk["garbage"] > 100 * junk["live"],
-          "Junk: #{junk['garbage']} garbage, #{junk['live']} live")
+# The lazy-sweep check on the host and the cached 3.3s.  3.4 is left out: there the target's
+# scenario does not end in a lazy sweep (observed: GC.latest_gc_info(:state) is :none when it
+# takes its counts, and no garbage is left; why was not investigated), so the test cannot apply.
+CensusDriver.rubies.each do |label, ruby|
+  if label.start_with?("3.4")
+    puts "note   census (#{label}) lazy sweep: not run (the scenario does not leave 3.4 in a lazy sweep)"
+    next
   end
-  check_eq(runs[2]["classes"], runs[1]["classes"], "two walkers' classes = one walker's")
-  after = CensusDriver.ask(io, "gc")
-  %w[Alpha Beta Gamma].each do |name|
-    check_eq(runs[1]["by_class"][name]["live"], after["classes"][name]["count"], "#{name} live")
+  test "census (#{label}): garbage on pages the lazy sweep has not reached is garbage, not live" do
+    io, facts = CensusDriver.start("lazy", 100_000, ruby: ruby)
+    runs = [1, 2].to_h { |w| [w, CensusDriver.census(facts["pid"], walkers: w)] }
+    got = CensusDriver.ask(io, "counts")
+    check_eq(got["gc_state"], "sweeping", "target's GC state")
+    runs.each do |walkers, c|
+      check(c["heap"]["sweeping"] && !c["heap"]["marking"], "census saw the sweep: #{c['heap']}")
+      d = CensusDriver.type_diffs(CensusDriver.live_plus_garbage(c), got["counts"])
+      check(d.empty?, "#{walkers} walkers: live + garbage per type differs from count_objects: #{d.join(', ')}")
+      junk = c["by_class"]["Junk"] or raise Failure, "no Junk row"
+      check(c["heap"]["garbage"].positive? && junk["garbage"] > 100 * junk["live"],
+            "Junk: #{junk['garbage']} garbage, #{junk['live']} live")
+    end
+    check_eq(runs[2]["classes"], runs[1]["classes"], "two walkers' classes = one walker's")
+    after = CensusDriver.ask(io, "gc")
+    %w[Alpha Beta Gamma].each do |name|
+      check_eq(runs[1]["by_class"][name]["live"], after["classes"][name]["count"], "#{name} live")
+    end
+  ensure
+    CensusDriver.stop(io, facts && facts["pid"])
   end
-ensure
-  CensusDriver.stop(io, facts && facts["pid"])
 end
 
 test "census: text report and bad input" do
