@@ -2,7 +2,9 @@
 # tests/e2e/test_census.rb and bench/census.rb.  The target is
 # scenarios/census_target.rb (see its header for the protocol).
 require "json"
+require "fileutils"
 require "open3"
+require "tmpdir"
 
 module CensusDriver
   ROOT = File.expand_path("../..", __dir__)
@@ -31,8 +33,27 @@ module CensusDriver
     r
   end
 
-  def start(mode, n)
-    io = IO.popen(["ruby", TARGET, mode, n.to_s], "r+")
+  # The Rubies the census is checked on: this host's ("ruby") and every test Ruby
+  # scripts/rubies.sh has cached (make rubies), as [label, ruby command] pairs.
+  def rubies
+    list = IO.popen([File.join(ROOT, "scripts", "rubies.sh"), "--list"], err: File::NULL, &:read) rescue ""
+    [["host", "ruby"]] + list.split("\n").map { |dir| [File.basename(dir), File.join(dir, "bin", "ruby")] }
+  end
+
+  # The target script where every Ruby can read it: a distro Ruby runs in a chroot
+  # that sees the host's /tmp (notes/rubies-facts.md section 1), not this tree.
+  def target_path
+    @target_path ||= begin
+      dir = Dir.mktmpdir("rbm-census-", "/tmp")
+      at_exit { FileUtils.rm_rf(dir) }
+      FileUtils.cp(TARGET, dir)
+      File.chmod(0o755, dir)
+      File.join(dir, File.basename(TARGET))
+    end
+  end
+
+  def start(mode, n, ruby: "ruby")
+    io = IO.popen([ruby, ruby == "ruby" ? TARGET : target_path, mode, n.to_s], "r+")
     facts = JSON.parse(io.gets)
     nil until io.gets == "ready\n"
     io.write("again\n") # the second turn allocates nothing (see census_target.rb)

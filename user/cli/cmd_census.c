@@ -24,25 +24,25 @@ static struct census_args {
 } args = {.top = 30};
 
 static const char doc[] =
-	"Count every live object of a running Ruby's heap by class, with bytes and how many are "
-	"old, read from its memory at no cost to it.\n"
-	"\n"
-	"USAGE: rbmemtrace census -p PID [--format text|json] [-o FILE] [--top N]";
+    "Count every live object of a running Ruby's heap by class, with bytes and how many are "
+    "old, read from its memory at no cost to it.\n"
+    "\n"
+    "USAGE: rbmemtrace census -p PID [--format text|json] [-o FILE] [--top N]";
 
 enum { OPT_FORMAT = 0x100, OPT_TOP };
 
 static const struct argp_option opts[] = {
-	{"pid", 'p', "PID", 0, "Ruby process whose heap to read", 0},
-	{"format", OPT_FORMAT, "FORMAT", 0, "text (default) or json", 0},
-	{"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
-	{"top", OPT_TOP, "N", 0, "Classes shown in text (default 30, 0: all)", 0},
-	{"verbose", 'v', NULL, 0, "Explain what is found", 0},
-	{},
+    {"pid", 'p', "PID", 0, "Ruby process whose heap to read", 0},
+    {"format", OPT_FORMAT, "FORMAT", 0, "text (default) or json", 0},
+    {"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
+    {"top", OPT_TOP, "N", 0, "Classes shown in text (default 30, 0: all)", 0},
+    {"verbose", 'v', NULL, 0, "Explain what is found", 0},
+    {},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	(void)state;
+	(void) state;
 	switch (key) {
 	case 'p':
 		args.pid = cli_number(arg, "PID", 1, INT32_MAX);
@@ -77,14 +77,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* Takes the census of one target and fills r with it. */
 static void take_census(struct ruby_target *t, struct report *r)
 {
-	const struct heap_layout *hl = heap_layout_for(t->version);
+	const struct heap_layout *hl = t->hl;
 	struct class_namer namer;
 	struct census c = {};
 	char err[512];
 	int ret;
 
 	if (!hl)
-		rbm_die("no heap layout for Ruby %s: census supports %s", t->version, "3.1");
+		rbm_die("no heap layout for Ruby %s", t->version);
 	t->objspace = ruby_target_find_objspace(t);
 	if (!t->objspace)
 		rbm_die("cannot find the object space of PID %d", t->pid);
@@ -95,13 +95,14 @@ static void take_census(struct ruby_target *t, struct report *r)
 	if (ret == -ESRCH)
 		rbm_die("PID %d exited", t->pid);
 	if (ret == -EPERM || ret == -EACCES)
-		rbm_die("not enough privileges to read PID %d (run as root, or with CAP_SYS_PTRACE)",
-			t->pid);
+		rbm_die(
+		    "not enough privileges to read PID %d (run as root, or with CAP_SYS_PTRACE)",
+		    t->pid);
 	if (ret)
 		rbm_die("cannot read the heap of PID %d: %s", t->pid, err);
 	rbm_info("census: %lu pages, %lu slots in %.1f ms (%.1f ms of CPU, %u walkers, %.1f ms "
 		 "reading the target)",
-		 (unsigned long)c.pages, (unsigned long)c.slots, c.seconds * 1e3,
+		 (unsigned long) c.pages, (unsigned long) c.slots, c.seconds * 1e3,
 		 c.cpu_seconds * 1e3, c.walkers, c.read_seconds * 1e3);
 	r->pid = t->pid;
 	r->census_only = true;

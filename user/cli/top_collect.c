@@ -27,10 +27,9 @@ void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid)
 	tt = &c->targets[c->ntargets];
 	memset(tt, 0, sizeof(*tt));
 	ruby_target_open(&tt->target, pid, RUBY_NEED_MEMORY);
-	tt->hl = heap_layout_for(tt->target.version);
+	tt->hl = tt->target.hl;
 	if (!tt->hl)
-		rbm_die("no heap layout for Ruby %s (PID %d): top supports 3.1", tt->target.version,
-			pid);
+		rbm_die("no heap layout for Ruby %s (PID %d)", tt->target.version, pid);
 	tt->target.objspace = ruby_target_find_objspace(&tt->target);
 	if (!tt->target.objspace)
 		rbm_die("cannot find the object space of PID %d", pid);

@@ -71,18 +71,48 @@ struct gc_state {
 	uint64_t sorted, npages, count, allocated, freed;
 };
 
-static int read_gc_state(pid_t pid, const struct heap_layout *hl, uint64_t os,
-			 struct gc_state *s)
+/*
+ * The GC's state, and where the page table is.  3.4 keeps the table in a
+ * darray whose first word is the page count (os_allocated_pages there is a
+ * running total of pages ever allocated); before, a plain array of
+ * os_allocated_pages pointers.  GC.stat's totals are objspace-wide in 3.1,
+ * the sums of the size pools' counters from 3.2 on.
+ */
+static int read_gc_state(pid_t pid, const struct heap_layout *hl, uint64_t os, struct gc_state *s)
 {
+	uint64_t v[2];
+	uint32_t i;
 	int ret;
 
+	s->allocated = s->freed = 0;
 	if ((ret = target_read(pid, os + hl->os_flags, &s->flags, sizeof(s->flags))) ||
 	    (ret = target_read_u64(pid, os + hl->os_sorted, &s->sorted)) ||
-	    (ret = target_read_u64(pid, os + hl->os_allocated_pages, &s->npages)) ||
-	    (ret = target_read_u64(pid, os + hl->os_gc_count, &s->count)) ||
-	    (ret = target_read_u64(pid, os + hl->os_total_allocated, &s->allocated)) ||
-	    (ret = target_read_u64(pid, os + hl->os_total_freed, &s->freed)))
+	    (ret = target_read_u64(pid, os + hl->os_gc_count, &s->count)))
 		return ret;
+	if (hl->sorted_darray_data) {
+		s->npages = 0;
+		if (s->sorted && (ret = target_read_u64(pid, s->sorted, &s->npages)))
+			return ret;
+		if (s->sorted)
+			s->sorted += hl->sorted_darray_data;
+	} else if ((ret = target_read_u64(pid, os + hl->os_allocated_pages, &s->npages))) {
+		return ret;
+	}
+	if (hl->os_total_allocated) {
+		if ((ret = target_read_u64(pid, os + hl->os_total_allocated, &s->allocated)) ||
+		    (ret = target_read_u64(pid, os + hl->os_total_freed, &s->freed)))
+			return ret;
+		return 0;
+	}
+	for (i = 0; hl->pool_total_allocated && i < hl->pool_count; i++) {
+		uint64_t pool = os + hl->os_pools + (uint64_t) i * hl->pool_size;
+
+		if ((ret = target_read_u64(pid, pool + hl->pool_total_allocated, &v[0])) ||
+		    (ret = target_read_u64(pid, pool + hl->pool_total_freed, &v[1])))
+			return ret;
+		s->allocated += v[0];
+		s->freed += v[1];
+	}
 	return 0;
 }
 
@@ -193,7 +223,7 @@ static unsigned int walkers_for(size_t npages)
 
 	if (env && *env)
 		n = strtoul(env, NULL, 10);
-	else if (n > (size_t)(spare > 0 ? spare : 1))
+	else if (n > (size_t) (spare > 0 ? spare : 1))
 		n = spare > 0 ? spare : 1;
 	return n < 1 ? 1 : n > MAX_WALKERS ? MAX_WALKERS : n;
 }
@@ -248,12 +278,12 @@ int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint6
 	ret = read_gc_state(pid, hl, objspace, &gs);
 	if (ret)
 		return fail(err, errlen, ret, "cannot read the objspace at 0x%llx: %s",
-			    (unsigned long long)objspace, strerror(-ret));
+			    (unsigned long long) objspace, strerror(-ret));
 	if (!gs.sorted || !gs.npages || gs.npages > MAX_PAGES)
 		return fail(err, errlen, -EINVAL,
 			    "objspace at 0x%llx does not look like Ruby %s's (%llu heap pages)",
-			    (unsigned long long)objspace, hl->series,
-			    (unsigned long long)gs.npages);
+			    (unsigned long long) objspace, hl->series,
+			    (unsigned long long) gs.npages);
 	note_phase(c, hl, gs.flags);
 	c->gc_count = gs.count;
 	c->total_allocated = gs.allocated;
@@ -263,11 +293,11 @@ int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint6
 	if (slot_states) {
 		c->page = calloc(gs.npages, sizeof(*c->page));
 		c->npage = gs.npages;
-		c->slot_mem = malloc(gs.npages * (size_t)hl->max_slots);
+		c->slot_mem = malloc(gs.npages * (size_t) hl->max_slots);
 	}
 	if (!sorted || (slot_states && (!c->page || !c->slot_mem))) {
 		ret = fail(err, errlen, -ENOMEM, "out of memory for %llu heap pages",
-			   (unsigned long long)gs.npages);
+			   (unsigned long long) gs.npages);
 		goto out;
 	}
 	/* One read of the page table; Ruby may realloc it meanwhile: pages are checked anyway. */
@@ -288,7 +318,7 @@ int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint6
 	}
 	note_phase(c, hl, end.flags);
 	c->gc_count_changed = end.count != gs.count;
-	c->ages_known = hl->fl_age_mask != 0;
+	c->ages_known = hl->fl_age_mask != 0 || hl->page_age_bits != 0;
 	census_finish(c, hl);
 	if (c->bad_pages && !c->pages)
 		ret = fail(err, errlen, -EINVAL, "no heap page of PID %d fits Ruby %s's layout",
@@ -326,7 +356,7 @@ enum slot_state census_slot_info(const struct census *c, uint64_t addr, unsigned
 			continue;
 		}
 		off = addr - p->start;
-		if (off >= (uint64_t)p->nslots * p->slot_size) {
+		if (off >= (uint64_t) p->nslots * p->slot_size) {
 			lo = mid + 1;
 			continue;
 		}

@@ -32,8 +32,7 @@ static uint16_t get_u16(const uint8_t *p, uint32_t off)
 	return v;
 }
 
-struct census_class *census_class_of(struct census *c, uint64_t key, uint64_t klass,
-				     uint32_t kind)
+struct census_class *census_class_of(struct census *c, uint64_t key, uint64_t klass, uint32_t kind)
 {
 	struct census_class *cc = u64map_get(&c->classes, key);
 
@@ -123,12 +122,12 @@ static bool page_fits(const struct heap_layout *hl, uint64_t page, const uint8_t
 	uint64_t s = get_u64(pg, hl->page_start);
 	uint32_t n = get_u16(pg, hl->page_total_slots);
 	uint32_t size = get_u16(pg, hl->page_slot_size);
-	uint64_t b = s & ~(uint64_t)(hl->page_size - 1);
+	uint64_t b = s & ~(uint64_t) (hl->page_size - 1);
 
 	if (!page || !s || !n || n > hl->max_slots || size < hl->slot_size ||
 	    size > hl->max_slot_size || size % 8)
 		return false;
-	if (s - b < 8 || s - b + (uint64_t)n * size > hl->page_size)
+	if (s - b < 8 || s - b + (uint64_t) n * size > hl->page_size)
 		return false;
 	*body = b;
 	*start = s;
@@ -145,13 +144,14 @@ static bool page_fits(const struct heap_layout *hl, uint64_t page, const uint8_t
  * when it differs from its neighbour's.  states: where the slots' states go,
  * or NULL.
  */
-static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *buf,
-		     uint64_t body, const struct census_page *geo, uint8_t *states)
+static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *buf, uint64_t body,
+		     const struct census_page *geo, uint8_t *states)
 {
 	const struct heap_layout *hl = w->hl;
 	struct census *c = &w->part;
 	bool before_sweep = get_u32(pg, hl->page_flags) & hl->page_before_sweep;
-	uint64_t bits[64], wbu[64], age_mask = hl->fl_age_mask, nfree = 0, nunjudged = 0;
+	uint64_t bits[64], wbu[64], ages[128], age_mask = hl->fl_age_mask, nfree = 0, nunjudged = 0;
+	const uint64_t *age_bits = NULL;
 	uint64_t last_key = w->last_key;
 	struct census_class *last = w->last;
 	uint32_t i, age_shift = hl->fl_age_shift, slot_size = geo->slot_size;
@@ -164,6 +164,10 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 	/* Mark bits decide only on a page the sweeper has not reached. */
 	if (before_sweep)
 		memcpy(bits, pg + hl->page_mark_bits, nwords * sizeof(bits[0]));
+	if (hl->page_age_bits) {
+		memcpy(ages, pg + hl->page_age_bits, 2 * nwords * sizeof(ages[0]));
+		age_bits = ages;
+	}
 	/*
 	 * Which objects the write barrier does not protect: they never age, so
 	 * the trace can tell a reused slot by its age only for the others.
@@ -171,7 +175,7 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 	if (states && hl->page_wb_unprotected_bits)
 		memcpy(wbu, pg + hl->page_wb_unprotected_bits, nwords * sizeof(wbu[0]));
 	for (i = 0; i < geo->nslots; i++, slot += slot_size) {
-		const uint64_t *words = (const void *)slot;
+		const uint64_t *words = (const void *) slot;
 		uint64_t flags = words[0], bit, key, st_addr, bytes;
 		bool marked = false, unjudged;
 		enum slot_state st;
@@ -191,7 +195,15 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 		st = slot_classify(flags, marked, before_sweep, w->marking, &unjudged);
 		nunjudged += unjudged;
 		if (st == SLOT_LIVE || st == SLOT_GARBAGE) {
-			age = (unsigned int)((flags & age_mask) >> age_shift);
+			if (age_bits) {
+				/* 3.3+: 2 bits per bit granule in the page (RVALUE_AGE_BITMAP) */
+				bit = base + i * step;
+				age = bit / 32 < 2 * nwords
+					  ? (age_bits[bit / 32] >> (bit % 32 * 2)) & 3
+					  : 0;
+			} else {
+				age = (unsigned int) ((flags & age_mask) >> age_shift);
+			}
 			kind = slot_kind(flags);
 			key = class_key_id(slot_klass(words), kind);
 			if (key != last_key) {
@@ -219,7 +231,8 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 
 			if (hl->page_wb_unprotected_bits) {
 				bit = base + i * step;
-				unprotected = bit / 64 >= nwords || (wbu[bit / 64] >> (bit % 64)) & 1;
+				unprotected =
+				    bit / 64 >= nwords || (wbu[bit / 64] >> (bit % 64)) & 1;
 			}
 			states[i] = st | (age & 3) << 4 | (unprotected ? SLOT_WB_UNPROTECTED : 0);
 		}
@@ -247,9 +260,13 @@ int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t po
 	for (i = 0; i < n; i++) {
 		const uint8_t *pg = w->page_buf + i * hl->page_read_size;
 
-		if (!w->page_ok[i] || !page_fits(hl, pages[i], pg, &w->body_addr[nbody],
-						 &geo[nbody].start, &geo[nbody].nslots,
-						 &geo[nbody].slot_size)) {
+		/* 3.4 keeps emptied pages in the table with total_slots 0: nothing in them. */
+		if (w->page_ok[i] && hl->sorted_darray_data && pages[i] &&
+		    !get_u16(pg, hl->page_total_slots))
+			continue;
+		if (!w->page_ok[i] ||
+		    !page_fits(hl, pages[i], pg, &w->body_addr[nbody], &geo[nbody].start,
+			       &geo[nbody].nslots, &geo[nbody].slot_size)) {
 			c->bad_pages++;
 			continue;
 		}
@@ -274,7 +291,7 @@ int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t po
 		}
 		if (w->page) {
 			/* page_fits bounded nslots by max_slots, each page's share of slot_mem */
-			states = w->slot_mem + at[i] * (size_t)hl->max_slots;
+			states = w->slot_mem + at[i] * (size_t) hl->max_slots;
 			w->page[at[i]] = geo[i];
 			w->page[at[i]].slot = states;
 		}
@@ -303,7 +320,7 @@ int walk_init(struct census_walk *w, pid_t pid, const struct heap_layout *hl, bo
 	 * would take a page fault per 4 KiB, slow in a VM (a 100k-object heap's
 	 * census took 30% longer).
 	 */
-	w->body_len = (size_t)CENSUS_BATCH_PAGES * hl->page_size;
+	w->body_len = (size_t) CENSUS_BATCH_PAGES * hl->page_size;
 	w->body_buf = mmap(NULL, w->body_len, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (w->body_buf == MAP_FAILED)

@@ -25,14 +25,18 @@
  *           because its capa word holds a reference count), as rb_ary_memsize.
  *   Hash    an ar_table (up to 8 pairs): 128; an st_table: 56 + its bins +
  *           2^entry_power * 24 entries, read from the target (st_memsize).
- *   Object  ivars outside the slot: numiv * 8.
+ *           3.3+: both tables lie in the slot (a larger one): an ar_table adds
+ *           nothing, an st_table its bins and entries (st_memsize - 56).
+ *   Object  ivars outside the slot: numiv * 8.  3.3+ keeps the capacity in the
+ *           object's shape, which is not read: a T_OBJECT whose ivars left the
+ *           slot counts its slot only (its class's later instances are sized
+ *           to hold their ivars embedded, so few are).
  *   Bignum  digits outside the slot: len * 8.  Struct: members outside: len * 8.
- *   Class/Module: sizeof(rb_classext_t) only; the method, constant, ivar and
- *           call-cache tables it points to are not read: a lower bound.
- *   Generic ivars (FL_EXIVAR, any type) are not counted.
- *   Data/TypedData, File, Regexp, Match, imemo, iclass: the slot only.  What a
- *           T_DATA owns is known only to its dsize() callback in the target; it
- *           cannot be computed from outside.
+ *   Class/Module: sizeof(rb_classext_t) only (3.3+: it is in the slot: 0); the method, constant,
+ * ivar and call-cache tables it points to are not read: a lower bound. Generic ivars (FL_EXIVAR,
+ * any type) are not counted. Data/TypedData, File, Regexp, Match, imemo, iclass: the slot only.
+ * What a T_DATA owns is known only to its dsize() callback in the target; it cannot be computed
+ * from outside.
  */
 #ifndef RBM_HEAP_SLOTS_H
 #define RBM_HEAP_SLOTS_H
@@ -89,7 +93,7 @@ static inline enum slot_state slot_classify(uint64_t flags, bool marked, bool be
 /* GCs survived, 0..old_age, from the flags (series that keep age in the page: later). */
 static inline unsigned int slot_age(const struct heap_layout *hl, uint64_t flags)
 {
-	return (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
+	return (unsigned int) ((flags & hl->fl_age_mask) >> hl->fl_age_shift);
 }
 
 /* The tracker's kind: the builtin type, plus the imemo subtype in bits 8..11. */
@@ -114,6 +118,9 @@ static inline uint64_t slot_word_at(const uint64_t *words, uint32_t off)
 	return words[off / 8];
 }
 
+/* st_memsize() of an st_table whose first hl->st_size bytes are head; 0 if implausible. */
+uint64_t slot_st_bytes(const struct heap_layout *hl, const uint8_t *head);
+
 /*
  * Heap bytes the object owns besides its slot (see above), from its slot
  * words (at least max_slot_size / 8 of them).  A Hash on an st_table needs
@@ -124,12 +131,13 @@ static inline uint64_t slot_word_at(const uint64_t *words, uint32_t off)
 static inline uint64_t slot_owned_bytes(const struct heap_layout *hl, const uint64_t *words,
 					uint64_t *need_st)
 {
-	uint64_t flags = words[0];
+	uint64_t flags = words[0], st_bytes;
 
 	*need_st = 0;
 	switch (flags & RB_T_MASK) {
 	case RB_T_STRING:
-		if ((flags & (hl->str_noembed | hl->str_shared | hl->str_nofree)) == hl->str_noembed)
+		if ((flags & (hl->str_noembed | hl->str_shared | hl->str_nofree)) ==
+		    hl->str_noembed)
 			return slot_word_at(words, hl->str_capa) + 1;
 		return 0;
 	case RB_T_ARRAY:
@@ -139,14 +147,21 @@ static inline uint64_t slot_owned_bytes(const struct heap_layout *hl, const uint
 			return slot_word_at(words, hl->ary_len) * 8;
 		return slot_word_at(words, hl->ary_capa) * 8;
 	case RB_T_HASH:
+		if (hl->hash_tbl_inline) {
+			/* 3.3+: the table's head is in the slot, only bins and entries are not */
+			if (!(flags & hl->hash_st_flag))
+				return 0;
+			st_bytes = slot_st_bytes(hl, (const uint8_t *) words + hl->hash_tbl);
+			return st_bytes > hl->st_size ? st_bytes - hl->st_size : 0;
+		}
 		if (!(flags & hl->hash_st_flag))
 			return slot_word_at(words, hl->hash_tbl) ? hl->ar_table_size : 0;
 		*need_st = slot_word_at(words, hl->hash_tbl);
 		return 0;
 	case RB_T_OBJECT:
-		if (flags & hl->obj_embed)
+		if ((flags & hl->obj_embed) || !hl->obj_numiv)
 			return 0;
-		return (uint64_t)(uint32_t)slot_word_at(words, hl->obj_numiv) * 8;
+		return (uint64_t) (uint32_t) slot_word_at(words, hl->obj_numiv) * 8;
 	case RB_T_BIGNUM:
 		if (flags & hl->bignum_embed)
 			return 0;
@@ -157,12 +172,11 @@ static inline uint64_t slot_owned_bytes(const struct heap_layout *hl, const uint
 		return slot_word_at(words, hl->struct_len) * 8;
 	case RB_T_CLASS:
 	case RB_T_MODULE:
+		if (!hl->class_ext)
+			return 0;
 		return slot_word_at(words, hl->class_ext) ? hl->classext_size : 0;
 	}
 	return 0;
 }
-
-/* st_memsize() of an st_table whose first hl->st_size bytes are head; 0 if implausible. */
-uint64_t slot_st_bytes(const struct heap_layout *hl, const uint8_t *head);
 
 #endif

@@ -17,13 +17,13 @@
 const char *ruby_type_name(uint32_t type)
 {
 	static const char *const names[] = {
-		[0x00] = "T_NONE",   [0x01] = "T_OBJECT", [0x02] = "T_CLASS",  [0x03] = "T_MODULE",
-		[0x04] = "T_FLOAT",  [0x05] = "T_STRING", [0x06] = "T_REGEXP", [0x07] = "T_ARRAY",
-		[0x08] = "T_HASH",   [0x09] = "T_STRUCT", [0x0a] = "T_BIGNUM", [0x0b] = "T_FILE",
-		[0x0c] = "T_DATA",   [0x0d] = "T_MATCH",  [0x0e] = "T_COMPLEX", [0x0f] = "T_RATIONAL",
-		[0x11] = "T_NIL",    [0x12] = "T_TRUE",   [0x13] = "T_FALSE",  [0x14] = "T_SYMBOL",
-		[0x15] = "T_FIXNUM", [0x16] = "T_UNDEF",  [0x1a] = "T_IMEMO",  [0x1b] = "T_NODE",
-		[0x1c] = "T_ICLASS", [0x1d] = "T_ZOMBIE", [0x1e] = "T_MOVED",
+	    [0x00] = "T_NONE",	 [0x01] = "T_OBJECT", [0x02] = "T_CLASS",   [0x03] = "T_MODULE",
+	    [0x04] = "T_FLOAT",	 [0x05] = "T_STRING", [0x06] = "T_REGEXP",  [0x07] = "T_ARRAY",
+	    [0x08] = "T_HASH",	 [0x09] = "T_STRUCT", [0x0a] = "T_BIGNUM",  [0x0b] = "T_FILE",
+	    [0x0c] = "T_DATA",	 [0x0d] = "T_MATCH",  [0x0e] = "T_COMPLEX", [0x0f] = "T_RATIONAL",
+	    [0x11] = "T_NIL",	 [0x12] = "T_TRUE",   [0x13] = "T_FALSE",   [0x14] = "T_SYMBOL",
+	    [0x15] = "T_FIXNUM", [0x16] = "T_UNDEF",  [0x1a] = "T_IMEMO",   [0x1b] = "T_NODE",
+	    [0x1c] = "T_ICLASS", [0x1d] = "T_ZOMBIE", [0x1e] = "T_MOVED",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])
@@ -34,13 +34,34 @@ const char *ruby_type_name(uint32_t type)
 const char *ruby_imemo_name(uint32_t imemo)
 {
 	static const char *const names[] = {
-		"env",	 "cref", "svar",	"throw_data",	  "ifunc",    "memo",	   "ment",
-		"iseq", "tmpbuf", "ast", "parser_strterm", "callinfo", "callcache", "constcache",
+	    "env",  "cref",   "svar", "throw_data",	"ifunc",    "memo",	 "ment",
+	    "iseq", "tmpbuf", "ast",  "parser_strterm", "callinfo", "callcache", "constcache",
 	};
 
 	if (imemo < sizeof(names) / sizeof(names[0]))
 		return names[imemo];
 	return "unknown";
+}
+
+/* Where a class's rb_classext_t is: in the slot (3.3+) or behind RClass.ptr. */
+static int class_ext(struct class_namer *cn, uint64_t klass, uint64_t *ext)
+{
+	if (cn->off->classext_embedded) {
+		*ext = klass + cn->off->rclass_ext;
+		return 0;
+	}
+	return target_read_u64(cn->pid, klass + cn->off->rclass_ext, ext) || !*ext ? -ENOENT : 0;
+}
+
+/* 3.3+: a VALUE field of the classext (classpath, attached_object); 0 or -ENOENT. */
+static int classext_value(struct class_namer *cn, uint64_t klass, uint32_t field, uint64_t *v)
+{
+	uint64_t ext;
+
+	if (class_ext(cn, klass, &ext) || target_read_u64(cn->pid, ext + field, v) || !*v ||
+	    (*v & 7) || *v == 8 /* Qnil */)
+		return -ENOENT;
+	return 0;
 }
 
 /*
@@ -49,14 +70,15 @@ const char *ruby_imemo_name(uint32_t imemo)
  * is scanned only in part, or refused when `whole` asks for all of it.
  */
 static int scan_ivars(struct class_namer *cn, uint64_t klass, bool whole,
-		      int (*match)(struct class_namer *, uint64_t key, uint64_t value, uint64_t arg),
+		      int (*match)(struct class_namer *, uint64_t key, uint64_t value,
+				   uint64_t arg),
 		      uint64_t arg, uint64_t *key, uint64_t *value)
 {
 	const struct ruby_offsets *off = cn->off;
 	uint64_t ext, tbl, start, bound, entries, i;
 	uint64_t entry[3];
 
-	if (target_read_u64(cn->pid, klass + off->rclass_ext, &ext) || !ext ||
+	if (!off->classext_iv_tbl || class_ext(cn, klass, &ext) ||
 	    target_read_u64(cn->pid, ext + off->classext_iv_tbl, &tbl) || !tbl ||
 	    target_read_u64(cn->pid, tbl + off->st_entries_start, &start) ||
 	    target_read_u64(cn->pid, tbl + off->st_entries_bound, &bound) ||
@@ -81,8 +103,8 @@ static int scan_ivars(struct class_namer *cn, uint64_t klass, bool whole,
 
 static int key_equals(struct class_namer *cn, uint64_t key, uint64_t value, uint64_t id)
 {
-	(void)cn;
-	(void)value;
+	(void) cn;
+	(void) value;
 	return key == id;
 }
 
@@ -94,9 +116,28 @@ static int class_ivar(struct class_namer *cn, uint64_t klass, uint64_t id, uint6
 	return scan_ivars(cn, klass, false, key_equals, id, &key, value);
 }
 
+/* The class's path String (classext.classpath in 3.3+, else the hidden ivar). */
+static int class_path(struct class_namer *cn, uint64_t klass, uint64_t *path)
+{
+	if (cn->off->classext_classpath)
+		return classext_value(cn, klass, cn->off->classext_classpath, path);
+	return class_ivar(cn, klass, cn->classpath_id, path);
+}
+
+/* A singleton class's object (classext.attached_object in 3.3+, else the hidden ivar). */
+static int class_attached(struct class_namer *cn, uint64_t klass, uint64_t *obj)
+{
+	if (cn->off->classext_attached_object)
+		return classext_value(cn, klass, cn->off->classext_attached_object, obj);
+	if (!cn->attached_id)
+		return -ENOENT;
+	return class_ivar(cn, klass, cn->attached_id, obj);
+}
+
 /* Finds the ivar key whose value satisfies match(); used once at start-up. */
 static int find_ivar_id(struct class_namer *cn, uint64_t klass,
-			int (*match)(struct class_namer *, uint64_t key, uint64_t value, uint64_t arg),
+			int (*match)(struct class_namer *, uint64_t key, uint64_t value,
+				     uint64_t arg),
 			uint64_t arg, uint64_t *id)
 {
 	uint64_t value;
@@ -109,8 +150,8 @@ static int value_is_string_object(struct class_namer *cn, uint64_t key, uint64_t
 {
 	char buf[16];
 
-	(void)key;
-	(void)unused;
+	(void) key;
+	(void) unused;
 	return (value & 7) == 0 && value &&
 	       target_read_rstring(cn->pid, cn->off, value, buf, sizeof(buf)) == 0 &&
 	       strcmp(buf, "Object") == 0;
@@ -118,8 +159,8 @@ static int value_is_string_object(struct class_namer *cn, uint64_t key, uint64_t
 
 static int value_equals(struct class_namer *cn, uint64_t key, uint64_t value, uint64_t expected)
 {
-	(void)cn;
-	(void)key;
+	(void) cn;
+	(void) key;
 	return value == expected;
 }
 
@@ -134,13 +175,31 @@ int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_offset
 	/* A target that dies now makes every read fail: say that, not "internals differ". */
 	if (target_read(pid, object_class, hdr, sizeof(hdr)) ||
 	    (hdr[0] & RB_T_MASK) != RB_T_CLASS) {
-		snprintf(err, errlen, "rb_cObject does not point at a class: Ruby internals differ "
-				      "from the table for %s", off->series);
+		snprintf(err, errlen,
+			 "rb_cObject does not point at a class: Ruby internals differ "
+			 "from the table for %s",
+			 off->series);
 		return target_gone_error(pid, -EINVAL, err, errlen);
 	}
+	if (off->classext_classpath) {
+		/* 3.3+: no hidden ivars; Object's classpath checks the offsets instead. */
+		uint64_t path;
+
+		if (class_path(cn, object_class, &path) ||
+		    !value_is_string_object(cn, 0, path, 0)) {
+			snprintf(err, errlen,
+				 "cannot read Object's class path: Ruby internals "
+				 "differ from the layout of %s",
+				 off->series);
+			return target_gone_error(pid, -EINVAL, err, errlen);
+		}
+		return 0;
+	}
 	if (find_ivar_id(cn, object_class, value_is_string_object, 0, &cn->classpath_id)) {
-		snprintf(err, errlen, "cannot find Object's class path in its ivars: Ruby "
-				      "internals differ from the table for %s", off->series);
+		snprintf(err, errlen,
+			 "cannot find Object's class path in its ivars: Ruby "
+			 "internals differ from the table for %s",
+			 off->series);
 		return target_gone_error(pid, -EINVAL, err, errlen);
 	}
 	/* Object's klass is its singleton class, whose attached object is Object. */
@@ -155,7 +214,7 @@ static uint64_t name_hash(const char *s)
 	uint64_t h = 0xcbf29ce484222325ULL;
 
 	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+		h = (h ^ (unsigned char) *s) * 0x100000001b3ULL;
 	return h;
 }
 
@@ -168,11 +227,11 @@ char *class_name_fit(const char *name)
 		return strdup(name);
 	/* Cut on a character boundary, leaving room for "...#" and 16 hex digits. */
 	cut = CLASS_NAME_MAX - 20;
-	while (cut > 0 && ((unsigned char)name[cut] & 0xc0) == 0x80)
+	while (cut > 0 && ((unsigned char) name[cut] & 0xc0) == 0x80)
 		cut--;
 	out = malloc(CLASS_NAME_MAX + 1);
 	if (out)
-		snprintf(out, CLASS_NAME_MAX + 1, "%.*s...#%016" PRIx64, (int)cut, name,
+		snprintf(out, CLASS_NAME_MAX + 1, "%.*s...#%016" PRIx64, (int) cut, name,
 			 name_hash(name));
 	return out;
 }
@@ -186,7 +245,7 @@ static uint64_t real_class(struct class_namer *cn, uint64_t klass)
 
 	for (i = 0; i < 8; i++) {
 		if (target_read_u64(cn->pid, klass, &flags) || !(flags & cn->off->fl_singleton) ||
-		    target_read_u64(cn->pid, klass + 16, &klass))
+		    target_read_u64(cn->pid, klass + cn->off->rclass_super, &klass))
 			break;
 	}
 	return klass;
@@ -198,7 +257,7 @@ static char *singleton_name(struct class_namer *cn, uint64_t klass, int depth)
 	uint64_t attached, hdr[2];
 	char *inner = NULL;
 
-	if (!cn->attached_id || class_ivar(cn, klass, cn->attached_id, &attached) ||
+	if (class_attached(cn, klass, &attached) ||
 	    target_read(cn->pid, attached, hdr, sizeof(hdr)))
 		goto anonymous;
 	switch (hdr[0] & RB_T_MASK) {
@@ -240,7 +299,7 @@ static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
 	}
 	if (hdr[0] & cn->off->fl_singleton)
 		return singleton_name(cn, klass, depth);
-	if (class_ivar(cn, klass, cn->classpath_id, &path) == 0) {
+	if (class_path(cn, klass, &path) == 0) {
 		char *full = malloc(NAME_READ_MAX), *name = NULL;
 
 		if (full && target_read_rstring(cn->pid, cn->off, path, full, NAME_READ_MAX) == 0)
@@ -249,8 +308,8 @@ static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
 		if (name)
 			return name;
 	}
-	snprintf(buf, sizeof(buf), "#<%s:0x%016" PRIx64 ">", type == RB_T_MODULE ? "Module" : "Class",
-		 klass);
+	snprintf(buf, sizeof(buf), "#<%s:0x%016" PRIx64 ">",
+		 type == RB_T_MODULE ? "Module" : "Class", klass);
 	return strdup(buf);
 }
 

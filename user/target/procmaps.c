@@ -156,6 +156,32 @@ static bool find_by_symbol(pid_t pid, const char *exe, struct ruby_image *img)
 	return found;
 }
 
+/*
+ * The mapped file itself, /proc/PID/map_files/START-END, for when the path
+ * maps names does not exist under /proc/PID/root: a process chrooted from a
+ * namespace of its own (unshare --root) has its files named by the paths it
+ * was started with, outside its root.  Needs CAP_SYS_ADMIN, as root has.
+ */
+static int map_files_path(pid_t pid, const char *path, char *out, size_t n)
+{
+	char line[PATH_MAX + 128];
+	struct map_entry e;
+	int ret = -ENOENT;
+	FILE *f = open_maps(pid);
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (procmaps_parse_line(line, &e) || strcmp(e.path, path) || e.offset != 0)
+			continue;
+		snprintf(out, n, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e.start, e.end);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
 int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errlen)
 {
 	char exe_link[64], exe[PATH_MAX], line[PATH_MAX + 128];
@@ -173,7 +199,8 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 		if (errno == ENOENT)
 			snprintf(err, errlen, "no process with PID %d", pid);
 		else
-			snprintf(err, errlen, "cannot read /proc/%d/maps: %s", pid, strerror(errno));
+			snprintf(err, errlen, "cannot read /proc/%d/maps: %s", pid,
+				 strerror(errno));
 		return ret;
 	}
 
@@ -195,29 +222,37 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	if (!found)
 		found = find_by_symbol(pid, exe, img);
 	if (!found) {
-		snprintf(err, errlen, "PID %d is not a Ruby process (no libruby or ruby_version in %s)",
-			 pid, exe[0] ? exe : "its executable");
+		snprintf(err, errlen,
+			 "PID %d is not a Ruby process (no libruby or ruby_version in %s)", pid,
+			 exe[0] ? exe : "its executable");
 		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
 	if (strstr(img->path, " (deleted)")) {
-		snprintf(err, errlen, "PID %d runs a Ruby that was deleted or upgraded on disk (%s)",
-			 pid, img->path);
+		snprintf(err, errlen,
+			 "PID %d runs a Ruby that was deleted or upgraded on disk (%s)", pid,
+			 img->path);
 		return -ENOENT;
 	}
 	snprintf(img->host_path, sizeof(img->host_path), "/proc/%d/root%s", pid, img->path);
 
 	/* What the path names now, in the target's mount namespace, is the target's choice. */
 	fd = target_file_open(img->host_path);
+	if (fd == -ENOENT &&
+	    map_files_path(pid, img->path, img->host_path, sizeof(img->host_path)) == 0)
+		fd = target_file_open(img->host_path);
 	if (fd == -EINVAL) {
-		snprintf(err, errlen, "PID %d maps %s, which is not a regular file in its mount "
-				      "namespace now (a FIFO or device in its place?): not reading it",
+		snprintf(err, errlen,
+			 "PID %d maps %s, which is not a regular file in its mount "
+			 "namespace now (a FIFO or device in its place?): not reading it",
 			 pid, img->path);
 		return -EINVAL;
 	}
 	if (fd == -EACCES || fd == -EPERM) {
-		/* /proc/PID/root takes ptrace rights: another user's process needs CAP_SYS_PTRACE. */
-		snprintf(err, errlen, "not enough privileges to read the files of PID %d through "
-				      "/proc/%d/root (another user's process needs CAP_SYS_PTRACE)",
+		/* /proc/PID/root takes ptrace rights: another user's process needs CAP_SYS_PTRACE.
+		 */
+		snprintf(err, errlen,
+			 "not enough privileges to read the files of PID %d through "
+			 "/proc/%d/root (another user's process needs CAP_SYS_PTRACE)",
 			 pid, pid);
 		return target_gone_error(pid, -EACCES, err, errlen);
 	}

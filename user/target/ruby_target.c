@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "diag.h"
+#include "dwarf_layout.h"
 #include "elfinfo.h"
 #include "ruby_target.h"
 #include "target_mem.h"
@@ -19,15 +20,63 @@ static void die_unreadable(const struct ruby_target *t, const char *what)
 	rbm_die("cannot read %s in PID %d: %s", what, t->pid, strerror(err));
 }
 
+/* "/proc/PID/root" of a target that runs, for a separate debug file; NULL before it runs. */
+static const char *target_root(pid_t pid, char *buf, size_t n)
+{
+	if (pid <= 0)
+		return NULL;
+	snprintf(buf, n, "/proc/%d/root", (int) pid);
+	return buf;
+}
+
+/*
+ * The layouts for what need asks: tracing takes a supported table entry
+ * only; reading memory prefers the table's supported entry (3.1), then the
+ * libruby's own DWARF (a patch release needs no entry), then the table's
+ * generated entry of the series (stripped builds).  0, or -1 with why.
+ */
+static int pick_layouts(struct ruby_target *t, const char *host_path, const char *shown,
+			enum ruby_need need, char *why, size_t n)
+{
+	char err[512], root[64];
+
+	t->off = ruby_offsets_for(t->version);
+	t->hl = NULL;
+	if (t->off) {
+		t->hl = heap_layout_for(t->version);
+		return 0;
+	}
+	if (need != RUBY_NEED_MEMORY) {
+		snprintf(why, n, "unsupported Ruby version %s in %s (supported: %s)", t->version,
+			 shown, ruby_supported_series());
+		return -1;
+	}
+	if (dwarf_layout_read(host_path, target_root(t->pid, root, sizeof(root)), &t->off_dwarf,
+			      &t->hl_dwarf, err, sizeof(err)) == 0) {
+		t->off = &t->off_dwarf;
+		t->hl = &t->hl_dwarf;
+		return 0;
+	}
+	t->off = ruby_offsets_entry(t->version);
+	t->hl = heap_layout_entry(t->version);
+	if (t->off && t->hl)
+		return 0;
+	snprintf(why, n,
+		 "unsupported Ruby version %s in %s: no DWARF in it and no table entry "
+		 "for its series (census and top read %s, 3.3, 3.4)",
+		 t->version, shown, ruby_supported_series());
+	return -1;
+}
+
 void ruby_target_check_file(struct ruby_target *t, const char *host_path, const char *shown,
 			    enum ruby_need need)
 {
+	char why[640];
+
 	if (elf_symbol_string(host_path, "ruby_version", t->version, sizeof(t->version)))
 		rbm_die("cannot read the Ruby version (ruby_version) from %s", shown);
-	t->off = ruby_offsets_for(t->version);
-	if (!t->off)
-		rbm_die("unsupported Ruby version %s in %s (supported: %s)", t->version, shown,
-			ruby_supported_series());
+	if (pick_layouts(t, host_path, shown, need, why, sizeof(why)))
+		rbm_die("%s", why);
 	if (need == RUBY_NEED_USDT && !elf_has_usdt(host_path, "ruby", "gc__sweep__end"))
 		rbm_die("%s was built without USDT probes (configure --enable-dtrace); rbmemtrace "
 			"needs ruby:gc__* to see frees",
@@ -47,22 +96,23 @@ void ruby_target_attach(struct ruby_target *t, pid_t pid)
 
 bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n)
 {
-	struct ruby_image img;
-	char version[32];
+	static struct ruby_target t; /* large (two layouts): not on the stack */
+	char reason[640];
 
-	if (procmaps_find_ruby(pid, &img, why, n))
+	memset(&t, 0, sizeof(t));
+	t.pid = pid;
+	if (procmaps_find_ruby(pid, &t.img, why, n))
 		return false;
-	if (elf_symbol_string(img.host_path, "ruby_version", version, sizeof(version))) {
-		snprintf(why, n, "cannot read the Ruby version of PID %d", (int)pid);
-		return false;
-	}
-	if (!ruby_offsets_for(version)) {
-		snprintf(why, n, "PID %d runs Ruby %s, which is not supported (supported: %s)",
-			 (int)pid, version, ruby_supported_series());
+	if (elf_symbol_string(t.img.host_path, "ruby_version", t.version, sizeof(t.version))) {
+		snprintf(why, n, "cannot read the Ruby version of PID %d", (int) pid);
 		return false;
 	}
-	if (need == RUBY_NEED_USDT && !elf_has_usdt(img.host_path, "ruby", "gc__sweep__end")) {
-		snprintf(why, n, "PID %d runs a Ruby built without USDT probes", (int)pid);
+	if (pick_layouts(&t, t.img.host_path, t.img.path, need, reason, sizeof(reason))) {
+		snprintf(why, n, "PID %d: %s", (int) pid, reason);
+		return false;
+	}
+	if (need == RUBY_NEED_USDT && !elf_has_usdt(t.img.host_path, "ruby", "gc__sweep__end")) {
+		snprintf(why, n, "PID %d runs a Ruby built without USDT probes", (int) pid);
 		return false;
 	}
 	return true;
@@ -105,16 +155,65 @@ uint64_t ruby_target_class_allocator(const struct ruby_target *t)
 	return file_offset;
 }
 
+/*
+ * Where ruby_current_vm_ptr lives when it is hidden (3.3+) and the library
+ * stripped: the exported functions that read vm->objspace start with `lea
+ * VAR(%rip), %reg; mov (%reg), %reg; mov OBJSPACE(%reg), ...` (3.3's
+ * rb_gc_count, 3.4's rb_gc_get_objspace; notes/rubies-facts.md §4.3).  The
+ * first RIP-relative lea is taken, and only if the vm_objspace offset of
+ * the layout follows within a few bytes: another variable would not be read
+ * at that offset.  0 if not found.
+ */
+static uint64_t vm_ptr_from_code(const struct ruby_target *t)
+{
+	static const char *const fns[] = {"rb_gc_get_objspace", "rb_gc_count"};
+	uint8_t code[64];
+	uint64_t sym;
+	size_t f, i, j;
+
+	for (f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+		if (elf_symbol_value(t->img.host_path, fns[f], &sym, NULL) ||
+		    target_read(t->pid, t->img.load_bias + sym, code, sizeof(code)))
+			continue;
+		for (i = 0; i + 7 <= 32; i++) {
+			int32_t disp;
+
+			/* REX.W (+R), 8d, ModRM mod 00 rm 101: lea disp32(%rip), %reg */
+			if ((code[i] & 0xfb) != 0x48 || code[i + 1] != 0x8d ||
+			    (code[i + 2] & 0xc7) != 0x05)
+				continue;
+			memcpy(&disp, code + i + 3, sizeof(disp));
+			for (j = i + 7; j + 4 <= sizeof(code) && j < i + 24; j++) {
+				uint32_t v;
+
+				memcpy(&v, code + j, sizeof(v));
+				if (v == t->off->vm_objspace)
+					return t->img.load_bias + sym + i + 7 + (int64_t) disp;
+			}
+			break;
+		}
+	}
+	return 0;
+}
+
 uint64_t ruby_target_find_objspace(const struct ruby_target *t)
 {
-	struct ruby_target *mut = (struct ruby_target *)t;
-	uint64_t vm_ptr, objspace, sym;
+	struct ruby_target *mut = (struct ruby_target *) t;
+	uint64_t vm_ptr = 0, objspace, sym, addr;
 
-	vm_ptr = ruby_target_global(t, "ruby_current_vm_ptr");
-	if (elf_symbol_value(t->img.host_path, "ruby_current_vm_ptr", &sym, NULL) == 0) {
-		mut->vm_ptr_addr = t->img.load_bias + sym;
-		mut->vm = vm_ptr;
-	}
+	if (elf_symbol_value(t->img.host_path, "ruby_current_vm_ptr", &sym, NULL) == 0)
+		addr = t->img.load_bias + sym;
+	else
+		addr = vm_ptr_from_code(t);
+	if (!addr)
+		rbm_die(
+		    "%s has no symbol ruby_current_vm_ptr, and the code of rb_gc_count does not "
+		    "show where it is",
+		    t->img.path);
+	if (target_read_u64(t->pid, addr, &vm_ptr))
+		die_unreadable(t, "ruby_current_vm_ptr");
+	mut->vm_ptr_addr = addr;
+	mut->vm = vm_ptr;
 	if (!vm_ptr || target_read_u64(t->pid, vm_ptr + t->off->vm_objspace, &objspace))
 		return 0;
 	return objspace;
@@ -129,13 +228,31 @@ bool ruby_target_same_program(const struct ruby_target *t)
 	return target_read_u64(t->pid, t->vm_ptr_addr, &vm) == 0 && vm == t->vm;
 }
 
+/* GC.stat's totals: objspace-wide in 3.1, the sums of the size pools' counters from 3.2 on. */
 void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c)
 {
 	const struct ruby_offsets *off = t->off;
+	uint64_t pool, v[2];
+	uint32_t i;
 
-	c->valid = t->objspace && off->objspace_total_allocated &&
-		   !target_read_u64(t->pid, t->objspace + off->objspace_total_allocated,
-				    &c->allocated) &&
-		   !target_read_u64(t->pid, t->objspace + off->objspace_total_freed, &c->freed) &&
+	c->allocated = c->freed = 0;
+	c->valid = t->objspace &&
 		   !target_read_u64(t->pid, t->objspace + off->objspace_gc_count, &c->gc_count);
+	if (!c->valid)
+		return;
+	if (off->objspace_total_allocated) {
+		c->valid =
+		    !target_read_u64(t->pid, t->objspace + off->objspace_total_allocated,
+				     &c->allocated) &&
+		    !target_read_u64(t->pid, t->objspace + off->objspace_total_freed, &c->freed);
+		return;
+	}
+	c->valid = off->pool_total_allocated != 0;
+	for (i = 0; c->valid && i < off->pool_count; i++) {
+		pool = t->objspace + off->objspace_pools + (uint64_t) i * off->pool_size;
+		c->valid = !target_read_u64(t->pid, pool + off->pool_total_allocated, &v[0]) &&
+			   !target_read_u64(t->pid, pool + off->pool_total_freed, &v[1]);
+		c->allocated += v[0];
+		c->freed += v[1];
+	}
 }

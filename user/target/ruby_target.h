@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "heap_layout.h"
 #include "procmaps.h"
 #include "ruby_versions.h"
 
@@ -18,13 +19,26 @@ struct ruby_target {
 	struct ruby_image img;
 	char version[32];
 	const struct ruby_offsets *off;
-	uint64_t objspace; /* the target's rb_objspace_t, 0 if unknown */
+	/*
+	 * The heap's layout, for reading memory (census, top): NULL when only
+	 * tracing was asked for.  off and hl point at the built-in tables, or
+	 * at the copies below when read from the target's DWARF.
+	 */
+	const struct heap_layout *hl;
+	struct ruby_offsets off_dwarf;
+	struct heap_layout hl_dwarf;
+	uint64_t objspace;    /* the target's rb_objspace_t, 0 if unknown */
 	uint64_t vm_ptr_addr; /* where ruby_current_vm_ptr lives in the target */
 	uint64_t vm;	      /* what it held: another value means another program (exec) */
 };
 
+/*
+ * Reading memory works on more Rubies than tracing: a series whose layout
+ * is known (the built-in table, generated or not, or the libruby's own
+ * DWARF) can have its heap read; tracing needs an entry marked supported.
+ */
 enum ruby_need {
-	RUBY_NEED_MEMORY = 0, /* reading the heap: any supported Ruby */
+	RUBY_NEED_MEMORY = 0, /* reading the heap: a known layout */
 	RUBY_NEED_USDT = 1,   /* tracing frees: the ruby:gc__* probes */
 };
 

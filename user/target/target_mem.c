@@ -9,7 +9,8 @@
 #include "ruby_versions.h"
 #include "target_mem.h"
 
-/* process_vm_readv refuses PROT_NONE pages (GC compaction's read barrier); /proc/PID/mem does not. */
+/* process_vm_readv refuses PROT_NONE pages (GC compaction's read barrier); /proc/PID/mem does not.
+ */
 static int read_proc_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	char path[64];
@@ -20,20 +21,20 @@ static int read_proc_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = pread(fd, buf, len, (off_t)addr);
+	n = pread(fd, buf, len, (off_t) addr);
 	close(fd);
 	if (n < 0)
 		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
+	return (size_t) n == len ? 0 : -EFAULT;
 }
 
 int target_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = {buf, len}, remote = {(void *)addr, len};
+	struct iovec local = {buf, len}, remote = {(void *) addr, len};
 	ssize_t n;
 
 	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
+	if (n == (ssize_t) len)
 		return 0;
 	if (n < 0 && errno == ESRCH)
 		return -ESRCH;
@@ -56,25 +57,27 @@ void target_read_many(pid_t pid, const uint64_t *addrs, size_t n, size_t each, v
 		ssize_t got;
 
 		for (i = done; i < n; i++) {
-			if (nr && (uint64_t)remote[nr - 1].iov_base + remote[nr - 1].iov_len == addrs[i]) {
+			if (nr && (uint64_t) remote[nr - 1].iov_base + remote[nr - 1].iov_len ==
+				      addrs[i]) {
 				remote[nr - 1].iov_len += each;
 				continue;
 			}
 			if (nr == READ_BATCH)
 				break;
-			remote[nr].iov_base = (void *)addrs[i];
+			remote[nr].iov_base = (void *) addrs[i];
 			remote[nr++].iov_len = each;
 		}
-		local.iov_base = (char *)out + done * each;
+		local.iov_base = (char *) out + done * each;
 		local.iov_len = (i - done) * each;
 		got = process_vm_readv(pid, &local, 1, remote, nr, 0);
 		/* A short read stops at the first unreadable address: retry that one alone. */
-		good = got > 0 ? (size_t)got / each : 0;
+		good = got > 0 ? (size_t) got / each : 0;
 		for (size_t j = 0; j < good; j++)
 			ok[done + j] = true;
 		if (done + good < i) {
-			ok[done + good] = target_read(pid, addrs[done + good],
-						      (char *)out + (done + good) * each, each) == 0;
+			ok[done + good] =
+			    target_read(pid, addrs[done + good],
+					(char *) out + (done + good) * each, each) == 0;
 			good++;
 		}
 		done += good;
@@ -99,6 +102,8 @@ int target_read_rstring(pid_t pid, const struct ruby_offsets *off, uint64_t str,
 		len = (hdr[0] & off->rstring_embed_len_mask) >> off->rstring_embed_len_shift;
 		ptr = str + off->rstring_embed_start;
 	}
+	if (off->rstring_len) /* 3.2+: RString.len, embedded or not */
+		len = hdr[off->rstring_len / 8];
 	if (len >= n)
 		len = n - 1;
 	ret = target_read(pid, ptr, buf, len);

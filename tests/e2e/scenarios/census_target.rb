@@ -78,7 +78,7 @@ def best_count_objects_time = 5.times.map { count_objects_time }.min
 
 $keep = build(n)
 GC.start
-facts = { 'pid' => Process.pid, 'classes' => class_facts.dup, 'count_objects_seconds' => best_count_objects_time }
+facts = { 'pid' => Process.pid, 'ruby_version' => RUBY_VERSION, 'classes' => class_facts.dup, 'count_objects_seconds' => best_count_objects_time }
 # Written now: from here to the census nothing may allocate, so the target's own counts,
 # taken just before "ready", describe the heap the census walks.
 $stdout.write(JSON.generate(facts) + "\n")
