@@ -739,19 +739,6 @@ Test(dwarf_layout, ruby31_types_equal_the_31_table)
 					break;
 			if (j < sizeof(private) / sizeof(private[0]))
 				continue;
-			if (!strcmp(fl[i].name, "bdigit_size")) {
-				/*
-				 * The 3.1 table says 8; BDIGIT is `unsigned int` in 3.1
-				 * (MJIT header: SIZEOF_BDIGIT SIZEOF_INT) and
-				 * memsize_of(2**1000) = 40 + 32 * 4.  Reported, left for
-				 * the table's owner to correct.
-				 */
-				cr_expect_eq(a, 4);
-				if (a != b)
-					cr_log_warn("3.1 table: bdigit_size %llu, DWARF %llu",
-						    (unsigned long long) b, (unsigned long long) a);
-				continue;
-			}
 			cr_expect_eq(a, b, "%s: DWARF %#llx, 3.1 table %#llx", fl[i].name,
 				     (unsigned long long) a, (unsigned long long) b);
 			same++;

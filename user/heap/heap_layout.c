@@ -96,7 +96,7 @@ static const struct heap_layout layouts[] = {
 		.st_max_power_no_bins = 4,
 		.bignum_embed = FL_USER(2),
 		.bignum_len = 16,
-		.bdigit_size = 8,
+		.bdigit_size = 4, /* BDIGIT is unsigned int: memsize_of(2**1000) = 40 + 32 * 4 */
 		.struct_embed_len_mask = FL_USER(1) | FL_USER(2),
 		.struct_len = 16,
 		.class_ext = 24,
