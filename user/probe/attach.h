@@ -44,6 +44,8 @@ struct probes {
  * the sampler that attaches and detaches the probes many times a second.
  */
 int probes_attach_alloc(struct probes *p, bool quiet);
+/* Finds the allocation functions' offsets and first instructions (alloc_emulated); 0 or -errno. */
+int probes_resolve_alloc(struct probes *p);
 /*
  * USDT ruby:gc__mark__{begin,end} and ruby:gc__sweep__{begin,end}, and the
  * compaction probe: for tracing every allocation, where dead entries are

@@ -169,8 +169,12 @@ void session_start(struct session *s)
 	s->counts_last = s->counts_start;
 	session_heap_census(s, CENSUS_AT_START);
 	if (s->sampling) {
-		int err = windows_start(&s->windows, &s->probes, s->skel, s->opt.max_overhead,
-					rbm_verbose);
+		const struct ruby_offsets *off = s->target.off;
+		uint64_t counter = s->target.objspace && off->objspace_total_allocated
+					   ? s->target.objspace + off->objspace_total_allocated
+					   : 0;
+		int err = windows_start(&s->windows, &s->probes, s->skel, s->target.pid, counter,
+					s->opt.max_overhead, rbm_verbose);
 
 		if (err)
 			die_attach(s, err);
@@ -339,8 +343,12 @@ static double wait_until(double deadline, double max)
 
 double session_poll(struct session *s, double t)
 {
-	if (target_ended(s))
-		return -1;
+	/* Sampling looks at the counter up to every half millisecond: /proc is read less often. */
+	if (t - s->last_end_check >= 0.01 || !s->sampling) {
+		s->last_end_check = t;
+		if (target_ended(s))
+			return -1;
+	}
 	if (s->sampling) {
 		int err;
 
@@ -349,12 +357,23 @@ double session_poll(struct session *s, double t)
 		/* A target that exits before the first window just ends the trace. */
 		if (err && !target_gone(s->target.pid))
 			die_attach(s, err);
-		/* A window is short and costly: nothing may hold it open longer. */
-		if (s->windows.sampler.in_window)
-			return wait_until(s->windows.sampler.phase_end, 1);
+		/*
+		 * A window costs the target while the probes are on: nothing may
+		 * hold it open longer.  One that waits for an idle target costs
+		 * nothing, and names still need refreshing meanwhile.
+		 */
+		if (windows_open(&s->windows)) {
+			if (t - s->last_names >= 0.2 && t - s->windows.sampler.opened >= 0.2) {
+				s->last_names = t;
+				session_refresh_names(s);
+			}
+			return wait_until(windows_next(&s->windows), 1);
+		}
 	}
 	/* Sampling deletes dead entries itself: only once no probe can write the map. */
-	if (t - s->last_pass >= 0.2 && !(s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE)) && gc_worked(s, t)) {
+	if (t - s->last_pass >= 0.2 &&
+	    !(s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE)) &&
+	    gc_worked(s, t)) {
 		s->last_pass = t;
 		if (tracker_pass(&s->tracker, false) == -ESRCH)
 			return 0; /* noticed at the next turn */
@@ -365,7 +384,7 @@ double session_poll(struct session *s, double t)
 		session_refresh_names(s);
 		ruby_target_gc_counts(&s->target, &s->counts_last);
 	}
-	return s->sampling ? wait_until(s->windows.sampler.phase_end, 0.05) : 0.05;
+	return s->sampling ? wait_until(windows_next(&s->windows), 0.05) : 0.05;
 }
 
 void session_run(struct session *s, volatile sig_atomic_t *stop)
@@ -441,7 +460,12 @@ int session_report(struct session *s, struct report *r)
 		si->window_time_s = s->windows.sampler.window_time;
 		si->est_overhead = sampler_overhead(&s->windows.sampler, r->duration_s);
 		si->traced = traced;
-		si->probe_hits = s->windows.sampler.hits;
+		si->probe_hits = s->windows.sampler.probe_hits;
+		si->covered = s->windows.sampler.covered;
+		si->burst_windows = s->windows.sampler.burst_windows;
+		si->sample = s->windows.sampler.windows
+				     ? s->windows.sampler.sample_sum / s->windows.sampler.windows
+				     : 0;
 		si->scale = r->have_gc_counts && traced ? (double)r->gc_allocated / traced : 0;
 		if (!sampler_doubt(&s->windows.sampler, si->doubt, sizeof(si->doubt)))
 			si->doubt[0] = 0;
