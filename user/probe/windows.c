@@ -108,22 +108,58 @@ bool windows_open(const struct windows *w)
 	return w->sampler.state == SAMPLER_OPEN;
 }
 
-/* Mean seconds the program took over the hits it timed; a guess before any. */
-static double timed_mean(const volatile __u64 *ns, const volatile __u64 *timed, double guess)
-{
-	uint64_t n = __atomic_load_n(timed, __ATOMIC_RELAXED);
+/* Hits timed before the program's time per hit is trusted. */
+#define TIMED_ENOUGH 4
 
-	return n ? __atomic_load_n(ns, __ATOMIC_RELAXED) / 1e9 / n : guess;
+static void read_timing(struct windows *w, uint64_t t[4])
+{
+	struct rbmemtrace_bpf__bss *b = w->skel->bss;
+
+	t[0] = __atomic_load_n(&b->program_ns, __ATOMIC_RELAXED);
+	t[1] = __atomic_load_n(&b->program_timed, __ATOMIC_RELAXED);
+	t[2] = __atomic_load_n(&b->skip_ns, __ATOMIC_RELAXED);
+	t[3] = __atomic_load_n(&b->skip_timed, __ATOMIC_RELAXED);
+}
+
+/*
+ * What the program costs a hit, recorded or passed by: as timed in this
+ * window if it timed enough, else as in the last windows, else a guess on
+ * the dear side (a stack walk).  Not the mean since the start: the first
+ * hits store every new call path and cost tens of times what later ones do.
+ */
+static void hit_costs_now(struct windows *w, bool in_window, struct hit_costs *c)
+{
+	uint64_t t[4];
+
+	c->trap = w->mean_trap;
+	c->record = w->recent_record ? w->recent_record : 20e-6;
+	c->skip = w->recent_skip ? w->recent_skip : 0.3e-6;
+	if (!in_window)
+		return;
+	read_timing(w, t);
+	if (t[1] - w->timed_at_open[1] >= TIMED_ENOUGH)
+		c->record = (t[0] - w->timed_at_open[0]) / 1e9 / (t[1] - w->timed_at_open[1]);
+	if (t[3] - w->timed_at_open[3] >= TIMED_ENOUGH)
+		c->skip = (t[2] - w->timed_at_open[2]) / 1e9 / (t[3] - w->timed_at_open[3]);
 }
 
 static void hit_costs(struct windows *w, struct hit_costs *c)
 {
-	struct rbmemtrace_bpf__bss *b = w->skel->bss;
+	hit_costs_now(w, false, c);
+}
 
-	c->trap = w->mean_trap;
-	/* Guesses on the dear side, where a stack walk costs: the first window is sized by them. */
-	c->record = timed_mean(&b->program_ns, &b->program_timed, 20e-6);
-	c->skip = timed_mean(&b->skip_ns, &b->skip_timed, 0.3e-6);
+/* After a window: what its hits cost, for the next windows' plans. */
+static void learn_program(struct windows *w)
+{
+	struct hit_costs c;
+	uint64_t t[4];
+
+	read_timing(w, t);
+	hit_costs_now(w, true, &c);
+	if (t[1] - w->timed_at_open[1] >= TIMED_ENOUGH)
+		w->recent_record = w->recent_record ? (w->recent_record + c.record) / 2 : c.record;
+	if (t[3] - w->timed_at_open[3] >= TIMED_ENOUGH)
+		w->recent_skip = w->recent_skip ? (w->recent_skip + c.skip) / 2 : c.skip;
 }
 
 /* The open window as the BPF side counted it, and what it cost the target so far. */
@@ -134,7 +170,7 @@ static void window_view(struct windows *w, double now, struct window_view *v)
 	struct hit_costs c;
 	int i;
 
-	hit_costs(w, &c);
+	hit_costs_now(w, true, &c);
 	v->first = __atomic_load_n(&b->win_first, __ATOMIC_ACQUIRE);
 	v->hit = v->first != 0;
 	v->burst = __atomic_load_n(&b->win_burst, __ATOMIC_RELAXED);
@@ -167,6 +203,7 @@ static int open_window(struct windows *w, double now)
 
 	/* Hits from here on are the window's, even those while it is being attached. */
 	snapshot_hits(w);
+	read_timing(w, w->timed_at_open);
 	b->win_first = 0;
 	b->win_burst = 0;
 	b->win_done = 0;
@@ -229,6 +266,7 @@ static void close_window(struct windows *w)
 	t = now_seconds();
 	window_view(w, t, &v);
 	learn_trap(w, &v);
+	learn_program(w);
 	if (w->verbose > 1)
 		fprintf(stderr, "rbmemtrace: window %" PRIu64 ": %.1f ms, %" PRIu64 " hits, %" PRIu64
 				" recorded, %s from %" PRIu64 " to %" PRIu64 "%s; %.2f ms of the "

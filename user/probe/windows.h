@@ -28,6 +28,9 @@ struct windows {
 	double hit_cost[MAX_ALLOC_PROBES];	  /* seconds each probe's trap costs the target */
 	double stepped_cost;			  /* a trap on a stepped first instruction */
 	double mean_trap;			  /* a trap, weighted by how often each probe is hit */
+	/* The program's time, timed over a few hits: at the window's opening, and lately */
+	uint64_t timed_at_open[4];		  /* program_ns, program_timed, skip_ns, skip_timed */
+	double recent_record, recent_skip;	  /* 0: none timed yet */
 	long ncpus;				  /* online CPUs: bounds a window's cost */
 };
 
