@@ -159,7 +159,7 @@ static double plan_window(const struct sampler *s, const struct hit_costs *c, do
 
 	max_cost *= COST_MARGIN;
 	*sample = clamp(program > c->trap ? c->trap / program : 1, SAMPLE_MIN, 1);
-	if (need > 0 && need * position_cost(c, SAMPLE_MIN) <= max_cost * 1.0001) {
+	if (need > 0 && need * position_cost(c, SAMPLE_MIN) <= max_cost * 1.001) {
 		double fit = program > 0 ? (max_cost / need - c->trap - c->skip) / program : 1;
 
 		*sample = clamp(fit < *sample ? fit : *sample, SAMPLE_MIN, 1);
@@ -222,13 +222,18 @@ bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 	if (!have_pos && now < s->next_time)
 		return false;
 	/*
-	 * The window the target's bursts ask for must be affordable when it
-	 * opens, or it would be cut short: it waits for the budget if need be.
-	 * Where it opens then matters less: a window that starts after an
-	 * idle covers the burst that follows, whole.
+	 * A window that covers one of the target's bursts whole, at the
+	 * thinnest share, must be affordable when it opens, or it would be cut
+	 * short: it waits for the budget if need be (the wait lets the budget
+	 * grow, and a later window records a richer share).  Where it opens
+	 * then matters less: a window that starts after an idle covers the
+	 * burst that follows, whole.
 	 */
-	want = plan_window(s, c, s->cost_cap, &sample) / COST_MARGIN;
-	if (sampler_window_allowed(s, now) >= want * 0.999)
+	want = plan_window(s, c, s->cost_cap, &sample);
+	if (want > s->nominal && burst_size(s) > 0)
+		want = burst_size(s) * BURST_MARGIN * position_cost(c, SAMPLE_MIN);
+	want /= COST_MARGIN;
+	if (sampler_window_allowed(s, now) >= want)
 		return true;
 	t = s->start + (s->cost + want * (1 - s->budget)) / s->budget;
 	s->next_time = have_pos && t > now + POLL_MAX ? now + POLL_MAX : t;
