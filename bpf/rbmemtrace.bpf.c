@@ -127,6 +127,29 @@ __u64 compaction_probe_hits; /* every hit of on_gc_update_refs: the sampler char
 __u32 frozen;           /* the final read is under way: count nothing more */
 __u32 sampling;         /* --max-overhead: count only while window_open */
 __u32 window_open;      /* set once every allocation probe is attached, cleared before any comes off */
+/*
+ * The open window (--max-overhead), set by userspace before window_open.
+ * Hits are placed in Ruby's allocation stream by its own counter, so that
+ * a window covers a stretch of the stream, not of time (sampler.h).
+ */
+__u64 alloc_count_addr; /* objspace total_allocated_objects; 0: unknown, hits are counted here */
+__u64 stream_hits;      /* the stream position when alloc_count_addr is 0 */
+__u64 win_start;        /* first stream position to record (the stream may be past it) */
+__u64 win_len;          /* stream positions to cover from the first recorded */
+__u32 win_sample;       /* record a covered hit when a random u32 is below this; 0: every one */
+__u64 win_open_ns;      /* when window_open was set (CLOCK_MONOTONIC) */
+__u64 win_idle_ns;      /* no allocation for this long: the target idles */
+/* Written here, for userspace */
+__u64 win_first;        /* stream position of the window's first hit; 0: none yet */
+__u32 win_burst;        /* the first hit came after an idle: the window covers that burst */
+__u32 win_done;         /* and it ended: nothing more is recorded */
+__u64 win_last;         /* stream position of the latest hit */
+__u64 win_last_ns;      /* and when (burst windows) */
+__u64 win_last_nvcsw;   /* and the hitting thread's voluntary context switches then */
+__u64 win_recorded;     /* hits recorded */
+__u64 skip_ns;          /* time in the program for the hits it let pass, over the timed ones */
+__u64 skip_timed;
+__u64 stream_read_errors;
 __u32 stop_at_start;    /* --: stop the child once Ruby is initialised */
 __u32 stop_at_exit;     /* --: stop the child when its main program ends */
 __u32 exit_stop_sent;   /* that stop was sent: a stop the loader sees before it is the user's */
@@ -397,11 +420,73 @@ static __always_inline void track(__u64 obj, __u64 seq)
 }
 
 /*
- * One hit in 64 times the program: what the sampler charges the target
+ * One hit in 16 times the program: what the sampler charges the target
  * for each hit is the trap, timed at start-up, plus this.  Two clock reads
- * per 64 hits (they cost ~0.2 us each here) stay out of the common path.
+ * per 16 hits (they cost ~0.2 us each here) stay out of the common path;
+ * a window with a thin recorded share still has a few timed.  Tracing
+ * every allocation needs no timing: one in 64, for -v.
  */
-#define TIMED_HIT_MASK 63
+#define TIMED_HIT_MASK 15
+#define TIMED_HIT_MASK_FULL 63
+
+/*
+ * Whether the open window records this hit: its stream position is in the
+ * covered stretch, and it falls in the share recorded.  The first hit
+ * fixes where the stretch begins: where the stream is when the probes are
+ * on, or, if it came after an idle, at the start of that burst, which the
+ * window then covers up to the next idle.
+ */
+static __always_inline bool window_records(void)
+{
+	__u64 pos = 0, first, begin, now = 0;
+
+	if (alloc_count_addr) {
+		if (bpf_probe_read_user(&pos, sizeof(pos), (void *)alloc_count_addr)) {
+			__sync_fetch_and_add(&stream_read_errors, 1);
+			return false;
+		}
+	} else {
+		pos = __sync_fetch_and_add(&stream_hits, 1) + 1;
+	}
+	first = win_first;
+	if (!first) {
+		now = bpf_ktime_get_ns();
+		if (__sync_val_compare_and_swap(&win_first, 0, pos) == 0) {
+			if (pos >= win_start && now - win_open_ns > win_idle_ns)
+				win_burst = 1;
+			win_last_ns = now;
+			win_last_nvcsw = BPF_CORE_READ(bpf_get_current_task_btf(), nvcsw);
+		}
+		first = win_first;
+	}
+	if (win_done)
+		return false;
+	/*
+	 * A burst ends where the target idles: a long gap in which it blocked
+	 * of its own accord (a sleep, a read).  A GC, or a machine too busy
+	 * to run it, is no idle: the thread did not block.
+	 */
+	if (win_burst) {
+		__u64 nvcsw = BPF_CORE_READ(bpf_get_current_task_btf(), nvcsw);
+
+		if (!now)
+			now = bpf_ktime_get_ns();
+		if (now - win_last_ns > win_idle_ns && nvcsw != win_last_nvcsw) {
+			win_done = 1;
+			return false;
+		}
+		win_last_ns = now;
+		win_last_nvcsw = nvcsw;
+	}
+	win_last = pos;
+	begin = first > win_start ? first : win_start;
+	if (pos < begin || pos - begin >= win_len)
+		return false;
+	if (win_sample && bpf_get_prandom_u32() >= win_sample)
+		return false;
+	__sync_fetch_and_add(&win_recorded, 1);
+	return true;
+}
 
 static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 {
@@ -418,8 +503,15 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 	 */
 	if (sampling && !window_open)
 		return 0;
-	if ((hit & TIMED_HIT_MASK) == 0)
+	if ((hit & (sampling ? TIMED_HIT_MASK : TIMED_HIT_MASK_FULL)) == 0)
 		start = bpf_ktime_get_ns();
+	if (sampling && !window_records()) {
+		if (start) {
+			__sync_fetch_and_add(&skip_ns, bpf_ktime_get_ns() - start);
+			__sync_fetch_and_add(&skip_timed, 1);
+		}
+		return 0;
+	}
 	/* The probe and its hit count tell two objects born at one address apart. */
 	track(obj, probe << 56 | hit);
 	if (start) {

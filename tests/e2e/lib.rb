@@ -52,10 +52,10 @@ end
 
 # Runs a scenario in pid mode: start it, attach, let it work, stop rbmemtrace.
 # Returns [report, truth, rbmemtrace stderr, exit status].
-def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT")
+def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT", env: {})
   Dir.mktmpdir do |dir|
     report_path = File.join(dir, "report")
-    env = { "RBM_MODE" => "pid" }
+    env = { "RBM_MODE" => "pid" }.merge(env)
     Open3.popen3(env, "ruby", File.join(SCENARIOS, scenario)) do |sin, sout, serr, sthr|
       pid = expect_line(sout, /^ready (\d+)/, scenario)[1].to_i
       err_r, err_w = IO.pipe

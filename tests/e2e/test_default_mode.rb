@@ -96,3 +96,32 @@ test "default -p: churned Strings are not retained though their slots hold other
   top = report["suspects"].find { |s| s["class"] == "String" }
   check(top.nil? || top["site"]["line"] == truth["keep_line"], "String's suspect site #{top && top['site']}")
 end
+
+# Issue 9's bias: windows placed in wall time opened while the target slept
+# and saw the first allocations after each wake-up, the class allocated
+# first coming out ~5x over-sampled (TopChurn/TopLeakedSession traced 0.32
+# and 9.17 for a truth of 2.0).  Windows placed in the allocation stream,
+# covering whole bursts: the shares are the target's, in either order.
+%w[leak_first churn_first].each do |order|
+  test "default -p: class shares of a periodic target are unbiased (#{order})" do
+    report, truth, _, status = trace_pid("burst_order.rb", rbm_args: ["--sampled"],
+                                         env: { "BURST_ORDER" => order, "RBM_SECONDS" => "20" })
+    check(status.success?, "rbmemtrace exited #{status}")
+    check_totals_add_up(report)
+    leak = class_row(report, "BurstLeak")
+    churn = class_row(report, "BurstChurn")
+    want = truth["allocated"]["BurstChurn"].to_f / truth["allocated"]["BurstLeak"]
+    got = churn["est_allocated"].to_f / leak["est_allocated"]
+    s = report["sampling"]
+    check((got - want).abs <= want * 0.25,
+          "#{order}: est_allocated BurstChurn/BurstLeak #{got.round(2)}, Ruby's #{want.round(2)} " \
+          "(#{churn['allocated']} and #{leak['allocated']} traced in #{s['windows']} windows, " \
+          "#{s['burst_windows']} on bursts)")
+    [["BurstLeak", leak], ["BurstChurn", churn]].each do |name, row|
+      want_n = truth["allocated"][name]
+      check((row["est_allocated"] - want_n).abs <= want_n * 0.35,
+            "#{order}: #{name} est_allocated #{row['est_allocated']}, Ruby allocated #{want_n}")
+    end
+    check(s["estimated_overhead_percent"] <= 2.0, "estimated overhead #{s['estimated_overhead_percent']}%")
+  end
+end

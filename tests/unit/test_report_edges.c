@@ -481,7 +481,8 @@ Test(report_edges, sampled_report_scales)
 	r.gc_freed = 25000;
 	r.sampling = (struct sampling_info){.on = true, .budget_percent = 2, .windows = 12,
 					    .window_time_s = 0.25, .est_overhead = 0.0183,
-					    .traced = 1040, .scale = 25.0};
+					    .traced = 1040, .scale = 25.0, .covered = 4160,
+					    .sample = 0.25, .burst_windows = 5};
 	report_finish(&r);
 	out = parse_with_ruby(&r);
 	cr_expect(strstr(out, "keys=pid,ruby_version,duration_s,end_reason,target_exited,gc_runs,"
@@ -497,8 +498,10 @@ Test(report_edges, sampled_report_scales)
 		  "%s", out);
 	free(out);
 	out = text_of(&r, 0);
-	cr_expect(strstr(out, "Sampled (--max-overhead 2): allocation probes attached in 12 random "
-			      "windows, 0.25 s of 2.5 s; estimated cost to the target 1.83%.") != NULL,
+	cr_expect(strstr(out, "Sampled (--max-overhead 2): allocation probes attached in 12 windows "
+			      "placed at random in Ruby's allocation stream (5 covering one burst "
+			      "whole), 0.25 s of 2.5 s; 4160 allocations covered, 1 in 4.0 of them "
+			      "traced; estimated cost to the target 1.83%.") != NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "Traced 1040 of the 26000 objects Ruby allocated (1 in 25.0)") != NULL,
 		  "%s", out);

@@ -95,8 +95,9 @@ static const struct argp_option opts[] = {
 	{"prune", OPT_PRUNE, "N", 0, "Keep the N children that retain most per tree node (default 5, 0: all)", 0},
 	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
 	{"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
-	 "Slow the target by at most PERCENT: trace allocations in short random windows and "
-	 "scale the counts (default 2 with -p; -- COMMAND traces everything)", 0},
+	 "Slow the target by at most PERCENT: trace allocations in short windows placed at "
+	 "random in the allocation stream and scale the counts (default 2 with -p; -- COMMAND "
+	 "traces everything)", 0},
 	{"full", OPT_FULL, NULL, 0, "Trace every allocation, for exact counts (the default with --)",
 	 0},
 	{"verbose", 'v', NULL, 0, "Explain what is found and attached", 0},

@@ -158,17 +158,9 @@ static void close_windows(struct top_collector *c)
 	for (i = 0; i < c->ntargets; i++) {
 		struct top_target *tt = &c->targets[i];
 
-		while (tt->session && !tt->session_ended &&
-		       tt->session->windows.sampler.in_window) {
-			double wait = session_poll(tt->session, now_seconds());
-
-			if (wait < 0) {
-				tt->session_ended = true;
-				break;
-			}
-			if (wait > 0)
-				usleep(wait * 1e6);
-		}
+		/* A window waiting for an idle target could stay open for long: it is cut. */
+		if (tt->session && !tt->session_ended && windows_open(&tt->session->windows))
+			windows_cut(&tt->session->windows, now_seconds());
 	}
 }
 

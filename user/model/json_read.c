@@ -123,6 +123,9 @@ static void read_sampling(struct json_reader *rd, const json_t *o, const char *w
 	si->est_overhead = jr_get_real(rd, v, at, "estimated_overhead_percent") / 100;
 	si->probe_hits = jr_get_u64(rd, v, at, "probe_hits", false);
 	si->traced = jr_get_u64(rd, v, at, "traced", false);
+	si->covered = jr_get_u64(rd, v, at, "covered", false);
+	si->sample = jr_get_real(rd, v, at, "sample");
+	si->burst_windows = jr_get_u64(rd, v, at, "burst_windows", false);
 	si->scale = jr_get_real(rd, v, at, "scale");
 	*capped = jr_get_u64(rd, v, at, "capped_by_census", false);
 	doubt = jr_get_str(rd, v, at, "doubt", false);

@@ -101,7 +101,10 @@ struct sampling_info {
 	double window_time_s;	/* time the allocation probes were attached */
 	double est_overhead;	/* estimated share of the target's time in probes */
 	uint64_t traced;	/* allocations traced in the windows */
-	uint64_t probe_hits;	/* allocation probe hits in the windows */
+	uint64_t probe_hits;	/* allocation probe hits in the windows, recorded or not */
+	uint64_t covered;	/* allocations (stream positions) the windows covered */
+	double sample;		/* mean share of the covered allocations recorded */
+	uint64_t burst_windows; /* windows that covered one burst whole */
 	double scale;		/* target allocations / traced; 0 when unknown */
 	char doubt[256];	/* why estimates are rough; "" when sure enough */
 };

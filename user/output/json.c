@@ -70,9 +70,11 @@ static void write_sampling_json(FILE *out, const char *pad, const struct report 
 	fprintf(out,
 		"%s  \"sampling\": {\"max_overhead_percent\": %.3g, \"windows\": %" PRIu64
 		", \"window_s\": %.3f, \"estimated_overhead_percent\": %.3f, \"probe_hits\": %" PRIu64
-		", \"traced\": %" PRIu64 ", \"fraction\": %.6f, \"scale\": %.3f",
+		", \"traced\": %" PRIu64 ", \"fraction\": %.6f, \"scale\": %.3f, \"covered\": %" PRIu64
+		", \"sample\": %.4f, \"burst_windows\": %" PRIu64,
 		pad, si->budget_percent, si->windows, si->window_time_s, si->est_overhead * 100,
-		si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale);
+		si->probe_hits, si->traced, si->scale > 0 ? 1 / si->scale : 0, si->scale, si->covered,
+		si->sample, si->burst_windows);
 	if (r->heap_end.have)
 		fprintf(out, ", \"capped_by_census\": %" PRIu64, r->est_capped);
 	fprintf(out, ", \"confidence\": \"%s\"", si->doubt[0] ? "low" : "ok");

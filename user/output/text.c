@@ -65,9 +65,12 @@ static void write_sampling_text(FILE *out, const struct report *r)
 	const struct sampling_info *si = &r->sampling;
 
 	fprintf(out, "Sampled (--max-overhead %.3g): allocation probes attached in %" PRIu64
-		     " random windows, %.2f s of %.1f s; estimated cost to the target %.2f%%.\n",
-		si->budget_percent, si->windows, si->window_time_s, r->duration_s,
-		si->est_overhead * 100);
+		     " windows placed at random in Ruby's allocation stream (%" PRIu64
+		     " covering one burst whole), %.2f s of %.1f s; %" PRIu64
+		     " allocations covered, 1 in %.1f of them traced; estimated cost to the target "
+		     "%.2f%%.\n",
+		si->budget_percent, si->windows, si->burst_windows, si->window_time_s, r->duration_s,
+		si->covered, si->sample > 0 ? 1 / si->sample : 0, si->est_overhead * 100);
 	if (r->have_estimates)
 		fprintf(out, "Traced %" PRIu64 " of the %" PRIu64 " objects Ruby allocated (1 in %.1f): "
 			     "counts are of traced objects, exact for them; ~ columns scale them up "

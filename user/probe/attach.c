@@ -105,6 +105,11 @@ static int resolve_alloc_offsets(struct probes *p)
 	return 0;
 }
 
+int probes_resolve_alloc(struct probes *p)
+{
+	return p->alloc_offsets_known ? 0 : resolve_alloc_offsets(p);
+}
+
 /* What BPF_LINK_CREATE reads for a uprobe_multi link (include/uapi/linux/bpf.h, 6.6+). */
 struct uprobe_multi_attr {
 	__u32 prog_fd;

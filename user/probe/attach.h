@@ -44,6 +44,8 @@ struct probes {
  * the sampler that attaches and detaches the probes many times a second.
  */
 int probes_attach_alloc(struct probes *p, bool quiet);
+/* Finds the allocation functions' offsets and first instructions (alloc_emulated); 0 or -errno. */
+int probes_resolve_alloc(struct probes *p);
 /*
  * With the uprobe_multi link on: takes the allocation breakpoints out of
  * the children the target forked (see forks.c).  0 or -errno.

@@ -2,18 +2,36 @@
 #include <stdio.h>
 #include "sampler.h"
 
-#define DEFAULT_WINDOW 0.020
-/* Shorter than this, attaching and detaching would cost more than the window samples. */
-#define MIN_WINDOW 0.001
-/*
- * A window may cost the target up to its whole length when allocations
- * pour in; until one has shown what it costs, windows are at most this
- * many times the budget of the time, and never more than half.
- */
+/* What a window costs the target when its bursts ask for no more (the old 20 ms windows cost up to 20). */
+#define NOMINAL_COST 0.010
+/* One window costs at most the budget of this many seconds (80 ms at 2%), within these bounds. */
+#define CAP_SECONDS 4.0
+#define CAP_MAX 0.100
+/* No window smaller than this: attaching would cost more than it samples. */
+#define MIN_COST 0.001
+/* Windows cost at most this many times the budget of the time around them, and never more than half. */
 #define DUTY_CAP_PER_BUDGET 10
 #define DUTY_CAP_MAX 0.5
-/* Each gap is stretched by up to this share of what its window cost, at random. */
-#define JITTER 0.3
+/*
+ * No allocation for this long is an idle.  Longer than a minor GC, shorter
+ * than a sleep between requests; the BPF side ends a burst window at one.
+ */
+#define IDLE 0.005
+/* Armed, the counter is read at least this often (idles must be seen), and at most this often. */
+#define POLL_MAX IDLE
+#define POLL_MIN 0.0005
+/* Recording fewer than one covered allocation in this many helps no more. */
+#define SAMPLE_MIN (1.0 / 64)
+/* A window sized for a burst covers this much more than the largest seen... */
+#define BURST_MARGIN 1.05
+/* ...and is planned to cost this share of what it may, for costs that vary. */
+#define COST_MARGIN 0.85
+/*
+ * Before the first window the counter is followed this long, or until a
+ * burst between two idles was seen: a window sized before the target's
+ * bursts are known would cover the start of one only.
+ */
+#define FIRST_LOOK 0.25
 
 static double uniform01(struct sampler *s)
 {
@@ -24,20 +42,27 @@ static double uniform01(struct sampler *s)
 	return (double)((s->rng * 0x2545F4914F6CDD1DULL) >> 11) / (double)(1ULL << 53);
 }
 
+static double clamp(double x, double lo, double hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
 void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, double now)
 {
 	double b = budget_percent / 100;
-	double duty = b * DUTY_CAP_PER_BUDGET < DUTY_CAP_MAX ? b * DUTY_CAP_PER_BUDGET : DUTY_CAP_MAX;
 
 	*s = (struct sampler){
 		/* cost / elapsed <= b / (1 + b) is a slowdown of at most b */
 		.budget = b / (1 + b),
-		.window = DEFAULT_WINDOW,
-		.min_gap = DEFAULT_WINDOW * (1 / duty - 1),
+		.cost_cap = clamp(b * CAP_SECONDS, NOMINAL_COST, CAP_MAX),
+		.duty = b * DUTY_CAP_PER_BUDGET < DUTY_CAP_MAX ? b * DUTY_CAP_PER_BUDGET
+							       : DUTY_CAP_MAX,
 		.rng = seed ? seed : 0x9e3779b97f4a7c15ULL,
+		.state = SAMPLER_GATED,
 	};
-	/* The first window opens as soon as the budget allows one (sampler_window_allowed). */
-	s->start = s->phase_start = s->phase_end = now;
+	s->nominal = NOMINAL_COST < s->cost_cap ? NOMINAL_COST : s->cost_cap;
+	/* The first window is armed as soon as the budget allows one (sampler_window_allowed). */
+	s->start = s->next_time = s->gap_end = s->last_poll = s->last_move = now;
 }
 
 double sampler_window_allowed(const struct sampler *s, double now)
@@ -45,59 +70,251 @@ double sampler_window_allowed(const struct sampler *s, double now)
 	/*
 	 * A window may cost the target up to its whole length (allocations
 	 * pouring in, every one trapped): the budget must hold at its end even
-	 * then, so a window is never longer than the budget's headroom.
+	 * then, so a window never costs more than the budget's headroom.
 	 */
 	double headroom = (s->budget * (now - s->start) - s->cost) / (1 - s->budget);
 
-	if (headroom < MIN_WINDOW)
+	if (headroom < MIN_COST || now < s->gap_end)
 		return 0;
-	return headroom < s->window ? headroom : s->window;
+	return headroom < s->cost_cap ? headroom : s->cost_cap;
 }
 
 double sampler_next_allowed(const struct sampler *s)
 {
-	return s->start + (s->cost + MIN_WINDOW * (1 - s->budget)) / s->budget;
+	double t = s->start + (s->cost + MIN_COST * (1 - s->budget)) / s->budget;
+
+	return t > s->gap_end ? t : s->gap_end;
 }
 
-double sampler_gap_after(struct sampler *s, double now, double cost)
+/* Follows the counter: how fast it runs, where the target idles, how long its bursts are. */
+static void follow_stream(struct sampler *s, double now, uint64_t pos)
 {
-	/* The earliest moment the probes' total cost is within budget again. */
-	double due = s->start + s->cost / s->budget - now;
-	/* Jitter, so that windows do not fall in step with periodic work. */
-	double jitter = uniform01(s) * JITTER * cost / s->budget;
+	double dt = now - s->last_poll;
 
-	return (due > s->min_gap ? due : s->min_gap) + jitter;
-}
-
-void sampler_window_opened(struct sampler *s, double now)
-{
-	double length = sampler_window_allowed(s, now);
-
-	s->in_window = true;
-	s->windows++;
-	s->phase_start = now;
-	s->phase_end = now + (length > MIN_WINDOW ? length : MIN_WINDOW);
-}
-
-void sampler_window_closed(struct sampler *s, double now, uint64_t hits, double cost)
-{
-	double length = now - s->phase_start;
-
-	s->in_window = false;
-	if (length > 0.001) {
-		double rate = hits / length;
-
-		if (!s->rated_windows || rate < s->min_rate)
-			s->min_rate = rate;
-		if (!s->rated_windows || rate > s->max_rate)
-			s->max_rate = rate;
-		s->rated_windows++;
+	if (!s->have_pos) {
+		s->have_pos = true;
+		s->pos_start = s->last_pos = s->run_from = pos;
+		s->last_poll = s->last_move = now;
+		return;
 	}
-	s->window_time += length;
-	s->hits += hits;
-	s->cost += cost;
-	s->phase_start = now;
-	s->phase_end = now + sampler_gap_after(s, now, cost);
+	/* Unread while a window was open: what it covered is no run the polls saw. */
+	if (s->resync) {
+		s->resync = false;
+		s->in_run = false;
+		s->last_pos = pos;
+		s->last_poll = s->last_move = now;
+		return;
+	}
+	if (pos > s->last_pos) {
+		double rate = dt > 0 ? (pos - s->last_pos) / dt : 0;
+
+		/* The fastest rate of the last seconds: it decides how often to look. */
+		s->peak_rate = rate > s->peak_rate * 0.99 ? rate : s->peak_rate * 0.99;
+		if (s->state == SAMPLER_GATED)
+			s->gated_allocs += pos - s->last_pos;
+		if (!s->in_run) {
+			s->in_run = true;
+			s->run_from = s->last_pos;
+		}
+		s->last_move = now;
+	} else if (s->in_run && now - s->last_move >= IDLE) {
+		/* A burst between two idles: windows are sized to cover one whole. */
+		uint64_t run = s->last_pos - s->run_from;
+
+		s->burst = run > s->burst * 0.9 ? run : (uint64_t)(s->burst * 0.9);
+		s->in_run = false;
+	}
+	s->last_pos = pos;
+	s->last_poll = now;
+}
+
+/* Allocations in a burst, as large as any seen lately, the one under way included. */
+static uint64_t burst_size(const struct sampler *s)
+{
+	uint64_t run = s->in_run ? s->last_pos - s->run_from : 0;
+
+	return run > s->burst ? run : s->burst;
+}
+
+/* Seconds a covered stream position costs the target when a share `sample` is recorded. */
+static double position_cost(const struct hit_costs *c, double sample)
+{
+	return c->trap + c->skip + sample * (c->record - c->skip);
+}
+
+/*
+ * The window to open when max_cost is what it may cost: the share of
+ * covered allocations to record, and what it will cost.  A share that
+ * costs about as much as the traps already paid: spread, and cheap.
+ * Bursts that a window can cover whole get a window that does, at a
+ * thinner share if need be: one window then sees a whole burst, whatever
+ * it is made of, and no part of a burst weighs more than another.
+ */
+static double plan_window(const struct sampler *s, const struct hit_costs *c, double max_cost,
+			  double *sample)
+{
+	double program = c->record > c->skip ? c->record - c->skip : 0;
+	double need = (double)burst_size(s) * BURST_MARGIN;
+	double cost = s->nominal < max_cost ? s->nominal : max_cost;
+
+	max_cost *= COST_MARGIN;
+	*sample = clamp(program > c->trap ? c->trap / program : 1, SAMPLE_MIN, 1);
+	if (need > 0 && need * position_cost(c, SAMPLE_MIN) <= max_cost * 1.001) {
+		double fit = program > 0 ? (max_cost / need - c->trap - c->skip) / program : 1;
+
+		*sample = clamp(fit < *sample ? fit : *sample, SAMPLE_MIN, 1);
+		if (need * position_cost(c, *sample) > cost)
+			cost = need * position_cost(c, *sample);
+		cost = cost < max_cost ? cost : max_cost;
+	}
+	return cost;
+}
+
+static void arm(struct sampler *s, double now)
+{
+	double expect = s->mean_cost > 0 ? s->mean_cost : s->nominal;
+	/* Seconds between windows that spend the budget, at the target's mean allocation rate. */
+	double gap = expect / s->budget;
+	double rate = now > s->start && s->have_pos ? (s->last_pos - s->pos_start) / (now - s->start)
+						    : 0;
+
+	s->state = SAMPLER_ARMED;
+	/* Uniform over two gaps' allocations: window starts fall anywhere in the target's cycles. */
+	if (s->have_pos) {
+		s->arm_at = s->last_pos + (uint64_t)(uniform01(s) * 2 * gap * rate);
+		s->next_time = now;
+	} else {
+		s->arm_at = 0;
+		s->next_time = now + uniform01(s) * 2 * gap;
+	}
+}
+
+bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
+		  const struct hit_costs *c)
+{
+	double want, sample, t;
+
+	if (have_pos)
+		follow_stream(s, now, pos);
+	if (s->state == SAMPLER_OPEN)
+		return false;
+	if (s->state == SAMPLER_GATED) {
+		bool looked = !have_pos || s->burst > 0 || now - s->start >= FIRST_LOOK;
+
+		if (!looked || sampler_window_allowed(s, now) <= 0) {
+			double next = sampler_next_allowed(s);
+
+			/* Armed or not, idles are seen by looking at least every POLL_MAX. */
+			if (!looked || (have_pos && next > now + POLL_MAX))
+				next = now + POLL_MAX;
+			s->next_time = next;
+			return false;
+		}
+		arm(s, now);
+	}
+	if (have_pos && pos < s->arm_at) {
+		/* Look again before the counter could reach arm_at at the fastest rate seen. */
+		s->next_time = now + clamp(s->peak_rate > 0 ? (s->arm_at - pos) / s->peak_rate / 2
+							    : POLL_MAX,
+					   POLL_MIN, POLL_MAX);
+		return false;
+	}
+	if (!have_pos && now < s->next_time)
+		return false;
+	/*
+	 * A window that covers one of the target's bursts whole, at the
+	 * thinnest share, must be affordable when it opens, or it would be cut
+	 * short: it waits for the budget if need be (the wait lets the budget
+	 * grow, and a later window records a richer share).  Where it opens
+	 * then matters less: a window that starts after an idle covers the
+	 * burst that follows, whole.
+	 */
+	want = plan_window(s, c, s->cost_cap, &sample);
+	if (want > s->nominal && burst_size(s) > 0)
+		want = burst_size(s) * BURST_MARGIN * position_cost(c, SAMPLE_MIN);
+	want /= COST_MARGIN;
+	if (sampler_window_allowed(s, now) >= want)
+		return true;
+	t = s->start + (s->cost + want * (1 - s->budget)) / s->budget;
+	s->next_time = have_pos && t > now + POLL_MAX ? now + POLL_MAX : t;
+	return false;
+}
+
+void sampler_window_opened(struct sampler *s, double now, const struct hit_costs *c,
+			   struct window_plan *plan)
+{
+	double allowed = sampler_window_allowed(s, now);
+	double max_cost = allowed > MIN_COST ? allowed : MIN_COST;
+	double sample, cost = plan_window(s, c, max_cost, &sample);
+
+	*plan = (struct window_plan){
+		.start = s->have_pos ? s->arm_at : 0,
+		.len = (uint64_t)(cost / position_cost(c, sample)) + 1,
+		.sample = sample,
+		.max_cost = max_cost,
+		.idle = IDLE,
+	};
+	s->plan = *plan;
+	s->state = SAMPLER_OPEN;
+	s->opened = now;
+	s->windows++;
+	s->sample_sum += sample;
+	s->next_time = now + POLL_MAX;
+}
+
+/* The first stream position the window records, once it had a hit. */
+static uint64_t window_begin(const struct sampler *s, const struct window_view *v)
+{
+	return v->first > s->plan.start ? v->first : s->plan.start;
+}
+
+bool sampler_window_due(struct sampler *s, double now, const struct window_view *v)
+{
+	uint64_t begin;
+
+	if (v->cost >= s->plan.max_cost || v->done)
+		return true;
+	/* An idle target costs nothing: the window waits for its next allocation. */
+	if (!v->hit) {
+		s->next_time = now + POLL_MAX;
+		return false;
+	}
+	begin = window_begin(s, v);
+	if (v->last >= begin + s->plan.len)
+		return true;
+	/* The probes stay on until this notices: look often, they cost the target while on. */
+	s->next_time = now + POLL_MIN * 2;
+	return false;
+}
+
+void sampler_window_closed(struct sampler *s, double now, const struct window_view *v)
+{
+	uint64_t begin = window_begin(s, v), covered = 0;
+
+	if (v->hit && v->last >= begin)
+		covered = v->last - begin + 1 < s->plan.len ? v->last - begin + 1 : s->plan.len;
+	s->window_time += now - s->opened;
+	s->cost += v->cost;
+	s->hits += v->recorded;
+	s->probe_hits += v->hits;
+	s->covered += covered;
+	if (v->burst) {
+		s->burst_windows++;
+		if (v->done && covered > s->burst * 0.9)
+			s->burst = covered;
+		if (!v->done)
+			s->truncated_windows++;
+		/* Covered all it was planned for before the burst's end: bursts are longer. */
+		if (!v->done && covered >= s->plan.len && covered * 2 > s->burst)
+			s->burst = covered * 2;
+	}
+	if (v->hit)
+		s->mean_cost = s->mean_cost > 0 ? 0.7 * s->mean_cost + 0.3 * v->cost : v->cost;
+	/* The duty cap: a costly window is followed by a gap, whatever the budget's headroom. */
+	s->gap_end = now + v->cost * (1 / s->duty - 1);
+	s->state = SAMPLER_GATED;
+	s->next_time = now;
+	s->resync = true;
 }
 
 double sampler_overhead(const struct sampler *s, double elapsed)
@@ -106,23 +323,33 @@ double sampler_overhead(const struct sampler *s, double elapsed)
 	return elapsed > s->cost ? s->cost / (elapsed - s->cost) : 0;
 }
 
-/* Fewer traced allocations than this, or rates further apart, and estimates are rough. */
+/* Fewer traced allocations than this and estimates are rough. */
 #define FEW_TRACED 1000
-#define BURSTY_RATIO 10
+/* More of the target's allocations than this share made while windows were held back. */
+#define GATED_SHARE 0.5
 
 const char *sampler_doubt(const struct sampler *s, char *buf, size_t n)
 {
+	uint64_t total = s->have_pos ? s->last_pos - s->pos_start : 0;
+
 	if (s->hits < FEW_TRACED) {
 		snprintf(buf, n, "only %llu allocations traced in %llu windows",
 			 (unsigned long long)s->hits, (unsigned long long)s->windows);
 		return buf;
 	}
-	/* A window with no allocation next to busy ones is a burst seen once. */
-	if (s->rated_windows >= 2 && s->max_rate > BURSTY_RATIO * (s->min_rate + 1)) {
+	if (total > 0 && s->gated_allocs > GATED_SHARE * total) {
 		snprintf(buf, n,
-			 "the allocation rate varied from %.0f to %.0f a second between windows "
-			 "(bursts: some windows caught them, others did not)",
-			 s->min_rate, s->max_rate);
+			 "allocations came faster than the budget could sample: %.0f%% of them were "
+			 "made while windows were held back (bursts weigh less than they should)",
+			 100.0 * s->gated_allocs / total);
+		return buf;
+	}
+	if (s->truncated_windows >= 2 && s->truncated_windows * 3 >= s->burst_windows) {
+		snprintf(buf, n,
+			 "bursts of about %llu allocations are longer than one window can cover "
+			 "(%llu of %llu cut short: the start of a burst weighs more than its end)",
+			 (unsigned long long)s->burst, (unsigned long long)s->truncated_windows,
+			 (unsigned long long)s->burst_windows);
 		return buf;
 	}
 	return NULL;

@@ -1,13 +1,32 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The overhead budget (--max-overhead): allocation probes attached only for
- * short windows at random times.  Dropping events inside the BPF program
- * would save nothing, the trap is the cost, so outside a window the probes
- * are not there at all.  After each window the next is put off until
+ * short windows.  Dropping events inside the BPF program would save
+ * nothing, the trap is the cost, so outside a window the probes are not
+ * there at all.
  *
- *     total probe cost / elapsed time <= budget
+ * Windows are placed in Ruby's allocation stream, not in wall time.  A
+ * window placed in time mostly opens while the target idles (most time is
+ * idle), and once it wakes every traced allocation costs it a trap: its
+ * work is stretched tens of times inside the window, so a window of a few
+ * milliseconds saw the first few hundred allocations after each wake-up,
+ * the same place in the stream every time (a class allocated first after
+ * a sleep came out 5x over-sampled).  So:
  *
- * holds again.
+ *  1. The budget gates, in time: no window is armed until the probes'
+ *     total cost is within budget * elapsed with room for one more.
+ *  2. Armed, the window waits for Ruby's own allocation counter (objspace
+ *     total_allocated_objects, read from outside) to pass a random number
+ *     of allocations, uniform over about twice the allocations the target
+ *     makes between two windows: window starts are uniform in the stream.
+ *  3. Open, the window covers a number of stream positions (by the
+ *     counter, read by the BPF program at each hit), recording each with a
+ *     probability chosen so that it can cover the target's bursts whole.
+ *     A window whose first hit came after the target idled starts at a
+ *     burst's first allocation: it covers exactly that burst, up to the
+ *     next idle, so that no part of a burst is seen more than another.
+ *  4. It closes by count, at the burst's end, or when it has cost the most
+ *     one window may (a latency spike the target feels).
  */
 #ifndef RBM_SAMPLER_H
 #define RBM_SAMPLER_H
@@ -15,57 +34,112 @@
 #include <stddef.h>
 #include <stdint.h>
 
+enum sampler_state {
+	SAMPLER_GATED, /* waiting for the budget */
+	SAMPLER_ARMED, /* waiting for the allocation counter to reach arm_at */
+	SAMPLER_OPEN,  /* probes attached */
+};
+
+/* What a probe hit costs the target, as known when a window opens (seconds). */
+struct hit_costs {
+	double trap;   /* the trap, mean over the probes */
+	double record; /* the program, for a hit it records */
+	double skip;   /* the program, for a hit it lets pass */
+};
+
+/* A window as planned when it opens: what the BPF side is told. */
+struct window_plan {
+	uint64_t start;	 /* first stream position to record (the stream may be past it) */
+	uint64_t len;	 /* stream positions to cover from the first recorded */
+	double sample;	 /* share of covered positions recorded */
+	double max_cost; /* close once the window cost the target this much */
+	double idle;	 /* seconds without an allocation that make an idle */
+};
+
+/* A window as the BPF side counted it so far. */
+struct window_view {
+	bool hit;	    /* any hit since it opened */
+	bool burst;	    /* the first came after an idle: the window covers that burst */
+	bool done;	    /* the burst ended */
+	uint64_t first;	    /* stream position of the first hit */
+	uint64_t last;	    /* and of the latest */
+	uint64_t recorded;  /* hits recorded */
+	uint64_t hits;	    /* every probe hit, recorded or not */
+	double cost;	    /* what they cost the target, seconds */
+};
+
 struct sampler {
 	/* Settings */
-	double budget;	     /* fraction of the target's time, e.g. 0.02 */
-	double window;	     /* length of one window, seconds */
-	double min_gap;	     /* shortest gap between windows, seconds */
+	double budget;	/* fraction of the target's time, e.g. 0.02 / 1.02 */
+	double cost_cap; /* most one window may cost the target (a latency spike) */
+	double nominal;	 /* what a window costs when the target's bursts ask for no more */
+	double duty;	 /* windows' cost at most this share of the time around them */
 	/* State */
-	bool in_window;
-	double start;	    /* when sampling began */
-	double phase_start; /* when the current window or gap began */
-	double phase_end;   /* when it is due to end */
+	enum sampler_state state;
+	double start;	  /* when sampling began */
+	double next_time; /* when sampler_step wants to be called next */
+	double gap_end;	  /* GATED: no window before (the duty cap) */
+	uint64_t arm_at;  /* ARMED: the stream position that opens the window */
 	uint64_t rng;
+	struct window_plan plan; /* OPEN: the open window's */
+	double opened;
+	/* The stream as the counter was read */
+	bool have_pos;
+	uint64_t pos_start, last_pos;
+	double last_poll;
+	double peak_rate;      /* allocations a second at the fastest, recently */
+	double last_move;      /* when the counter last moved */
+	uint64_t run_from;     /* where the current run of allocations (no idle) began */
+	bool in_run;
+	bool resync;	       /* a window was open: the next reading only re-bases */
+	uint64_t burst;	       /* allocations between idles, the largest recently */
+	uint64_t gated_allocs; /* allocations made while the budget held windows back */
+	double mean_cost;      /* of the last windows: what the next will likely cost */
 	/* Totals, for the report */
 	uint64_t windows;
 	double window_time; /* seconds with the probes attached */
 	double cost;	    /* estimated seconds the probes cost the target */
-	uint64_t hits;	    /* traced allocations */
-	/* Allocation rates (hits a second) of the windows, for how sure estimates are */
-	double min_rate, max_rate;
-	uint64_t rated_windows; /* windows long enough to have a rate */
+	uint64_t hits;	    /* traced (recorded) allocations */
+	uint64_t probe_hits; /* every allocation probe hit */
+	uint64_t covered;   /* stream positions the windows covered */
+	double sample_sum;  /* of plan.sample over windows, for the mean */
+	uint64_t burst_windows, truncated_windows;
 };
 
 void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, double now);
 
 /*
- * The gap to wait after a window that closed at now and cost the target
- * `cost` seconds: until the total cost of all windows is within the budget
- * of the time since the start (so the budget holds at every window, not
- * only on average), at least min_gap, plus a random stretch of up to 30%
- * of this window's share so that windows do not fall in step with
- * periodic work in the target.
- */
-double sampler_gap_after(struct sampler *s, double now, double cost);
-
-/*
- * The longest window that may open at now: one that keeps the budget even
+ * The most a window opening at now may cost: what keeps the budget even
  * if the target loses all of it to the probes; 0 when none may open yet.
  */
 double sampler_window_allowed(const struct sampler *s, double now);
 /* When the next window may open at the earliest, if none may now. */
 double sampler_next_allowed(const struct sampler *s);
 
-/* Opens a window at now, as long as sampler_window_allowed says. */
-void sampler_window_opened(struct sampler *s, double now);
+/*
+ * One look at the allocation counter at now (have_pos false: it cannot be
+ * read; windows are then placed in time), with what hits cost as known so
+ * far.  Arms a window once the budget allows one; returns true when the
+ * armed window's probes must go on now.  s->next_time says when to look
+ * again.
+ */
+bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
+		  const struct hit_costs *c);
 
-/* Closes the window at now, after `hits` traced allocations in it that cost `cost` seconds. */
-void sampler_window_closed(struct sampler *s, double now, uint64_t hits, double cost);
+/* The probes are on at now, the counter at pos: plans the window (for the BPF side). */
+void sampler_window_opened(struct sampler *s, double now, const struct hit_costs *c,
+			   struct window_plan *plan);
+
+/* Whether the open window is done (by count, burst's end, cost); sets next_time. */
+bool sampler_window_due(struct sampler *s, double now, const struct window_view *v);
+
+/* The window closed at now with v counted, the probes off. */
+void sampler_window_closed(struct sampler *s, double now, const struct window_view *v);
 
 /*
  * How sure estimates scaled from the windows can be: NULL when sure enough,
- * else why not (few allocations traced, or a rate that swung between
- * windows: a burst that some windows caught and others missed).
+ * else why not (few allocations traced, allocations that outran the
+ * budget, bursts longer than a window can cover).
  */
 const char *sampler_doubt(const struct sampler *s, char *buf, size_t n);
 

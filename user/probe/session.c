@@ -176,8 +176,12 @@ void session_start(struct session *s)
 	s->counts_last = s->counts_start;
 	session_heap_census(s, CENSUS_AT_START);
 	if (s->sampling) {
-		int err = windows_start(&s->windows, &s->probes, s->skel, s->opt.max_overhead,
-					rbm_verbose);
+		const struct ruby_offsets *off = s->target.off;
+		uint64_t counter = s->target.objspace && off->objspace_total_allocated
+					   ? s->target.objspace + off->objspace_total_allocated
+					   : 0;
+		int err = windows_start(&s->windows, &s->probes, s->skel, s->target.pid, counter,
+					s->opt.max_overhead, rbm_verbose);
 
 		if (err)
 			die_attach(s, err);
@@ -355,10 +359,14 @@ static double wait_until(double deadline, double max)
 
 double session_poll(struct session *s, double t)
 {
-	bool worked;
+	bool worked = false;
 
-	if (target_ended(s))
-		return -1;
+	/* Sampling looks at the counter up to every half millisecond: /proc is read less often. */
+	if (t - s->last_end_check >= 0.01 || !s->sampling) {
+		s->last_end_check = t;
+		if (target_ended(s))
+			return -1;
+	}
 	if (s->sampling) {
 		int err;
 
@@ -367,16 +375,29 @@ double session_poll(struct session *s, double t)
 		/* A target that exits before the first window just ends the trace. */
 		if (err && !target_gone(s->target.pid))
 			die_attach(s, err);
-		/* A window is short and costly: nothing may hold it open longer. */
-		if (s->windows.sampler.in_window)
-			return wait_until(s->windows.sampler.phase_end, 1);
+		/*
+		 * A window costs the target while the probes are on: nothing may
+		 * hold it open longer.  One that waits for an idle target costs
+		 * nothing, and names still need refreshing meanwhile.
+		 */
+		if (windows_open(&s->windows)) {
+			if (t - s->last_names >= 0.2 && t - s->windows.sampler.opened >= 0.2) {
+				s->last_names = t;
+				session_refresh_names(s);
+			}
+			return wait_until(windows_next(&s->windows), 1);
+		}
 	}
 	/* Sampling deletes dead entries itself: only once no probe can write the map. */
 	/*
 	 * Sampling: a pass after every GC, at most every 20 ms, so that a slot
 	 * freed and taken again is seen while its newcomer is young (tracker.c).
+	 * The GC count is looked at every 5 ms at most.
 	 */
-	worked = gc_worked(s, t);
+	if (!s->sampling || t - s->last_gc_look >= 0.005) {
+		s->last_gc_look = t;
+		worked = gc_worked(s, t);
+	}
 	if (worked &&
 	    t - s->last_pass >= (s->sampling && s->pass_gc_count != s->seen_gc_count ? 0.02 : 0.2) &&
 	    !(s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE))) {
@@ -392,11 +413,11 @@ double session_poll(struct session *s, double t)
 		ruby_target_gc_counts(&s->target, &s->counts_last);
 	}
 	/*
-	 * Sampling looks every 20 ms, to catch a reused slot before its
-	 * newcomer grows old; looking every 5 ms caught a few more but slowed a
+	 * Sampling looks at least every 20 ms, to catch a reused slot before its
+	 * newcomer grows old; passes every 5 ms caught a few more but slowed a
 	 * GC-heavy target by 50% on two cores (its memory read while it mmaps).
 	 */
-	return s->sampling ? wait_until(s->windows.sampler.phase_end, 0.02) : 0.05;
+	return s->sampling ? wait_until(windows_next(&s->windows), 0.02) : 0.05;
 }
 
 void session_run(struct session *s, volatile sig_atomic_t *stop)
@@ -472,7 +493,12 @@ int session_report(struct session *s, struct report *r)
 		si->window_time_s = s->windows.sampler.window_time;
 		si->est_overhead = sampler_overhead(&s->windows.sampler, r->duration_s);
 		si->traced = traced;
-		si->probe_hits = s->windows.sampler.hits;
+		si->probe_hits = s->windows.sampler.probe_hits;
+		si->covered = s->windows.sampler.covered;
+		si->burst_windows = s->windows.sampler.burst_windows;
+		si->sample = s->windows.sampler.windows
+				     ? s->windows.sampler.sample_sum / s->windows.sampler.windows
+				     : 0;
 		si->scale = r->have_gc_counts && traced ? (double)r->gc_allocated / traced : 0;
 		if (!sampler_doubt(&s->windows.sampler, si->doubt, sizeof(si->doubt)))
 			si->doubt[0] = 0;

@@ -69,8 +69,10 @@ struct session {
 	uint64_t seen_sweeps;	 /* with GC probes: their sweep steps */
 	uint64_t seen_gc_count;	 /* sampling: Ruby's GC count at the last look */
 	uint64_t pass_gc_count;	 /* sampling: what it was at the last pass */
+	double last_gc_look;
 	double last_gc_seen;
 	double last_exec_check;
+	double last_end_check;
 	uint64_t charged_compaction_hits;
 	double last_pass, last_names;
 	const char *end_reason; /* set when the session ends */

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "windows.h"
 #include "rbmemtrace.skel.h"
+#include "target_mem.h"
 
 /* Hits from here on are the next window's, even those while it is being attached. */
 static void snapshot_hits(struct windows *w)
@@ -53,18 +54,34 @@ static void measure_trap_costs(struct windows *w, double budget_percent)
 }
 
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		  double budget_percent, int verbose)
+		  pid_t pid, uint64_t counter_addr, double budget_percent, int verbose)
 {
 	double now;
+	int i;
 
 	w->probes = probes;
 	w->skel = skel;
 	w->verbose = verbose;
+	w->pid = pid;
+	w->counter_addr = counter_addr;
 	w->ncpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
 	/* Nothing counts until a window is fully open, the first one too. */
 	skel->bss->sampling = 1;
+	skel->bss->alloc_count_addr = counter_addr;
 	__atomic_store_n(&skel->bss->window_open, 0, __ATOMIC_RELEASE);
+	/* Which probes' first instruction is emulated decides what their traps cost. */
+	i = probes_resolve_alloc(probes);
+	if (i)
+		return i;
 	measure_trap_costs(w, budget_percent);
+	/*
+	 * Until windows show which probes are hit, the cheaper kind (the usual
+	 * allocators start with a push): it only sizes the first window, which
+	 * is charged what its hits cost and closes if they cost more.
+	 */
+	for (i = 0; i < ALLOC_PROBES; i++)
+		if (!w->mean_trap || w->hit_cost[i] < w->mean_trap)
+			w->mean_trap = w->hit_cost[i];
 	now = now_seconds();
 	sampler_init(&w->sampler, budget_percent, (uint64_t)(now * 1e9) ^ getpid(), now);
 	/* The first window opens in windows_step, once the budget allows one. */
@@ -81,31 +98,144 @@ double windows_stepped_hit_cost(const struct windows *w)
 	return w->stepped_cost;
 }
 
-/* The program's mean time per hit, from the hits it timed itself; a guess before any. */
-static double program_cost(struct windows *w)
+double windows_next(const struct windows *w)
 {
-	uint64_t timed = __atomic_load_n(&w->skel->bss->program_timed, __ATOMIC_RELAXED);
-	uint64_t ns = __atomic_load_n(&w->skel->bss->program_ns, __ATOMIC_RELAXED);
-
-	return timed ? ns / 1e9 / timed : 1.5e-6;
+	return w->sampler.next_time;
 }
 
-/* Traced allocations since the window opened, and what they cost the target. */
-static uint64_t window_hits(struct windows *w, double *cost)
+bool windows_open(const struct windows *w)
 {
-	double program = program_cost(w);
-	uint64_t hits = 0;
+	return w->sampler.state == SAMPLER_OPEN;
+}
+
+/* Hits timed before the program's time per hit is trusted. */
+#define TIMED_ENOUGH 4
+
+static void read_timing(struct windows *w, uint64_t t[4])
+{
+	struct rbmemtrace_bpf__bss *b = w->skel->bss;
+
+	t[0] = __atomic_load_n(&b->program_ns, __ATOMIC_RELAXED);
+	t[1] = __atomic_load_n(&b->program_timed, __ATOMIC_RELAXED);
+	t[2] = __atomic_load_n(&b->skip_ns, __ATOMIC_RELAXED);
+	t[3] = __atomic_load_n(&b->skip_timed, __ATOMIC_RELAXED);
+}
+
+/*
+ * What the program costs a hit, recorded or passed by: as timed in this
+ * window if it timed enough, else as in the last windows, else a guess on
+ * the dear side (a stack walk).  Not the mean since the start: the first
+ * hits store every new call path and cost tens of times what later ones do.
+ */
+static void hit_costs_now(struct windows *w, bool in_window, struct hit_costs *c)
+{
+	uint64_t t[4];
+
+	c->trap = w->mean_trap;
+	c->record = w->recent_record ? w->recent_record : 20e-6;
+	c->skip = w->recent_skip ? w->recent_skip : 0.3e-6;
+	if (!in_window)
+		return;
+	read_timing(w, t);
+	if (t[1] - w->timed_at_open[1] >= TIMED_ENOUGH)
+		c->record = (t[0] - w->timed_at_open[0]) / 1e9 / (t[1] - w->timed_at_open[1]);
+	if (t[3] - w->timed_at_open[3] >= TIMED_ENOUGH)
+		c->skip = (t[2] - w->timed_at_open[2]) / 1e9 / (t[3] - w->timed_at_open[3]);
+}
+
+static void hit_costs(struct windows *w, struct hit_costs *c)
+{
+	hit_costs_now(w, false, c);
+}
+
+/* After a window: what its hits cost, for the next windows' plans. */
+static void learn_program(struct windows *w)
+{
+	struct hit_costs c;
+	uint64_t t[4];
+
+	read_timing(w, t);
+	hit_costs_now(w, true, &c);
+	if (t[1] - w->timed_at_open[1] >= TIMED_ENOUGH)
+		w->recent_record = w->recent_record ? (w->recent_record + c.record) / 2 : c.record;
+	if (t[3] - w->timed_at_open[3] >= TIMED_ENOUGH)
+		w->recent_skip = w->recent_skip ? (w->recent_skip + c.skip) / 2 : c.skip;
+}
+
+/* The open window as the BPF side counted it, and what it cost the target so far. */
+static void window_view(struct windows *w, double now, struct window_view *v)
+{
+	struct rbmemtrace_bpf__bss *b = w->skel->bss;
+	double traps = 0, longest;
+	struct hit_costs c;
 	int i;
 
-	*cost = 0;
+	hit_costs_now(w, true, &c);
+	v->first = __atomic_load_n(&b->win_first, __ATOMIC_ACQUIRE);
+	v->hit = v->first != 0;
+	v->burst = __atomic_load_n(&b->win_burst, __ATOMIC_RELAXED);
+	v->done = __atomic_load_n(&b->win_done, __ATOMIC_RELAXED);
+	v->last = __atomic_load_n(&b->win_last, __ATOMIC_RELAXED);
+	v->recorded = __atomic_load_n(&b->win_recorded, __ATOMIC_RELAXED);
+	v->hits = 0;
 	for (i = 0; i < ALLOC_PROBES; i++) {
-		uint64_t n = __atomic_load_n(&w->skel->bss->probe_hits[i], __ATOMIC_RELAXED) -
-			     w->hits_at_open[i];
+		uint64_t n = __atomic_load_n(&b->probe_hits[i], __ATOMIC_RELAXED) - w->hits_at_open[i];
 
-		hits += n;
-		*cost += n * (w->hit_cost[i] + program);
+		v->hits += n;
+		traps += n * w->hit_cost[i];
 	}
-	return hits;
+	v->cost = traps + v->recorded * c.record +
+		  (v->hits > v->recorded ? v->hits - v->recorded : 0) * c.skip;
+	/* The target cannot have lost more than every core for the window's length. */
+	longest = (now - w->sampler.opened) * w->ncpus;
+	if (v->cost > longest)
+		v->cost = longest;
+}
+
+static int open_window(struct windows *w, double now)
+{
+	struct rbmemtrace_bpf__bss *b = w->skel->bss;
+	struct sampler *s = &w->sampler;
+	struct window_plan plan;
+	struct hit_costs c;
+	struct timespec ts;
+	int err;
+
+	/* Hits from here on are the window's, even those while it is being attached. */
+	snapshot_hits(w);
+	read_timing(w, w->timed_at_open);
+	b->win_first = 0;
+	b->win_burst = 0;
+	b->win_done = 0;
+	b->win_last = 0;
+	b->win_recorded = 0;
+	err = probes_attach_alloc(w->probes, true);
+	if (err) {
+		if (!s->windows)
+			return err; /* the first attach: a real error, not an exit under way */
+		/* The target may be exiting: try again after a gap. */
+		s->state = SAMPLER_GATED;
+		s->next_time = s->gap_end = now + 0.05;
+		return 0;
+	}
+	hit_costs(w, &c);
+	sampler_window_opened(s, now_seconds(), &c, &plan);
+	b->win_start = plan.start;
+	b->win_len = plan.len;
+	b->win_sample = plan.sample >= 1 ? 0 : (__u32)(plan.sample * 4294967296.0);
+	b->win_idle_ns = (__u64)(plan.idle * 1e9);
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns's clock */
+	b->win_open_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	__atomic_store_n(&b->window_open, 1, __ATOMIC_RELEASE);
+	if (w->verbose > 1)
+		fprintf(stderr, "rbmemtrace: window %" PRIu64 ": attached in %.1f ms at %" PRIu64
+				" (armed for %" PRIu64 "): %" PRIu64 " positions, 1 in %.1f recorded, "
+				"at most %.1f ms (trap %.2f, program %.2f or %.2f us; bursts %" PRIu64
+				")\n",
+			s->windows, (now_seconds() - now) * 1e3, s->last_pos, plan.start, plan.len,
+			1 / plan.sample, plan.max_cost * 1e3, c.trap * 1e6, c.record * 1e6,
+			c.skip * 1e6, s->burst);
+	return 0;
 }
 
 void windows_close(struct windows *w)
@@ -113,55 +243,87 @@ void windows_close(struct windows *w)
 	__atomic_store_n(&w->skel->bss->window_open, 0, __ATOMIC_RELEASE);
 }
 
+/* After a window: which traps the target met, for the next windows' plans. */
+static void learn_trap(struct windows *w, const struct window_view *v)
+{
+	double traps = 0;
+	int i;
+
+	if (!v->hits)
+		return;
+	for (i = 0; i < ALLOC_PROBES; i++)
+		traps += (w->skel->bss->probe_hits[i] - w->hits_at_open[i]) * w->hit_cost[i];
+	w->mean_trap = traps / v->hits;
+}
+
+static void close_window(struct windows *w)
+{
+	struct window_view v;
+	double t;
+
+	windows_close(w);
+	probes_detach_alloc(w->probes);
+	t = now_seconds();
+	window_view(w, t, &v);
+	learn_trap(w, &v);
+	learn_program(w);
+	if (w->verbose > 1)
+		fprintf(stderr, "rbmemtrace: window %" PRIu64 ": %.1f ms, %" PRIu64 " hits, %" PRIu64
+				" recorded, %s from %" PRIu64 " to %" PRIu64 "%s; %.2f ms of the "
+				"target's time (a trap %.2f us)\n",
+			w->sampler.windows, (t - w->sampler.opened) * 1e3, v.hits, v.recorded,
+			v.burst ? "burst" : "stretch", v.first, v.last,
+			v.burst && !v.done ? " (cut)" : "", v.cost * 1e3, w->mean_trap * 1e6);
+	sampler_window_closed(&w->sampler, t, &v);
+}
+
+static bool read_counter(struct windows *w, uint64_t *pos)
+{
+	return w->counter_addr && target_read_u64(w->pid, w->counter_addr, pos) == 0;
+}
+
 int windows_step(struct windows *w, double now)
 {
 	struct sampler *s = &w->sampler;
-	int err;
+	struct hit_costs c;
+	uint64_t pos = 0;
+	bool have;
 
-	if (now < s->phase_end)
+	if (now < s->next_time)
 		return 0;
-	if (!s->in_window && sampler_window_allowed(s, now) <= 0) {
-		s->phase_end = sampler_next_allowed(s);
+	if (s->state == SAMPLER_OPEN) {
+		struct window_view v;
+
+		window_view(w, now, &v);
+		if (sampler_window_due(s, now, &v))
+			close_window(w);
 		return 0;
 	}
-	if (s->in_window) {
-		uint64_t hits;
-		double cost;
-
-		windows_close(w);
-		probes_detach_alloc(w->probes);
-		hits = window_hits(w, &cost);
-		/* The target cannot have lost more than every core for the window's length. */
-		if (cost > (now_seconds() - s->phase_start) * w->ncpus)
-			cost = (now_seconds() - s->phase_start) * w->ncpus;
-		if (w->verbose > 1)
-			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": %.1f ms, %" PRIu64
-					" hits, %.2f ms of the target's time (program %.2f us a hit)\n",
-				s->windows, (now_seconds() - s->phase_start) * 1e3, hits, cost * 1e3,
-				program_cost(w) * 1e6);
-		sampler_window_closed(s, now_seconds(), hits, cost);
-	} else if (snapshot_hits(w), (err = probes_attach_alloc(w->probes, true)) == 0) {
-		__atomic_store_n(&w->skel->bss->window_open, 1, __ATOMIC_RELEASE);
-		if (w->verbose > 1)
-			fprintf(stderr, "rbmemtrace: window %" PRIu64 ": attached in %.1f ms\n",
-				s->windows + 1, (now_seconds() - now) * 1e3);
-		/* Attaching can wait for the last window's probes to come off. */
-		sampler_window_opened(s, now_seconds());
-	} else if (!s->windows) {
-		return err; /* the first attach: a real error, not an exit under way */
-	} else {
-		/* The target may be exiting: try again after a gap. */
-		s->phase_end = now + s->min_gap;
+	have = read_counter(w, &pos);
+	hit_costs(w, &c);
+	if (!sampler_step(s, now, have, pos, &c))
+		return 0;
+	/* A link still coming off would hold the attach: the window opens a little later. */
+	if (__atomic_load_n(&w->probes->detaching, __ATOMIC_ACQUIRE) > 0) {
+		s->next_time = now + 0.001;
+		return 0;
 	}
-	return 0;
+	return open_window(w, now);
+}
+
+void windows_cut(struct windows *w, double now)
+{
+	(void)now;
+	if (windows_open(w))
+		close_window(w);
 }
 
 void windows_stop(struct windows *w, double now)
 {
-	if (w->sampler.in_window) {
-		double cost;
-		uint64_t hits = window_hits(w, &cost);
+	if (windows_open(w)) {
+		struct window_view v;
 
-		sampler_window_closed(&w->sampler, now, hits, cost);
+		window_view(w, now, &v);
+		sampler_window_closed(&w->sampler, now, &v);
 	}
 }

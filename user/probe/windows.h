@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * --max-overhead in practice: attaches and detaches the allocation probes
- * window by window as the sampler says, meters what each window cost the
- * target, and tells the BPF side when every probe is on.
+ * --max-overhead in practice: reads Ruby's allocation counter for the
+ * sampler, attaches and detaches the allocation probes window by window as
+ * it says, tells the BPF side which stretch of the allocation stream the
+ * window covers once every probe is on, and meters what it cost the target.
  */
 #ifndef RBM_WINDOWS_H
 #define RBM_WINDOWS_H
 #include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
+#include <sys/types.h>
 #include "attach.h"
 #include "rbmemtrace.h"
 #include "sampler.h"
@@ -19,26 +21,44 @@ struct windows {
 	struct probes *probes;
 	struct rbmemtrace_bpf *skel;
 	int verbose;
+	pid_t pid;
+	uint64_t counter_addr; /* Ruby's total_allocated_objects in the target; 0: unknown */
 	struct sampler sampler;
 	uint64_t hits_at_open[MAX_ALLOC_PROBES]; /* probe_hits when the window opened */
 	double hit_cost[MAX_ALLOC_PROBES];	  /* seconds each probe's trap costs the target */
 	double stepped_cost;			  /* a trap on a stepped first instruction */
+	double mean_trap;			  /* a trap, weighted by how often each probe is hit */
+	/* The program's time, timed over a few hits: at the window's opening, and lately */
+	uint64_t timed_at_open[4];		  /* program_ns, program_timed, skip_ns, skip_timed */
+	double recent_record, recent_skip;	  /* 0: none timed yet */
 	long ncpus;				  /* online CPUs: bounds a window's cost */
 };
 
 /*
  * Starts sampling: times the trap on this machine, on our own functions,
- * before any allocation probe touches the target.  The first window opens
- * in windows_step once the budget allows one.  0 or -errno.
+ * before any allocation probe touches the target.  counter_addr is Ruby's
+ * allocation counter in the target (0: unknown, windows are placed in
+ * time).  The first window opens in windows_step once the budget allows
+ * one and the counter reaches its place.  0 or -errno.
  */
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		  double budget_percent, int verbose);
+		  pid_t pid, uint64_t counter_addr, double budget_percent, int verbose);
 /* Charges the target's time that other probes cost it (compaction probe hits...). */
 void windows_charge(struct windows *w, double seconds);
 /* What one hit of a probe whose first instruction is stepped costs the target. */
 double windows_stepped_hit_cost(const struct windows *w);
-/* Opens or closes a window when it is due; -errno if the first window cannot attach. */
+/*
+ * Reads the counter, arms, opens or closes a window when it is due;
+ * -errno if the first window cannot attach.  windows_next says when to
+ * call again.
+ */
 int windows_step(struct windows *w, double now);
+/* When windows_step wants to run next (absolute seconds). */
+double windows_next(const struct windows *w);
+/* Whether a window's probes are on. */
+bool windows_open(const struct windows *w);
+/* Closes the open window now, whatever it covered (a census is due). */
+void windows_cut(struct windows *w, double now);
 /* Stops counting: call before the allocation probes come off for good. */
 void windows_close(struct windows *w);
 /* Accounts for the last window once the probes are off. */
