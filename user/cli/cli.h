@@ -16,6 +16,8 @@ int cmd_fleet(int argc, char **argv);
 unsigned long cli_number(const char *arg, const char *what, unsigned long min, unsigned long max);
 /* A whole argument as a real number; 0 or -EINVAL. */
 int cli_real(const char *arg, double *value);
+/* --format text|json of census and top: true for json; dies on anything else. */
+bool cli_json_format(const char *arg);
 /* Dies unless we may use BPF and uprobes (root, or CAP_SYS_ADMIN). */
 void cli_check_bpf_privileges(void);
 bool cli_have_bpf_privileges(void);

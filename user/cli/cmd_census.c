@@ -48,10 +48,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		args.pid = cli_number(arg, "PID", 1, INT32_MAX);
 		break;
 	case OPT_FORMAT:
-		if (strcmp(arg, "json") == 0)
-			args.json = true;
-		else if (strcmp(arg, "text") != 0)
-			rbm_die("invalid format: %s (expected text or json)", arg);
+		args.json = cli_json_format(arg);
 		break;
 	case 'o':
 		args.output = arg;

@@ -110,10 +110,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		args.count = cli_number(arg, "-n", 1, 1UL << 31);
 		break;
 	case OPT_FORMAT:
-		if (strcmp(arg, "json") == 0)
-			args.json = true;
-		else if (strcmp(arg, "text") != 0)
-			rbm_die("invalid format: %s (expected text or json)", arg);
+		args.json = cli_json_format(arg);
 		break;
 	case OPT_SITES:
 		args.sites = true;

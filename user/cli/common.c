@@ -4,6 +4,7 @@
 #include <linux/capability.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "cli.h"
@@ -93,4 +94,13 @@ void cli_output_commit(struct outfile *o)
 	rbm_on_die_remove(abort_output, o);
 	if (outfile_commit(o, err, sizeof(err)))
 		rbm_die("%s", err);
+}
+
+bool cli_json_format(const char *arg)
+{
+	if (strcmp(arg, "json") == 0)
+		return true;
+	if (strcmp(arg, "text") != 0)
+		rbm_die("invalid format: %s (expected text or json)", arg);
+	return false;
 }
