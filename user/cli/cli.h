@@ -18,6 +18,14 @@ unsigned long cli_number(const char *arg, const char *what, unsigned long min, u
 int cli_real(const char *arg, double *value);
 /* --format text|json of census and top: true for json; dies on anything else. */
 bool cli_json_format(const char *arg);
+
+struct ruby_target;
+struct class_namer;
+/*
+ * census and top: a target opened for its memory made ready for a heap
+ * census (its layout, objspace and class names).  Dies with a one-line error.
+ */
+void cli_heap_open(struct ruby_target *t, struct class_namer *namer);
 /* Dies unless we may use BPF and uprobes (root, or CAP_SYS_ADMIN). */
 void cli_check_bpf_privileges(void);
 bool cli_have_bpf_privileges(void);

@@ -80,14 +80,7 @@ static void take_census(struct ruby_target *t, struct report *r)
 	char err[512];
 	int ret;
 
-	if (!hl)
-		rbm_die("no heap layout for Ruby %s", t->version);
-	t->objspace = ruby_target_find_objspace(t);
-	if (!t->objspace)
-		rbm_die("cannot find the object space of PID %d", t->pid);
-	if (class_namer_init(&namer, t->pid, t->off, ruby_target_global(t, "rb_cObject"), err,
-			     sizeof(err)))
-		rbm_die("%s", err);
+	cli_heap_open(t, &namer);
 	ret = census_take(&c, t->pid, hl, t->objspace, false, err, sizeof(err));
 	if (ret == -ESRCH)
 		rbm_die("PID %d exited", t->pid);

@@ -11,6 +11,8 @@
 #include "diag.h"
 #include "outfile.h"
 #include "procmaps.h"
+#include "classnames.h"
+#include "ruby_target.h"
 
 unsigned long cli_number(const char *arg, const char *what, unsigned long min, unsigned long max)
 {
@@ -103,4 +105,18 @@ bool cli_json_format(const char *arg)
 	if (strcmp(arg, "text") != 0)
 		rbm_die("invalid format: %s (expected text or json)", arg);
 	return false;
+}
+
+void cli_heap_open(struct ruby_target *t, struct class_namer *namer)
+{
+	char err[512];
+
+	if (!t->hl)
+		rbm_die("no heap layout for Ruby %s (PID %d)", t->version, t->pid);
+	t->objspace = ruby_target_find_objspace(t);
+	if (!t->objspace)
+		rbm_die("cannot find the object space of PID %d", t->pid);
+	if (class_namer_init(namer, t->pid, t->off, ruby_target_global(t, "rb_cObject"), err,
+			     sizeof(err)))
+		rbm_die("%s", err);
 }

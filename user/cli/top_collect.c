@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "census.h"
 #include "census_model.h"
+#include "cli.h"
 #include "clock.h"
 #include "diag.h"
 #include "proc_info.h"
@@ -16,7 +17,6 @@ void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid)
 {
 	struct top_target *tt;
 	struct top_proc *p;
-	char err[512];
 	size_t i;
 
 	for (i = 0; i < c->ntargets; i++)
@@ -27,15 +27,7 @@ void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid)
 	tt = &c->targets[c->ntargets];
 	memset(tt, 0, sizeof(*tt));
 	ruby_target_open(&tt->target, pid, RUBY_NEED_MEMORY);
-	tt->hl = tt->target.hl;
-	if (!tt->hl)
-		rbm_die("no heap layout for Ruby %s (PID %d)", tt->target.version, pid);
-	tt->target.objspace = ruby_target_find_objspace(&tt->target);
-	if (!tt->target.objspace)
-		rbm_die("cannot find the object space of PID %d", pid);
-	if (class_namer_init(&tt->namer, pid, tt->target.off,
-			     ruby_target_global(&tt->target, "rb_cObject"), err, sizeof(err)))
-		rbm_die("%s", err);
+	cli_heap_open(&tt->target, &tt->namer);
 	p = top_model_proc(m, pid);
 	if (!p)
 		rbm_die("too many processes: top shows at most %d", TOP_MAX_PROCS);
@@ -97,7 +89,7 @@ static void refresh_one(struct top_target *tt, struct top_model *m, double t)
 		top_frame_keep(m, pid);
 		return;
 	}
-	ret = census_take(&cen, pid, tt->hl, tt->target.objspace, false, err, sizeof(err));
+	ret = census_take(&cen, pid, tt->target.hl, tt->target.objspace, false, err, sizeof(err));
 	if (ret == -ESRCH || target_gone(pid) || !ruby_target_same_program(&tt->target)) {
 		census_free(&cen);
 		mark_gone(p, tt, target_gone(pid) ? "exited" : "no longer runs the same program");

@@ -19,7 +19,6 @@
 struct top_target {
 	struct ruby_target target;
 	struct class_namer namer;
-	const struct heap_layout *hl;
 	bool gone;
 	struct session *session; /* sampled windows; NULL until asked for */
 	bool session_ended;
