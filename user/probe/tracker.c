@@ -84,6 +84,22 @@ static void count_alive(struct tracker *t, const struct live_object *obj)
 }
 
 /*
+ * Whether an object of this age (GCs survived, up to old) in the tracked
+ * object's slot is younger than the tracked one would be with gc_count GCs
+ * begun: then it is another object.  A GC under way may not have aged it yet.
+ */
+static bool younger_than_tracked(const struct tracker *t, unsigned int age, uint64_t gc_count,
+				 const struct live_object *obj, bool gc_under_way)
+{
+	uint32_t survived = (uint32_t)gc_count - obj->gc_epoch;
+	unsigned int expected = survived < t->hl->old_age ? survived : t->hl->old_age;
+
+	if (gc_under_way && expected)
+		expected--;
+	return age < expected;
+}
+
+/*
  * What the final census says of a tracked object: dead if garbage or free
  * then, and dead too if its slot now holds a younger object.  Sampling sees
  * no free, so a slot freed and taken again by an object of the same class
@@ -94,23 +110,16 @@ static void count_alive(struct tracker *t, const struct live_object *obj)
 static bool census_still_alive(struct tracker *t, uint64_t addr, const struct live_object *obj)
 {
 	const struct census *c = t->census;
-	unsigned int age, expected;
+	unsigned int age;
 	bool unprotected;
 	enum slot_state st = census_slot_info(c, addr, &age, &unprotected);
-	uint32_t survived;
 
 	if (st == SLOT_GARBAGE || st == SLOT_FREE || st == SLOT_ZOMBIE) {
 		t->garbage_seen += st == SLOT_GARBAGE;
 		return false;
 	}
-	if (st != SLOT_LIVE || unprotected || !c->ages_known || !t->gc_count_addr)
-		return true;
-	survived = (uint32_t)c->gc_count - obj->gc_epoch;
-	expected = survived < 3 ? survived : 3;
-	/* A GC marking during the census may not have aged it yet. */
-	if ((c->marking || c->gc_count_changed) && expected)
-		expected--;
-	if (age >= expected)
+	if (st != SLOT_LIVE || unprotected || !c->ages_known || !t->gc_count_addr || !t->hl ||
+	    !younger_than_tracked(t, age, c->gc_count, obj, c->marking || c->gc_count_changed))
 		return true;
 	t->reused_seen++;
 	return false;
@@ -154,13 +163,9 @@ static bool slot_reused(struct tracker *t, uint64_t addr, uint64_t flags,
 			const struct live_object *obj)
 {
 	const struct heap_layout *hl = t->hl;
-	uint32_t survived = (uint32_t)t->gc_count - obj->gc_epoch;
-	unsigned int age, expected = survived < hl->old_age ? survived : hl->old_age;
+	unsigned int age = (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
 
-	if (t->marking && expected)
-		expected--;
-	age = (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
-	if (age >= expected || wb_unprotected(t, addr))
+	if (!younger_than_tracked(t, age, t->gc_count, obj, t->marking) || wb_unprotected(t, addr))
 		return false;
 	t->reused_seen++;
 	return true;
