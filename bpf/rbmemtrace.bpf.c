@@ -127,12 +127,15 @@ __u64 compaction_probe_hits; /* every hit of on_gc_update_refs: the sampler char
 __u32 frozen;           /* the final read is under way: count nothing more */
 __u32 sampling;         /* --max-overhead: count only while window_open */
 __u32 window_open;      /* set once every allocation probe is attached, cleared before any comes off */
+__u32 reap_at_alloc;    /* no GC probes (a Ruby without USDT): reap at allocation hits */
 /*
  * The open window (--max-overhead), set by userspace before window_open.
  * Hits are placed in Ruby's allocation stream by its own counter, so that
  * a window covers a stretch of the stream, not of time (sampler.h).
  */
 __u64 alloc_count_addr; /* objspace total_allocated_objects; 0: unknown, hits are counted here */
+__u32 alloc_count_pools;  /* 3.2+: summed over the size pools, this many (0 or 1: one counter) */
+__u32 alloc_count_stride; /* bytes from one pool's counter to the next */
 __u64 stream_hits;      /* the stream position when alloc_count_addr is 0 */
 __u64 win_start;        /* first stream position to record (the stream may be past it) */
 __u64 win_len;          /* stream positions to cover from the first recorded */
@@ -237,13 +240,14 @@ static long walk_chunk(__u32 i, void *ctx)
 		w->cfp += stack_cfg.cfp_size;
 		/*
 		 * The line of a frame is that of pc - 1: a caller's pc is past its
-		 * call.  The allocating frame's pc is still on the allocating
-		 * instruction when that one moves pc last ("leaf" instructions:
-		 * literals, getblockparam), so Ruby's allocation hook (gc.c
-		 * gc_event_hook_body) moves it one word on first, as here.  (3.4's
-		 * rb_gc_event_hook no longer does: a port must look again.)
+		 * call.  In 3.1 the allocating frame's pc is still on the
+		 * allocating instruction when that one moves pc last ("leaf"
+		 * instructions: literals, getblockparam), so Ruby's allocation
+		 * hook (gc.c gc_event_hook_body) moves it one word on first, as
+		 * here.  From 3.3 pc is past it already (checked on 3.3 and 3.4
+		 * against ObjectSpace.allocation_sourceline).
 		 */
-		if (pc && iseq && i == 0 && j == 0)
+		if (pc && iseq && i == 0 && j == 0 && stack_cfg.bump_alloc_pc)
 			pc += 8;
 		if (pc && iseq) {
 			/* Free: the receiver is in the frame just read. */
@@ -265,9 +269,10 @@ static long self_to_class(__u32 i, void *ctx)
 	__u64 *self = &selves->self[i & (MAX_STACK_DEPTH - 1)];
 	__u64 klass = 0;
 
-	/* Immediates (Integer, Symbol, nil, true, false) have no header. */
-	if (*self && !(*self & 7) && *self != 8 &&
-	    bpf_probe_read_user(&klass, sizeof(klass), (void *)(*self + 8)))
+	/* Immediates (Integer, Float, Symbol, nil, true, false) have no header. */
+	if (!*self || (*self & 7) || *self == 8 || *self == 0x14)
+		klass = RBM_IMMEDIATE_SELF | *self;
+	else if (bpf_probe_read_user(&klass, sizeof(klass), (void *)(*self + 8)))
 		klass = 0;
 	*self = klass;
 	return 0;
@@ -429,6 +434,26 @@ static __always_inline void track(__u64 obj, __u64 seq)
 #define TIMED_HIT_MASK 15
 #define TIMED_HIT_MASK_FULL 63
 
+#define MAX_POOLS 8
+
+/* GC.stat's total_allocated_objects: one counter, or the sum over the size pools (3.2+). */
+static __always_inline int read_alloc_count(__u64 *total)
+{
+	__u64 v;
+	int i;
+
+	*total = 0;
+	for (i = 0; i < MAX_POOLS; i++) {
+		if (i > 0 && i >= alloc_count_pools)
+			break;
+		if (bpf_probe_read_user(&v, sizeof(v),
+					(void *)(alloc_count_addr + (__u64)i * alloc_count_stride)))
+			return -1;
+		*total += v;
+	}
+	return 0;
+}
+
 /*
  * Whether the open window records this hit: its stream position is in the
  * covered stretch, and it falls in the share recorded.  The first hit
@@ -441,7 +466,7 @@ static __always_inline bool window_records(void)
 	__u64 pos = 0, first, begin, now = 0;
 
 	if (alloc_count_addr) {
-		if (bpf_probe_read_user(&pos, sizeof(pos), (void *)alloc_count_addr)) {
+		if (read_alloc_count(&pos)) {
 			__sync_fetch_and_add(&stream_read_errors, 1);
 			return false;
 		}
@@ -488,6 +513,8 @@ static __always_inline bool window_records(void)
 	return true;
 }
 
+static void reap_pending(void);
+
 static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 {
 	__u64 probe = bpf_get_attach_cookie(ctx) & (MAX_ALLOC_PROBES - 1);
@@ -505,6 +532,8 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 		return 0;
 	if ((hit & (sampling ? TIMED_HIT_MASK : TIMED_HIT_MASK_FULL)) == 0)
 		start = bpf_ktime_get_ns();
+	if (reap_at_alloc)
+		reap_pending();
 	if (sampling && !window_records()) {
 		if (start) {
 			__sync_fetch_and_add(&skip_ns, bpf_ktime_get_ns() - start);
@@ -682,6 +711,9 @@ int on_gc_update_refs(void *ctx)
 	    compact_followed_at == count + 1)
 		return 0;
 	compact_followed_at = count + 1;
+	/* Without the sweep probe (no USDT), the compaction is known here. */
+	if (reap_at_alloc)
+		compaction_pending = 1;
 	bpf_for_each_map_elem(&live_objects, follow_one, NULL, 0);
 	return 0;
 }

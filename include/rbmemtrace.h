@@ -79,7 +79,7 @@ struct stack_config {
 	__u32 cfp_iseq;
 	__u32 cfp_ep;
 	__u32 cfp_self;
-	__u32 pad;
+	__u32 bump_alloc_pc; /* the allocating frame's pc is one word short (3.1: see the walk) */
 };
 
 /*
@@ -90,6 +90,13 @@ struct stack_config {
 struct stack_selves {
 	__u64 self[MAX_STACK_DEPTH]; /* the receivers while walking; their classes once stored */
 };
+
+/*
+ * An immediate receiver (Integer, Float, Symbol, nil, true, false) has no
+ * header to read its class from: it is stored as itself, with this bit, and
+ * userspace knows its class (3.3+ writes Integer#times in Ruby).
+ */
+#define RBM_IMMEDIATE_SELF (1ULL << 63)
 
 /*
  * Dead objects found by userspace are deleted by the BPF program at the next

@@ -74,13 +74,13 @@ static void scan(struct many *m)
 	pid_t pids[MANY_MAX];
 	size_t n, i;
 
-	n = proc_find_rubies(m->have_re ? &m->re : NULL, getpid(), RUBY_NEED_USDT, pids, MANY_MAX);
+	n = proc_find_rubies(m->have_re ? &m->re : NULL, getpid(), RUBY_NEED_TRACE, pids, MANY_MAX);
 	for (i = 0; i < n; i++) {
 		/* It may have exited since it was found: check again before dying on it. */
 		char why[256];
 
 		if (traced(m, pids[i]) ||
-		    !ruby_target_supported(pids[i], RUBY_NEED_USDT, why, sizeof(why)))
+		    !ruby_target_supported(pids[i], RUBY_NEED_TRACE, why, sizeof(why)))
 			continue;
 		add_process(m, pids[i]);
 	}
@@ -168,7 +168,7 @@ int trace_many(const struct many_options *mo, volatile sig_atomic_t *stop)
 		m.last_scan = now_seconds();
 		scan(&m);
 		if (!m.n)
-			rbm_die("no Ruby process with USDT probes %s%s",
+			rbm_die("no Ruby process that can be traced %s%s",
 				mo->match ? "matches " : "is running", mo->match ? mo->match : "");
 	}
 	fprintf(stderr, "rbmemtrace: tracing %zu process%s%s\n", m.n, m.n == 1 ? "" : "es",

@@ -15,18 +15,6 @@
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 
-/*
- * newobj_of is inlined into these; they are every exported way a 3.1 object
- * is born.  The *_zalloc data helpers are left out on purpose: they call the
- * wrap functions through the PLT, so probing them would count objects twice.
- */
-const char *const alloc_functions[] = {
-	"rb_wb_protected_newobj_of", "rb_wb_unprotected_newobj_of", "rb_ec_wb_protected_newobj_of",
-	"rb_newobj_of",		     "rb_newobj",		    "rb_imemo_new",
-	"rb_data_object_wrap",	     "rb_data_typed_object_wrap",   "rb_alloc_tmp_buffer_with_count",
-};
-const int alloc_functions_count = sizeof(alloc_functions) / sizeof(alloc_functions[0]);
-
 /* func is looked up by libbpf; with func NULL, offset is the file offset and name is for messages. */
 static int attach_uprobe(struct probes *p, struct bpf_program *prog, const char *func,
 			 const char *name, uint64_t offset, bool ret, bool quiet, uint64_t cookie,
@@ -69,7 +57,7 @@ static void classify_entries(struct probes *p)
 
 	if (fd >= 0 && !f)
 		close(fd);
-	for (i = 0; f && i < ALLOC_PROBES; i++) {
+	for (i = 0; f && i < p->alloc_probes; i++) {
 		unsigned char code[2];
 
 		p->alloc_emulated[i] = fseek(f, (long)p->alloc_offsets[i], SEEK_SET) == 0 &&
@@ -86,20 +74,26 @@ static void classify_entries(struct probes *p)
  */
 static int resolve_alloc_offsets(struct probes *p)
 {
-	int i;
+	const char *const *fn;
+	int n = 0;
 
-	for (i = 0; i < alloc_functions_count; i++) {
+	for (fn = p->points->functions; *fn && n < MAX_ALLOC_PROBES - 1; fn++, n++) {
 		uint64_t vaddr;
 
-		if (elf_symbol_value(p->binary, alloc_functions[i], &vaddr, NULL) ||
-		    elf_vaddr_to_offset(p->binary, vaddr, &p->alloc_offsets[i])) {
-			fprintf(stderr, "rbmemtrace: cannot find %s in %s\n", alloc_functions[i],
-				p->binary);
+		if (elf_symbol_value(p->binary, *fn, &vaddr, NULL) ||
+		    elf_vaddr_to_offset(p->binary, vaddr, &p->alloc_offsets[n])) {
+			fprintf(stderr, "rbmemtrace: cannot find %s in %s\n", *fn, p->binary);
 			return -ENOENT;
 		}
+		p->alloc_names[n] = *fn;
 	}
-	/* Every Foo.new goes through this one, and it is not exported. */
-	p->alloc_offsets[alloc_functions_count] = p->class_allocate_instance;
+	/* Up to 3.3 every Foo.new goes through this one, and it is not exported. */
+	if (p->points->hidden_class_allocator) {
+		p->alloc_offsets[n] = p->class_allocate_instance;
+		p->alloc_names[n++] = "rb_class_allocate_instance (hidden; found through "
+				      "BasicObject's allocator)";
+	}
+	p->alloc_probes = n;
 	p->alloc_offsets_known = true;
 	classify_entries(p);
 	return 0;
@@ -137,13 +131,13 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 		.path = (uintptr_t)p->binary,
 		.offsets = (uintptr_t)p->alloc_offsets,
 		.cookies = (uintptr_t)cookies,
-		.cnt = ALLOC_PROBES,
+		.cnt = p->alloc_probes,
 		.multi_flags = UPROBE_MULTI_RETURN,
 		.pid = p->pid,
 	};
 	int i, fd;
 
-	for (i = 0; i < ALLOC_PROBES; i++)
+	for (i = 0; i < p->alloc_probes; i++)
 		cookies[i] = i;
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	if (fd < 0) {
@@ -157,7 +151,7 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 	if (p->verbose && !quiet)
 		fprintf(stderr, "rbmemtrace: attached %d allocation uretprobes in %s (pid %d) as "
 				"one uprobe_multi link\n",
-			ALLOC_PROBES, p->binary, p->pid);
+			p->alloc_probes, p->binary, p->pid);
 	p->multi_fd = fd;
 	return 0;
 }
@@ -169,7 +163,7 @@ int probes_sweep_forked(struct probes *p)
 		.attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
 		.path = (uintptr_t)p->binary,
 		.offsets = (uintptr_t)p->alloc_offsets,
-		.cnt = ALLOC_PROBES,
+		.cnt = p->alloc_probes,
 		.pid = p->pid,
 	};
 	int fd;
@@ -207,13 +201,8 @@ int probes_attach_alloc(struct probes *p, bool quiet)
 	} else if (p->alloc_kind == ALLOC_PROBE_EMPTY_URETPROBE) {
 		prog = p->skel->progs.on_alloc_return_empty;
 	}
-	for (i = 0; i <= alloc_functions_count; i++) {
-		const char *name = i < alloc_functions_count
-					   ? alloc_functions[i]
-					   : "rb_class_allocate_instance (hidden; found through "
-					     "BasicObject's allocator)";
-
-		err = attach_uprobe(p, prog, NULL, name, p->alloc_offsets[i], ret, quiet, i,
+	for (i = 0; i < p->alloc_probes; i++) {
+		err = attach_uprobe(p, prog, NULL, p->alloc_names[i], p->alloc_offsets[i], ret, quiet, i,
 				    &p->alloc[p->nalloc]);
 		if (err) {
 			probes_detach_alloc(p);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "ruby_versions.h"
 
 struct rbmemtrace_bpf;
 struct bpf_link;
@@ -22,8 +23,11 @@ struct probes {
 	pid_t pid;
 	const char *binary; /* libruby or a static ruby, as a path reachable from here */
 	bool verbose;
-	uint64_t class_allocate_instance; /* file offset of the hidden allocator */
+	const struct ruby_alloc_points *points; /* the series' allocation functions */
+	uint64_t class_allocate_instance; /* file offset of the hidden allocator, if probed */
 	enum alloc_probe_kind alloc_kind;
+	int alloc_probes; /* how many: the points' functions, and the hidden allocator */
+	const char *alloc_names[MAX_LINKS];
 	uint64_t alloc_offsets[MAX_LINKS];
 	/* The kernel emulates the first instruction (a push) instead of stepping it. */
 	bool alloc_emulated[MAX_LINKS];
@@ -75,14 +79,7 @@ void probes_detach_all_but_alloc(struct probes *p);
 /* BPF_TRACE_UPROBE_MULTI, unknown to the headers libbpf 1.1 builds against. */
 #define RBM_BPF_TRACE_UPROBE_MULTI 48
 
-/* Probes attached by probes_attach_alloc: the exported functions and the hidden one. */
-#define ALLOC_PROBES (alloc_functions_count + 1)
-
 /* True if the kernel emulates this first instruction at a uprobe: a push. */
 bool uprobe_insn_emulated(const unsigned char *code, size_t n);
-
-/* The exported allocation functions, for tests and -v. */
-extern const char *const alloc_functions[];
-extern const int alloc_functions_count;
 
 #endif

@@ -65,7 +65,7 @@ static void start_command(struct session *s)
 
 	if (launch_find_ruby(s->opt.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err)))
 		rbm_die("%s", err);
-	ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_USDT);
+	ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE);
 	session_load_bpf(s);
 
 	pid = launch_spawn(s->opt.command, &release_fd);
@@ -103,7 +103,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 	if (s->opt.command) {
 		start_command(s);
 	} else {
-		ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_USDT);
+		ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_TRACE);
 		session_load_bpf(s);
 		s->probes = (struct probes){.skel = s->skel, .pid = s->target.pid,
 					    .binary = s->target.img.host_path,
@@ -112,14 +112,17 @@ void session_open(struct session *s, const struct trace_options *opt)
 	proc_command(s->target.pid, s->command, sizeof(s->command));
 	s->ns_pid = proc_ns_pid(s->target.pid);
 	object_class = ruby_target_global(&s->target, "rb_cObject");
-	alloc_offset = ruby_target_class_allocator(&s->target);
+	alloc_offset = s->target.alloc->hidden_class_allocator
+			       ? ruby_target_class_allocator(&s->target)
+			       : 0;
 	if (class_namer_init(&s->namer, s->target.pid, s->target.off, object_class, errbuf,
 			     sizeof(errbuf)))
 		rbm_die("%s", errbuf);
+	s->probes.points = s->target.alloc;
 	s->probes.class_allocate_instance = alloc_offset;
 	s->probes.use_multi = s->use_multi;
 	s->target.objspace = ruby_target_find_objspace(&s->target);
-	s->heap_layout = heap_layout_for(s->target.version);
+	s->heap_layout = s->target.hl;
 	s->probes.alloc_kind = s->opt.empty_probes;
 	if (s->opt.empty_probes)
 		return;
@@ -154,7 +157,20 @@ void session_open(struct session *s, const struct trace_options *opt)
 		s->tracker.direct_delete = true;
 		probes_attach_compaction(&s->probes);
 	} else {
-		int err = probes_attach_gc(&s->probes) ?: probes_attach_alloc(&s->probes, false);
+		int err;
+
+		/*
+		 * Without Ruby's GC probes, dead entries are deleted at the next
+		 * allocation hit instead: on the target's thread too, under its GVL.
+		 */
+		if (s->target.has_usdt) {
+			err = probes_attach_gc(&s->probes);
+		} else {
+			s->skel->bss->reap_at_alloc = 1;
+			probes_attach_compaction(&s->probes);
+			err = 0;
+		}
+		err = err ?: probes_attach_alloc(&s->probes, false);
 
 		if (err)
 			die_attach(s, err);
@@ -177,12 +193,19 @@ void session_start(struct session *s)
 	session_heap_census(s, CENSUS_AT_START);
 	if (s->sampling) {
 		const struct ruby_offsets *off = s->target.off;
-		uint64_t counter = s->target.objspace && off->objspace_total_allocated
-					   ? s->target.objspace + off->objspace_total_allocated
-					   : 0;
-		int err = windows_start(&s->windows, &s->probes, s->skel, s->target.pid, counter,
-					s->opt.max_overhead, rbm_verbose);
+		struct alloc_counter counter = {0};
+		int err;
 
+		if (s->target.objspace && off->objspace_total_allocated)
+			counter.addr = s->target.objspace + off->objspace_total_allocated;
+		else if (s->target.objspace && off->pool_total_allocated)
+			counter = (struct alloc_counter){
+				.addr = s->target.objspace + off->objspace_pools +
+					off->pool_total_allocated,
+				.pools = off->pool_count,
+				.stride = off->pool_size};
+		err = windows_start(&s->windows, &s->probes, s->skel, s->target.pid, &counter,
+				    s->opt.max_overhead, rbm_verbose);
 		if (err)
 			die_attach(s, err);
 	}
@@ -312,15 +335,15 @@ static bool target_ended(struct session *s)
 
 /*
  * Whether the GC may have freed tracked objects since the last pass.  With
- * the GC probes on, their sweep steps say so; sampling has none and reads
- * Ruby's GC count instead, then checks for a second while lazy sweeping
- * frees what that GC found dead.
+ * the GC probes on, their sweep steps say so; without them (sampling, or a
+ * Ruby without USDT) Ruby's GC count does, then a second more while lazy
+ * sweeping frees what that GC found dead.
  */
 static bool gc_worked(struct session *s, double t)
 {
 	uint64_t count;
 
-	if (!s->sampling) {
+	if (!s->sampling && s->target.has_usdt) {
 		uint64_t sweeps = __atomic_load_n(&s->skel->bss->sweep_steps, __ATOMIC_ACQUIRE);
 
 		if (sweeps == s->seen_sweeps)

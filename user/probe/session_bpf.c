@@ -32,6 +32,20 @@ static int name_id(void *ctx, uint64_t id, char *buf, size_t n)
 	return ruby_id_name(ctx, id, buf, n);
 }
 
+/* Integer#times is Ruby code from 3.3: a frame's receiver may be an immediate. */
+static void immediate_classes(struct session *s)
+{
+	static const char *const globals[IMMEDIATE_KINDS] = {
+		[IMMEDIATE_INTEGER] = "rb_cInteger", [IMMEDIATE_FLOAT] = "rb_cFloat",
+		[IMMEDIATE_SYMBOL] = "rb_cSymbol",   [IMMEDIATE_NIL] = "rb_cNilClass",
+		[IMMEDIATE_TRUE] = "rb_cTrueClass",  [IMMEDIATE_FALSE] = "rb_cFalseClass",
+	};
+	int k;
+
+	for (k = 0; k < IMMEDIATE_KINDS; k++)
+		s->symbolizer.immediate_classes[k] = ruby_target_global(&s->target, globals[k]);
+}
+
 /*
  * The walk finds the thread's execution context through libruby's TLS
  * variable ruby_current_ec: right for threads, fibers and Ractors alike.
@@ -41,14 +55,12 @@ void session_configure_stacks(struct session *s)
 	const struct ruby_target *t = &s->target;
 	const struct ruby_offsets *off = t->off;
 	struct stack_config cfg = {};
-	uint64_t slot, tls_offset, modid;
+	uint64_t tls_offset, modid;
 	char err[256];
 
 	if (!s->opt.depth)
 		return;
-	if (!t->img.shared || elf_tls_module_slot(t->img.host_path, "ruby_current_ec", &slot) ||
-	    elf_symbol_value(t->img.host_path, "ruby_current_ec", &tls_offset, NULL) ||
-	    target_read_u64(t->pid, t->img.load_bias + slot, &modid) || !modid) {
+	if (ruby_target_ec_tls(t, &modid, &tls_offset)) {
 		rbm_warn("cannot find ruby_current_ec's TLS slot in %s; reporting without call "
 			 "paths",
 			 t->img.path);
@@ -61,6 +73,7 @@ void session_configure_stacks(struct session *s)
 		rbm_warn("%s; C methods print as Owner#?", err);
 		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, NULL, NULL);
 	}
+	immediate_classes(s);
 	cfg.tls_modid = modid;
 	cfg.ec_tls_offset = tls_offset;
 	cfg.ec_vm_stack = off->ec_vm_stack;
@@ -71,6 +84,7 @@ void session_configure_stacks(struct session *s)
 	cfg.cfp_iseq = off->cfp_iseq;
 	cfg.cfp_ep = off->cfp_ep;
 	cfg.cfp_self = off->cfp_self;
+	cfg.bump_alloc_pc = t->alloc->alloc_pc_on_insn;
 	cfg.depth = s->opt.depth;
 	s->skel->bss->filter_classes = s->opt.nclasses > 0;
 	s->skel->bss->stack_cfg = cfg;

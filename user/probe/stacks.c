@@ -163,7 +163,9 @@ static struct iseq_info *iseq_info(struct symbolizer *s, uint64_t iseq)
 	info->body = body;
 	info->encoded = encoded;
 	info->insns_info_size = size;
-	info->first_line = (int)((int64_t)first_line >> 1); /* a Fixnum */
+	/* 3.1: a Fixnum VALUE; from 3.2 a C int */
+	info->first_line = off->body_first_lineno_size == 4 ? (int)(int32_t)first_line
+							    : (int)((int64_t)first_line >> 1);
 	info->label = read_text(s, label);
 	info->path = read_path(s, pathobj);
 	if (u64map_put(&s->iseqs, iseq, info)) {
@@ -271,9 +273,14 @@ static uint64_t method_owner(struct symbolizer *s, uint64_t klass, uint64_t iseq
 	int i;
 
 	for (i = 0; klass && i < MAX_ANCESTORS; i++) {
-		if (target_read_u64(s->pid, klass + off->rclass_ext, &ext) || !ext ||
-		    target_read_u64(s->pid, ext + off->classext_m_tbl, &m_tbl))
+		/* 3.3+: in the class itself; 3.1: in the classext it points at */
+		if (off->rclass_m_tbl) {
+			if (target_read_u64(s->pid, klass + off->rclass_m_tbl, &m_tbl))
+				return 0;
+		} else if (target_read_u64(s->pid, klass + off->rclass_ext, &ext) || !ext ||
+			   target_read_u64(s->pid, ext + off->classext_m_tbl, &m_tbl)) {
 			return 0;
+		}
 		if (m_tbl && (owner = owner_in_table(s, m_tbl, iseq)))
 			return owner;
 		if (target_read_u64(s->pid, klass + off->rclass_super, &klass))
@@ -343,6 +350,18 @@ static const char *cfunc_label(struct symbolizer *s, uint64_t cme)
 	return label;
 }
 
+enum immediate_kind immediate_kind_of(uint64_t v)
+{
+	if (v & 1)
+		return IMMEDIATE_INTEGER;
+	if ((v & 3) == 2)
+		return IMMEDIATE_FLOAT;
+	if ((v & 0xff) == 0x0c)
+		return IMMEDIATE_SYMBOL;
+	return v == 0x08 ? IMMEDIATE_NIL : v == 0x14 ? IMMEDIATE_TRUE : v == 0 ? IMMEDIATE_FALSE
+									: IMMEDIATE_KINDS;
+}
+
 static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, uint64_t self_class,
 		       struct frame *f)
 {
@@ -366,6 +385,11 @@ static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, uint64_t se
 		f->label = "(iseq gone)";
 		f->path = "?";
 		return;
+	}
+	if (self_class & RBM_IMMEDIATE_SELF) {
+		enum immediate_kind k = immediate_kind_of(self_class & ~RBM_IMMEDIATE_SELF);
+
+		self_class = k < IMMEDIATE_KINDS ? s->immediate_classes[k] : 0;
 	}
 	qualify(s, a, info, self_class);
 	f->label = info->qualified ? info->qualified : info->label ? info->label : "?";

@@ -26,6 +26,20 @@ struct stack {
 	struct frame *frames; /* innermost first */
 };
 
+/* Kinds of immediate values, by how their VALUE is tagged (special_consts.h). */
+enum immediate_kind {
+	IMMEDIATE_INTEGER, /* Fixnum: bit 0 */
+	IMMEDIATE_FLOAT,   /* flonum: bits 0-1 = 2 */
+	IMMEDIATE_SYMBOL,  /* static Symbol: low byte 0x0c */
+	IMMEDIATE_NIL,	   /* 0x08 */
+	IMMEDIATE_TRUE,	   /* 0x14 */
+	IMMEDIATE_FALSE,   /* 0 */
+	IMMEDIATE_KINDS,
+};
+
+/* The kind of an immediate VALUE, or IMMEDIATE_KINDS if it is none. */
+enum immediate_kind immediate_kind_of(uint64_t value);
+
 struct symbolizer {
 	pid_t pid;
 	const struct ruby_offsets *off;
@@ -37,6 +51,8 @@ struct symbolizer {
 	struct u64map cfuncs; /* method entry -> label */
 	struct u64map stacks; /* stack id -> struct stack */
 	struct iseq_info *retired_iseqs; /* replaced at their address; freed last */
+	/* The classes of immediate receivers; 0: unknown, their methods print unqualified */
+	uint64_t immediate_classes[IMMEDIATE_KINDS];
 };
 
 void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_offsets *off,

@@ -16,7 +16,7 @@ static void snapshot_hits(struct windows *w)
 {
 	int i;
 
-	for (i = 0; i < ALLOC_PROBES; i++)
+	for (i = 0; i < w->probes->alloc_probes; i++)
 		w->hits_at_open[i] =
 			__atomic_load_n(&w->skel->bss->probe_hits[i], __ATOMIC_RELAXED);
 }
@@ -44,7 +44,7 @@ static void measure_trap_costs(struct windows *w, double budget_percent)
 				"%.0f us per hit\n",
 			strerror(-err), stepped * 1e6);
 	}
-	for (i = 0; i < ALLOC_PROBES; i++)
+	for (i = 0; i < w->probes->alloc_probes; i++)
 		w->hit_cost[i] = w->probes->alloc_emulated[i] ? emulated : stepped;
 	w->stepped_cost = stepped;
 	if (w->verbose)
@@ -54,7 +54,8 @@ static void measure_trap_costs(struct windows *w, double budget_percent)
 }
 
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		  pid_t pid, uint64_t counter_addr, double budget_percent, int verbose)
+		  pid_t pid, const struct alloc_counter *counter, double budget_percent,
+		  int verbose)
 {
 	double now;
 	int i;
@@ -63,11 +64,13 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 	w->skel = skel;
 	w->verbose = verbose;
 	w->pid = pid;
-	w->counter_addr = counter_addr;
+	w->counter = *counter;
 	w->ncpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
 	/* Nothing counts until a window is fully open, the first one too. */
 	skel->bss->sampling = 1;
-	skel->bss->alloc_count_addr = counter_addr;
+	skel->bss->alloc_count_addr = counter->addr;
+	skel->bss->alloc_count_pools = counter->pools;
+	skel->bss->alloc_count_stride = counter->stride;
 	__atomic_store_n(&skel->bss->window_open, 0, __ATOMIC_RELEASE);
 	/* Which probes' first instruction is emulated decides what their traps cost. */
 	i = probes_resolve_alloc(probes);
@@ -79,7 +82,7 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 	 * allocators start with a push): it only sizes the first window, which
 	 * is charged what its hits cost and closes if they cost more.
 	 */
-	for (i = 0; i < ALLOC_PROBES; i++)
+	for (i = 0; i < w->probes->alloc_probes; i++)
 		if (!w->mean_trap || w->hit_cost[i] < w->mean_trap)
 			w->mean_trap = w->hit_cost[i];
 	now = now_seconds();
@@ -178,7 +181,7 @@ static void window_view(struct windows *w, double now, struct window_view *v)
 	v->last = __atomic_load_n(&b->win_last, __ATOMIC_RELAXED);
 	v->recorded = __atomic_load_n(&b->win_recorded, __ATOMIC_RELAXED);
 	v->hits = 0;
-	for (i = 0; i < ALLOC_PROBES; i++) {
+	for (i = 0; i < w->probes->alloc_probes; i++) {
 		uint64_t n = __atomic_load_n(&b->probe_hits[i], __ATOMIC_RELAXED) - w->hits_at_open[i];
 
 		v->hits += n;
@@ -251,7 +254,7 @@ static void learn_trap(struct windows *w, const struct window_view *v)
 
 	if (!v->hits)
 		return;
-	for (i = 0; i < ALLOC_PROBES; i++)
+	for (i = 0; i < w->probes->alloc_probes; i++)
 		traps += (w->skel->bss->probe_hits[i] - w->hits_at_open[i]) * w->hit_cost[i];
 	w->mean_trap = traps / v->hits;
 }
@@ -277,9 +280,21 @@ static void close_window(struct windows *w)
 	sampler_window_closed(&w->sampler, t, &v);
 }
 
+/* One read of the span of the pools' counters: it is looked at every half millisecond. */
 static bool read_counter(struct windows *w, uint64_t *pos)
 {
-	return w->counter_addr && target_read_u64(w->pid, w->counter_addr, pos) == 0;
+	const struct alloc_counter *c = &w->counter;
+	uint64_t span[8 * 256 / 8];
+	uint32_t i, pools = c->pools > 1 ? c->pools : 1;
+	size_t words = (size_t)(pools - 1) * (c->stride / 8) + 1;
+
+	if (!c->addr || (pools > 1 && (c->stride % 8 || words > sizeof(span) / 8)) ||
+	    target_read(w->pid, c->addr, span, words * 8))
+		return false;
+	*pos = 0;
+	for (i = 0; i < pools; i++)
+		*pos += span[(size_t)i * (c->stride / 8)];
+	return true;
 }
 
 int windows_step(struct windows *w, double now)

@@ -17,12 +17,19 @@
 
 struct rbmemtrace_bpf;
 
+/* GC.stat's total_allocated_objects in the target: one word, or summed over the size pools. */
+struct alloc_counter {
+	uint64_t addr;	 /* 0: unknown */
+	uint32_t pools;	 /* 3.2+: pools' counters summed; 0 or 1: the one word */
+	uint32_t stride; /* bytes between two pools' counters */
+};
+
 struct windows {
 	struct probes *probes;
 	struct rbmemtrace_bpf *skel;
 	int verbose;
 	pid_t pid;
-	uint64_t counter_addr; /* Ruby's total_allocated_objects in the target; 0: unknown */
+	struct alloc_counter counter; /* Ruby's total_allocated_objects in the target */
 	struct sampler sampler;
 	uint64_t hits_at_open[MAX_ALLOC_PROBES]; /* probe_hits when the window opened */
 	double hit_cost[MAX_ALLOC_PROBES];	  /* seconds each probe's trap costs the target */
@@ -36,13 +43,14 @@ struct windows {
 
 /*
  * Starts sampling: times the trap on this machine, on our own functions,
- * before any allocation probe touches the target.  counter_addr is Ruby's
- * allocation counter in the target (0: unknown, windows are placed in
+ * before any allocation probe touches the target.  counter is Ruby's
+ * allocation counter in the target (addr 0: unknown, windows are placed in
  * time).  The first window opens in windows_step once the budget allows
  * one and the counter reaches its place.  0 or -errno.
  */
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		  pid_t pid, uint64_t counter_addr, double budget_percent, int verbose);
+		  pid_t pid, const struct alloc_counter *counter, double budget_percent,
+		  int verbose);
 /* Charges the target's time that other probes cost it (compaction probe hits...). */
 void windows_charge(struct windows *w, double seconds);
 /* What one hit of a probe whose first instruction is stepped costs the target. */

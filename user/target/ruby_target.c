@@ -30,26 +30,29 @@ static const char *target_root(pid_t pid, char *buf, size_t n)
 }
 
 /*
- * The layouts for what need asks: tracing takes a supported table entry
- * only; reading memory prefers the table's supported entry (3.1), then the
+ * The layouts: the hand-checked table entry first (3.1), then the
  * libruby's own DWARF (a patch release needs no entry), then the table's
- * generated entry of the series (stripped builds).  0, or -1 with why.
+ * generated entry of the series (stripped builds).  Tracing also needs
+ * the series' allocation entry points.  0, or -1 with why.
  */
 static int pick_layouts(struct ruby_target *t, const char *host_path, const char *shown,
 			enum ruby_need need, char *why, size_t n)
 {
 	char err[512], root[64];
 
+	t->alloc = ruby_alloc_points_for(t->version);
+	if (need == RUBY_NEED_TRACE && !t->alloc) {
+		snprintf(why, n,
+			 "cannot trace Ruby %s in %s: its allocation entry points are not known "
+			 "(traced: %s; census and top may still read it)",
+			 t->version, shown, ruby_traced_series());
+		return -1;
+	}
 	t->off = ruby_offsets_for(t->version);
 	t->hl = NULL;
 	if (t->off) {
 		t->hl = heap_layout_for(t->version);
 		return 0;
-	}
-	if (need != RUBY_NEED_MEMORY) {
-		snprintf(why, n, "unsupported Ruby version %s in %s (supported: %s)", t->version,
-			 shown, ruby_supported_series());
-		return -1;
 	}
 	if (dwarf_layout_read(host_path, target_root(t->pid, root, sizeof(root)), &t->off_dwarf,
 			      &t->hl_dwarf, err, sizeof(err)) == 0) {
@@ -63,8 +66,8 @@ static int pick_layouts(struct ruby_target *t, const char *host_path, const char
 		return 0;
 	snprintf(why, n,
 		 "unsupported Ruby version %s in %s: no DWARF in it and no table entry "
-		 "for its series (census and top read %s, 3.3, 3.4)",
-		 t->version, shown, ruby_supported_series());
+		 "for its series (known: %s)",
+		 t->version, shown, ruby_traced_series());
 	return -1;
 }
 
@@ -77,11 +80,9 @@ void ruby_target_check_file(struct ruby_target *t, const char *host_path, const 
 		rbm_die("cannot read the Ruby version (ruby_version) from %s", shown);
 	if (pick_layouts(t, host_path, shown, need, why, sizeof(why)))
 		rbm_die("%s", why);
-	if (need == RUBY_NEED_USDT && !elf_has_usdt(host_path, "ruby", "gc__sweep__end"))
-		rbm_die("%s was built without USDT probes (configure --enable-dtrace); rbmemtrace "
-			"needs ruby:gc__* to see frees",
-			shown);
-	rbm_info("Ruby %s in %s (offsets: %s)", t->version, shown, t->off->source);
+	t->has_usdt = elf_has_usdt(host_path, "ruby", "gc__sweep__end");
+	rbm_info("Ruby %s in %s (offsets: %s; %s)", t->version, shown, t->off->source,
+		 t->has_usdt ? "USDT probes" : "no USDT probes");
 }
 
 void ruby_target_attach(struct ruby_target *t, pid_t pid)
@@ -111,10 +112,6 @@ bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n)
 		snprintf(why, n, "PID %d: %s", (int) pid, reason);
 		return false;
 	}
-	if (need == RUBY_NEED_USDT && !elf_has_usdt(t.img.host_path, "ruby", "gc__sweep__end")) {
-		snprintf(why, n, "PID %d runs a Ruby built without USDT probes", (int) pid);
-		return false;
-	}
 	return true;
 }
 
@@ -139,9 +136,10 @@ uint64_t ruby_target_global(const struct ruby_target *t, const char *name)
 uint64_t ruby_target_class_allocator(const struct ruby_target *t)
 {
 	uint64_t basic_object = ruby_target_global(t, "rb_cBasicObject");
-	uint64_t ext, fn, file_offset;
+	uint64_t ext = basic_object + t->off->rclass_ext, fn, file_offset;
 
-	if (target_read_u64(t->pid, basic_object + t->off->rclass_ext, &ext) ||
+	/* 3.1 points at its classext; from 3.2 it lies in the class's own slot. */
+	if ((!t->off->classext_embedded && target_read_u64(t->pid, ext, &ext)) ||
 	    target_read_u64(t->pid, ext + t->off->classext_allocator, &fn) ||
 	    procmaps_file_offset(t->pid, t->img.path, fn, &file_offset)) {
 		if (target_gone(t->pid))
@@ -193,6 +191,56 @@ static uint64_t vm_ptr_from_code(const struct ruby_target *t)
 			break;
 		}
 	}
+	return 0;
+}
+
+/*
+ * The tls_index {module id, offset} that rb_thread_current passes to
+ * __tls_get_addr when ruby_current_ec is hidden (3.3+): its code starts
+ * `data16 lea INDEX(%rip), %rdi; data16 data16 rex.W call __tls_get_addr`
+ * (rubies-facts.md 4.3).  Read from the running target: the loader has
+ * filled the module id in.  0 or -ENOENT.
+ */
+static int ec_tls_from_code(const struct ruby_target *t, uint64_t index[2])
+{
+	uint8_t code[48];
+	uint64_t sym, at;
+	size_t i;
+
+	if (elf_symbol_value(t->img.host_path, "rb_thread_current", &sym, NULL) ||
+	    target_read(t->pid, t->img.load_bias + sym, code, sizeof(code)))
+		return -ENOENT;
+	for (i = 0; i + 8 <= sizeof(code); i++) {
+		int32_t disp;
+
+		/* 66 48 8d 3d: data16 lea disp32(%rip), %rdi; the call follows (66 66 48 e8) */
+		if (code[i] != 0x66 || code[i + 1] != 0x48 || code[i + 2] != 0x8d ||
+		    code[i + 3] != 0x3d)
+			continue;
+		memcpy(&disp, code + i + 4, sizeof(disp));
+		at = t->img.load_bias + sym + i + 8 + (int64_t) disp;
+		if (target_read(t->pid, at, index, 2 * sizeof(uint64_t)) || !index[0])
+			return -ENOENT;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int ruby_target_ec_tls(const struct ruby_target *t, uint64_t *modid, uint64_t *offset)
+{
+	uint64_t slot, index[2];
+
+	if (!t->img.shared)
+		return -ENOENT;
+	/* Exported (3.1): the loader fills the slot its named DTPMOD64 relocation names. */
+	if (elf_tls_module_slot(t->img.host_path, "ruby_current_ec", &slot) == 0 &&
+	    elf_symbol_value(t->img.host_path, "ruby_current_ec", offset, NULL) == 0)
+		return target_read_u64(t->pid, t->img.load_bias + slot, modid) || !*modid ? -ENOENT
+											     : 0;
+	if (ec_tls_from_code(t, index))
+		return -ENOENT;
+	*modid = index[0];
+	*offset = index[1];
 	return 0;
 }
 

@@ -19,6 +19,8 @@ struct ruby_target {
 	struct ruby_image img;
 	char version[32];
 	const struct ruby_offsets *off;
+	const struct ruby_alloc_points *alloc; /* where objects are born; NULL: not traceable */
+	bool has_usdt; /* ruby:gc__* probes (Debian's 3.1); others are traced without them */
 	/*
 	 * The heap's layout, for reading memory (census, top): NULL when only
 	 * tracing was asked for.  off and hl point at the built-in tables, or
@@ -34,12 +36,12 @@ struct ruby_target {
 
 /*
  * Reading memory works on more Rubies than tracing: a series whose layout
- * is known (the built-in table, generated or not, or the libruby's own
- * DWARF) can have its heap read; tracing needs an entry marked supported.
+ * is known (the built-in table or the libruby's own DWARF) can have its
+ * heap read; tracing also needs the series' allocation entry points.
  */
 enum ruby_need {
 	RUBY_NEED_MEMORY = 0, /* reading the heap: a known layout */
-	RUBY_NEED_USDT = 1,   /* tracing frees: the ruby:gc__* probes */
+	RUBY_NEED_TRACE = 1,  /* probing allocations: known entry points too */
 };
 
 /*
@@ -57,8 +59,14 @@ void ruby_target_attach(struct ruby_target *t, pid_t pid);
 
 /* The VALUE a libruby global (rb_cObject...) holds in the target.  Dies if unreadable. */
 uint64_t ruby_target_global(const struct ruby_target *t, const char *name);
-/* File offset of the hidden rb_class_allocate_instance, found through BasicObject. */
+/* File offset of the hidden rb_class_allocate_instance, found through BasicObject; dies if not. */
 uint64_t ruby_target_class_allocator(const struct ruby_target *t);
+/*
+ * Where the current thread's execution context is: libruby's TLS module id
+ * (as the loader gave it) and ruby_current_ec's offset in its TLS block.
+ * 0, or -ENOENT.
+ */
+int ruby_target_ec_tls(const struct ruby_target *t, uint64_t *modid, uint64_t *offset);
 /* The objspace address, reading vm->objspace; 0 if unknown. */
 uint64_t ruby_target_find_objspace(const struct ruby_target *t);
 

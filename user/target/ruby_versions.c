@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include "ruby_versions.h"
 
@@ -78,6 +81,9 @@ static const struct ruby_offsets ruby_versions[] = {
 		.id_table_items = 16,
 		.id_item_size = 16,
 		.id_item_value = 8,
+		.id_last_op = 0xa9,
+		.id_next = 239,
+		.id_initialize = 0xc31,
 		.vm_objspace = 1112,
 		/* rb_objspace_t is private to gc.c: found in a live 3.1.7 as the one word
 		 * equal to GC.stat(:compact_count) across five GC.compact calls. */
@@ -100,6 +106,73 @@ static const struct ruby_offsets ruby_versions[] = {
 #include "ruby_offsets_gen.h"
 };
 
+/* 3.1: newobj_of is inlined into all of these; *_zalloc call the wraps through the PLT. */
+static const char *const alloc_points_31[] = {
+	"rb_wb_protected_newobj_of", "rb_wb_unprotected_newobj_of", "rb_ec_wb_protected_newobj_of",
+	"rb_newobj_of",		     "rb_newobj",		    "rb_imemo_new",
+	"rb_data_object_wrap",	     "rb_data_typed_object_wrap",   "rb_alloc_tmp_buffer_with_count",
+	NULL,
+};
+
+/*
+ * 3.3: the ec variant merged into rb_wb_protected_newobj_of; the typed
+ * zalloc allocates embeddable TypedData itself (3.3.8 gc.c:3170-3187).
+ */
+static const char *const alloc_points_33[] = {
+	"rb_wb_protected_newobj_of", "rb_wb_unprotected_newobj_of", "rb_newobj_of",
+	"rb_newobj",		     "rb_imemo_new",		    "rb_data_object_wrap",
+	"rb_data_typed_object_wrap", "rb_data_typed_object_zalloc", "rb_alloc_tmp_buffer_with_count",
+	NULL,
+};
+
+/*
+ * 3.4: every other file allocates through NEWOBJ_OF, that is the two
+ * rb_wb_*_newobj_of (internal/gc.h:125-128); rb_imemo_new, the tmp buffer
+ * and rb_class_allocate_instance call them through the PLT.
+ */
+static const char *const alloc_points_34[] = {
+	"rb_wb_protected_newobj_of", "rb_wb_unprotected_newobj_of", "rb_data_object_wrap",
+	"rb_data_typed_object_wrap", "rb_data_typed_object_zalloc", NULL,
+};
+
+static const struct ruby_alloc_points alloc_points[] = {
+	{.series = "3.1", .functions = alloc_points_31, .hidden_class_allocator = 1,
+	 .alloc_pc_on_insn = 1},
+	{.series = "3.3", .functions = alloc_points_33, .hidden_class_allocator = 1},
+	{.series = "3.4", .functions = alloc_points_34, .hidden_class_allocator = 0},
+};
+
+/* "3.1" matches "3.1" and "3.1.7", not "3.10.0" */
+static bool in_series(const char *version, const char *series)
+{
+	size_t len = strlen(series);
+
+	return strncmp(version, series, len) == 0 && (version[len] == '\0' || version[len] == '.');
+}
+
+const struct ruby_alloc_points *ruby_alloc_points_for(const char *version)
+{
+	size_t i;
+
+	for (i = 0; version && i < sizeof(alloc_points) / sizeof(alloc_points[0]); i++)
+		if (in_series(version, alloc_points[i].series))
+			return &alloc_points[i];
+	return NULL;
+}
+
+const char *ruby_traced_series(void)
+{
+	static char list[64];
+	size_t i, at = 0;
+
+	if (list[0])
+		return list;
+	for (i = 0; i < sizeof(alloc_points) / sizeof(alloc_points[0]); i++)
+		at += snprintf(list + at, sizeof(list) - at, "%s%s", i ? ", " : "",
+			       alloc_points[i].series);
+	return list;
+}
+
 const struct ruby_offsets *ruby_offsets_for(const char *version)
 {
 	const struct ruby_offsets *o = ruby_offsets_entry(version);
@@ -109,17 +182,11 @@ const struct ruby_offsets *ruby_offsets_for(const char *version)
 
 const struct ruby_offsets *ruby_offsets_entry(const char *version)
 {
-	size_t i, len;
+	size_t i;
 
-	if (!version)
-		return NULL;
-	for (i = 0; i < sizeof(ruby_versions) / sizeof(ruby_versions[0]); i++) {
-		len = strlen(ruby_versions[i].series);
-		/* "3.1" matches "3.1" and "3.1.7", not "3.10.0" */
-		if (strncmp(version, ruby_versions[i].series, len) == 0 &&
-		    (version[len] == '\0' || version[len] == '.'))
+	for (i = 0; version && i < sizeof(ruby_versions) / sizeof(ruby_versions[0]); i++)
+		if (in_series(version, ruby_versions[i].series))
 			return &ruby_versions[i];
-	}
 	return NULL;
 }
 

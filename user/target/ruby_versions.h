@@ -105,6 +105,10 @@ struct ruby_offsets {
 	uint32_t id_table_items;
 	uint32_t id_item_size; /* {key, collision, value} */
 	uint32_t id_item_value;
+	/* IDs (id.h): operators up to tLAST_OP_ID; serials from tNEXT_ID; a known name */
+	uint32_t id_last_op;
+	uint32_t id_next;
+	uint32_t id_initialize;
 
 	/* rb_vm_t -> rb_objspace_t, for GC.compact detection */
 	uint32_t vm_objspace;
@@ -124,6 +128,29 @@ struct ruby_offsets {
 	uint32_t pool_total_allocated; /* 0: no per-pool counter (3.1) */
 	uint32_t pool_total_freed;     /* 0: no per-pool counter (3.1) */
 };
+
+/*
+ * Where a series' objects are born: the exported functions that allocate
+ * themselves (newobj_of inlined), each probed on return.  Functions that
+ * only call one of these through the PLT are left out: probing both would
+ * count an object twice (ruby-versions.md 2.1, rubies-facts.md 4.1).
+ */
+struct ruby_alloc_points {
+	const char *series;
+	const char *const *functions; /* NULL-terminated */
+	/* Also the hidden rb_class_allocate_instance, found through BasicObject's allocator */
+	uint32_t hidden_class_allocator;
+	/*
+	 * The allocating frame's pc is still on the allocating instruction
+	 * (3.1's leaf instructions): its line is that of pc, not pc - 1.
+	 */
+	uint32_t alloc_pc_on_insn;
+};
+
+/* The allocation entry points of the version's series, or NULL: not traceable. */
+const struct ruby_alloc_points *ruby_alloc_points_for(const char *version);
+/* Comma-separated series that can be traced, for error messages. */
+const char *ruby_traced_series(void);
 
 /* The entry for a version string such as "3.1.7", or NULL if unsupported. */
 const struct ruby_offsets *ruby_offsets_for(const char *version);
