@@ -138,17 +138,27 @@ static void read_gc_count(struct tracker *t)
 			     (flags & t->hl->os_flags_incremental);
 }
 
-/* Whether the write barrier leaves the object at addr unprotected (true if unknown). */
-static bool wb_unprotected(struct tracker *t, uint64_t addr)
+/*
+ * Whether the write barrier leaves the object at addr unprotected (true if
+ * unknown), and its age: in its flags up to 3.2, in its page's age bits
+ * from 3.3 (two bits per bit granule).
+ */
+static bool wb_unprotected(struct tracker *t, uint64_t addr, uint64_t flags, unsigned int *age)
 {
 	const struct heap_layout *hl = t->hl;
-	uint64_t body = addr & ~(uint64_t)(hl->page_size - 1), page, word;
+	uint64_t body = addr & ~(uint64_t)(hl->page_size - 1), page, word, ages;
 	uint64_t bit = (addr - body) / hl->bit_granule;
 
 	if (!hl->page_wb_unprotected_bits || bit / 64 >= hl->bitmap_words ||
 	    target_read_u64(t->pid, body, &page) ||
 	    target_read_u64(t->pid, page + hl->page_wb_unprotected_bits + bit / 64 * 8, &word))
 		return true;
+	if (hl->fl_age_mask)
+		*age = (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
+	else if (target_read_u64(t->pid, page + hl->page_age_bits + bit / 32 * 8, &ages))
+		return true;
+	else
+		*age = (unsigned int)(ages >> (bit % 32 * 2)) & 3;
 	return (word >> (bit % 64)) & 1;
 }
 
@@ -165,7 +175,11 @@ static bool slot_reused(struct tracker *t, uint64_t addr, uint64_t flags,
 	const struct heap_layout *hl = t->hl;
 	unsigned int age = (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
 
-	if (!younger_than_tracked(t, age, t->gc_count, obj, t->marking) || wb_unprotected(t, addr))
+	/* Age in the flags (3.1): the page is read only for the few that look younger. */
+	if (hl->fl_age_mask && !younger_than_tracked(t, age, t->gc_count, obj, t->marking))
+		return false;
+	if (wb_unprotected(t, addr, flags, &age) ||
+	    !younger_than_tracked(t, age, t->gc_count, obj, t->marking))
 		return false;
 	t->reused_seen++;
 	return true;
@@ -317,6 +331,8 @@ int tracker_pass(struct tracker *t, bool final)
 	 */
 	reset_retained(t);
 	t->live = 0;
+	u64map_free(&t->dead, NULL);
+	memset(&t->dead, 0, sizeof(t->dead));
 	for (i = 0; i < n; i++) {
 		const struct live_object *obj = &t->values[i];
 		bool alive = t->readable[i] && object_header_alive(t->headers[i][0], obj->kind) &&
@@ -328,7 +344,8 @@ int tracker_pass(struct tracker *t, bool final)
 		/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
 		if (alive && final && t->census && !census_still_alive(t, t->keys[i], obj))
 			alive = false;
-		else if (alive && t->direct_delete && t->hl && t->hl->fl_age_mask && t->gc_count_addr &&
+		else if (alive && t->direct_delete && t->hl &&
+			 (t->hl->fl_age_mask || t->hl->page_age_bits) && t->gc_count_addr &&
 			 slot_reused(t, t->keys[i], t->headers[i][0], obj))
 			alive = false;
 
@@ -346,10 +363,13 @@ int tracker_pass(struct tracker *t, bool final)
 		if (final || t->direct_delete) {
 			/* Probes are detached: nothing can race with this delete. */
 			bpf_map_delete_elem(t->live_fd, &t->keys[i]);
-		} else if (can_reap && queued < REAP_MAX) {
-			t->reap->addr[queued] = t->keys[i];
-			t->reap->seq[queued] = obj->seq;
-			queued++;
+		} else {
+			if (can_reap && queued < REAP_MAX) {
+				t->reap->addr[queued] = t->keys[i];
+				t->reap->seq[queued] = obj->seq;
+				queued++;
+			}
+			u64map_put(&t->dead, t->keys[i], (void *)(uintptr_t)(obj->seq + 1));
 		}
 	}
 	if (queued)
@@ -480,14 +500,19 @@ int tracker_count_unverified(struct tracker *t)
 	if (err)
 		return err;
 	reset_retained(t);
-	for (i = 0; i < n; i++)
-		count_alive(t, &t->values[i]);
+	for (i = 0; i < n; i++) {
+		uintptr_t dead = (uintptr_t)u64map_get(&t->dead, t->keys[i]);
+
+		if (dead != t->values[i].seq + 1)
+			count_alive(t, &t->values[i]);
+	}
 	return 0;
 }
 
 void tracker_free(struct tracker *t)
 {
 	u64map_free(&t->tallies, free);
+	u64map_free(&t->dead, NULL);
 	free(t->keys);
 	free(t->values);
 	free(t->headers);

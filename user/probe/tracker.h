@@ -68,6 +68,12 @@ struct tracker {
 	size_t cap;
 
 	struct u64map tallies; /* class key -> struct class_tally */
+	/*
+	 * Entries the last pass found dead but could not delete yet (their
+	 * delete waits for the target's thread): address -> seq + 1.  Should
+	 * the target exit first, they stay dead in the final count.
+	 */
+	struct u64map dead;
 	uint64_t compactions;
 	uint64_t last_compact_count;
 	uint64_t moved_followed;
@@ -107,7 +113,8 @@ bool object_header_alive(uint64_t flags, uint32_t kind);
 
 /*
  * When the target is gone nothing can be checked: recounts every tracked
- * object as retained, as it stood at the last pass.
+ * object as it stood at the last pass (those it found dead stay dead, those
+ * allocated since count as alive).
  */
 int tracker_count_unverified(struct tracker *t);
 

@@ -301,6 +301,10 @@ static void read_methods(struct rd *r, struct ruby_offsets *o)
 	o->id_table_items = need_off(r, "struct rb_id_table", "items");
 	o->id_item_size = need_size(r, "item_t");
 	o->id_item_value = need_off(r, "item_t", "val");
+	/* enum ruby_method_ids (id.h): they move when Ruby adds a method ID */
+	o->id_last_op = (uint32_t) need_const(r, "tLAST_OP_ID");
+	o->id_next = (uint32_t) need_const(r, "tNEXT_ID");
+	o->id_initialize = (uint32_t) need_const(r, "idInitialize");
 	use(r, cus_gc);
 }
 

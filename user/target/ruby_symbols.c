@@ -176,9 +176,9 @@ size_t ruby_symbols_candidates(const struct rip_ref *refs, size_t n, uint64_t *o
 
 /* ---- ID arithmetic ---- */
 
-int ruby_id_slot(uint64_t id, struct ruby_id_slot *slot)
+int ruby_id_slot(uint64_t id, uint64_t last_op_id, struct ruby_id_slot *slot)
 {
-	uint64_t serial = id > RUBY_TLAST_OP_ID ? id >> RUBY_ID_SCOPE_SHIFT : id;
+	uint64_t serial = id > last_op_id ? id >> RUBY_ID_SCOPE_SHIFT : id;
 
 	if (!serial)
 		return -EINVAL;
@@ -245,7 +245,7 @@ static int table_name(struct ruby_symbols *rs, uint64_t id, char *buf, size_t n)
 
 	if (!n)
 		return -EINVAL;
-	ret = ruby_id_slot(id, &slot);
+	ret = ruby_id_slot(id, rs->off->id_last_op, &slot);
 	if (ret)
 		return ret;
 	if (slot.serial > rs->last_id) {
@@ -284,7 +284,7 @@ int ruby_id_name(struct ruby_symbols *rs, uint64_t id, char *buf, size_t n)
 	return ret;
 }
 
-/* Checks that addr (in the target) holds 3.1's rb_symbols_t; fills rs on success. */
+/* Checks that addr (in the target) holds an rb_symbols_t; fills rs on success. */
 static int verify_candidate(struct ruby_symbols *rs, uint64_t addr, char *why, size_t whylen)
 {
 	struct ruby_symbols t = *rs;
@@ -299,7 +299,7 @@ static int verify_candidate(struct ruby_symbols *rs, uint64_t addr, char *why, s
 		snprintf(why, whylen, "unreadable");
 		return -EFAULT;
 	}
-	if (last < RUBY_TNEXT_ID - 1 || last >= LAST_ID_LIMIT) {
+	if (last < t.off->id_next - 1 || last >= LAST_ID_LIMIT) {
 		snprintf(why, whylen, "last_id %u out of range", last);
 		return -EINVAL;
 	}
@@ -315,7 +315,7 @@ static int verify_candidate(struct ruby_symbols *rs, uint64_t addr, char *why, s
 		snprintf(why, whylen, "ID '+' reads as %s", ret ? strerror(-ret) : name);
 		return -EINVAL;
 	}
-	ret = table_name(&t, RUBY_ID_INITIALIZE, name, sizeof(name));
+	ret = table_name(&t, t.off->id_initialize, name, sizeof(name));
 	if (ret || strcmp(name, "initialize")) {
 		snprintf(why, whylen, "idInitialize reads as %s", ret ? strerror(-ret) : name);
 		return -EINVAL;
@@ -349,7 +349,7 @@ int ruby_symbols_init(struct ruby_symbols *rs, pid_t pid, const struct ruby_imag
 	struct rip_ref refs[MAX_REFS], sub[MAX_REFS];
 	uint8_t code[SCAN_LEN];
 	char why[192] = "no candidate";
-	uint64_t fn;
+	uint64_t fn, addr;
 	size_t n, m, i;
 	int ret, tried = 0, followed = 0;
 
@@ -362,6 +362,9 @@ int ruby_symbols_init(struct ruby_symbols *rs, pid_t pid, const struct ruby_imag
 		return ret;
 	}
 	rs->id2str = img->load_bias + fn;
+	if (elf_symbol_value(img->host_path, "ruby_global_symbols", &addr, NULL) == 0 &&
+	    verify_candidate(rs, img->load_bias + addr, why, sizeof(why)) == 0)
+		return 0;
 	ret = target_read(pid, rs->id2str, code, sizeof(code));
 	if (ret) {
 		snprintf(err, errlen, "cannot read rb_id2str's code at 0x%" PRIx64 ": %s",

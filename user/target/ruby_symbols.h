@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Names of Ruby IDs (method names, ivar names...), read from the target's
- * symbol table.  In 3.1 the table is the hidden `ruby_global_symbols`
+ * symbol table.  In 3.1-3.4 the table is the hidden `ruby_global_symbols`
  * (symbol.c), an rb_symbols_t:
  *	+0  rb_id_serial_t last_id  (uint32_t)
  *	+8  st_table *str_sym
  *	+16 VALUE ids               (Array of Arrays of ID_ENTRY_UNIT * ID_ENTRY_SIZE)
  *	+24 VALUE dsymbol_fstr_hash
- * It is not exported, so its address is taken from the RIP-relative operands
- * of the code behind the exported rb_id2str.
+ * It is not exported: its address is in .symtab when the library has one,
+ * else taken from the RIP-relative operands of the code behind rb_id2str.
  */
 #ifndef RBM_RUBY_SYMBOLS_H
 #define RBM_RUBY_SYMBOLS_H
@@ -19,13 +19,13 @@
 #include "procmaps.h"
 #include "ruby_versions.h"
 
-/* Ruby 3.1's constants (id.h, symbol.c), checked against the MJIT header. */
-#define RUBY_TLAST_OP_ID 0xa9	    /* IDs up to this are operator tokens */
+/*
+ * Constants of every series (id.h, symbol.c); the ones that move (the last
+ * operator, the first dynamic serial, idInitialize) are in struct ruby_offsets.
+ */
 #define RUBY_ID_SCOPE_SHIFT 4
 #define RUBY_ID_ENTRY_UNIT 512	    /* serials per second-level array */
 #define RUBY_ID_ENTRY_SIZE 2	    /* {String, Symbol} per serial */
-#define RUBY_ID_INITIALIZE 0xc31    /* idInitialize: tInitialize (195) << 4 | LOCAL | STATIC */
-#define RUBY_TNEXT_ID 239	    /* last_id starts at tNEXT_ID - 1 */
 #define RUBY_SYMBOLS_IDS_OFFSET 16  /* offsetof(rb_symbols_t, ids) */
 
 struct ruby_symbols {
@@ -96,8 +96,8 @@ struct ruby_id_slot {
 	uint64_t element_index; /* (serial % ID_ENTRY_UNIT) * ID_ENTRY_SIZE: the String */
 };
 
-/* 0, or -EINVAL for ID 0 (no name). */
-int ruby_id_slot(uint64_t id, struct ruby_id_slot *slot);
+/* 0, or -EINVAL for ID 0 (no name).  IDs up to last_op_id (tLAST_OP_ID) are operators. */
+int ruby_id_slot(uint64_t id, uint64_t last_op_id, struct ruby_id_slot *slot);
 
 /* The character of a one-character operator ID ('+', '<': printable, not alnum or '_'), or 0. */
 char ruby_op_id_char(uint64_t id);
