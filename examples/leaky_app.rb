@@ -48,6 +48,11 @@ if ARGV.first == "--forever" # a server that keeps running, for `rbmemtrace top`
     sleep 0.1
   end
 end
-server.serve(Array.new(20_000) { |i| { id: i, path: "/items/#{i}" } })
+# 20,000 requests in batches of 500, as a server gets them: a served batch is garbage.
+served = 0
+while served < 20_000
+  server.serve(Array.new(500) { |i| { id: served + i, path: "/items/#{served + i}" } })
+  served += 500
+end
 GC.start
 puts "served 20000 requests; #{store.size} sessions cached"

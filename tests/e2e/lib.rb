@@ -12,17 +12,37 @@ SCENARIOS = File.join(__dir__, "scenarios")
 FIXTURES = File.join(ROOT, ".output", "fixtures")
 
 class Failure < StandardError; end
+# A test that does not apply to the Ruby under test: reported with its reason, neither passed nor failed.
+class NotApplicable < StandardError; end
+
+# The Ruby whose processes are traced: the host's, or a test Ruby (make rubies) whose bin/ruby
+# RBM_E2E_RUBY names; `make e2e` runs the version-dependent files once for each test Ruby.
+TARGET_RUBY = ENV.fetch("RBM_E2E_RUBY", "ruby")
+TARGET_LABEL = TARGET_RUBY == "ruby" ? "host" : File.basename(File.dirname(File.dirname(TARGET_RUBY)))
+TARGET_VERSION = IO.popen([TARGET_RUBY, "-e", "print RUBY_VERSION"], &:read)
+
+# Launch mode (rbmemtrace -- ruby ...) starts Ruby's own executable; a distro test Ruby's bin/ruby
+# is a shell script that enters its chroot, so only -p reaches it, as a Ruby in a container.
+def launch_ruby
+  return TARGET_RUBY if TARGET_RUBY == "ruby" || File.binread(TARGET_RUBY, 4) == "\x7fELF".b
+
+  raise NotApplicable, "launch mode starts Ruby's executable; #{TARGET_LABEL}'s bin/ruby is a " \
+                       "chroot wrapper script (traced with -p, like a Ruby in a container)"
+end
 
 $passed = 0
 $failed = 0
 $filter = ARGV[0]
 
 def test(name)
+  name = "[#{TARGET_LABEL}] #{name}" unless TARGET_LABEL == "host"
   return if $filter && !name.include?($filter)
   started = Time.now
   Timeout.timeout(180) { yield }
   $passed += 1
   puts format("ok     %-44s %5.1fs", name, Time.now - started)
+rescue NotApplicable => e
+  puts format("note   %s: not run (%s)", name, e.message)
 rescue Failure, Timeout::Error, StandardError => e
   $failed += 1
   puts format("FAILED %-44s %s", name, e.message)
@@ -56,7 +76,7 @@ def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT", env: {})
   Dir.mktmpdir do |dir|
     report_path = File.join(dir, "report")
     env = { "RBM_MODE" => "pid" }.merge(env)
-    Open3.popen3(env, "ruby", File.join(SCENARIOS, scenario)) do |sin, sout, serr, sthr|
+    Open3.popen3(env, TARGET_RUBY, File.join(SCENARIOS, scenario)) do |sin, sout, serr, sthr|
       pid = expect_line(sout, /^ready (\d+)/, scenario)[1].to_i
       err_r, err_w = IO.pipe
       # Exact counts need every allocation: -p alone samples (--max-overhead 2).
@@ -83,13 +103,13 @@ def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT", env: {})
 end
 
 # Runs a scenario in launch mode: rbmemtrace -- ruby scenario.
-def trace_command(scenario, rbm_args: [], format: "json")
+def trace_command(scenario, rbm_args: [], format: "json", env: {})
   Dir.mktmpdir do |dir|
     report_path = File.join(dir, "report")
     truth_path = File.join(dir, "truth")
-    env = { "RBM_MODE" => "command", "RBM_TRUTH" => truth_path }
+    env = { "RBM_MODE" => "command", "RBM_TRUTH" => truth_path }.merge(env)
     out, err, status = Open3.capture3(env, RBM, "--format", format, "-o", report_path,
-                                      *rbm_args, "--", "ruby", File.join(SCENARIOS, scenario))
+                                      *rbm_args, "--", launch_ruby, File.join(SCENARIOS, scenario))
     check(status.success?, "rbmemtrace -- ruby #{scenario} failed (#{status}): #{err}")
     report = File.read(report_path, encoding: "UTF-8")
     report = JSON.parse(report) if format == "json"

@@ -56,7 +56,7 @@ end
 
 # The budget holds for a program shorter than a window: none opens before the budget can pay for it.
 test "default -p: a target that ends before the first window gets a report that says so" do
-  io = IO.popen(["ruby", "-e", "$stdout.sync = true; puts Process.pid; $stdin.gets; " \
+  io = IO.popen([TARGET_RUBY, "-e", "$stdout.sync = true; puts Process.pid; $stdin.gets; " \
                  "a = []; 20_000.times { |i| a << 's' + i.to_s }"], "r+")
   pid = io.gets.to_i
   Dir.mktmpdir do |dir|
