@@ -14,6 +14,7 @@ test "classes: -p PID, per-class counts exact" do
 end
 
 test "classes: -- COMMAND, per-class counts exact" do
+  launch_ruby # this one is about launch mode
   report, truth, = trace_command("classes.rb")
   check_classes_exact(report, truth)
   check_eq(report["end_reason"], "command finished", "end_reason")
