@@ -76,6 +76,19 @@ end
 
 def best_count_objects_time = 5.times.map { count_objects_time }.min
 
+# Garbage until a GC has finished marking and is sweeping lazily: then stop allocating.  A
+# String kept now and then leaves the pages not all garbage: 3.4 sweeps pages of nothing but
+# garbage at once (it never paused mid-sweep with Junk alone).
+def lazy_garbage
+  c = GC.count
+  i = 0
+  until GC.count != c && GC.latest_gc_info(:state) == :sweeping
+    Junk.new(i)
+    $keep << "survivor #{i}" if (i % 64).zero?
+    i += 1
+  end
+end
+
 $keep = build(n)
 GC.start
 facts = { 'pid' => Process.pid, 'ruby_version' => RUBY_VERSION, 'classes' => class_facts.dup, 'count_objects_seconds' => best_count_objects_time }
@@ -88,15 +101,7 @@ case mode
 when 'hold'
   GC.start
 when 'lazy'
-  # Garbage until a GC has finished marking and is sweeping lazily: then stop allocating.
-  c = GC.count
-  junk = nil
-  i = 0
-  until GC.count != c && GC.latest_gc_info(:state) == :sweeping
-    junk = Junk.new(i)
-    i += 1
-  end
-  junk = nil
+  lazy_garbage
 when 'alloc'
   ring = $keep[3]
   Signal.trap('USR1') do
@@ -119,6 +124,8 @@ end
 gc_count = gc_state = available = nil
 loop do
   class_facts_in_place if mode == 'hold' # each_object would finish a lazy sweep
+  # Reading "again" may have swept the rest (3.4 sweeps more per step): sweep lazily anew.
+  lazy_garbage if mode == 'lazy' && GC.latest_gc_info(:state) != :sweeping
   ObjectSpace.count_objects(COUNTS)
   gc_count = GC.count
   gc_state = GC.latest_gc_info(:state)
