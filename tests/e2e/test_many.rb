@@ -87,9 +87,10 @@ test "many: --match and repeated -p give a report per process with host and name
     # Repeated -p, text: a table of the processes, then the summary; one that exits keeps its counts.
     a, b = procs
     rbm = Open3.popen3(RBM, "-p", a[:pid].to_s, "-p", b[:pid].to_s, "-d", "4")
-    sleep 2
-    stop_many([b])
     _, out, errio, thr = rbm
+    expect_line(errio, /tracing 2 processes/, "two -p attached")
+    sleep 1
+    stop_many([b])
     text = out.read
     check(thr.value.success?, "two -p failed: #{errio.read}")
     check(text =~ /^2 processes; the report below is their sum/, text)
@@ -99,5 +100,34 @@ test "many: --match and repeated -p give a report per process with host and name
   check_error([RBM, "--match", "no-such-program-\\d{9}", "-d", "1"], /no Ruby process .*matches/)
   check_error([RBM, "--all", "--", "ruby", "-e", "0"], /not both/)
 ensure
+  stop_many(procs || [])
+end
+
+# A host where Ruby processes come and go: --all finds some that exit before or while it opens
+# them.  Those are skipped; the run goes on with the rest (it used to end with "has no symbol").
+test "many: --all goes on when processes it found exit while it attaches" do
+  procs = [start_many(keep: 300)]
+  stop = false
+  churn = Thread.new do
+    n = 0
+    until stop || n >= 200 # bounded: at most 200 short-lived Rubies
+      pid = Process.spawn("ruby", "-e", "sleep 0.#{rand(1..3)}", out: File::NULL, err: File::NULL)
+      Process.wait(pid)
+      n += 1
+    end
+    n
+  end
+  Dir.mktmpdir do |dir|
+    json = File.join(dir, "all.json")
+    _, err, st = Open3.capture3(RBM, "--all", "-d", "4", "--format", "json", "-o", json)
+    stop = true
+    started = churn.value
+    check(st.success?, "--all failed (#{st}) while #{started} Rubies came and went: #{err.lines.last(3)}")
+    m = JSON.parse(File.read(json))
+    check(m["processes"].any? { |p| p["pid"] == procs[0][:pid] }, "the long-lived target was traced")
+    m["processes"].each { |r| check_invariants(r) }
+  end
+ensure
+  stop = true
   stop_many(procs || [])
 end

@@ -146,6 +146,16 @@ test "call paths: tree and folded output" do
   folded, = trace_command("stacks.rb", rbm_args: ["--class", "Nested"], format: "folded")
   line = folded.lines.find { |l| l.include?("Nested") } or raise Failure, "no folded line"
   check(line =~ /;Object#inner \(.*stacks\.rb:\d+\);.*Nested 300$/, "folded line: #{line}")
+  # Callee first: a path deeper than --depth still starts with its class and allocating frame.
+  text, truth, = trace_command("stacks.rb", rbm_args: ["--class", "Deep", "--depth", "8", "--tree=callee"],
+                               format: "text")
+  tree = text.lines.drop_while { |l| !l.include?("(all, callee first)") }
+  check(tree.size > 3, "no callee-first tree: #{text.lines.last(5)}")
+  check(tree[1] =~ /^\s+1\s+1\s+Deep$/, "first level is the class: #{tree[1]}")
+  check(tree[2] =~ /\s+Class#new$/ && tree[3] =~ /Object#recurse \(.*stacks\.rb:#{truth['sites']['Deep']}\)$/,
+        "then the allocating frames: #{tree[2..3]}")
+  check(tree.any? { |l| l.include?("(frames beyond --depth)") }, "the cut is at the far end")
+  check_error([RBM, "--tree=sideways", "-p", "1"], /--tree=sideways: the order is root or callee/)
 end
 
 test "--max-objects: a full map is counted, not silent" do

@@ -28,6 +28,7 @@ static struct trace_args {
 	unsigned long paths;
 	unsigned long prune;
 	bool tree;
+	bool tree_callee;
 	bool max_objects_given;
 	/* several processes (trace_many.c) */
 	pid_t pids[MANY_MAX];
@@ -91,7 +92,10 @@ static const struct argp_option opts[] = {
 	{"depth", OPT_DEPTH, "N", 0, "Ruby frames captured per allocation (default 32, max 128, 0: no stacks)", 0},
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct call paths kept (default 65536); more are counted as dropped", 0},
 	{"class", OPT_CLASS, "NAME", 0, "Capture stacks for and report only class NAME (repeatable)", 0},
-	{"tree", OPT_TREE, NULL, 0, "Print the retention call tree", 0},
+	{"tree", OPT_TREE, "ORDER", OPTION_ARG_OPTIONAL,
+	 "Print the retention call tree: from the outermost frame (root, the default), or from each "
+	 "class and its allocating frame out to the callers (callee: for stacks deeper than --depth)",
+	 0},
 	{"prune", OPT_PRUNE, "N", 0, "Keep the N children that retain most per tree node (default 5, 0: all)", 0},
 	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
 	{"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
@@ -184,6 +188,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_TREE:
 		args.tree = true;
+		if (arg && strcmp(arg, "callee") == 0)
+			args.tree_callee = true;
+		else if (arg && strcmp(arg, "root") != 0)
+			rbm_die("--tree=%s: the order is root or callee", arg);
 		break;
 	case OPT_PRUNE:
 		args.prune = cli_number(arg, "--prune", 0, 1UL << 20);
@@ -283,7 +291,7 @@ static void warn_unmatched_classes(const struct report *r)
 static void write_report(FILE *out, struct report *r)
 {
 	struct text_options topts = {.top = args.top, .top_stacks = args.paths,
-				     .tree = args.tree, .prune = args.prune};
+				     .tree = args.tree, .tree_callee = args.tree_callee, .prune = args.prune};
 
 	if (args.format == FORMAT_PPROF) {
 		struct report *one = r;
@@ -323,7 +331,7 @@ static int trace_several(void)
 	mo.format = formats[args.format];
 	mo.output = args.output;
 	mo.text = (struct text_options){.top = args.top, .top_stacks = args.paths,
-					.tree = args.tree, .prune = args.prune};
+					.tree = args.tree, .tree_callee = args.tree_callee, .prune = args.prune};
 	install_signals();
 	return trace_many(&mo, &stop_requested);
 }

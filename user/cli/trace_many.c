@@ -17,6 +17,9 @@
 #include "clock.h"
 #include "diag.h"
 #include "outfile.h"
+#include <linux/types.h>
+#include "rbmemtrace.h"
+#include "rbmemtrace.skel.h"
 #include "proc_info.h"
 #include "trace_many.h"
 #include "writers.h"
@@ -43,10 +46,16 @@ static bool traced(const struct many *m, pid_t pid)
 	return false;
 }
 
-static void add_process(struct many *m, pid_t pid)
+/*
+ * Opens and starts a session on pid.  With skippable (a process --all or
+ * --match found, or one of several -p), one that fails to open, most often
+ * because it exited meanwhile, is skipped with a warning.
+ */
+static void add_process(struct many *m, pid_t pid, bool skippable)
 {
 	struct trace_options opt = m->mo->trace;
-	struct session *s;
+	struct session *volatile s;
+	jmp_buf env;
 
 	if (traced(m, pid))
 		return;
@@ -59,15 +68,26 @@ static void add_process(struct many *m, pid_t pid)
 		rbm_die("out of memory");
 	opt.pid = pid;
 	opt.command = NULL;
+	if (skippable && setjmp(env)) {
+		/* Half open: its probes come off; what else it holds stays until exit. */
+		if (s->skel) {
+			probes_detach_all(&s->probes);
+			rbmemtrace_bpf__destroy(s->skel);
+		}
+		free(s);
+		return;
+	}
+	if (skippable)
+		rbm_die_catch(&env);
 	session_open(s, &opt);
 	session_start(s);
+	rbm_die_catch(NULL);
 	m->sessions[m->n++] = s;
 }
 
 /*
  * --all and --match: every matching Ruby not traced yet.  A process that
- * cannot be traced (no USDT, another version) is skipped with a warning the
- * first time it is seen.
+ * cannot be traced (a version not known) is skipped.
  */
 static void scan(struct many *m)
 {
@@ -82,7 +102,7 @@ static void scan(struct many *m)
 		if (traced(m, pids[i]) ||
 		    !ruby_target_supported(pids[i], RUBY_NEED_TRACE, why, sizeof(why)))
 			continue;
-		add_process(m, pids[i]);
+		add_process(m, pids[i], true);
 	}
 }
 
@@ -162,8 +182,11 @@ int trace_many(const struct many_options *mo, volatile sig_atomic_t *stop)
 			rbm_die("invalid --match: %s (an extended regular expression)", mo->match);
 		m.have_re = true;
 	}
+	/* Of several -p, one that exits while the others attach is skipped, not fatal. */
 	for (i = 0; i < mo->npids; i++)
-		add_process(&m, cli_process_of(mo->pids[i]));
+		add_process(&m, cli_process_of(mo->pids[i]), mo->npids > 1);
+	if (mo->npids > 1 && !m.n && !mo->all && !mo->match)
+		rbm_die("none of the %zu processes could be traced", mo->npids);
 	if (mo->all || mo->match) {
 		m.last_scan = now_seconds();
 		scan(&m);

@@ -2,6 +2,7 @@
 /* Messages to the user: one line each, prefixed with the tool's name. */
 #ifndef RBM_DIAG_H
 #define RBM_DIAG_H
+#include <setjmp.h>
 #include <stdbool.h>
 
 extern int rbm_verbose; /* -v given: explain what is found and attached */
@@ -18,5 +19,13 @@ void rbm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 void rbm_on_die(void (*hook)(void *ctx), void *ctx);
 void rbm_on_die_remove(void (*hook)(void *ctx), void *ctx);
+
+/*
+ * While set, rbm_die prints its line as a warning and jumps here instead of
+ * exiting (its hooks do not run): for a process --all found that vanishes
+ * while it is being opened, which must not end the trace of the others.
+ * NULL stops catching.
+ */
+void rbm_die_catch(jmp_buf *env);
 
 #endif

@@ -475,19 +475,26 @@ size_t report_path_root_first(const struct stack_row *row, char (*names)[REPORT_
 	return n + 1;
 }
 
-struct ct_node *report_calltree(const struct report *r, size_t prune)
+struct ct_node *report_calltree(const struct report *r, size_t prune, bool callee_first)
 {
 	static char names[REPORT_PATH_SLOTS][REPORT_NAME_MAX];
-	const char *path[REPORT_PATH_SLOTS];
-	struct ct_node *root = calltree_new("(all)");
-	size_t i;
+	const char *path[REPORT_PATH_SLOTS], *swap;
+	struct ct_node *root = calltree_new(callee_first ? "(all, callee first)" : "(all)");
+	size_t i, j, n;
 
-	for (i = 0; root && i < r->nstacks; i++)
-		if (calltree_add(root, path, report_path_root_first(&r->stacks[i], names, path),
-				 r->stacks[i].counts.retained, r->stacks[i].counts.allocated)) {
+	for (i = 0; root && i < r->nstacks; i++) {
+		n = report_path_root_first(&r->stacks[i], names, path);
+		for (j = 0; callee_first && j < n / 2; j++) {
+			swap = path[j];
+			path[j] = path[n - 1 - j];
+			path[n - 1 - j] = swap;
+		}
+		if (calltree_add(root, path, n, r->stacks[i].counts.retained,
+				 r->stacks[i].counts.allocated)) {
 			calltree_free(root);
 			return NULL;
 		}
+	}
 	/* A retention tree: subtrees that keep under 1% of it are folded. */
 	if (root)
 		calltree_sort_prune(root, prune, prune ? (root->retained + 99) / 100 : 0);

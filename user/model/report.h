@@ -231,7 +231,12 @@ size_t report_path_root_first(const struct stack_row *row, char (*names)[REPORT_
 			      const char **path);
 struct ct_node;
 /* The retention call tree of every path; subtrees under 1% fold when prune > 0.  NULL: ENOMEM. */
-struct ct_node *report_calltree(const struct report *r, size_t prune);
+/*
+ * The retention tree: from the outermost frame in (root first), or with
+ * callee_first from each class and its allocating frame out to the callers,
+ * which stays useful when stacks are deeper than --depth (Rails).
+ */
+struct ct_node *report_calltree(const struct report *r, size_t prune, bool callee_first);
 
 /*
  * Several processes, from this host or others: one report each, in the

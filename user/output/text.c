@@ -50,7 +50,7 @@ static void write_stack_sections(FILE *out, const struct report *r, const struct
 	}
 
 	if (o->tree) {
-		struct ct_node *root = report_calltree(r, o->prune);
+		struct ct_node *root = report_calltree(r, o->prune, o->tree_callee);
 
 		if (root) {
 			fprintf(out, "\n");

@@ -16,6 +16,7 @@ struct text_options {
 	size_t top;        /* classes, sites and paths shown; 0: all */
 	size_t top_stacks; /* call paths shown */
 	bool tree;
+	bool tree_callee;  /* the tree from each class and its allocating frame out to the callers */
 	size_t prune;      /* children kept per call tree node */
 };
 

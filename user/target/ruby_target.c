@@ -125,8 +125,12 @@ uint64_t ruby_target_global(const struct ruby_target *t, const char *name)
 {
 	uint64_t sym, value;
 
-	if (elf_symbol_value(t->img.host_path, name, &sym, NULL))
+	/* The file is read through /proc/PID/root: gone with the process. */
+	if (elf_symbol_value(t->img.host_path, name, &sym, NULL)) {
+		if (target_gone(t->pid))
+			rbm_die("PID %d exited", t->pid);
 		rbm_die("%s has no symbol %s", t->img.path, name);
+	}
 	if (target_read_u64(t->pid, t->img.load_bias + sym, &value))
 		die_unreadable(t, name);
 	return value;
