@@ -358,6 +358,16 @@ static __always_inline struct class_counts *class_counts_of(void *map, struct cl
 	return bpf_map_lookup_elem(map, key);
 }
 
+/* The last compaction's moves were followed: compact_followed_at is its count + 1. */
+static __always_inline bool compactions_followed(void)
+{
+	__u64 count;
+
+	return compact_count_addr &&
+	       !bpf_probe_read_user(&count, sizeof(count), (void *)compact_count_addr) &&
+	       compact_followed_at == count;
+}
+
 static __always_inline void track(__u64 obj, __u64 seq)
 {
 	struct object_header hdr;
@@ -402,11 +412,13 @@ static __always_inline void track(__u64 obj, __u64 seq)
 	live.klass = key.klass;
 	live.kind = key.kind;
 	/*
-	 * After a compaction, a tracked object's old slot may be reused before
-	 * userspace has checked it: the object moved or died, nobody knows
-	 * which.  Count it rather than let the overwrite call it freed.
+	 * After a compaction whose moves were not followed (no
+	 * rb_gc_update_tbl_refs probe), a tracked object's old slot may be
+	 * reused before userspace has checked it: the object moved or died,
+	 * nobody knows which.  Count it rather than let the overwrite call it
+	 * freed.  When every move was followed, the object there died.
 	 */
-	if (compaction_pending) {
+	if (compaction_pending && !compactions_followed()) {
 		struct live_object *old = bpf_map_lookup_elem(&live_objects, &obj);
 
 		if (old) {

@@ -52,6 +52,16 @@ test "GC.compact: warning, moves followed, counts exact" do
   check(text =~ /WARNING: GC.compact ran \d+ time/, "text report lacks the compaction warning")
 end
 
+# Issue 13's item 2: with the moves followed, a compacting loop's garbage is freed, every object once.
+test "GC.compact in a loop: the dead freed, the kept retained, nothing not followed" do
+  report, truth, = trace_pid("compact_loop.rb")
+  check(truth["compact_count"] >= 20, "scenario compacted #{truth['compact_count']} times")
+  check_classes_exact(report, truth)
+  row = class_row(report, "Churned")
+  check_eq(row["not_followed"], 0, "Churned not followed")
+  check_eq(report["compaction"]["not_followed"], 0, "compaction.not_followed")
+end
+
 test "call paths: exact sites, labels and lines" do
   report, truth, = trace_pid("stacks.rb", rbm_args: ["--depth", "32"])
   check_classes_exact(report, truth)

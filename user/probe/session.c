@@ -134,6 +134,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 			     : 0);
 	s->tracker.fallback_fd = bpf_map__fd(s->skel->maps.class_fallback);
 	s->tracker.compaction_pending = &s->skel->bss->compaction_pending;
+	s->tracker.compact_followed_at = &s->skel->bss->compact_followed_at;
 	s->tracker.fl_singleton = s->target.off->fl_singleton;
 	s->tracker.hl = s->heap_layout;
 	s->tracker.objspace = s->target.objspace;

@@ -260,17 +260,20 @@ static bool follow_move(struct tracker *t, uint64_t addr, const struct live_obje
 	return true;
 }
 
-static bool compaction_since_last_pass(struct tracker *t)
+/* GC.stat(:compact_count) now; false if unknown. */
+static bool read_compact_count(struct tracker *t, uint64_t *now)
 {
-	uint64_t now;
+	return t->compact_count_addr && target_read_u64(t->pid, t->compact_count_addr, now) == 0;
+}
 
-	if (!t->compact_count_addr || target_read_u64(t->pid, t->compact_count_addr, &now))
-		return false;
-	if (now <= t->last_compact_count)
-		return false;
-	t->compactions += now - t->last_compact_count;
-	t->last_compact_count = now;
-	return true;
+/* Whether a compaction is under way: its moves are not all made, nor followed. */
+static bool compacting_now(struct tracker *t)
+{
+	uint64_t flags;
+
+	return t->hl && t->objspace && t->hl->os_flags_compacting &&
+	       target_read_u64(t->pid, t->objspace + t->hl->os_flags, &flags) == 0 &&
+	       (flags & t->hl->os_flags_compacting);
 }
 
 #define MAX_CLASS_HOPS 8
@@ -306,7 +309,8 @@ static bool same_object_class(struct tracker *t, uint64_t klass, uint64_t tracke
 int tracker_pass(struct tracker *t, bool final)
 {
 	bool can_reap = !final && __atomic_load_n(&t->reap->len, __ATOMIC_ACQUIRE) == 0;
-	bool compacted, pending;
+	bool compacted, pending, have_count;
+	uint64_t count = 0, count_after;
 	size_t n, i, queued = 0;
 	int err;
 
@@ -316,7 +320,12 @@ int tracker_pass(struct tracker *t, bool final)
 	read_gc_count(t);
 	/* Read the BPF flag first: objects it counts from here on are not in this pass. */
 	pending = t->compaction_pending && __atomic_load_n(t->compaction_pending, __ATOMIC_ACQUIRE);
-	compacted = compaction_since_last_pass(t) || pending;
+	have_count = read_compact_count(t, &count);
+	compacted = (have_count && count > t->last_compact_count) || pending;
+	/* Every move of every compaction so far was followed: what is gone from its slot died. */
+	if (compacted && have_count && count && t->compact_followed_at &&
+	    __atomic_load_n(t->compact_followed_at, __ATOMIC_ACQUIRE) == count)
+		compacted = false;
 	err = dump_live_map(t, &n);
 	if (err)
 		return err;
@@ -324,6 +333,17 @@ int tracker_pass(struct tracker *t, bool final)
 	/* A zombie answers kill() but its memory is gone: its objects did not all die. */
 	if (target_gone(t->pid))
 		return -ESRCH; /* every read failed because the target is gone, not its objects */
+	/*
+	 * A compaction during the reads moved objects under them, and BPF may
+	 * be remapping the entries just dumped: judge nothing, look again later.
+	 */
+	if (!final && have_count &&
+	    (!read_compact_count(t, &count_after) || count_after != count || compacting_now(t)))
+		return -EAGAIN;
+	if (have_count && count > t->last_compact_count) {
+		t->compactions += count - t->last_compact_count;
+		t->last_compact_count = count;
+	}
 
 	/*
 	 * Every pass recounts the living: a report taken while the trace runs

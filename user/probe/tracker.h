@@ -60,6 +60,12 @@ struct tracker {
 	uint64_t fl_singleton;	     /* to tell a singleton class of a tracked object */
 	uint32_t rclass_super;
 	__u32 *compaction_pending;   /* set by BPF at the sweep end after a compaction */
+	/*
+	 * Set by BPF to compact_count + 1 of the last compaction whose moves it
+	 * followed (at rb_gc_update_tbl_refs); NULL: no such probe.  When it
+	 * followed them all, a tracked object gone from its slot is freed.
+	 */
+	__u64 *compact_followed_at;
 
 	uint64_t *keys; /* scratch for one pass over the live map */
 	struct live_object *values;
@@ -101,7 +107,8 @@ int tracker_init(struct tracker *t, pid_t pid, int live_fd, int counts_fd, struc
  * One pass over the tracked objects.  While probes are attached (final ==
  * false) dead objects are handed to the BPF side for deletion; with the
  * probes detached (final == true) the pass only counts, and its per-class
- * retained counts are the report's.  Returns 0 or -errno (-ESRCH: target gone).
+ * retained counts are the report's.  Returns 0 or -errno (-ESRCH: target
+ * gone; -EAGAIN: a compaction ran during the pass, which judged nothing).
  */
 int tracker_pass(struct tracker *t, bool final);
 
