@@ -44,7 +44,7 @@ Test(versions_edges, entry_is_self_consistent)
 	const struct ruby_offsets *o = ruby_offsets_for("3.1");
 
 	cr_assert_not_null(o);
-	cr_expect(strstr(ruby_supported_series(), o->series) != NULL);
+	cr_expect(strstr(ruby_traced_series(), o->series) != NULL);
 	cr_expect(strstr(o->verified, "3.1.7") != NULL);
 	/* Layout facts the readers rely on, each a property of the numbers. */
 	cr_expect_eq(o->rstring_embed_len_mask >> o->rstring_embed_len_shift, 0x1f,
@@ -335,4 +335,41 @@ Test(tracker_edges, class_keys_distinct_over_a_grid)
 	cr_expect_neq(tally_key(0x1000, RB_T_STRING, 1), tally_key(0x1000, RB_T_STRING, 2));
 	cr_expect_eq(tally_key(0x1000, RB_T_STRING, 0), class_key_id(0x1000, RB_T_STRING),
 		     "no call path: the class key itself");
+}
+
+/* Where objects are born, per series: the lists ruby-versions.md 2.1 gives. */
+Test(versions_edges, alloc_points_per_series)
+{
+	const struct ruby_alloc_points *p31 = ruby_alloc_points_for("3.1.7");
+	const struct ruby_alloc_points *p33 = ruby_alloc_points_for("3.3.8");
+	const struct ruby_alloc_points *p34 = ruby_alloc_points_for("3.4.11");
+	size_t n31 = 0, n33 = 0, n34 = 0, i;
+
+	cr_assert(p31 && p33 && p34);
+	cr_expect_null(ruby_alloc_points_for("3.2.0"), "3.2 was never checked");
+	cr_expect_null(ruby_alloc_points_for("3.10.0"));
+	cr_expect_null(ruby_alloc_points_for("4.0.0"));
+	cr_expect_null(ruby_alloc_points_for(NULL));
+	while (p31->functions[n31])
+		n31++;
+	while (p33->functions[n33])
+		n33++;
+	while (p34->functions[n34])
+		n34++;
+	cr_expect_eq(n31, 9);
+	cr_expect_eq(n33, 9);
+	cr_expect_eq(n34, 5, "3.4 allocates through five exported functions");
+	/* 3.4's Foo.new goes through rb_wb_protected_newobj_of: probing the allocator too would count twice. */
+	cr_expect(p31->hidden_class_allocator && p33->hidden_class_allocator);
+	cr_expect(!p34->hidden_class_allocator);
+	for (i = 0; i < n34; i++) {
+		cr_expect_neq(strcmp(p34->functions[i], "rb_imemo_new"), 0, "W in 3.4: a PLT call");
+		cr_expect_neq(strcmp(p34->functions[i], "rb_alloc_tmp_buffer_with_count"), 0);
+	}
+	for (i = 0; i < n33; i++)
+		cr_expect_neq(strcmp(p33->functions[i], "rb_ec_wb_protected_newobj_of"), 0,
+			      "merged into rb_wb_protected_newobj_of in 3.3");
+	/* The allocating frame's pc is on its instruction only in 3.1. */
+	cr_expect(p31->alloc_pc_on_insn && !p33->alloc_pc_on_insn && !p34->alloc_pc_on_insn);
+	cr_expect_str_eq(ruby_traced_series(), "3.1, 3.3, 3.4");
 }

@@ -189,8 +189,3 @@ const struct ruby_offsets *ruby_offsets_entry(const char *version)
 			return &ruby_versions[i];
 	return NULL;
 }
-
-const char *ruby_supported_series(void)
-{
-	return "3.1";
-}

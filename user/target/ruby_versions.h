@@ -20,8 +20,10 @@ struct ruby_offsets {
 	const char *source;   /* where the numbers come from */
 
 	/*
-	 * The generated entries (3.3, 3.4) are read by no consumer yet: only
-	 * entries with this set are returned by ruby_offsets_for().
+	 * Checked by hand against a live process (3.1): taken before the
+	 * target's own DWARF.  Generated entries (3.3, 3.4) are for stripped
+	 * builds, after DWARF; only entries with this set come from
+	 * ruby_offsets_for().
 	 */
 	uint32_t supported;
 
@@ -157,7 +159,5 @@ const struct ruby_offsets *ruby_offsets_for(const char *version);
 /* The table's entry for the version's series, supported or only generated; or NULL. */
 const struct ruby_offsets *ruby_offsets_entry(const char *version);
 
-/* Comma-separated series we support, for error messages. */
-const char *ruby_supported_series(void);
 
 #endif
