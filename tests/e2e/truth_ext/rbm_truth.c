@@ -185,7 +185,8 @@ static void on_object_event(VALUE tpval, void *data)
 		idx = row_index(key_of(obj, &type));
 		rows[idx].allocated++;
 		map_put(&objects, obj, idx);
-		/* A new class at a dead class's address: rbmemtrace names what is there at the end. */
+		/* A new class at a dead class's address: rbmemtrace names what is there at the end.
+		 */
 		if ((type == T_CLASS || type == T_MODULE) && (class_row = map_get(&row_of, obj)) &&
 		    rows[*class_row].class_freed) {
 			rows[*class_row].class_freed = 0;
@@ -308,7 +309,8 @@ static void class_name(VALUE klass, char *buf, size_t len, int depth)
 		} else {
 			class_name(rb_class_real(RBASIC(attached)->klass), inner, sizeof(inner),
 				   depth + 1);
-			snprintf(buf, len, "#<Class:#<%s:0x%016lx>>", inner, (unsigned long) attached);
+			snprintf(buf, len, "#<Class:#<%s:0x%016lx>>", inner,
+				 (unsigned long) attached);
 		}
 		return;
 	}
@@ -378,7 +380,8 @@ static VALUE truth_finish(VALUE mod, VALUE out)
 	rb_tracepoint_disable(tracepoint);
 	fprintf(f, "{\"start_file\":");
 	json_string(f, start_file);
-	fprintf(f, ",\"start_line\":%d,\"unknown_frees\":%lu,\"class_slot_reused\":%lu,\"classes\":[",
+	fprintf(f,
+		",\"start_line\":%d,\"unknown_frees\":%lu,\"class_slot_reused\":%lu,\"classes\":[",
 		start_line, (unsigned long) unknown_frees, (unsigned long) class_slot_reused);
 	for (i = 0; i < nrows; i++) {
 		const struct counts *r = &rows[i];
@@ -386,14 +389,15 @@ static VALUE truth_finish(VALUE mod, VALUE out)
 		row_name(r, name, sizeof(name));
 		fprintf(f, "%s{\"name\":", i ? ",\n" : "\n");
 		json_string(f, name);
-		fprintf(f, ",\"key\":%lu,\"allocated\":%lu,\"freed\":%lu,\"alive\":%lu,\"walked\":%lu",
-			(unsigned long) r->key, (unsigned long) r->allocated,
-			(unsigned long) r->freed, (unsigned long) (r->allocated - r->freed),
-			(unsigned long) r->walked);
-		/* Named only under an anonymous class (3.1's __tmp_classpath__): by its address too. */
+		fprintf(
+		    f, ",\"key\":%lu,\"allocated\":%lu,\"freed\":%lu,\"alive\":%lu,\"walked\":%lu",
+		    (unsigned long) r->key, (unsigned long) r->allocated, (unsigned long) r->freed,
+		    (unsigned long) (r->allocated - r->freed), (unsigned long) r->walked);
+		/* Named only under an anonymous class (3.1's __tmp_classpath__): by its address
+		 * too. */
 		if (r->key >= 0x1000 && !r->class_freed &&
-		    !(RBASIC((VALUE) r->key)->flags & RUBY_FL_SINGLETON) && !strncmp(name, "#<", 2) &&
-		    strstr(name, ">::"))
+		    !(RBASIC((VALUE) r->key)->flags & RUBY_FL_SINGLETON) &&
+		    !strncmp(name, "#<", 2) && strstr(name, ">::"))
 			fprintf(f, ",\"anonymous_name\":\"#<%s:0x%016lx>\"",
 				RB_TYPE_P((VALUE) r->key, T_MODULE) ? "Module" : "Class",
 				(unsigned long) r->key);
