@@ -127,9 +127,16 @@ $(OUTPUT)/gen-ruby-tables: scripts/gen-ruby-tables.c $(USER_OBJS)
 gen-tables: $(OUTPUT)/gen-ruby-tables
 	./scripts/gen-ruby-tables.sh
 
+# tests/e2e/test_real.rb's ground truth: a C extension the traced Ruby preloads (host Ruby's headers).
+RUBY_HDRS := $(shell ruby -rrbconfig -e 'c = RbConfig::CONFIG; print c["rubyhdrdir"], " ", c["rubyarchhdrdir"]' 2>/dev/null)
+$(OUTPUT)/truth_ext/rbm_truth.so: tests/e2e/truth_ext/rbm_truth.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared $(addprefix -isystem ,$(RUBY_HDRS)) -o $@ $<
+E2E_FIXTURES := $(OUTPUT)/truth_ext/rbm_truth.so
+
 # The whole suite on the host's Ruby, then the version-dependent tests on every test Ruby
 # that make rubies cached (each one's failures are reported; the target fails at the end).
-e2e: rbmemtrace $(FIXTURES)
+e2e: rbmemtrace $(FIXTURES) $(E2E_FIXTURES)
 	@status=0; ruby tests/e2e/run.rb || status=1; \
 	for dir in $$(./scripts/rubies.sh --list 2>/dev/null); do \
 		echo "== e2e on $$(basename $$dir)"; \

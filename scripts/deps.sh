@@ -10,6 +10,7 @@ packages=(
 	libjansson-dev libprotobuf-c-dev protobuf-c-compiler libncurses-dev tmux
 	golang-go openssh-client openssh-server
 	ruby ruby-dev
+	rubocop # tests/e2e/test_real.rb traces it
 )
 
 missing=()

@@ -132,7 +132,9 @@ end
 
 # Every report any test makes: each object counted exactly once, nothing retained that was not
 # allocated, and every line within its file where the file exists.
-def check_invariants(report)
+# lines: false for a real program, whose eval'd code may claim lines past its file's end
+# (rubocop-ast's def_node_matcher class_evals generated methods at its caller's file and line).
+def check_invariants(report, lines: true)
   rows = [report["totals"], *report["classes"]]
   rows.each do |c|
     sum = c["freed"] + c["retained"] + c.fetch("young", 0) + c["untracked"] + c["not_followed"]
@@ -141,6 +143,8 @@ def check_invariants(report)
   [*report["classes"], *report["sites"], *report["stacks"]].each do |c|
     check(c["retained"] <= c["allocated"], "retained #{c['retained']} > allocated #{c['allocated']} in #{c}")
   end
+  return unless lines
+
   (report["stacks"] || []).flat_map { |st| st["frames"] }.each { |f| check_line_in_file(f) }
   (report["sites"] || []).each { |site| check_line_in_file(site) }
 end
@@ -148,10 +152,11 @@ end
 $file_lines = {}
 def check_line_in_file(frame)
   path = frame["path"]
-  return unless frame["line"].positive? && path.start_with?("/") && File.file?(path)
+  return unless frame["line"].positive? && path.start_with?("/")
 
-  n = ($file_lines[path] ||= File.foreach(path).count)
-  check(frame["line"] <= n, "#{path}:#{frame['line']} is past the file's #{n} lines")
+  # Cached, missing files too: a real program's report has ~50,000 paths of a few hundred files.
+  n = ($file_lines[path] ||= File.file?(path) ? File.foreach(path).count : -1)
+  check(n.negative? || frame["line"] <= n, "#{path}:#{frame['line']} is past the file's #{n} lines")
 end
 
 def check_totals_add_up(report)
