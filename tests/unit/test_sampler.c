@@ -426,3 +426,40 @@ Test(uprobe_insn, push_is_emulated_others_stepped)
 	cr_expect_not(uprobe_insn_emulated(push_r13, 1)); /* a lone REX prefix */
 }
 
+
+/* Debian's -fcf-protection libruby: every entry point starts with endbr64, which the kernel steps. */
+Test(uprobe_insn, past_endbr64_only_onto_a_push)
+{
+	static const unsigned char push_rbp[] = {0x55, 0x48, 0x89, 0xf5, 0x53, 0x48},
+				   endbr_push_rbp[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48},
+				   endbr_push_r14[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x41, 0x56},
+				   endbr_testb[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xf6, 0x42, 0x40, 0x02},
+				   endbr_lea_rip[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8d, 0x05, 0x25},
+				   endbr_sub[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x83, 0xec, 0x08},
+				   sub[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x8b},
+				   endbr32_push[] = {0xf3, 0x0f, 0x1e, 0xfb, 0x55, 0x48};
+	struct uprobe_entry e;
+
+	e = uprobe_entry_classify(push_rbp, sizeof(push_rbp));
+	cr_expect(e.emulated && e.skip == 0);
+	e = uprobe_entry_classify(endbr_push_rbp, sizeof(endbr_push_rbp));
+	cr_expect(e.emulated && e.skip == 4, "the probe goes on the push");
+	e = uprobe_entry_classify(endbr_push_r14, sizeof(endbr_push_r14));
+	cr_expect(e.emulated && e.skip == 4, "the probe goes on the push");
+	/* Stepped either way: the probe stays on the entry. */
+	e = uprobe_entry_classify(endbr_testb, sizeof(endbr_testb));
+	cr_expect(!e.emulated && e.skip == 0);
+	e = uprobe_entry_classify(endbr_lea_rip, sizeof(endbr_lea_rip));
+	cr_expect(!e.emulated && e.skip == 0);
+	e = uprobe_entry_classify(endbr_sub, sizeof(endbr_sub));
+	cr_expect(!e.emulated && e.skip == 0);
+	e = uprobe_entry_classify(sub, sizeof(sub));
+	cr_expect(!e.emulated && e.skip == 0);
+	e = uprobe_entry_classify(endbr32_push, sizeof(endbr32_push));
+	cr_expect(!e.emulated && e.skip == 0, "endbr32 is not endbr64");
+	/* What follows endbr64 unread, or a lone REX prefix. */
+	e = uprobe_entry_classify(endbr_push_rbp, 4);
+	cr_expect(!e.emulated && e.skip == 0);
+	e = uprobe_entry_classify(endbr_push_r14, 5);
+	cr_expect(!e.emulated && e.skip == 0);
+}

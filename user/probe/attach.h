@@ -28,8 +28,8 @@ struct probes {
 	enum alloc_probe_kind alloc_kind;
 	int alloc_probes; /* how many: the points' functions, and the hidden allocator */
 	const char *alloc_names[MAX_LINKS];
-	uint64_t alloc_offsets[MAX_LINKS];
-	/* The kernel emulates the first instruction (a push) instead of stepping it. */
+	uint64_t alloc_offsets[MAX_LINKS]; /* where the probe is: the entry, or past an endbr64 */
+	/* The kernel emulates the probed instruction (a push) instead of stepping it. */
 	bool alloc_emulated[MAX_LINKS];
 	int detaching; /* allocation probes still being taken off in the background */
 	bool use_multi; /* one uprobe_multi link for the allocation probes (kernel 6.6+) */
@@ -81,5 +81,15 @@ void probes_detach_all_but_alloc(struct probes *p);
 
 /* True if the kernel emulates this first instruction at a uprobe: a push. */
 bool uprobe_insn_emulated(const unsigned char *code, size_t n);
+
+#define ENDBR64_LEN 4
+
+/* Where an allocation probe goes in a function whose first bytes are code[0..n). */
+struct uprobe_entry {
+	unsigned int skip; /* bytes past the entry: 0, or an endbr64 before a push */
+	bool emulated;	   /* the instruction there is emulated, not single-stepped */
+};
+
+struct uprobe_entry uprobe_entry_classify(const unsigned char *code, size_t n);
 
 #endif

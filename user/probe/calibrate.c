@@ -5,6 +5,7 @@
 #include <linux/types.h>
 #include <time.h>
 #include <unistd.h>
+#include "attach.h"
 #include "calibrate.h"
 #include "elfinfo.h"
 #include "rbmemtrace.h"
@@ -13,10 +14,11 @@
 #define CALIBRATION_CALLS 2000
 
 /*
- * Two functions to time: one starts with a push, which the kernel emulates
- * at a uprobe, the other with a mov, which it single-steps out of line at
- * the cost of a second trap.  libruby's allocation functions start with
- * either.
+ * Two functions to time, probed where the sampler probes libruby's: one
+ * starts with endbr64 and a push, as Debian's -fcf-protection builds do,
+ * and is probed on the push, which the kernel emulates (attach.c); the
+ * other with a mov, which it single-steps out of line at the cost of a
+ * second trap, as it does endbr64 (measured alike, ~20 us).
  */
 void *rbm_calibrate_emulated(void *arg);
 void *rbm_calibrate_stepped(void *arg);
@@ -25,6 +27,7 @@ __asm__(".text\n"
 	".globl rbm_calibrate_emulated\n"
 	".type rbm_calibrate_emulated, @function\n"
 	"rbm_calibrate_emulated:\n"
+	"	endbr64\n"
 	"	push %rbp\n"
 	"	mov %rdi, %rax\n"
 	"	pop %rbp\n"
@@ -97,6 +100,7 @@ static int calibrate_one(struct rbmemtrace_bpf *skel, const char *exe, const cha
 
 	if (elf_symbol_value(exe, name, &vaddr, NULL) || elf_vaddr_to_offset(exe, vaddr, &offset))
 		return -ENOENT;
+	offset += uprobe_entry_classify((const unsigned char *)fn, ENDBR64_LEN + 2).skip;
 	link = bpf_program__attach_uprobe_opts(skel->progs.on_alloc_return_empty, getpid(), exe,
 					       offset, &opts);
 	if (!link)
