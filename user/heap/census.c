@@ -85,9 +85,14 @@ static int read_gc_state(pid_t pid, const struct heap_layout *hl, uint64_t os, s
 	int ret;
 
 	s->allocated = s->freed = 0;
-	if ((ret = target_read(pid, os + hl->os_flags, &s->flags, sizeof(s->flags))) ||
-	    (ret = target_read_u64(pid, os + hl->os_sorted, &s->sorted)) ||
-	    (ret = target_read_u64(pid, os + hl->os_gc_count, &s->count)))
+	/*
+	 * The count before the flags: a GC bumps it before it marks, with
+	 * during_gc set, so a count that includes a GC comes with flags that
+	 * show it under way, or a marking done.
+	 */
+	if ((ret = target_read_u64(pid, os + hl->os_gc_count, &s->count)) ||
+	    (ret = target_read(pid, os + hl->os_flags, &s->flags, sizeof(s->flags))) ||
+	    (ret = target_read_u64(pid, os + hl->os_sorted, &s->sorted)))
 		return ret;
 	if (hl->sorted_darray_data) {
 		s->npages = 0;
@@ -124,6 +129,8 @@ static void note_phase(struct census *c, const struct heap_layout *hl, uint32_t 
 		c->marking = true;
 	if (mode == 2)
 		c->sweeping = true;
+	if (heap_layout_ages_may_lag(hl, flags))
+		c->ages_may_lag = true;
 }
 
 /* The batches of the page table, handed out to the walkers in turn. */

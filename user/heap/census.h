@@ -46,6 +46,7 @@ struct census {
 	uint64_t types[32];    /* live per builtin type (for ObjectSpace.count_objects) */
 	bool marking, sweeping; /* GC phase seen at the start or the end of the walk */
 	bool gc_count_changed;	/* a GC ran during the walk */
+	bool ages_may_lag;	/* at the start or the end: see heap_layout_ages_may_lag */
 	bool ages_known;	/* slot ages are read (from the object flags) */
 	double seconds;
 	double cpu_seconds;    /* the tracer's CPU time meanwhile, all walkers' */

@@ -29,6 +29,7 @@ static const struct heap_layout layouts[] = {
 		.os_flags_mode_mask = 0x3,
 		.os_flags_incremental = 1u << 10,
 		.os_flags_compacting = 1u << 6,
+		.os_flags_during_gc = 1u << 5,
 		/* malloc_params 16, flags+hook_events 8, total_allocated_objects 24,
 		 * next_object_id 32, size_pools[1] 40 (160 B), atomic_flags 200,
 		 * mark_stack 208 (40 B), marked_slots 248, heap_pages 256. */
@@ -127,4 +128,12 @@ const struct heap_layout *heap_layout_entry(const char *version)
 			return &layouts[i];
 	}
 	return NULL;
+}
+
+bool heap_layout_ages_may_lag(const struct heap_layout *hl, uint32_t flags)
+{
+	uint32_t mode = flags & hl->os_flags_mode_mask; /* the mode is bits 0-1 */
+
+	return mode == 1 || (flags & hl->os_flags_incremental) ||
+	       (mode == 0 && (flags & hl->os_flags_during_gc));
 }

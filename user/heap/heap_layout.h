@@ -17,6 +17,7 @@
  */
 #ifndef RBM_HEAP_LAYOUT_H
 #define RBM_HEAP_LAYOUT_H
+#include <stdbool.h>
 #include <stdint.h>
 
 struct heap_layout {
@@ -30,6 +31,7 @@ struct heap_layout {
 	uint32_t os_flags_mode_mask;   /* flags.mode: 0 none, 1 marking, 2 sweeping */
 	uint32_t os_flags_incremental; /* flags.during_incremental_marking */
 	uint32_t os_flags_compacting;  /* flags.during_compacting */
+	uint32_t os_flags_during_gc;   /* flags.during_gc: in gc_start, or a mark/sweep step */
 	uint32_t os_sorted;	       /* heap_pages.sorted (struct heap_page **) */
 	uint32_t os_allocated_pages;   /* heap_pages.allocated_pages (size_t): 3.4, cumulative */
 	/*
@@ -108,5 +110,16 @@ struct heap_layout {
 const struct heap_layout *heap_layout_for(const char *version);
 /* The table's entry for the series, supported or only generated; or NULL. */
 const struct heap_layout *heap_layout_entry(const char *version);
+
+/*
+ * Whether objspace flags (the word at os_flags) say the GC that GC.count
+ * already counts may not have aged every surviving object yet: it marks (or
+ * its incremental marking waits for its next step), or it has started and
+ * not marked yet.  gc_start sets during_gc, bumps the count, then sets the
+ * mode to marking: in between, during_gc with mode none (live: a pass there
+ * found objects of 3 GCs at age 2).  Once the mode is sweeping, ages are
+ * final; during_gc with mode none after a sweep only makes this cautious.
+ */
+bool heap_layout_ages_may_lag(const struct heap_layout *hl, uint32_t flags);
 
 #endif

@@ -89,12 +89,12 @@ static void count_alive(struct tracker *t, const struct live_object *obj)
  * begun: then it is another object.  A GC under way may not have aged it yet.
  */
 static bool younger_than_tracked(const struct tracker *t, unsigned int age, uint64_t gc_count,
-				 const struct live_object *obj, bool gc_under_way)
+				 const struct live_object *obj, bool ages_may_lag)
 {
 	uint32_t survived = (uint32_t)gc_count - obj->gc_epoch;
 	unsigned int expected = survived < t->hl->old_age ? survived : t->hl->old_age;
 
-	if (gc_under_way && expected)
+	if (ages_may_lag && expected)
 		expected--;
 	return age < expected;
 }
@@ -119,7 +119,7 @@ static bool census_still_alive(struct tracker *t, uint64_t addr, const struct li
 		return false;
 	}
 	if (st != SLOT_LIVE || unprotected || !c->ages_known || !t->gc_count_addr || !t->hl ||
-	    !younger_than_tracked(t, age, c->gc_count, obj, c->marking || c->gc_count_changed))
+	    !younger_than_tracked(t, age, c->gc_count, obj, c->ages_may_lag || c->gc_count_changed))
 		return true;
 	t->reused_seen++;
 	return false;
@@ -131,11 +131,10 @@ static void read_gc_count(struct tracker *t)
 
 	if (t->gc_count_addr && target_read_u64(t->pid, t->gc_count_addr, &count) == 0)
 		t->gc_count = count;
-	/* While a GC marks, the objects it has not reached yet have not aged for it. */
-	t->marking = false;
+	/* After the count: a count that includes a GC comes with flags saying if it has marked. */
+	t->ages_may_lag = false;
 	if (t->hl && t->objspace && target_read_u64(t->pid, t->objspace + t->hl->os_flags, &flags) == 0)
-		t->marking = (flags & t->hl->os_flags_mode_mask) == 1 ||
-			     (flags & t->hl->os_flags_incremental);
+		t->ages_may_lag = heap_layout_ages_may_lag(t->hl, (uint32_t) flags);
 }
 
 /*
@@ -176,10 +175,10 @@ static bool slot_reused(struct tracker *t, uint64_t addr, uint64_t flags,
 	unsigned int age = (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
 
 	/* Age in the flags (3.1): the page is read only for the few that look younger. */
-	if (hl->fl_age_mask && !younger_than_tracked(t, age, t->gc_count, obj, t->marking))
+	if (hl->fl_age_mask && !younger_than_tracked(t, age, t->gc_count, obj, t->ages_may_lag))
 		return false;
 	if (wb_unprotected(t, addr, flags, &age) ||
-	    !younger_than_tracked(t, age, t->gc_count, obj, t->marking))
+	    !younger_than_tracked(t, age, t->gc_count, obj, t->ages_may_lag))
 		return false;
 	t->reused_seen++;
 	return true;

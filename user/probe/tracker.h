@@ -56,7 +56,11 @@ struct tracker {
 	/* The heap's layout, for slot reuse (sampling); NULL: not checked */
 	const struct heap_layout *hl;
 	uint64_t objspace;
-	bool marking; /* a GC was marking at the last pass */
+	/*
+	 * At the last pass, the GC that GC.count counts may not have aged every
+	 * object yet (heap_layout_ages_may_lag): expect one GC less.
+	 */
+	bool ages_may_lag;
 	uint64_t fl_singleton;	     /* to tell a singleton class of a tracked object */
 	uint32_t rclass_super;
 	__u32 *compaction_pending;   /* set by BPF at the sweep end after a compaction */

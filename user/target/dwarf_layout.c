@@ -365,6 +365,7 @@ static void read_objspace(struct rd *r, struct heap_layout *h)
 	    bit_mask(r, "rb_objspace_t", "flags.during_incremental_marking", h->os_flags);
 	h->os_flags_compacting =
 	    bit_mask(r, "rb_objspace_t", "flags.during_compacting", h->os_flags);
+	h->os_flags_during_gc = bit_mask(r, "rb_objspace_t", "flags.during_gc", h->os_flags);
 	h->os_sorted = need_off(r, "rb_objspace_t", "heap_pages.sorted");
 	/* 3.4: rb_darray(struct heap_page *): a pointer to {meta; data[]} */
 	h->sorted_darray_data = opt_off(r, "rb_objspace_t", "heap_pages.sorted->data", 0);

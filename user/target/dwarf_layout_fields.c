@@ -105,6 +105,7 @@ const struct layout_field heap_layout_fields[] = {
     HL(os_flags_mode_mask, 1),
     HL(os_flags_incremental, 1),
     HL(os_flags_compacting, 1),
+    HL(os_flags_during_gc, 1),
     HL(os_sorted, 0),
     HL(os_allocated_pages, 0),
     HL(sorted_darray_data, 0),
