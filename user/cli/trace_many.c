@@ -47,6 +47,7 @@ static void add_process(struct many *m, pid_t pid)
 {
 	struct trace_options opt = m->mo->trace;
 	struct session *s;
+	double t0, t1;
 
 	if (traced(m, pid))
 		return;
@@ -59,8 +60,12 @@ static void add_process(struct many *m, pid_t pid)
 		rbm_die("out of memory");
 	opt.pid = pid;
 	opt.command = NULL;
+	t0 = now_seconds();
 	session_open(s, &opt);
+	t1 = now_seconds();
 	session_start(s);
+	rbm_info("PID %d: attached in %.0f ms (%.0f to open its session, %.0f to start it)", pid,
+		 (now_seconds() - t0) * 1e3, (t1 - t0) * 1e3, (now_seconds() - t1) * 1e3);
 	m->sessions[m->n++] = s;
 }
 
