@@ -112,4 +112,85 @@ struct reap_queue {
 	__u64 seq[REAP_MAX];
 };
 
+/*
+ * One BPF object serves every process of a run: each traced process has a
+ * slot, its state in the mmapable array `procs` and its maps in the
+ * map-in-map arrays, all at that index.  Probes carry their slot in their
+ * attach cookie (the allocation probes: slot << 8 | probe index).
+ */
+#define RBM_MAX_SLOTS 256
+#define RBM_COOKIE(slot, probe) ((__u64)(slot) << 8 | (probe))
+#define RBM_COOKIE_SLOT(cookie) ((__u32)((cookie) >> 8) & (RBM_MAX_SLOTS - 1))
+
+/* What the BPF side keeps for one traced process (its slot of `procs`). */
+struct proc_state {
+	/* Set by the loader once it knows the target (launch mode loads before that). */
+	struct stack_config stack_cfg;
+	__u32 filter_classes;
+	__u32 frozen;		  /* the final read is under way: count nothing more */
+	__u32 sampling;		  /* --max-overhead: count only while window_open */
+	__u32 window_open;	  /* every allocation probe is on (cleared before any comes off) */
+	__u32 reap_at_alloc;	  /* no GC probes (a Ruby without USDT): reap at allocation hits */
+	__u32 compaction_pending; /* set at a sweep end after GC.compact, cleared by userspace */
+	__u32 stop_at_start;	  /* --: stop the child once Ruby is initialised */
+	__u32 stop_at_exit;	  /* --: stop the child when its main program ends */
+	__u32 exit_stop_sent;	  /* that stop was sent: a stop seen before it is the user's */
+	__u32 pad0;
+	/* Written by BPF, read by userspace. */
+	__u64 gc_runs;	   /* ruby:gc__mark__end */
+	__u64 sweep_steps; /* ruby:gc__sweep__end */
+	__u64 header_read_errors;
+	__u64 class_overflow; /* allocations not counted: class_counts full */
+	__u64 reaped;
+	/* Hits per allocation probe (its attach cookie): the sampler's cost meter. */
+	__u64 probe_hits[MAX_ALLOC_PROBES];
+	__u64 program_ns; /* time spent in the allocation program, over the timed hits */
+	__u64 program_timed;
+	__u64 stacks_truncated;	  /* walks that hit --depth with frames left */
+	__u64 stacks_dropped;	  /* new call paths not stored: stacks map full */
+	__u64 stacks_stored;	  /* new call paths stored: userspace names them when it changes */
+	__u64 stack_errors;	  /* execution context or frames unreadable */
+	__u64 compact_count_addr; /* the target's objspace compaction counter; 0: unknown */
+	__u64 gc_count_addr;	  /* the target's GC.count (objspace profile.count); 0: unknown */
+	__u64 compact_count_seen;
+	__u64 compact_followed_at;   /* compact_count + 1 of the last compaction remapped */
+	__u64 moved_followed;	     /* tracked objects remapped to their new address */
+	__u64 moved_lost;	     /* remapped entry could not be inserted (map full) */
+	__u64 compaction_probe_hits; /* every hit of on_gc_update_refs: the sampler charges them */
+	/*
+	 * The open window (--max-overhead), set by userspace before window_open.
+	 * Hits are placed in Ruby's allocation stream by its own counter, so that
+	 * a window covers a stretch of the stream, not of time (sampler.h).
+	 */
+	__u64 alloc_count_addr;	  /* objspace total_allocated_objects; 0: unknown, hits counted */
+	__u32 alloc_count_pools;  /* 3.2+: summed over this many size pools (0 or 1: one) */
+	__u32 alloc_count_stride; /* bytes from one pool's counter to the next */
+	__u64 stream_hits;	  /* the stream position when alloc_count_addr is 0 */
+	__u64 win_start;	  /* first stream position to record (the stream may be past it) */
+	__u64 win_len;		  /* stream positions to cover from the first recorded */
+	__u32 win_sample; /* record a covered hit when a random u32 is below this; 0: every one */
+	__u32 pad1;
+	__u64 win_open_ns; /* when window_open was set (CLOCK_MONOTONIC) */
+	__u64 win_idle_ns; /* no allocation for this long: the target idles */
+	/* Written by BPF, for userspace */
+	__u64 win_first;      /* stream position of the window's first hit; 0: none yet */
+	__u32 win_burst;      /* the first hit came after an idle: the window covers that burst */
+	__u32 win_done;	      /* and it ended: nothing more is recorded */
+	__u64 win_last;	      /* stream position of the latest hit */
+	__u64 win_last_ns;    /* and when (burst windows) */
+	__u64 win_last_nvcsw; /* and the hitting thread's voluntary context switches then */
+	__u64 win_recorded;   /* hits recorded */
+	__u64 skip_ns; /* time in the program for the hits it let pass, over the timed ones */
+	__u64 skip_timed;
+	__u64 stream_read_errors;
+};
+
+/* A fork of a traced process (its slot), told to userspace (forks.c). */
+struct fork_event {
+	__u32 child;
+	__u32 parent;
+	__u32 slot;
+	__u32 pad;
+};
+
 #endif /* RBMEMTRACE_H */

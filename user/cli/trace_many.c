@@ -56,6 +56,7 @@ static void add_process(struct many *m, pid_t pid, bool skippable)
 	struct trace_options opt = m->mo->trace;
 	struct session *volatile s;
 	jmp_buf env;
+	double t0, t1;
 
 	if (traced(m, pid))
 		return;
@@ -70,18 +71,20 @@ static void add_process(struct many *m, pid_t pid, bool skippable)
 	opt.command = NULL;
 	if (skippable && setjmp(env)) {
 		/* Half open: its probes come off; what else it holds stays until exit. */
-		if (s->skel) {
+		if (s->probes.skel)
 			probes_detach_all(&s->probes);
-			rbmemtrace_bpf__destroy(s->skel);
-		}
 		free(s);
 		return;
 	}
 	if (skippable)
 		rbm_die_catch(&env);
+	t0 = now_seconds();
 	session_open(s, &opt);
+	t1 = now_seconds();
 	session_start(s);
 	rbm_die_catch(NULL);
+	rbm_info("PID %d: attached in %.0f ms (%.0f to open its session, %.0f to start it)", pid,
+		 (now_seconds() - t0) * 1e3, (t1 - t0) * 1e3, (now_seconds() - t1) * 1e3);
 	m->sessions[m->n++] = s;
 }
 

@@ -173,7 +173,7 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 	int i, fd;
 
 	for (i = 0; i < p->alloc_probes; i++)
-		cookies[i] = i;
+		cookies[i] = RBM_COOKIE(p->slot, i);
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	if (fd < 0) {
 		int err = -errno;
@@ -237,8 +237,8 @@ int probes_attach_alloc(struct probes *p, bool quiet)
 		prog = p->skel->progs.on_alloc_return_empty;
 	}
 	for (i = 0; i < p->alloc_probes; i++) {
-		err = attach_uprobe(p, prog, NULL, p->alloc_names[i], p->alloc_offsets[i], ret, quiet, i,
-				    &p->alloc[p->nalloc]);
+		err = attach_uprobe(p, prog, NULL, p->alloc_names[i], p->alloc_offsets[i], ret, quiet,
+				    RBM_COOKIE(p->slot, i), &p->alloc[p->nalloc]);
 		if (err) {
 			probes_detach_alloc(p);
 			return err;
@@ -250,9 +250,10 @@ int probes_attach_alloc(struct probes *p, bool quiet)
 
 static int attach_usdt(struct probes *p, struct bpf_program *prog, const char *name)
 {
+	LIBBPF_OPTS(bpf_usdt_opts, opts, .usdt_cookie = p->slot);
 	struct bpf_link *link;
 
-	link = bpf_program__attach_usdt(prog, p->pid, p->binary, "ruby", name, NULL);
+	link = bpf_program__attach_usdt(prog, p->pid, p->binary, "ruby", name, &opts);
 	if (!link) {
 		int err = -errno;
 
@@ -274,7 +275,7 @@ void probes_attach_compaction(struct probes *p)
 
 	/* Compaction follow-up: a Ruby without this symbol still reports not-followed objects. */
 	if (attach_uprobe(p, s->progs.on_gc_update_refs, "rb_gc_update_tbl_refs",
-			  "rb_gc_update_tbl_refs", 0, false, false, 0, &p->other[p->nother]) == 0)
+			  "rb_gc_update_tbl_refs", 0, false, false, p->slot, &p->other[p->nother]) == 0)
 		p->nother++;
 }
 
@@ -301,13 +302,13 @@ int probes_attach_launch_stops(struct probes *p)
 	 * trapped the ~57,000 allocations of rubygems' boot (~1.4 s).
 	 */
 	err = attach_uprobe(p, s->progs.on_ruby_start, "ruby_options", "ruby_options", 0, true,
-			    false, 0, &p->other[p->nother]);
+			    false, p->slot, &p->other[p->nother]);
 	if (err)
 		return err;
 	p->nother++;
 	/* ruby_sig_finalize: at_exit handlers have run, finalizers have not. */
 	err = attach_uprobe(p, s->progs.on_ruby_exit, "ruby_sig_finalize", "ruby_sig_finalize", 0,
-			    false, false, 0, &p->other[p->nother]);
+			    false, false, p->slot, &p->other[p->nother]);
 	if (err)
 		return err;
 	p->nother++;

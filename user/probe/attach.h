@@ -20,6 +20,7 @@ enum alloc_probe_kind {
 
 struct probes {
 	struct rbmemtrace_bpf *skel;
+	int slot; /* the process's slot of the object: the probes' cookies carry it */
 	pid_t pid;
 	const char *binary; /* libruby or a static ruby, as a path reachable from here */
 	bool verbose;

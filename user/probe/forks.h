@@ -8,6 +8,10 @@
  * takes the breakpoints out of the children (probes_sweep_forked), within
  * milliseconds of the fork.  Perf-link uprobes need none of this: their
  * consumers answer "remove" in another process, at its first hit.
+ *
+ * The run's BPF object is shared: so are the fork tracepoint, its ring
+ * buffer and the thread reading it, started with the first sweeper and
+ * ended with the last; each fork is routed to its parent's sweeper.
  */
 #ifndef RBM_FORKS_H
 #define RBM_FORKS_H
@@ -17,15 +21,10 @@
 #include <sys/types.h>
 #include "attach.h"
 
-struct ring_buffer;
-
 struct fork_sweeper {
 	struct probes *probes;
-	struct bpf_link *link; /* the fork tracepoint */
-	struct ring_buffer *rb;
-	int stop_fd;	       /* an eventfd: wakes the thread to end it */
-	pthread_t thread;
 	bool running;
+	bool pending;	 /* forks told since the last sweep (under the watcher's lock) */
 	uint64_t forks;	 /* forks told */
 	uint64_t sweeps; /* sweeps done (several forks can share one) */
 	int error;	 /* the last sweep's, -errno; 0 if none failed */

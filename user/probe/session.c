@@ -74,10 +74,10 @@ static void start_command(struct session *s)
 	s->target.pid = pid;
 	s->launched = true;
 	rbm_on_die(kill_held_child, s);
-	s->probes = (struct probes){.skel = s->skel, .pid = pid, .binary = ruby_file,
-				    .verbose = rbm_verbose};
-	s->skel->bss->stop_at_start = 1;
-	s->skel->bss->stop_at_exit = 1;
+	s->probes = (struct probes){.skel = s->skel, .slot = s->slot.index, .pid = pid,
+				    .binary = ruby_file, .verbose = rbm_verbose};
+	s->st->stop_at_start = 1;
+	s->st->stop_at_exit = 1;
 	if (probes_attach_launch_stops(&s->probes))
 		rbm_die("cannot attach to %s", ruby_file);
 	launch_release(release_fd);
@@ -105,8 +105,8 @@ void session_open(struct session *s, const struct trace_options *opt)
 	} else {
 		ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_TRACE);
 		session_load_bpf(s);
-		s->probes = (struct probes){.skel = s->skel, .pid = s->target.pid,
-					    .binary = s->target.img.host_path,
+		s->probes = (struct probes){.skel = s->skel, .slot = s->slot.index,
+					    .pid = s->target.pid, .binary = s->target.img.host_path,
 					    .verbose = rbm_verbose};
 	}
 	proc_command(s->target.pid, s->command, sizeof(s->command));
@@ -127,23 +127,22 @@ void session_open(struct session *s, const struct trace_options *opt)
 	if (s->opt.empty_probes)
 		return;
 	session_configure_stacks(s);
-	tracker_init(&s->tracker, s->target.pid, bpf_map__fd(s->skel->maps.live_objects),
-		     bpf_map__fd(s->skel->maps.class_counts), &s->skel->bss->reap,
+	tracker_init(&s->tracker, s->target.pid, s->slot.live_fd, s->slot.counts_fd, s->slot.reap,
 		     s->target.objspace && s->target.off->objspace_compact_count
 			     ? s->target.objspace + s->target.off->objspace_compact_count
 			     : 0);
-	s->tracker.fallback_fd = bpf_map__fd(s->skel->maps.class_fallback);
-	s->tracker.compaction_pending = &s->skel->bss->compaction_pending;
-	s->tracker.compact_followed_at = &s->skel->bss->compact_followed_at;
+	s->tracker.fallback_fd = s->slot.fallback_fd;
+	s->tracker.compaction_pending = &s->st->compaction_pending;
+	s->tracker.compact_followed_at = &s->st->compact_followed_at;
 	s->tracker.fl_singleton = s->target.off->fl_singleton;
 	s->tracker.hl = s->heap_layout;
 	s->tracker.objspace = s->target.objspace;
 	s->tracker.rclass_super = s->target.off->rclass_super;
 	if (s->target.objspace && s->target.off->objspace_gc_count)
 		s->tracker.gc_count_addr = s->target.objspace + s->target.off->objspace_gc_count;
-	s->skel->bss->gc_count_addr = s->tracker.gc_count_addr;
-	s->skel->bss->compact_count_addr = s->tracker.compact_count_addr;
-	s->skel->bss->compact_count_seen = s->tracker.last_compact_count;
+	s->st->gc_count_addr = s->tracker.gc_count_addr;
+	s->st->compact_count_addr = s->tracker.compact_count_addr;
+	s->st->compact_count_seen = s->tracker.last_compact_count;
 	/* Attaching a running process is safe by default; a launched one is ours. */
 	if (!s->opt.full && !s->opt.max_overhead && !s->launched)
 		s->opt.max_overhead = 2;
@@ -154,7 +153,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 	 * Its allocation probes go on window by window from session_start.
 	 */
 	if (s->sampling) {
-		s->skel->bss->sampling = 1;
+		s->st->sampling = 1;
 		s->tracker.direct_delete = true;
 		probes_attach_compaction(&s->probes);
 	} else {
@@ -167,7 +166,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 		if (s->target.has_usdt) {
 			err = probes_attach_gc(&s->probes);
 		} else {
-			s->skel->bss->reap_at_alloc = 1;
+			s->st->reap_at_alloc = 1;
 			probes_attach_compaction(&s->probes);
 			err = 0;
 		}
@@ -205,7 +204,7 @@ void session_start(struct session *s)
 					off->pool_total_allocated,
 				.pools = off->pool_count,
 				.stride = off->pool_size};
-		err = windows_start(&s->windows, &s->probes, s->skel, s->target.pid, &counter,
+		err = windows_start(&s->windows, &s->probes, s->skel, s->st, s->target.pid, &counter,
 				    s->opt.max_overhead, rbm_verbose);
 		if (err)
 			die_attach(s, err);
@@ -236,7 +235,7 @@ static void final_census(struct session *s)
 	 * the report covers exactly the traced time.  Then the probes come off,
 	 * and the counts are read once no program can be running any more.
 	 */
-	__atomic_store_n(&s->skel->bss->frozen, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->st->frozen, 1, __ATOMIC_RELEASE);
 	if (!s->target_exited)
 		ruby_target_gc_counts(&s->target, &s->counts_last);
 	if (s->sampling)
@@ -313,7 +312,7 @@ static bool target_ended(struct session *s)
 	 * ruby_sig_finalize means the main program is done.
 	 */
 	if (WIFSTOPPED(status) &&
-	    !__atomic_exchange_n(&s->skel->bss->exit_stop_sent, 0, __ATOMIC_ACQ_REL)) {
+	    !__atomic_exchange_n(&s->st->exit_stop_sent, 0, __ATOMIC_ACQ_REL)) {
 		rbm_info("PID %d was stopped by signal %d: not rbmemtrace's stop", pid,
 			 WSTOPSIG(status));
 		return false;
@@ -345,7 +344,7 @@ static bool gc_worked(struct session *s, double t)
 	uint64_t count;
 
 	if (!s->sampling && s->target.has_usdt) {
-		uint64_t sweeps = __atomic_load_n(&s->skel->bss->sweep_steps, __ATOMIC_ACQUIRE);
+		uint64_t sweeps = __atomic_load_n(&s->st->sweep_steps, __ATOMIC_ACQUIRE);
 
 		if (sweeps == s->seen_sweeps)
 			return false;
@@ -364,7 +363,7 @@ static bool gc_worked(struct session *s, double t)
 /* Sampling: what the probes outside the windows cost the target, charged to the budget. */
 static void charge_other_probes(struct session *s)
 {
-	uint64_t hits = __atomic_load_n(&s->skel->bss->compaction_probe_hits, __ATOMIC_RELAXED);
+	uint64_t hits = __atomic_load_n(&s->st->compaction_probe_hits, __ATOMIC_RELAXED);
 
 	if (hits == s->charged_compaction_hits)
 		return;
@@ -487,15 +486,15 @@ int session_report(struct session *s, struct report *r)
 	/* Ruby's own count: right with or without the GC probes. */
 	r->gc_runs = s->counts_start.valid && s->counts_last.valid
 			     ? s->counts_last.gc_count - s->counts_start.gc_count
-			     : s->skel->bss->gc_runs;
+			     : s->st->gc_runs;
 	r->compactions = s->tracker.compactions;
-	r->moved_followed = s->tracker.moved_followed + s->skel->bss->moved_followed;
-	r->header_read_errors = s->skel->bss->header_read_errors;
-	r->class_overflow = s->skel->bss->class_overflow;
+	r->moved_followed = s->tracker.moved_followed + s->st->moved_followed;
+	r->header_read_errors = s->st->header_read_errors;
+	r->class_overflow = s->st->class_overflow;
 	r->with_stacks = s->opt.depth > 0;
-	r->stacks_truncated = s->skel->bss->stacks_truncated;
-	r->stacks_dropped = s->skel->bss->stacks_dropped;
-	r->stack_errors = s->skel->bss->stack_errors;
+	r->stacks_truncated = s->st->stacks_truncated;
+	r->stacks_dropped = s->st->stacks_dropped;
+	r->stack_errors = s->st->stack_errors;
 	r->have_gc_counts = s->counts_start.valid && s->counts_last.valid;
 	if (r->have_gc_counts) {
 		r->gc_allocated = s->counts_last.allocated - s->counts_start.allocated;
@@ -576,7 +575,10 @@ void session_close(struct session *s)
 	tracker_free(&s->tracker);
 	class_namer_free(&s->namer);
 	fork_sweeper_stop(&s->forks); /* stopped at the final census; this is for the other ends */
-	rbmemtrace_bpf__destroy(s->skel);
+	/* A session that ended with its target gone still had its probes on. */
+	probes_detach_all(&s->probes);
+	proc_slot_close(&s->slot);
+	s->st = NULL;
 	s->skel = NULL;
 }
 
@@ -618,7 +620,7 @@ int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop)
 		usleep(50 * 1000);
 	}
 	probes_detach_all(&s->probes);
-	rbmemtrace_bpf__destroy(s->skel);
-	s->skel = NULL;
+	proc_slot_close(&s->slot);
+	s->st = NULL;
 	return s->launched && status > 0 ? status : 0;
 }

@@ -20,6 +20,7 @@
 #include "report.h"
 #include "ruby_symbols.h"
 #include "ruby_target.h"
+#include "shared_bpf.h"
 #include "stacks.h"
 #include "tracker.h"
 #include "u64map.h"
@@ -47,7 +48,9 @@ struct session {
 	char command[64]; /* its command name, read while it runs (untrusted) */
 	pid_t ns_pid;	  /* its pid in its own pid namespace; 0: the same */
 	bool launched;
-	struct rbmemtrace_bpf *skel;
+	struct rbmemtrace_bpf *skel; /* the run's, shared by its sessions */
+	struct proc_slot slot;	      /* this process's part of it */
+	struct proc_state *st;	      /* its state there (slot.st) */
 	struct probes probes;
 	struct fork_sweeper forks; /* --full and launch mode with the uprobe_multi link */
 	struct class_namer namer;

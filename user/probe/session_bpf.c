@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Loading the one BPF object for a session: maps sized from the options,
- * the uprobe_multi program where the kernel has it, and the stack walk's
- * configuration for this Ruby.
+ * A session's part of the run's BPF object (shared_bpf.h): the object,
+ * loaded by the first session with the uprobe_multi program where the
+ * kernel has it, the session's slot with maps sized from its options, and
+ * the stack walk's configuration for this Ruby.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -86,58 +87,50 @@ void session_configure_stacks(struct session *s)
 	cfg.cfp_self = off->cfp_self;
 	cfg.bump_alloc_pc = t->alloc->alloc_pc_on_insn;
 	cfg.depth = s->opt.depth;
-	s->skel->bss->filter_classes = s->opt.nclasses > 0;
-	s->skel->bss->stack_cfg = cfg;
+	s->st->filter_classes = s->opt.nclasses > 0;
+	s->st->stack_cfg = cfg;
 	rbm_info("stacks: depth %lu, TLS module %" PRIu64 ", ruby_current_ec at +%" PRIu64,
 		 s->opt.depth, modid, tls_offset);
 }
 
-static int open_and_load(struct session *s, bool multi)
-{
-	unsigned long depth = s->opt.depth ? s->opt.depth : 1;
-
-	s->skel = rbmemtrace_bpf__open();
-	if (!s->skel)
-		rbm_die("cannot open the BPF object: %s", strerror(errno));
-	bpf_map__set_max_entries(s->skel->maps.live_objects, s->opt.max_objects);
-	bpf_map__set_max_entries(s->skel->maps.stacks, s->opt.max_stacks);
-	/* Store only the frames asked for: a 128-deep value for a depth of 8 wastes memory. */
-	bpf_map__set_value_size(s->skel->maps.stacks,
-				offsetof(struct stack_frames, frames) + depth * 2 * sizeof(__u64));
-	bpf_map__set_max_entries(s->skel->maps.stack_selves, s->opt.max_stacks);
-	/* One entry per (class, call path); a full table falls back to class_fallback. */
-	bpf_map__set_max_entries(s->skel->maps.class_counts,
-				 s->opt.depth ? s->opt.max_stacks : 65536);
-	bpf_map__set_value_size(s->skel->maps.stack_selves, depth * sizeof(__u64));
-	if (multi) {
-		bpf_program__set_expected_attach_type(s->skel->progs.on_alloc_return_multi,
-						      RBM_BPF_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.on_alloc_sweep,
-						      RBM_BPF_TRACE_UPROBE_MULTI);
-	} else {
-		bpf_program__set_autoload(s->skel->progs.on_alloc_return_multi, false);
-		bpf_program__set_autoload(s->skel->progs.on_alloc_sweep, false);
-	}
-	return rbmemtrace_bpf__load(s->skel);
-}
-
+/*
+ * The run's BPF object is loaded by its first session, and every session
+ * takes a slot of it: the 16th process of a run costs its maps, not a load.
+ */
 void session_load_bpf(struct session *s)
 {
+	struct shared_bpf *sh = shared_bpf();
 	int err;
 
-	libbpf_set_print(NULL); /* a kernel without uprobe_multi is not an error */
-	s->use_multi = open_and_load(s, true) == 0;
-	libbpf_set_print(libbpf_print);
-	if (s->use_multi)
-		return;
-	rbmemtrace_bpf__destroy(s->skel);
-	rbm_info("no uprobe_multi links here; one link per probe");
-	err = open_and_load(s, false);
+	if (!sh) {
+		libbpf_set_print(NULL); /* a kernel without uprobe_multi is not an error */
+		err = shared_bpf_load(s->opt.depth, true);
+		libbpf_set_print(libbpf_print);
+		if (err) {
+			rbm_info("no uprobe_multi links here; one link per probe");
+			err = shared_bpf_load(s->opt.depth, false);
+		}
+		if (err)
+			rbm_die("cannot load the BPF programs: %s (needs a kernel with BTF, BPF and "
+				"uprobes)",
+				strerror(-err));
+		sh = shared_bpf();
+	}
+	s->skel = sh->skel;
+	s->use_multi = sh->use_multi;
+	/* The run's sessions share their options: this is for a caller that would not. */
+	if (s->opt.depth > sh->depth) {
+		rbm_warn("call paths of PID %d cut to %lu frames, the run's depth", s->opt.pid,
+			 sh->depth);
+		s->opt.depth = sh->depth;
+	}
+	err = proc_slot_open(&s->slot, s->opt.max_objects, s->opt.max_stacks, s->opt.depth > 0);
+	if (err == -ENOSPC)
+		rbm_die("cannot trace more than %d processes in one run", RBM_MAX_SLOTS);
 	if (err)
-		rbm_die("cannot load the BPF programs: %s (needs a kernel with BTF, BPF and uprobes)",
-			strerror(-err));
+		rbm_die("cannot create the BPF maps for a process: %s", strerror(-err));
+	s->st = s->slot.st;
 }
-
 
 void session_quiet_libbpf(bool quiet)
 {

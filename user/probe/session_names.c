@@ -23,13 +23,13 @@
 /* Names the call paths the BPF side stored since the last refresh. */
 static void refresh_stacks(struct session *s)
 {
-	size_t value_size = bpf_map__value_size(s->skel->maps.stacks);
-	int fd = bpf_map__fd(s->skel->maps.stacks);
-	int selves_fd = bpf_map__fd(s->skel->maps.stack_selves);
+	size_t value_size = s->slot.stacks_value_size;
+	int fd = s->slot.stacks_fd;
+	int selves_fd = s->slot.selves_fd;
 	struct stack_frames *st = calloc(1, sizeof(*st) > value_size ? sizeof(*st) : value_size);
 	struct stack_selves *selves = calloc(1, sizeof(*selves));
 	__u64 key, next, *prev = NULL;
-	uint64_t stored = __atomic_load_n(&s->skel->bss->stacks_stored, __ATOMIC_ACQUIRE);
+	uint64_t stored = __atomic_load_n(&s->st->stacks_stored, __ATOMIC_ACQUIRE);
 
 	/* Walking the map costs a syscall a path: only when there are new ones. */
 	if (stored == s->stacks_named)
@@ -64,7 +64,7 @@ out:
  */
 void session_refresh_names(struct session *s)
 {
-	int filter_fd = bpf_map__fd(s->skel->maps.class_filter);
+	int filter_fd = s->slot.filter_fd;
 	size_t i;
 
 	tracker_collect_counts(&s->tracker);

@@ -36,7 +36,7 @@ struct tracker {
 	int live_fd;
 	int counts_fd;
 	int fallback_fd; /* per-class counts when counts_fd is full; -1: none */
-	struct reap_queue *reap; /* in the BPF object's mmaped .bss */
+	struct reap_queue *reap; /* the process's reap array in the BPF object, mmaped */
 	uint64_t compact_count_addr; /* 0: this Ruby's compaction counter is unknown */
 	uint64_t gc_count_addr;	     /* GC.count in the target; 0: unknown, nothing is young */
 	uint64_t gc_count;	     /* as read at the last pass */

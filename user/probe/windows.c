@@ -18,7 +18,7 @@ static void snapshot_hits(struct windows *w)
 
 	for (i = 0; i < w->probes->alloc_probes; i++)
 		w->hits_at_open[i] =
-			__atomic_load_n(&w->skel->bss->probe_hits[i], __ATOMIC_RELAXED);
+			__atomic_load_n(&w->st->probe_hits[i], __ATOMIC_RELAXED);
 }
 
 /*
@@ -54,24 +54,25 @@ static void measure_trap_costs(struct windows *w, double budget_percent)
 }
 
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		  pid_t pid, const struct alloc_counter *counter, double budget_percent,
-		  int verbose)
+		  struct proc_state *st, pid_t pid, const struct alloc_counter *counter,
+		  double budget_percent, int verbose)
 {
 	double now;
 	int i;
 
 	w->probes = probes;
 	w->skel = skel;
+	w->st = st;
 	w->verbose = verbose;
 	w->pid = pid;
 	w->counter = *counter;
 	w->ncpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
 	/* Nothing counts until a window is fully open, the first one too. */
-	skel->bss->sampling = 1;
-	skel->bss->alloc_count_addr = counter->addr;
-	skel->bss->alloc_count_pools = counter->pools;
-	skel->bss->alloc_count_stride = counter->stride;
-	__atomic_store_n(&skel->bss->window_open, 0, __ATOMIC_RELEASE);
+	st->sampling = 1;
+	st->alloc_count_addr = counter->addr;
+	st->alloc_count_pools = counter->pools;
+	st->alloc_count_stride = counter->stride;
+	__atomic_store_n(&st->window_open, 0, __ATOMIC_RELEASE);
 	/* Which probes' first instruction is emulated decides what their traps cost. */
 	i = probes_resolve_alloc(probes);
 	if (i)
@@ -116,7 +117,7 @@ bool windows_open(const struct windows *w)
 
 static void read_timing(struct windows *w, uint64_t t[4])
 {
-	struct rbmemtrace_bpf__bss *b = w->skel->bss;
+	struct proc_state *b = w->st;
 
 	t[0] = __atomic_load_n(&b->program_ns, __ATOMIC_RELAXED);
 	t[1] = __atomic_load_n(&b->program_timed, __ATOMIC_RELAXED);
@@ -168,7 +169,7 @@ static void learn_program(struct windows *w)
 /* The open window as the BPF side counted it, and what it cost the target so far. */
 static void window_view(struct windows *w, double now, struct window_view *v)
 {
-	struct rbmemtrace_bpf__bss *b = w->skel->bss;
+	struct proc_state *b = w->st;
 	double traps = 0, longest;
 	struct hit_costs c;
 	int i;
@@ -197,7 +198,7 @@ static void window_view(struct windows *w, double now, struct window_view *v)
 
 static int open_window(struct windows *w, double now)
 {
-	struct rbmemtrace_bpf__bss *b = w->skel->bss;
+	struct proc_state *b = w->st;
 	struct sampler *s = &w->sampler;
 	struct window_plan plan;
 	struct hit_costs c;
@@ -243,7 +244,7 @@ static int open_window(struct windows *w, double now)
 
 void windows_close(struct windows *w)
 {
-	__atomic_store_n(&w->skel->bss->window_open, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->st->window_open, 0, __ATOMIC_RELEASE);
 }
 
 /* After a window: which traps the target met, for the next windows' plans. */
@@ -255,7 +256,7 @@ static void learn_trap(struct windows *w, const struct window_view *v)
 	if (!v->hits)
 		return;
 	for (i = 0; i < w->probes->alloc_probes; i++)
-		traps += (w->skel->bss->probe_hits[i] - w->hits_at_open[i]) * w->hit_cost[i];
+		traps += (w->st->probe_hits[i] - w->hits_at_open[i]) * w->hit_cost[i];
 	w->mean_trap = traps / v->hits;
 }
 

@@ -27,6 +27,7 @@ struct alloc_counter {
 struct windows {
 	struct probes *probes;
 	struct rbmemtrace_bpf *skel;
+	struct proc_state *st; /* the process's state in it */
 	int verbose;
 	pid_t pid;
 	struct alloc_counter counter; /* Ruby's total_allocated_objects in the target */
@@ -49,8 +50,8 @@ struct windows {
  * one and the counter reaches its place.  0 or -errno.
  */
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		  pid_t pid, const struct alloc_counter *counter, double budget_percent,
-		  int verbose);
+		  struct proc_state *st, pid_t pid, const struct alloc_counter *counter,
+		  double budget_percent, int verbose);
 /* Charges the target's time that other probes cost it (compaction probe hits...). */
 void windows_charge(struct windows *w, double seconds);
 /* What one hit of a probe whose first instruction is stepped costs the target. */

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "attach.h"
+#include "shared_bpf.h"
+#include "rbmemtrace.skel.h"
+
+_Static_assert(sizeof(struct proc_state) % 8 == 0, "procs values are 8-byte aligned");
+
+static struct shared_bpf shared;
+
+struct shared_bpf *shared_bpf(void)
+{
+	return shared.skel ? &shared : NULL;
+}
+
+static size_t page_round(size_t n)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	return (n + page - 1) / page * page;
+}
+
+static size_t stacks_value_size(unsigned long depth)
+{
+	return offsetof(struct stack_frames, frames) + depth * 2 * sizeof(__u64);
+}
+
+static struct bpf_map *outer_map(struct rbmemtrace_bpf *skel, enum inner_map m)
+{
+	switch (m) {
+	case INNER_LIVE:
+		return skel->maps.live_maps;
+	case INNER_COUNTS:
+		return skel->maps.counts_maps;
+	case INNER_FALLBACK:
+		return skel->maps.fallback_maps;
+	case INNER_STACKS:
+		return skel->maps.stacks_maps;
+	case INNER_SELVES:
+		return skel->maps.selves_maps;
+	case INNER_FILTER:
+		return skel->maps.filter_maps;
+	default:
+		return skel->maps.reap_maps;
+	}
+}
+
+int shared_bpf_load(unsigned long depth, bool multi)
+{
+	struct inner_shape shapes[INNER_MAPS];
+	int m;
+	struct rbmemtrace_bpf *skel;
+	void *states;
+	size_t size;
+	int err;
+
+	if (!depth)
+		depth = 1;
+	skel = rbmemtrace_bpf__open();
+	if (!skel)
+		return -errno;
+	/* Store only the frames asked for: a 128-deep value for a depth of 8 wastes memory. */
+	bpf_map__set_value_size(bpf_map__inner_map(skel->maps.stacks_maps),
+				stacks_value_size(depth));
+	bpf_map__set_value_size(bpf_map__inner_map(skel->maps.selves_maps), depth * sizeof(__u64));
+	if (multi) {
+		bpf_program__set_expected_attach_type(skel->progs.on_alloc_return_multi,
+						      RBM_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.on_alloc_sweep,
+						      RBM_BPF_TRACE_UPROBE_MULTI);
+	} else {
+		bpf_program__set_autoload(skel->progs.on_alloc_return_multi, false);
+		bpf_program__set_autoload(skel->progs.on_alloc_sweep, false);
+	}
+	for (m = 0; m < INNER_MAPS; m++) {
+		struct bpf_map *tmpl = bpf_map__inner_map(outer_map(skel, m));
+
+		shapes[m] = (struct inner_shape){
+		    .type = bpf_map__type(tmpl),
+		    .key_size = bpf_map__key_size(tmpl),
+		    .value_size = bpf_map__value_size(tmpl),
+		    .max_entries = bpf_map__max_entries(tmpl),
+		    .flags = bpf_map__map_flags(tmpl),
+		};
+	}
+	err = rbmemtrace_bpf__load(skel);
+	if (err) {
+		rbmemtrace_bpf__destroy(skel);
+		return err;
+	}
+	size = page_round(sizeof(struct proc_state) * RBM_MAX_SLOTS);
+	states =
+	    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(skel->maps.procs), 0);
+	if (states == MAP_FAILED) {
+		err = -errno;
+		rbmemtrace_bpf__destroy(skel);
+		return err;
+	}
+	shared = (struct shared_bpf){.skel = skel,
+				     .use_multi = multi,
+				     .depth = depth,
+				     .states = states,
+				     .states_size = size};
+	memcpy(shared.shapes, shapes, sizeof(shapes));
+	return 0;
+}
+
+static int inner_map(enum inner_map m, int index, const char *name, __u32 max_entries, int *fd_out)
+{
+	const struct inner_shape *sh = &shared.shapes[m];
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = sh->flags);
+	__u32 key = index;
+	int fd, err;
+
+	fd = bpf_map_create(sh->type, name, sh->key_size, sh->value_size,
+			    max_entries ? max_entries : sh->max_entries, &opts);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(bpf_map__fd(outer_map(shared.skel, m)), &key, &fd, BPF_ANY)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned long max_stacks,
+		   bool stacks)
+{
+	struct rbmemtrace_bpf *skel = shared.skel;
+	void *reap;
+	int i, err;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->index = -1;
+	ps->live_fd = ps->counts_fd = ps->fallback_fd = ps->stacks_fd = ps->selves_fd =
+	    ps->filter_fd = ps->reap_fd = -1;
+	if (!skel)
+		return -EINVAL;
+	for (i = 0; i < RBM_MAX_SLOTS && shared.used[i]; i++)
+		;
+	if (i == RBM_MAX_SLOTS)
+		return -ENOSPC;
+	shared.used[i] = true;
+	ps->index = i;
+	ps->st = &shared.states[i];
+	memset(ps->st, 0, sizeof(*ps->st));
+	ps->stacks_value_size = shared.shapes[INNER_STACKS].value_size;
+	/* One entry per (class, call path); a full table falls back to the per-class one. */
+	err = inner_map(INNER_LIVE, i, "live_objects", max_objects, &ps->live_fd) ?:
+	      inner_map(INNER_COUNTS, i, "class_counts", stacks ? max_stacks : 65536,
+			&ps->counts_fd) ?:
+	      inner_map(INNER_FALLBACK, i, "class_fallback", 0, &ps->fallback_fd) ?:
+	      inner_map(INNER_STACKS, i, "stacks", max_stacks, &ps->stacks_fd) ?:
+	      inner_map(INNER_SELVES, i, "stack_selves", max_stacks, &ps->selves_fd) ?:
+	      inner_map(INNER_FILTER, i, "class_filter", 0, &ps->filter_fd) ?:
+	      inner_map(INNER_REAP, i, "reap", 0, &ps->reap_fd);
+	if (err) {
+		proc_slot_close(ps);
+		return err;
+	}
+	reap = mmap(NULL, page_round(sizeof(struct reap_queue)), PROT_READ | PROT_WRITE, MAP_SHARED,
+		    ps->reap_fd, 0);
+	if (reap == MAP_FAILED) {
+		err = -errno;
+		proc_slot_close(ps);
+		return err;
+	}
+	ps->reap = reap;
+	return 0;
+}
+
+static void drop_inner(enum inner_map m, int index, int *fd)
+{
+	__u32 key = index;
+
+	if (*fd < 0)
+		return;
+	bpf_map_delete_elem(bpf_map__fd(outer_map(shared.skel, m)), &key);
+	close(*fd);
+	*fd = -1;
+}
+
+void proc_slot_close(struct proc_slot *ps)
+{
+	int i = ps->index;
+
+	if (!ps->st || !shared.skel)
+		return;
+	if (ps->reap)
+		munmap(ps->reap, page_round(sizeof(struct reap_queue)));
+	ps->reap = NULL;
+	drop_inner(INNER_LIVE, i, &ps->live_fd);
+	drop_inner(INNER_COUNTS, i, &ps->counts_fd);
+	drop_inner(INNER_FALLBACK, i, &ps->fallback_fd);
+	drop_inner(INNER_STACKS, i, &ps->stacks_fd);
+	drop_inner(INNER_SELVES, i, &ps->selves_fd);
+	drop_inner(INNER_FILTER, i, &ps->filter_fd);
+	drop_inner(INNER_REAP, i, &ps->reap_fd);
+	memset(ps->st, 0, sizeof(*ps->st));
+	shared.used[i] = false;
+	ps->st = NULL;
+	ps->index = -1;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The run's one BPF object, shared by every process it traces: loading it
+ * (verifying the programs, creating the shared maps) costs ~0.6 s, once.
+ * Each traced process then takes a slot (rbmemtrace.h): its state in the
+ * mmaped `procs` array and its own maps, created here with its own sizes
+ * and put at its index of the map-in-map arrays: milliseconds.
+ */
+#ifndef RBM_SHARED_BPF_H
+#define RBM_SHARED_BPF_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "rbmemtrace.h"
+
+struct rbmemtrace_bpf;
+
+/* An inner map's shape, as the template had it (libbpf frees templates once loaded). */
+struct inner_shape {
+	int type;
+	__u32 key_size, value_size, max_entries, flags;
+};
+
+enum inner_map {
+	INNER_LIVE,
+	INNER_COUNTS,
+	INNER_FALLBACK,
+	INNER_STACKS,
+	INNER_SELVES,
+	INNER_FILTER,
+	INNER_REAP,
+	INNER_MAPS
+};
+
+struct shared_bpf {
+	struct rbmemtrace_bpf *skel;
+	bool use_multi;		   /* loaded for uprobe_multi links (kernel 6.6+) */
+	unsigned long depth;	   /* the call paths' values are sized for this depth */
+	struct proc_state *states; /* procs, mmaped */
+	size_t states_size;
+	bool used[RBM_MAX_SLOTS];
+	struct inner_shape shapes[INNER_MAPS];
+};
+
+/* One traced process's part of the object. */
+struct proc_slot {
+	int index; /* -1: none */
+	struct proc_state *st;
+	struct reap_queue *reap; /* its reap array's one value, mmaped */
+	int live_fd, counts_fd, fallback_fd, stacks_fd, selves_fd, filter_fd, reap_fd;
+	size_t stacks_value_size;
+};
+
+/* The object once loaded; NULL before. */
+struct shared_bpf *shared_bpf(void);
+/*
+ * Loads it, with call path values for depth frames, with or without the
+ * uprobe_multi programs.  0 or -errno, nothing loaded then.
+ */
+int shared_bpf_load(unsigned long depth, bool multi);
+/* Takes a free slot and makes its maps: 0 or -errno (-ENOSPC: every slot is taken). */
+int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned long max_stacks,
+		   bool stacks);
+/* Gives the slot back (no probe of its may still be attached).  Safe on a closed slot. */
+void proc_slot_close(struct proc_slot *ps);
+
+#endif
