@@ -138,11 +138,12 @@ static void read_gc_count(struct tracker *t)
 }
 
 /*
- * Whether the write barrier leaves the object at addr unprotected (true if
- * unknown), and its age: in its flags up to 3.2, in its page's age bits
- * from 3.3 (two bits per bit granule).
+ * Whether the age of the object at addr says nothing: the write barrier
+ * leaves it unprotected (it never ages), or its page cannot be read.  If
+ * not, its age: in its flags up to 3.2, in its page's age bits from 3.3
+ * (two bits per bit granule).
  */
-static bool wb_unprotected(struct tracker *t, uint64_t addr, uint64_t flags, unsigned int *age)
+static bool age_unjudgeable(struct tracker *t, uint64_t addr, uint64_t flags, unsigned int *age)
 {
 	const struct heap_layout *hl = t->hl;
 	uint64_t body = addr & ~(uint64_t)(hl->page_size - 1), page, word, ages;
@@ -177,7 +178,7 @@ static bool slot_reused(struct tracker *t, uint64_t addr, uint64_t flags,
 	/* Age in the flags (3.1): the page is read only for the few that look younger. */
 	if (hl->fl_age_mask && !younger_than_tracked(t, age, t->gc_count, obj, t->ages_may_lag))
 		return false;
-	if (wb_unprotected(t, addr, flags, &age) ||
+	if (age_unjudgeable(t, addr, flags, &age) ||
 	    !younger_than_tracked(t, age, t->gc_count, obj, t->ages_may_lag))
 		return false;
 	t->reused_seen++;
