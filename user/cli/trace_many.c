@@ -98,15 +98,10 @@ static void scan(struct many *m)
 	size_t n, i;
 
 	n = proc_find_rubies(m->have_re ? &m->re : NULL, getpid(), RUBY_NEED_TRACE, pids, MANY_MAX);
-	for (i = 0; i < n; i++) {
-		/* It may have exited since it was found: check again before dying on it. */
-		char why[256];
-
-		if (traced(m, pids[i]) ||
-		    !ruby_target_supported(pids[i], RUBY_NEED_TRACE, why, sizeof(why)))
-			continue;
-		add_process(m, pids[i], true);
-	}
+	/* proc_find_rubies checked each; one that exits since is skipped by add_process. */
+	for (i = 0; i < n; i++)
+		if (!traced(m, pids[i]))
+			add_process(m, pids[i], true);
 }
 
 static bool all_ended(const struct many *m)
