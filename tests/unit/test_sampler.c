@@ -463,3 +463,34 @@ Test(uprobe_insn, past_endbr64_only_onto_a_push)
 	e = uprobe_entry_classify(endbr_push_r14, 5);
 	cr_expect(!e.emulated && e.skip == 0);
 }
+
+/* 3.3's hidden rb_class_allocate_instance (every Foo.new): endbr64; mov; mov; jmp. */
+Test(uprobe_insn, past_constant_arguments_onto_a_tail_call)
+{
+	static const unsigned char thunk[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xba, 0x01, 0x00,
+					      0x00, 0x00, 0xbe, 0x01, 0x20, 0x00, 0x00,
+					      0xe9, 0x1d, 0xfe, 0xff, 0xff},
+				   r8d_then_jmp8[] = {0x41, 0xb8, 0x02, 0x00, 0x00, 0x00, 0xeb, 0x10},
+				   movs_then_lea[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xba, 0x01, 0x00, 0x00,
+						      0x00, 0x48, 0x8d, 0x05, 0x25, 0x00, 0x00, 0x00},
+				   endbr_jmp[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xe9, 0x00, 0x01, 0x00, 0x00},
+				   five_movs[] = {0xb8, 1, 0, 0, 0, 0xb9, 1, 0, 0, 0,
+						  0xba, 1, 0, 0, 0, 0xbb, 1, 0, 0, 0,
+						  0xbe, 1, 0, 0, 0, 0xe9, 0, 0, 0, 0};
+	struct uprobe_entry e;
+
+	e = uprobe_entry_classify(thunk, sizeof(thunk));
+	cr_expect(e.emulated && e.skip == 14, "the probe goes on the jmp, not %u bytes in", e.skip);
+	e = uprobe_entry_classify(r8d_then_jmp8, sizeof(r8d_then_jmp8));
+	cr_expect(e.emulated && e.skip == 6);
+	e = uprobe_entry_classify(endbr_jmp, sizeof(endbr_jmp));
+	cr_expect(e.emulated && e.skip == 4);
+	/* Not onto something stepped anyway, nor past more moves than it looks at. */
+	e = uprobe_entry_classify(movs_then_lea, sizeof(movs_then_lea));
+	cr_expect(!e.emulated && e.skip == 0);
+	e = uprobe_entry_classify(five_movs, sizeof(five_movs));
+	cr_expect(!e.emulated && e.skip == 0);
+	/* The jmp cut short: its displacement unread. */
+	e = uprobe_entry_classify(thunk, 16);
+	cr_expect(!e.emulated && e.skip == 0);
+}

@@ -45,7 +45,10 @@ bool uprobe_insn_emulated(const unsigned char *code, size_t n)
 	/* push %reg, or with a REX.B prefix, push %r8..%r15 */
 	if (n >= 1 && code[0] >= 0x50 && code[0] <= 0x57)
 		return true;
-	return n >= 2 && code[0] == 0x41 && code[1] >= 0x50 && code[1] <= 0x57;
+	if (n >= 2 && code[0] == 0x41 && code[1] >= 0x50 && code[1] <= 0x57)
+		return true;
+	/* jmp rel32, jmp rel8: a tail call */
+	return (n >= 5 && code[0] == 0xe9) || (n >= 2 && code[0] == 0xeb);
 }
 
 static bool is_endbr64(const unsigned char *code, size_t n)
@@ -54,6 +57,19 @@ static bool is_endbr64(const unsigned char *code, size_t n)
 	       code[3] == 0xfa;
 }
 
+/* mov $imm32, %r32 (or %r8d..%r15d): sets an argument, touches neither stack nor memory. */
+static unsigned int mov_imm32_len(const unsigned char *code, size_t n)
+{
+	if (n >= 5 && code[0] >= 0xb8 && code[0] <= 0xbf)
+		return 5;
+	if (n >= 6 && code[0] == 0x41 && code[1] >= 0xb8 && code[1] <= 0xbf)
+		return 6;
+	return 0;
+}
+
+/* Moves a probe may go past, before the stack or any memory is touched. */
+#define MAX_SKIPPED_MOVS 4
+
 /*
  * The kernel single-steps endbr64: arch/x86/kernel/uprobes.c emulates only
  * pushes, jumps, calls and NOPs, and the wider insn_is_nop() that came
@@ -61,13 +77,25 @@ static bool is_endbr64(const unsigned char *code, size_t n)
  * emulated ~6.5.  Past endbr64 the stack is as the call left it, so a
  * uretprobe there takes the same return address; where a push follows, the
  * hit costs what a push-first function's does (measured 6.5 against 6.4
- * us).  Elsewhere the probe stays on the entry: both instructions would be
- * stepped, at the same cost.
+ * us).  A few moves of constants into argument registers leave the stack
+ * alike: a wrapper that sets arguments and tail-calls (3.3's hidden
+ * rb_class_allocate_instance, every Foo.new: endbr64; mov; mov; jmp) is
+ * probed on its jmp, which the kernel emulates too.  Elsewhere the probe
+ * stays on the entry: both instructions would be stepped, at the same cost.
  */
 struct uprobe_entry uprobe_entry_classify(const unsigned char *code, size_t n)
 {
-	if (is_endbr64(code, n) && uprobe_insn_emulated(code + ENDBR64_LEN, n - ENDBR64_LEN))
-		return (struct uprobe_entry){.skip = ENDBR64_LEN, .emulated = true};
+	unsigned int at = is_endbr64(code, n) ? ENDBR64_LEN : 0, len;
+	int movs = 0;
+
+	if (uprobe_insn_emulated(code + at, n - at))
+		return (struct uprobe_entry){.skip = at, .emulated = true};
+	while (movs < MAX_SKIPPED_MOVS && (len = mov_imm32_len(code + at, n - at))) {
+		at += len;
+		movs++;
+	}
+	if (movs && uprobe_insn_emulated(code + at, n - at))
+		return (struct uprobe_entry){.skip = at, .emulated = true};
 	return (struct uprobe_entry){.skip = 0, .emulated = uprobe_insn_emulated(code, n)};
 }
 
@@ -84,7 +112,7 @@ static void classify_entries(struct probes *p)
 	if (fd >= 0 && !f)
 		close(fd);
 	for (i = 0; f && i < p->alloc_probes; i++) {
-		unsigned char code[ENDBR64_LEN + 2];
+		unsigned char code[UPROBE_ENTRY_BYTES];
 		struct uprobe_entry e;
 
 		p->alloc_emulated[i] = false;
@@ -95,8 +123,8 @@ static void classify_entries(struct probes *p)
 		p->alloc_emulated[i] = e.emulated;
 		p->alloc_offsets[i] += e.skip;
 		if (e.skip && p->verbose)
-			fprintf(stderr, "rbmemtrace: %s starts with endbr64: probed %u bytes in, "
-					"on a push the kernel emulates\n",
+			fprintf(stderr, "rbmemtrace: %s: probed %u bytes in, past what the "
+					"kernel would single-step\n",
 				p->alloc_names[i], e.skip);
 	}
 	if (f)

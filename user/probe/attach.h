@@ -80,14 +80,16 @@ void probes_detach_all_but_alloc(struct probes *p);
 /* BPF_TRACE_UPROBE_MULTI, unknown to the headers libbpf 1.1 builds against. */
 #define RBM_BPF_TRACE_UPROBE_MULTI 48
 
-/* True if the kernel emulates this first instruction at a uprobe: a push. */
+/* True if the kernel emulates this first instruction at a uprobe: a push or a jmp. */
 bool uprobe_insn_emulated(const unsigned char *code, size_t n);
 
 #define ENDBR64_LEN 4
+/* Bytes of a function's start uprobe_entry_classify looks at: endbr64, four moves, a jmp. */
+#define UPROBE_ENTRY_BYTES (ENDBR64_LEN + 4 * 6 + 5)
 
 /* Where an allocation probe goes in a function whose first bytes are code[0..n). */
 struct uprobe_entry {
-	unsigned int skip; /* bytes past the entry: 0, or an endbr64 before a push */
+	unsigned int skip; /* bytes past the entry: 0, or endbr64 and moves of constants */
 	bool emulated;	   /* the instruction there is emulated, not single-stepped */
 };
 
