@@ -419,6 +419,7 @@ static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, 
 		return;
 	}
 	counts->allocated++;
+	counts->weight += ps->win_weight;
 
 	live.klass = key.klass;
 	live.kind = key.kind;

@@ -40,9 +40,14 @@ struct class_key {
 
 struct class_counts {
 	__u64 allocated;
+	/* Under sampling, the recorded allocations' weights (RBM_WEIGHT_ONE: one object) */
+	__u64 weight;
 	__u64 untracked; /* allocated but not recorded: live-object map was full */
 	__u64 not_followed; /* replaced at a slot a compaction may have moved it from */
 };
+
+/* The weight of a recorded allocation that stands for itself alone. */
+#define RBM_WEIGHT_ONE 65536
 
 /* One tracked object, keyed by its address in the target. */
 struct live_object {
@@ -169,7 +174,7 @@ struct proc_state {
 	__u64 win_start;	  /* first stream position to record (the stream may be past it) */
 	__u64 win_len;		  /* stream positions to cover from the first recorded */
 	__u32 win_sample; /* record a covered hit when a random u32 is below this; 0: every one */
-	__u32 pad1;
+	__u32 win_weight; /* what a recorded hit stands for: RBM_WEIGHT_ONE / the share recorded */
 	__u64 win_open_ns; /* when window_open was set (CLOCK_MONOTONIC) */
 	__u64 win_idle_ns; /* no allocation for this long: the target idles */
 	/* Written by BPF, for userspace */

@@ -85,6 +85,35 @@ Test(model, finish_computes_estimates_under_sampling)
 	report_free(&r);
 }
 
+/*
+ * Windows record different shares: a first window recorded 1 in 3 of a
+ * burst's start (all Leak), later ones 1 in 60 of whole bursts (Leak 1 to
+ * Churn 2).  Each traced object weighs 1 / its window's share; the weights
+ * scale to Ruby's count, not the traced counts.
+ */
+Test(model, estimates_weigh_each_object_by_its_windows_share)
+{
+	struct report r = {.sampling = {.on = true, .scale = 1000}};
+	struct counts leak = {.allocated = 300, .retained = 300}, churn = {.allocated = 200,
+									   .freed = 200};
+
+	/* 250 Leak in the dense window (weight 3), 50 in thin ones (60); 200 Churn in thin ones. */
+	leak.w_allocated = leak.w_retained = 250 * 3 + 50 * 60;
+	churn.w_allocated = churn.w_freed = 200 * 60;
+	/* Ruby allocated 157500: the weights sum to 15750 */
+	r.sampling.weight_scale = 157500.0 / (leak.w_allocated + churn.w_allocated);
+	report_add(&r, "Leak", &leak);
+	report_add(&r, "Churn", &churn);
+	report_finish(&r);
+	cr_assert(r.have_estimates);
+	cr_expect_eq(find_row(&r, "Leak")->est.allocated, 37500, "not 300 * 1000");
+	cr_expect_eq(find_row(&r, "Leak")->est.retained, 37500);
+	cr_expect_eq(find_row(&r, "Churn")->est.allocated, 120000);
+	cr_expect_eq(find_row(&r, "Churn")->est.freed, 120000);
+	cr_expect_eq(r.est_totals.allocated, 157500, "the estimates add up to Ruby's count");
+	report_free(&r);
+}
+
 Test(model, census_figures_live_on_their_class_row)
 {
 	struct report r = {};

@@ -13,6 +13,9 @@ static void counts_add(struct counts *to, const struct counts *c)
 	to->young += c->young;
 	to->untracked += c->untracked;
 	to->not_followed += c->not_followed;
+	to->w_allocated += c->w_allocated;
+	to->w_retained += c->w_retained;
+	to->w_freed += c->w_freed;
 }
 
 static void ages_add(struct ages *to, const struct ages *a)
@@ -354,11 +357,20 @@ static uint64_t scale_count(double scale, uint64_t traced)
 	return (uint64_t)(traced * scale + 0.5);
 }
 
-static void estimate(struct estimates *e, const struct counts *c, double scale)
+/* Weighed counts where windows recorded different shares; traced counts times scale otherwise. */
+static void estimate(struct estimates *e, const struct counts *c, const struct sampling_info *si)
 {
-	e->allocated = scale_count(scale, c->allocated);
-	e->retained = scale_count(scale, c->retained);
-	e->freed = scale_count(scale, c->freed);
+	double w = si->weight_scale;
+
+	if (w > 0) {
+		e->allocated = (uint64_t)(c->w_allocated * w + 0.5);
+		e->retained = (uint64_t)(c->w_retained * w + 0.5);
+		e->freed = (uint64_t)(c->w_freed * w + 0.5);
+		return;
+	}
+	e->allocated = scale_count(si->scale, c->allocated);
+	e->retained = scale_count(si->scale, c->retained);
+	e->freed = scale_count(si->scale, c->freed);
 }
 
 static int live_cmp(const void *a, const void *b)
@@ -385,13 +397,13 @@ static uint64_t capped(uint64_t est, double factor)
  */
 static void estimate_all(struct report *r)
 {
-	double scale = r->sampling.scale;
+	const struct sampling_info *si = &r->sampling;
 	size_t i;
 
 	for (i = 0; i < r->nrows; i++) {
 		struct class_row *row = &r->rows[i];
 
-		estimate(&row->est, &row->counts, scale);
+		estimate(&row->est, &row->counts, si);
 		row->est_cap = 1;
 		if (r->heap_end.have && row->census.have && row->est.retained > row->census.live_end) {
 			row->est_cap = (double)row->census.live_end / row->est.retained;
@@ -403,14 +415,14 @@ static void estimate_all(struct report *r)
 	for (i = 0; i < r->nsites; i++) {
 		struct class_row *row = report_row(r, r->sites[i].class_name);
 
-		estimate(&r->sites[i].est, &r->sites[i].counts, scale);
+		estimate(&r->sites[i].est, &r->sites[i].counts, si);
 		if (row)
 			r->sites[i].est.retained = capped(r->sites[i].est.retained, row->est_cap);
 	}
 	for (i = 0; i < r->nstacks; i++) {
 		struct class_row *row = report_row(r, r->stacks[i].class_name);
 
-		estimate(&r->stacks[i].est, &r->stacks[i].counts, scale);
+		estimate(&r->stacks[i].est, &r->stacks[i].counts, si);
 		if (row)
 			r->stacks[i].est.retained = capped(r->stacks[i].est.retained, row->est_cap);
 	}
@@ -447,7 +459,7 @@ void report_finish(struct report *r)
 	if (r->have_estimates && !r->merged) {
 		uint64_t retained = r->est_totals.retained;
 
-		estimate(&r->est_totals, &r->totals, r->sampling.scale);
+		estimate(&r->est_totals, &r->totals, &r->sampling);
 		if (r->est_capped)
 			r->est_totals.retained = retained;
 	}

@@ -30,6 +30,12 @@ struct counts {
 	uint64_t young;
 	uint64_t untracked;
 	uint64_t not_followed;
+	/*
+	 * Under sampling, the traced counts weighed by what each object stands
+	 * for: 1 / the share its window recorded (windows record different
+	 * shares).  The estimates scale these, not the plain counts.
+	 */
+	double w_allocated, w_retained, w_freed;
 };
 
 /*
@@ -106,6 +112,7 @@ struct sampling_info {
 	double sample;		/* mean share of the covered allocations recorded */
 	uint64_t burst_windows; /* windows that covered one burst whole */
 	double scale;		/* target allocations / traced; 0 when unknown */
+	double weight_scale;	/* target allocations / traced weight; 0: estimates scale counts */
 	char doubt[256];	/* why estimates are rough; "" when sure enough */
 };
 

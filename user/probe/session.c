@@ -49,6 +49,11 @@ static void die_attach(struct session *s, int err)
 }
 
 /* A launched command that is still held or stopped must not outlive an error. */
+static uint32_t weight_in_window(const void *windows, uint64_t tag)
+{
+	return windows_weight_of(windows, tag);
+}
+
 static void kill_held_child(void *ctx)
 {
 	struct session *s = ctx;
@@ -208,6 +213,8 @@ void session_start(struct session *s)
 				    s->opt.max_overhead, rbm_verbose);
 		if (err)
 			die_attach(s, err);
+		s->tracker.weight_of = weight_in_window;
+		s->tracker.weight_ctx = &s->windows;
 	}
 	if (s->launched) {
 		rbm_on_die_remove(kill_held_child, s);
@@ -502,13 +509,14 @@ int session_report(struct session *s, struct report *r)
 	}
 	if (s->sampling) {
 		struct sampling_info *si = &r->sampling;
-		uint64_t traced = 0;
+		uint64_t traced = 0, weighed = 0;
 
 		u64map_for_each(&s->tracker.tallies, i)
 		{
 			struct class_tally *t = s->tracker.tallies.values[i];
 
 			traced += t->allocated;
+			weighed += t->w_allocated;
 		}
 		si->on = true;
 		si->budget_percent = s->opt.max_overhead;
@@ -523,6 +531,9 @@ int session_report(struct session *s, struct report *r)
 				     ? s->windows.sampler.sample_sum / s->windows.sampler.windows
 				     : 0;
 		si->scale = r->have_gc_counts && traced ? (double)r->gc_allocated / traced : 0;
+		si->weight_scale = r->have_gc_counts && weighed
+					   ? (double)r->gc_allocated * RBM_WEIGHT_ONE / weighed
+					   : 0;
 		if (!sampler_doubt(&s->windows.sampler, si->doubt, sizeof(si->doubt)))
 			si->doubt[0] = 0;
 	}
@@ -538,8 +549,17 @@ int session_report(struct session *s, struct report *r)
 		};
 		uint64_t accounted = t->retained + t->young + t->untracked + t->not_followed;
 		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
+		/* Objects no pass saw (untracked, not followed) weigh what their tally's do on average. */
+		double mean = t->allocated ? (double)t->w_allocated / t->allocated : 0;
+		double w_accounted = (double)t->w_retained + (double)t->w_young +
+				     mean * (double)(t->untracked + t->not_followed);
 
 		c.freed = t->allocated > accounted ? t->allocated - accounted : 0;
+		c.w_allocated = (double)t->w_allocated / RBM_WEIGHT_ONE;
+		c.w_retained = (double)t->w_retained / RBM_WEIGHT_ONE;
+		c.w_freed = t->w_allocated > w_accounted
+				    ? (t->w_allocated - w_accounted) / RBM_WEIGHT_ONE
+				    : 0;
 		if (!session_class_wanted(s, name))
 			continue;
 		err = report_add_tally(r, name,
@@ -573,6 +593,7 @@ void session_close(struct session *s)
 	symbolizer_free(&s->symbolizer);
 	u64map_free(&s->filtered, NULL);
 	tracker_free(&s->tracker);
+	windows_free(&s->windows);
 	class_namer_free(&s->namer);
 	fork_sweeper_stop(&s->forks); /* stopped at the final census; this is for the other ends */
 	/* A session that ended with its target gone still had its probes on. */

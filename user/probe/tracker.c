@@ -59,6 +59,8 @@ static void reset_retained(struct tracker *t)
 
 		tally->retained = 0;
 		tally->young = 0;
+		tally->w_retained = 0;
+		tally->w_young = 0;
 		memset(&tally->ages, 0, sizeof(tally->ages));
 	}
 }
@@ -71,14 +73,18 @@ static void count_alive(struct tracker *t, const struct live_object *obj)
 {
 	struct class_tally *tally = tally_for(t, obj->klass, obj->kind, obj->stack_id);
 	uint32_t survived = (uint32_t)t->gc_count - obj->gc_epoch;
+	uint64_t weight;
 
 	if (!tally)
 		return;
+	weight = t->weight_of ? t->weight_of(t->weight_ctx, obj->seq) : RBM_WEIGHT_ONE;
 	if (t->gc_count_addr && survived == 0) {
 		tally->young++;
+		tally->w_young += weight;
 		return;
 	}
 	tally->retained++;
+	tally->w_retained += weight;
 	if (t->gc_count_addr)
 		tally->ages.n[age_bucket(survived)]++;
 }
@@ -417,6 +423,7 @@ static void add_counts(struct tracker *t, const struct class_key *key,
 		return;
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		tally->allocated += percpu[cpu].allocated;
+		tally->w_allocated += percpu[cpu].weight;
 		tally->untracked += percpu[cpu].untracked;
 		tally->not_followed_bpf += percpu[cpu].not_followed;
 		tally->not_followed += percpu[cpu].not_followed;
@@ -434,6 +441,7 @@ static void reset_bpf_counts(struct tracker *t)
 
 		tally->not_followed -= tally->not_followed_bpf;
 		tally->allocated = tally->untracked = tally->not_followed_bpf = 0;
+		tally->w_allocated = 0;
 	}
 }
 

@@ -29,6 +29,8 @@ struct class_tally {
 	struct ages ages;	/* GCs the retained survived */
 	uint64_t not_followed; /* gone from their slot across a GC.compact: moved or freed */
 	uint64_t not_followed_bpf; /* of which the BPF side saw replaced before a pass */
+	/* Under sampling, the same weighed by what each record stands for (RBM_WEIGHT_ONE units) */
+	uint64_t w_allocated, w_retained, w_young;
 };
 
 struct tracker {
@@ -89,6 +91,9 @@ struct tracker {
 	uint64_t moved_followed;
 	uint64_t passes;
 	uint64_t live; /* tracked and alive at the last pass */
+	/* What a tracked object stands for, from its tag (live_object.seq); NULL: itself alone */
+	uint32_t (*weight_of)(const void *ctx, uint64_t tag);
+	const void *weight_ctx;
 };
 
 static inline uint64_t class_key_id(uint64_t klass, uint32_t kind)

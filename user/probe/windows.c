@@ -2,6 +2,7 @@
 #include <bpf/libbpf.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -196,6 +197,58 @@ static void window_view(struct windows *w, double now, struct window_view *v)
 		v->cost = longest;
 }
 
+/* Keeps where a window's hits begin and what each of its records weighs. */
+static void remember_window(struct windows *w, uint32_t weight)
+{
+	size_t probes = (size_t)w->probes->alloc_probes;
+
+	if (w->nopened == w->opened_cap) {
+		size_t cap = w->opened_cap ? w->opened_cap * 2 : 64;
+		uint64_t *at = realloc(w->opened_at, cap * probes * sizeof(*at));
+		uint32_t *wt;
+
+		if (!at)
+			return;
+		w->opened_at = at;
+		wt = realloc(w->opened_weight, cap * sizeof(*wt));
+		if (!wt)
+			return;
+		w->opened_weight = wt;
+		w->opened_cap = cap;
+	}
+	memcpy(w->opened_at + w->nopened * probes, w->hits_at_open, probes * sizeof(uint64_t));
+	w->opened_weight[w->nopened++] = weight;
+}
+
+uint32_t windows_weight_of(const struct windows *w, uint64_t tag)
+{
+	size_t probes = (size_t)w->probes->alloc_probes, lo = 0, hi = w->nopened;
+	unsigned int probe = (unsigned int)(tag >> 56);
+	uint64_t hit = tag & ((1ULL << 56) - 1);
+
+	if (!w->nopened || probe >= probes)
+		return RBM_WEIGHT_ONE;
+	/* The last window opened at or before this hit: between windows nothing is recorded. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->opened_at[mid * probes + probe] <= hit)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return w->opened_weight[lo];
+}
+
+void windows_free(struct windows *w)
+{
+	free(w->opened_at);
+	free(w->opened_weight);
+	w->opened_at = NULL;
+	w->opened_weight = NULL;
+	w->nopened = w->opened_cap = 0;
+}
+
 static int open_window(struct windows *w, double now)
 {
 	struct proc_state *b = w->st;
@@ -227,6 +280,9 @@ static int open_window(struct windows *w, double now)
 	b->win_start = plan.start;
 	b->win_len = plan.len;
 	b->win_sample = plan.sample >= 1 ? 0 : (__u32)(plan.sample * 4294967296.0);
+	b->win_weight = plan.sample >= 1 ? RBM_WEIGHT_ONE
+					 : (__u32)(RBM_WEIGHT_ONE / plan.sample + 0.5);
+	remember_window(w, b->win_weight);
 	b->win_idle_ns = (__u64)(plan.idle * 1e9);
 	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns's clock */
 	b->win_open_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;

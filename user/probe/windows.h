@@ -40,6 +40,15 @@ struct windows {
 	uint64_t timed_at_open[4];		  /* program_ns, program_timed, skip_ns, skip_timed */
 	double recent_record, recent_skip;	  /* 0: none timed yet */
 	long ncpus;				  /* online CPUs: bounds a window's cost */
+	/*
+	 * Every window opened: where the probes' hit counters stood (a
+	 * recorded object's tag is its probe and hit number) and the weight of
+	 * what it recorded, 1 / its share.  Shares differ from window to
+	 * window; an object weighs its own window's.
+	 */
+	uint64_t *opened_at; /* nopened rows of probes->alloc_probes counters */
+	uint32_t *opened_weight;
+	size_t nopened, opened_cap;
 };
 
 /*
@@ -52,6 +61,14 @@ struct windows {
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
 		  struct proc_state *st, pid_t pid, const struct alloc_counter *counter,
 		  double budget_percent, int verbose);
+/*
+ * What a recorded allocation stands for, in RBM_WEIGHT_ONE units: 1 / the
+ * share its window recorded.  tag is the live object's seq (probe << 56 |
+ * the probe's hit number).
+ */
+uint32_t windows_weight_of(const struct windows *w, uint64_t tag);
+/* Frees the windows' history, once the report is made. */
+void windows_free(struct windows *w);
 /* Charges the target's time that other probes cost it (compaction probe hits...). */
 void windows_charge(struct windows *w, double seconds);
 /* What one hit of a probe whose first instruction is stepped costs the target. */
