@@ -2,6 +2,7 @@
 # port, keys made here, no PAM) and a third address where nothing listens.
 # Each "host" runs the built rbmemtrace on a scenario; the reports merge.
 require "socket"
+require_relative "census_lib"
 
 FLEET_SCENARIO = File.join(SCENARIOS, "fleet_leak.rb")
 
@@ -167,6 +168,48 @@ test "fleet: a wrong remote path, and a timeout, are reasons; none merged is exi
       check(ssh_left.empty?, "ssh left running: #{ssh_left}")
     ensure
       kill_hang(hang_pid)
+    end
+  end
+end
+
+# Fleet on every cached test Ruby (3.3/3.4, distro in its chroot and ruby-build): one host traces a
+# process of that Ruby by -p, as in a container; its end census counts what the target keeps.
+KEEPER = <<~RUBY
+  class FleetLeak; end
+  KEPT = Array.new(Integer(ARGV[0])) { FleetLeak.new }
+  GC.start
+  puts "ready \#{Process.pid} \#{RUBY_VERSION}"
+  $stdout.flush
+  $stdin.gets
+RUBY
+
+CensusDriver.rubies.drop(1).each do |label, ruby|
+  test "fleet (#{label}): a process of this Ruby traced by -p over ssh, its census exact" do
+    with_sshds(%w[127.0.0.2]) do |ssh_opts, port|
+      Dir.mktmpdir("rbm-fleet-", "/tmp") do |dir|
+        File.chmod(0o755, dir)
+        script = File.join(dir, "keeper.rb")
+        File.write(script, KEEPER)
+        io = IO.popen([ruby, script, "25000"], "r+")
+        m = io.gets.to_s.match(/^ready (\d+) (\S+)/) or raise Failure, "keeper did not start"
+        pid = m[1].to_i
+        out, err, status = run_fleet("--hosts", "127.0.0.2:#{port}", *ssh_opts, "--remote-path", RBM,
+                                     "--timeout", "50", "--format", "json", "--",
+                                     "-p", pid.to_s, "--full", "-d", "1")
+        check_eq(status.exitstatus, 0, "exit status (stderr: #{err})")
+        # One process keeps a trace report's shape, its host added.
+        rep = JSON.parse(out)
+        check_eq([rep["host"], rep["pid"]], ["127.0.0.2", pid], "the process")
+        check_eq(rep["failed_hosts"], [], "failed hosts")
+        check_eq(rep["ruby_version"], m[2], "ruby_version")
+        check_invariants(rep)
+        check_eq(class_row(rep, "FleetLeak")["live_end"], 25_000, "FleetLeak alive at the end (census)")
+      ensure
+        if io
+          Process.kill("KILL", pid) rescue nil if pid
+          io.close rescue nil
+        end
+      end
     end
   end
 end

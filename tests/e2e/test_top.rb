@@ -136,33 +136,36 @@ ensure
   stop_leak(io, pid)
 end
 
-test "top -b: JSON frames match the census and ObjectSpace on an idle target" do
-  io, facts = CensusDriver.start("hold", 100_000)
-  pid = facts["pid"]
-  out, err, st = Open3.capture3(RBM, "top", "-p", pid.to_s, "--format", "json", "-n", "3", "-i", "0.3")
-  check(st.success?, "top -b failed: #{err}")
-  frames = out.lines.map { |l| JSON.parse(l) }
-  check_eq(frames.size, 3, "frames")
-  check_eq(frames.map { |f| f["frame"] }, [1, 2, 3], "frame numbers")
-  census = CensusDriver.census(pid)
-  got = CensusDriver.ask(io, "counts")
-  frames.each do |f|
-    check_eq(f["processes"].map { |p| p["pid"] }, [pid], "processes")
-    proc = f["processes"][0]
-    check_eq(proc["ruby_version"], RUBY_VERSION, "ruby_version")
-    check_eq(proc["heap"]["slots"], got["counts"]["TOTAL"], "slots = count_objects TOTAL")
-    check_eq(proc["heap"]["live"], census["heap"]["live"], "live = the census's")
-    by = f["classes"].to_h { |c| [c["name"], c] }
-    got["classes"].each do |name, truth|
-      check_eq(by[name] && by[name]["live"], truth["count"], "#{name} live in frame #{f['frame']}")
-      check_eq(by[name]["bytes"], census["by_class"][name]["bytes"], "#{name} bytes = census")
-      check_eq(by[name]["change"], 0, "#{name} does not change on an idle target")
+# On this host's Ruby and on every cached test Ruby (3.3/3.4, distro and ruby-build).
+CensusDriver.rubies.each do |label, ruby|
+  test "top -b (#{label}): JSON frames match the census and ObjectSpace on an idle target" do
+    io, facts = CensusDriver.start("hold", 100_000, ruby: ruby)
+    pid = facts["pid"]
+    out, err, st = Open3.capture3(RBM, "top", "-p", pid.to_s, "--format", "json", "-n", "3", "-i", "0.3")
+    check(st.success?, "top -b failed: #{err}")
+    frames = out.lines.map { |l| JSON.parse(l) }
+    check_eq(frames.size, 3, "frames")
+    check_eq(frames.map { |f| f["frame"] }, [1, 2, 3], "frame numbers")
+    census = CensusDriver.census(pid)
+    got = CensusDriver.ask(io, "counts")
+    frames.each do |f|
+      check_eq(f["processes"].map { |p| p["pid"] }, [pid], "processes")
+      proc = f["processes"][0]
+      check_eq(proc["ruby_version"], facts["ruby_version"], "ruby_version")
+      check_eq(proc["heap"]["slots"], got["counts"]["TOTAL"], "slots = count_objects TOTAL")
+      check_eq(proc["heap"]["live"], census["heap"]["live"], "live = the census's")
+      by = f["classes"].to_h { |c| [c["name"], c] }
+      got["classes"].each do |name, truth|
+        check_eq(by[name] && by[name]["live"], truth["count"], "#{name} live in frame #{f['frame']}")
+        check_eq(by[name]["bytes"], census["by_class"][name]["bytes"], "#{name} bytes = census")
+        check_eq(by[name]["change"], 0, "#{name} does not change on an idle target")
+      end
+      check(f["classes"].each_cons(2).all? { |a, b| a["live"] >= b["live"] }, "sorted by live")
     end
-    check(f["classes"].each_cons(2).all? { |a, b| a["live"] >= b["live"] }, "sorted by live")
+    check(frames[1]["processes"][0]["gcs_per_s"].is_a?(Numeric), "rates from the second frame")
+  ensure
+    CensusDriver.stop(io, facts && facts["pid"])
   end
-  check(frames[1]["processes"][0]["gcs_per_s"].is_a?(Numeric), "rates from the second frame")
-ensure
-  CensusDriver.stop(io, facts && facts["pid"])
 end
 
 test "top -b: text frames, --match sums processes, and bad input" do
