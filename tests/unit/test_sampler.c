@@ -146,6 +146,7 @@ struct sim {
 	double wake;
 	uint64_t nvcsw; /* its voluntary context switches: one per sleep */
 	uint64_t truth[3], traced[3];
+	double weighed[3]; /* traced, each weighing 1 / its window's share (windows.c) */
 	/* The window as the BPF side sees it */
 	bool open;
 	double open_t;
@@ -193,6 +194,7 @@ static void sim_hit(struct sim *m, int c)
 		goto skip;
 	v->recorded++;
 	m->traced[c]++;
+	m->weighed[c] += 1 / m->plan.sample;
 	m->t += costs.record;
 	v->cost += costs.trap + costs.record;
 	return;
@@ -322,6 +324,50 @@ Test(sampler, periodic_target_shares_b_first)
 }
 
 /*
+ * Bursts longer than a window can cover (a request loop serving a batch:
+ * 30,000 A then 60,000 B, then asleep): a window that opened in the idle
+ * would start every time at a burst's first allocation and see A only.
+ * Windows open where the stream is when it reaches their random place, in
+ * the middle of bursts: the weighed shares are the target's.
+ */
+static void long_bursts(bool b_first, uint64_t seed)
+{
+	struct sim m = {.runs = {30000, 60000, 0}, .cls = {0, 1, 2}, .rng = seed};
+	struct sampler s;
+	double ratio;
+
+	if (b_first) {
+		m.runs[0] = 60000;
+		m.runs[1] = 30000;
+		m.cls[0] = 1;
+		m.cls[1] = 0;
+	}
+	sampler_init(&s, 2, seed, 0);
+	simulate(&m, &s, 300);
+	ratio = m.weighed[1] / m.weighed[0];
+	cr_log_info("long bursts, %s first: weighed B/A %.3f in %lu windows (%lu cut), %.2f%%",
+		    b_first ? "B" : "A", ratio, (unsigned long)s.windows,
+		    (unsigned long)s.truncated_windows, sampler_overhead(&s, m.t) * 100);
+	cr_expect(ratio > 2 * 0.8 && ratio < 2 / 0.8,
+		  "%s first: weighed B/A %.2f, the target's 2.00 (%lu A, %lu B traced in %lu windows)",
+		  b_first ? "B" : "A", ratio, (unsigned long)m.traced[0],
+		  (unsigned long)m.traced[1], (unsigned long)s.windows);
+	cr_expect(sampler_overhead(&s, m.t) <= 0.02, "overhead %f", sampler_overhead(&s, m.t));
+}
+
+Test(sampler, long_bursts_shares_a_first)
+{
+	long_bursts(false, 21);
+	long_bursts(false, 22);
+}
+
+Test(sampler, long_bursts_shares_b_first)
+{
+	long_bursts(true, 21);
+	long_bursts(true, 22);
+}
+
+/*
  * A target that never idles: every allocation costs 3 us traced.  The
  * budget must hold at every window's opening, and be used.
  */
@@ -407,7 +453,12 @@ Test(sampler, doubt_few_allocations_outrun_and_cut)
 	one_window(&s, 1, 10000, 2000, true, false);
 	one_window(&s, 2, 20000, 2000, true, true);
 	cr_expect_not_null(sampler_doubt(&s, buf, sizeof(buf)));
-	cr_expect(strstr(buf, "2 of 3 cut short") != NULL, "%s", buf);
+	cr_expect(strstr(buf, "2 of 3 windows opened at a burst's start and were cut short") != NULL,
+		  "%s", buf);
+	/* A few, among windows that opened inside bursts: no doubt. */
+	for (t = 3; t < 9; t++)
+		one_window(&s, t, 10000 * (uint64_t)t, 2000, false, false);
+	cr_expect_null(sampler_doubt(&s, buf, sizeof(buf)), "%s", buf);
 }
 
 Test(uprobe_insn, push_is_emulated_others_stepped)

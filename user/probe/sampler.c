@@ -189,25 +189,49 @@ static void arm(struct sampler *s, double now)
 	}
 }
 
+/*
+ * What the next window must be able to cost when it opens: one that covers
+ * a whole burst at the thinnest share if bursts can be covered whole at
+ * all, else the nominal window.
+ */
+static double window_wanted(const struct sampler *s, const struct hit_costs *c)
+{
+	double sample, want = plan_window(s, c, s->cost_cap, &sample);
+
+	if (want > s->nominal && burst_size(s) > 0)
+		want = burst_size(s) * BURST_MARGIN * position_cost(c, SAMPLE_MIN);
+	return want / COST_MARGIN;
+}
+
 bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 		  const struct hit_costs *c)
 {
-	double want, sample, t;
-
 	if (have_pos)
 		follow_stream(s, now, pos);
 	if (s->state == SAMPLER_OPEN)
 		return false;
 	if (s->state == SAMPLER_GATED) {
 		bool looked = !have_pos || s->burst > 0 || now - s->start >= FIRST_LOOK;
+		double want = window_wanted(s, c);
 
-		if (!looked || sampler_window_allowed(s, now) <= 0) {
-			double next = sampler_next_allowed(s);
+		/*
+		 * A window is armed only once the budget pays for the window it
+		 * will want: armed, it opens where the stream reaches its random
+		 * place, not when the budget allows it.  A window that waited
+		 * for the budget would open at a time, and most time is idle: it
+		 * would start at the first allocation of a burst, again and
+		 * again, and the start of bursts longer than a window would
+		 * weigh more than the rest.
+		 */
+		if (!looked || sampler_window_allowed(s, now) < want) {
+			double next = s->start + (s->cost + want * (1 - s->budget)) / s->budget;
 
+			if (next < s->gap_end)
+				next = s->gap_end;
 			/* Armed or not, idles are seen by looking at least every POLL_MAX. */
 			if (!looked || (have_pos && next > now + POLL_MAX))
 				next = now + POLL_MAX;
-			s->next_time = next;
+			s->next_time = next > now ? next : now + POLL_MIN;
 			return false;
 		}
 		arm(s, now);
@@ -221,22 +245,10 @@ bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 	}
 	if (!have_pos && now < s->next_time)
 		return false;
-	/*
-	 * A window that covers one of the target's bursts whole, at the
-	 * thinnest share, must be affordable when it opens, or it would be cut
-	 * short: it waits for the budget if need be (the wait lets the budget
-	 * grow, and a later window records a richer share).  Where it opens
-	 * then matters less: a window that starts after an idle covers the
-	 * burst that follows, whole.
-	 */
-	want = plan_window(s, c, s->cost_cap, &sample);
-	if (want > s->nominal && burst_size(s) > 0)
-		want = burst_size(s) * BURST_MARGIN * position_cost(c, SAMPLE_MIN);
-	want /= COST_MARGIN;
-	if (sampler_window_allowed(s, now) >= want)
+	/* The budget has only grown since the window was armed: it opens here, what it may. */
+	if (sampler_window_allowed(s, now) >= MIN_COST)
 		return true;
-	t = s->start + (s->cost + want * (1 - s->budget)) / s->budget;
-	s->next_time = have_pos && t > now + POLL_MAX ? now + POLL_MAX : t;
+	s->next_time = now + POLL_MIN;
 	return false;
 }
 
@@ -344,12 +356,17 @@ const char *sampler_doubt(const struct sampler *s, char *buf, size_t n)
 			 100.0 * s->gated_allocs / total);
 		return buf;
 	}
-	if (s->truncated_windows >= 2 && s->truncated_windows * 3 >= s->burst_windows) {
+	/*
+	 * A window cut short covered the start of a burst only; windows that
+	 * opened inside bursts cover them anywhere.  Cut ones must be few.
+	 */
+	if (s->truncated_windows >= 2 && s->truncated_windows * 3 >= s->windows) {
 		snprintf(buf, n,
 			 "bursts of about %llu allocations are longer than one window can cover "
-			 "(%llu of %llu cut short: the start of a burst weighs more than its end)",
+			 "(%llu of %llu windows opened at a burst's start and were cut short: the "
+			 "start of a burst weighs more than its end)",
 			 (unsigned long long)s->burst, (unsigned long long)s->truncated_windows,
-			 (unsigned long long)s->burst_windows);
+			 (unsigned long long)s->windows);
 		return buf;
 	}
 	return NULL;
