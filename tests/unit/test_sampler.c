@@ -269,6 +269,20 @@ static double simulate(struct sim *m, struct sampler *s, double seconds)
 	return worst;
 }
 
+/* Turns of `a` objects of class A and twice as many B (B first if b_first), then strings. */
+static struct sim turns_of(long a, long strings, bool b_first, uint64_t seed)
+{
+	struct sim m = {.runs = {a, 2 * a, strings}, .cls = {0, 1, 2}, .rng = seed};
+
+	if (b_first) {
+		m.runs[0] = 2 * a;
+		m.runs[1] = a;
+		m.cls[0] = 1;
+		m.cls[1] = 0;
+	}
+	return m;
+}
+
 /*
  * The periodic target of tests/e2e/scenarios/top_leak.rb, in both orders:
  * 1,500 A, 3,000 B and 1,000 string allocations a turn, then 50 ms asleep.
@@ -280,16 +294,10 @@ static double simulate(struct sim *m, struct sampler *s, double seconds)
  */
 static void periodic_shares(bool b_first, uint64_t seed)
 {
-	struct sim m = {.runs = {1500, 3000, 1000}, .cls = {0, 1, 2}, .rng = seed};
+	struct sim m = turns_of(1500, 1000, b_first, seed);
 	struct sampler s;
 	double worst, ratio;
 
-	if (b_first) {
-		m.runs[0] = 3000;
-		m.runs[1] = 1500;
-		m.cls[0] = 1;
-		m.cls[1] = 0;
-	}
 	sampler_init(&s, 2, seed, 0);
 	worst = simulate(&m, &s, 120);
 	ratio = (double)m.traced[1] / m.traced[0];
@@ -332,16 +340,10 @@ Test(sampler, periodic_target_shares_b_first)
  */
 static void long_bursts(bool b_first, uint64_t seed)
 {
-	struct sim m = {.runs = {30000, 60000, 0}, .cls = {0, 1, 2}, .rng = seed};
+	struct sim m = turns_of(30000, 0, b_first, seed);
 	struct sampler s;
 	double ratio;
 
-	if (b_first) {
-		m.runs[0] = 60000;
-		m.runs[1] = 30000;
-		m.cls[0] = 1;
-		m.cls[1] = 0;
-	}
 	sampler_init(&s, 2, seed, 0);
 	simulate(&m, &s, 300);
 	ratio = m.weighed[1] / m.weighed[0];
