@@ -351,8 +351,8 @@ static int row_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
-/* A traced count scaled up to the whole target, under sampling. */
-static uint64_t scale_count(double scale, uint64_t traced)
+/* A traced count (or weight) scaled up to the whole target, under sampling. */
+static uint64_t scale_count(double scale, double traced)
 {
 	return (uint64_t)(traced * scale + 0.5);
 }
@@ -363,14 +363,14 @@ static void estimate(struct estimates *e, const struct counts *c, const struct s
 	double w = si->weight_scale;
 
 	if (w > 0) {
-		e->allocated = (uint64_t)(c->w_allocated * w + 0.5);
-		e->retained = (uint64_t)(c->w_retained * w + 0.5);
-		e->freed = (uint64_t)(c->w_freed * w + 0.5);
+		e->allocated = scale_count(w, c->w_allocated);
+		e->retained = scale_count(w, c->w_retained);
+		e->freed = scale_count(w, c->w_freed);
 		return;
 	}
-	e->allocated = scale_count(si->scale, c->allocated);
-	e->retained = scale_count(si->scale, c->retained);
-	e->freed = scale_count(si->scale, c->freed);
+	e->allocated = scale_count(si->scale, (double)c->allocated);
+	e->retained = scale_count(si->scale, (double)c->retained);
+	e->freed = scale_count(si->scale, (double)c->freed);
 }
 
 static int live_cmp(const void *a, const void *b)

@@ -79,11 +79,17 @@ double sampler_window_allowed(const struct sampler *s, double now)
 	return headroom < s->cost_cap ? headroom : s->cost_cap;
 }
 
-double sampler_next_allowed(const struct sampler *s)
+/* When the budget first affords a window of this cost (sampler_window_allowed's headroom). */
+static double affordable_at(const struct sampler *s, double cost)
 {
-	double t = s->start + (s->cost + MIN_COST * (1 - s->budget)) / s->budget;
+	double t = s->start + (s->cost + cost * (1 - s->budget)) / s->budget;
 
 	return t > s->gap_end ? t : s->gap_end;
+}
+
+double sampler_next_allowed(const struct sampler *s)
+{
+	return affordable_at(s, MIN_COST);
 }
 
 /* Follows the counter: how fast it runs, where the target idles, how long its bursts are. */
@@ -224,10 +230,8 @@ bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 		 * weigh more than the rest.
 		 */
 		if (!looked || sampler_window_allowed(s, now) < want) {
-			double next = s->start + (s->cost + want * (1 - s->budget)) / s->budget;
+			double next = affordable_at(s, want);
 
-			if (next < s->gap_end)
-				next = s->gap_end;
 			/* Armed or not, idles are seen by looking at least every POLL_MAX. */
 			if (!looked || (have_pos && next > now + POLL_MAX))
 				next = now + POLL_MAX;

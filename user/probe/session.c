@@ -48,12 +48,13 @@ static void die_attach(struct session *s, int err)
 		err ? strerror(-err) : "");
 }
 
-/* A launched command that is still held or stopped must not outlive an error. */
+/* The tracker's weight_of: what a traced object stands for, by the window that recorded it. */
 static uint32_t weight_in_window(const void *windows, uint64_t tag)
 {
 	return windows_weight_of(windows, tag);
 }
 
+/* A launched command that is still held or stopped must not outlive an error. */
 static void kill_held_child(void *ctx)
 {
 	struct session *s = ctx;
