@@ -178,7 +178,7 @@ KEEPER = <<~RUBY
   class FleetLeak; end
   KEPT = Array.new(Integer(ARGV[0])) { FleetLeak.new }
   GC.start
-  puts "ready \#{Process.pid} \#{RUBY_VERSION}"
+  puts "ready \#{Process.pid} \#{RUBY_VERSION} \#{ObjectSpace.each_object(FleetLeak).count}"
   $stdout.flush
   $stdin.gets
 RUBY
@@ -191,7 +191,7 @@ CensusDriver.rubies.drop(1).each do |label, ruby|
         script = File.join(dir, "keeper.rb")
         File.write(script, KEEPER)
         io = IO.popen([ruby, script, "25000"], "r+")
-        m = io.gets.to_s.match(/^ready (\d+) (\S+)/) or raise Failure, "keeper did not start"
+        m = io.gets.to_s.match(/^ready (\d+) (\S+) (\d+)/) or raise Failure, "keeper did not start"
         pid = m[1].to_i
         out, err, status = run_fleet("--hosts", "127.0.0.2:#{port}", *ssh_opts, "--remote-path", RBM,
                                      "--timeout", "50", "--format", "json", "--",
@@ -203,7 +203,9 @@ CensusDriver.rubies.drop(1).each do |label, ruby|
         check_eq(rep["failed_hosts"], [], "failed hosts")
         check_eq(rep["ruby_version"], m[2], "ruby_version")
         check_invariants(rep)
-        check_eq(class_row(rep, "FleetLeak")["live_end"], 25_000, "FleetLeak alive at the end (census)")
+        check_eq(m[3].to_i, 25_000, "FleetLeak kept, as ObjectSpace counts them")
+        check_eq(class_row(rep, "FleetLeak")["live_end"], m[3].to_i,
+                 "FleetLeak alive at the end (census) against ObjectSpace")
       ensure
         if io
           Process.kill("KILL", pid) rescue nil if pid
