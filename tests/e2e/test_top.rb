@@ -198,3 +198,47 @@ ensure
   stop_leak(a, pa)
   stop_leak(b, pb)
 end
+
+# The live_objects maps made while a block runs (bpftool; ids only grow), as [max_entries].
+def live_maps_made_during
+  ids = lambda do
+    out, = Open3.capture2("bpftool", "map", "show", "--json")
+    JSON.parse(out).select { |m| m["name"] == "live_objects" }
+  end
+  before = ids.call.map { |m| m["id"] }.max || 0
+  seen = {}
+  poller = Thread.new do
+    loop do
+      ids.call.each { |m| seen[m["id"]] = m["max_entries"] if m["id"] > before }
+      sleep 0.2
+    end
+  end
+  yield
+  seen.sort.map(&:last)
+ensure
+  poller&.kill
+end
+
+test "top --sites: each drill-down's preallocated map is sized by how many processes it shows" do
+  a, pa, = start_leak(keep: 100)
+  b, pb, = start_leak(keep: 100)
+  run = lambda do |*args|
+    out, err, st = Open3.capture3(RBM, "top", "-b", "--sites", "-n", "3", "-i", "0.7", *args)
+    check(st.success?, "top #{args.join(' ')} failed: #{err}")
+    out
+  end
+  one = live_maps_made_during { run.call("-p", pa.to_s) }
+  check_eq(one, [1 << 20], "one process: the trace's single-process map")
+  two = live_maps_made_during { run.call("-p", pa.to_s, "-p", pb.to_s) }
+  check_eq(two, [1 << 16, 1 << 16], "two processes: 65,536 entries each, as the trace's")
+  given = live_maps_made_during { run.call("-p", pa.to_s, "-p", pb.to_s, "--max-objects", "4096") }
+  check_eq(given, [4096, 4096], "--max-objects")
+  avail_kb = File.read("/proc/meminfo")[/MemAvailable:\s+(\d+)/, 1].to_i
+  if (1 << 28) * 104 / 1024 > avail_kb / 2 # the largest --max-objects does not fit here
+    check_error([RBM, "top", "-p", pa.to_s, "-b", "--max-objects", (1 << 28).to_s],
+                /needs about \d+ MB of kernel memory/)
+  end
+ensure
+  stop_leak(a, pa)
+  stop_leak(b, pb)
+end

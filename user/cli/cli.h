@@ -26,6 +26,14 @@ struct class_namer;
  * census (its layout, objspace and class names).  Dies with a one-line error.
  */
 void cli_heap_open(struct ruby_target *t, struct class_namer *namer);
+/*
+ * Entries of a process's live-object map when --max-objects is not given:
+ * preallocated in the kernel at ~104 bytes each, so a run over several
+ * processes (or top's drill-down over several) takes a smaller map each.
+ */
+unsigned long cli_live_map_size(bool several, bool full);
+/* Dies with a one-line error if a map of n entries would not fit in the memory there is. */
+void cli_check_max_objects(unsigned long n);
 /* Dies unless we may use BPF and uprobes (root, or CAP_SYS_ADMIN). */
 void cli_check_bpf_privileges(void);
 bool cli_have_bpf_privileges(void);

@@ -36,6 +36,7 @@ static struct top_args {
 	unsigned long count; /* frames in batch mode; 0: until stopped */
 	unsigned long rows;
 	unsigned long depth;
+	unsigned long max_objects; /* 0: by the number of processes */
 	int sort;
 } args = {.interval = 2, .max_overhead = 2, .rows = 40, .depth = 32};
 
@@ -57,7 +58,8 @@ enum {
 	OPT_ROWS,
 	OPT_PER_PROCESS,
 	OPT_SUMMED,
-	OPT_DEPTH
+	OPT_DEPTH,
+	OPT_MAX_OBJECTS
 };
 
 static const struct argp_option opts[] = {
@@ -77,6 +79,8 @@ static const struct argp_option opts[] = {
     {"summed", OPT_SUMMED, NULL, 0, "Rows summed by class over processes (default with several)",
      0},
     {"depth", OPT_DEPTH, "N", 0, "Ruby frames per sampled allocation (default 32)", 0},
+    {"max-objects", OPT_MAX_OBJECTS, "N", 0,
+     "Sampled objects followed per process (default 1048576; 65536 each with several)", 0},
     {"verbose", 'v', NULL, 0, "Explain what is found", 0},
     {},
 };
@@ -133,6 +137,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_DEPTH:
 		args.depth = cli_number(arg, "--depth", 1, MAX_STACK_DEPTH);
+		break;
+	case OPT_MAX_OBJECTS:
+		args.max_objects = cli_number(arg, "--max-objects", 1024, 1UL << 28);
+		cli_check_max_objects(args.max_objects);
 		break;
 	case 'v':
 		rbm_verbose++;
@@ -519,6 +527,9 @@ int cmd_top(int argc, char **argv)
 	collector.max_overhead = args.max_overhead;
 	collector.depth = args.depth;
 	find_targets();
+	/* Each drill-down session preallocates its map: several take a smaller one each. */
+	collector.max_objects = args.max_objects ?: cli_live_map_size(args.npids > 1 || args.match,
+								      false);
 	ui.summed = args.summed || (!args.per_process && collector.ntargets > 1);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

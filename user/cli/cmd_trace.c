@@ -111,27 +111,6 @@ static const struct argp_option opts[] = {
 	{},
 };
 
-/* Bytes of kernel memory one live-object map entry takes (measured: ~104 MB per million). */
-#define LIVE_ENTRY_BYTES 104
-
-/* The live-object map is preallocated in the kernel: it must fit in the memory there is. */
-static void check_max_objects(unsigned long n)
-{
-	unsigned long long kb = 0;
-	char line[256];
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	if (kb && (unsigned long long)n * LIVE_ENTRY_BYTES / 1024 > kb / 2)
-		rbm_die("--max-objects %lu needs about %llu MB of kernel memory; this machine has "
-			"%llu MB available (at most half of it may go to the map)",
-			n, (unsigned long long)n * LIVE_ENTRY_BYTES >> 20, kb >> 10);
-}
-
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	struct trace_options *t = &args.trace;
@@ -235,15 +214,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			rbm_die("give either --all or --match, not both");
 		if ((args.npids > 1 || args.all || args.match) && t->empty_probes)
 			rbm_die("--empty-probes takes one -p PID");
-		/* Several processes: a smaller map each, unless asked (104 bytes an entry). */
-		if ((args.npids > 1 || args.all || args.match) && !args.max_objects_given)
-			t->max_objects = t->full ? 1 << 18 : 1 << 16;
+		if (!args.max_objects_given)
+			t->max_objects =
+			    cli_live_map_size(args.npids > 1 || args.all || args.match, t->full);
 		if (t->full && t->max_overhead)
 			rbm_die("give either --full or --max-overhead, not both");
 		if (!t->depth && (args.tree || args.format == FORMAT_FOLDED))
 			rbm_warn("--depth 0 records no call paths: %s will be empty",
 				 args.tree ? "the tree" : "the folded output");
-		check_max_objects(t->max_objects);
+		cli_check_max_objects(t->max_objects);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -119,4 +120,32 @@ void cli_heap_open(struct ruby_target *t, struct class_namer *namer)
 	if (class_namer_init(namer, t->pid, t->off, ruby_target_global(t, "rb_cObject"), err,
 			     sizeof(err)))
 		rbm_die("%s", err);
+}
+
+unsigned long cli_live_map_size(bool several, bool full)
+{
+	if (!several)
+		return 1UL << 20;
+	return full ? 1UL << 18 : 1UL << 16;
+}
+
+/* Bytes of kernel memory one live-object map entry takes (measured: ~104 MB per million). */
+#define LIVE_ENTRY_BYTES 104
+
+/* The live-object map is preallocated in the kernel: it must fit in the memory there is. */
+void cli_check_max_objects(unsigned long n)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (kb && (unsigned long long)n * LIVE_ENTRY_BYTES / 1024 > kb / 2)
+		rbm_die("--max-objects %lu needs about %llu MB of kernel memory; this machine has "
+			"%llu MB available (at most half of it may go to the map)",
+			n, (unsigned long long)n * LIVE_ENTRY_BYTES >> 20, kb >> 10);
 }

@@ -175,7 +175,7 @@ void top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid)
 		struct top_target *tt = &c->targets[i];
 		struct trace_options opt = {
 		    .pid = tt->target.pid,
-		    .max_objects = 1 << 20,
+		    .max_objects = c->max_objects,
 		    .depth = c->depth,
 		    .max_stacks = 65536,
 		    .max_overhead = c->max_overhead,

@@ -31,6 +31,7 @@ struct top_collector {
 	size_t ntargets;
 	double max_overhead; /* percent, for the sampled windows */
 	unsigned long depth;
+	unsigned long max_objects; /* each drill-down session's live-object map */
 	struct report merged; /* the drill-down of summed rows */
 	bool have_merged;
 };
