@@ -546,6 +546,38 @@ static __always_inline bool window_records(struct proc_state *ps)
 
 static void reap_pending(__u32 slot);
 
+/*
+ * The first argument at entry of a probe whose object is stored through
+ * it, by thread.  The entry program shares the uretprobe's breakpoint (a
+ * uretprobe traps at the entry too), so it costs no trap of its own.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);   /* pid_tgid */
+	__type(value, __u64); /* the VALUE * to read at return */
+} alloc_stores SEC(".maps");
+
+static __always_inline int remember_store(__u64 store)
+{
+	__u64 thread = bpf_get_current_pid_tgid();
+
+	bpf_map_update_elem(&alloc_stores, &thread, &store, BPF_ANY);
+	return 0;
+}
+
+/* What the returning function stored for this thread; 0 if unknown. */
+static __always_inline __u64 stored_object(void)
+{
+	__u64 thread = bpf_get_current_pid_tgid(), *store, obj = 0;
+
+	store = bpf_map_lookup_elem(&alloc_stores, &thread);
+	if (!store || bpf_probe_read_user(&obj, sizeof(obj), (void *)*store))
+		obj = 0;
+	bpf_map_delete_elem(&alloc_stores, &thread);
+	return obj;
+}
+
 static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -577,6 +609,8 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 		}
 		return 0;
 	}
+	if (cookie & RBM_COOKIE_FROM_STORE)
+		obj = stored_object();
 	/* The probe and its hit count tell two objects born at one address apart. */
 	track(ps, slot, obj, probe << 56 | hit);
 	if (start) {
@@ -649,6 +683,20 @@ SEC("uretprobe")
 int BPF_KRETPROBE(on_alloc_return_multi, __u64 obj)
 {
 	return record_allocation(ctx, obj);
+}
+
+/* Entry of a function that stores its object through its first argument (perf link). */
+SEC("uprobe")
+int BPF_KPROBE(on_alloc_store_entry, __u64 store)
+{
+	return remember_store(store);
+}
+
+/* The same as a uprobe_multi link (the loader sets the attach type). */
+SEC("uprobe")
+int BPF_KPROBE(on_alloc_store_entry_multi, __u64 store)
+{
+	return remember_store(store);
 }
 
 /*

@@ -126,6 +126,12 @@ struct reap_queue {
 #define RBM_MAX_SLOTS 256
 #define RBM_COOKIE(slot, probe) ((__u64)(slot) << 8 | (probe))
 #define RBM_COOKIE_SLOT(cookie) ((__u32)((cookie) >> 8) & (RBM_MAX_SLOTS - 1))
+/*
+ * In an allocation probe's cookie: the new object is not the return value
+ * but what the function stored through its first argument
+ * (rb_alloc_tmp_buffer_with_count returns the buffer; its imemo is *store).
+ */
+#define RBM_COOKIE_FROM_STORE 0x80
 
 /* What the BPF side keeps for one traced process (its slot of `procs`). */
 struct proc_state {

@@ -348,3 +348,16 @@ test "iclasses of kept classes that include and extend modules are retained" do
   check(truth["iclasses_kept"] >= 600, "the scenario kept #{truth['iclasses_kept']} iclasses")
   check_eq(iclass["retained"], truth["iclasses_kept"], "<iclass> retained (Ruby's T_ICLASS count)")
 end
+
+# rb_alloc_tmp_buffer_with_count returns the buffer, not the object: read as one, it made rows of
+# junk classes (#<freed class 0x...>, <hidden:T_NONE>) and no tmpbuf at all.
+test "tmp buffers: their imemo counted (stored through an argument), no junk rows" do
+  report, truth, = trace_pid("tmpbufs.rb")
+  made = truth["tmpbufs_made"]
+  check(made >= 3000, "the scenario made #{made} tmpbufs (Ruby's count)")
+  tmpbuf = class_row(report, "<imemo:tmpbuf>")
+  check(tmpbuf["allocated"].between?(made, made + 10),
+        "<imemo:tmpbuf> allocated #{tmpbuf['allocated']}, Ruby made #{made} in the loop")
+  junk = report["classes"].map { |c| c["name"] }.grep(/\A#<freed class|\A<hidden:T_NONE>/)
+  check(junk.empty?, "junk rows: #{junk.first(5).inspect}")
+end

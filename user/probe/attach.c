@@ -135,6 +135,9 @@ static void classify_entries(struct probes *p)
  * File offsets, found once: libbpf would otherwise read libruby's symbol
  * table again at every attach, and the sampler attaches many times a second.
  */
+/* Returns a buffer; the object it made is in *store, its first argument. */
+static const char STORING_ALLOCATOR[] = "rb_alloc_tmp_buffer_with_count";
+
 static int resolve_alloc_offsets(struct probes *p)
 {
 	const char *const *fn;
@@ -142,6 +145,9 @@ static int resolve_alloc_offsets(struct probes *p)
 
 	for (fn = p->points->functions; *fn && n < MAX_ALLOC_PROBES - 1; fn++, n++) {
 		uint64_t vaddr;
+
+		if (strcmp(*fn, STORING_ALLOCATOR) == 0)
+			p->store_probe = n + 1;
 
 		if (elf_symbol_value(p->binary, *fn, &vaddr, NULL) ||
 		    elf_vaddr_to_offset(p->binary, vaddr, &p->alloc_offsets[n])) {
@@ -185,6 +191,37 @@ struct uprobe_multi_attr {
 
 #define UPROBE_MULTI_RETURN 1 /* BPF_F_UPROBE_MULTI_RETURN */
 
+/* The cookie of allocation probe i: its slot, its index, and where its object is. */
+static __u64 alloc_cookie(const struct probes *p, int i)
+{
+	return RBM_COOKIE(p->slot, i) | (i + 1 == p->store_probe ? RBM_COOKIE_FROM_STORE : 0);
+}
+
+/* The entry half of the storing allocator's probe, as a uprobe_multi link. */
+static int attach_store_entry_multi(struct probes *p, bool quiet)
+{
+	struct uprobe_multi_attr attr = {
+		.prog_fd = bpf_program__fd(p->skel->progs.on_alloc_store_entry_multi),
+		.attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
+		.path = (uintptr_t)p->binary,
+		.offsets = (uintptr_t)&p->alloc_offsets[p->store_probe - 1],
+		.cnt = 1,
+		.pid = p->pid,
+	};
+	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+
+	if (fd < 0) {
+		int err = -errno;
+
+		if (!quiet && p->verbose)
+			fprintf(stderr, "rbmemtrace: cannot attach the entry uprobe of %s: %s\n",
+				STORING_ALLOCATOR, strerror(-err));
+		return err;
+	}
+	p->store_multi_fd = fd;
+	return 0;
+}
+
 static int attach_alloc_multi(struct probes *p, bool quiet)
 {
 	__u64 cookies[MAX_LINKS];
@@ -201,10 +238,21 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 	int i, fd;
 
 	for (i = 0; i < p->alloc_probes; i++)
-		cookies[i] = RBM_COOKIE(p->slot, i);
+		cookies[i] = alloc_cookie(p, i);
+	/* The entry first: a return is seen only after an entry with both on. */
+	if (p->store_probe) {
+		int err = attach_store_entry_multi(p, quiet);
+
+		if (err)
+			return err;
+	}
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	if (fd < 0) {
 		int err = -errno;
+
+		if (p->store_multi_fd > 0)
+			close(p->store_multi_fd);
+		p->store_multi_fd = 0;
 
 		if (!quiet && p->verbose)
 			fprintf(stderr, "rbmemtrace: cannot attach the allocation uretprobes to %s: %s\n",
@@ -264,9 +312,18 @@ int probes_attach_alloc(struct probes *p, bool quiet)
 	} else if (p->alloc_kind == ALLOC_PROBE_EMPTY_URETPROBE) {
 		prog = p->skel->progs.on_alloc_return_empty;
 	}
+	/* The entry first: a return is seen only after an entry with both on. */
+	if (p->alloc_kind == ALLOC_PROBE_TRACER && p->store_probe) {
+		i = p->store_probe - 1;
+		err = attach_uprobe(p, p->skel->progs.on_alloc_store_entry, NULL, p->alloc_names[i],
+				    p->alloc_offsets[i], false, quiet, p->slot, &p->alloc[p->nalloc]);
+		if (err)
+			return err;
+		p->nalloc++;
+	}
 	for (i = 0; i < p->alloc_probes; i++) {
 		err = attach_uprobe(p, prog, NULL, p->alloc_names[i], p->alloc_offsets[i], ret, quiet,
-				    RBM_COOKIE(p->slot, i), &p->alloc[p->nalloc]);
+				    alloc_cookie(p, i), &p->alloc[p->nalloc]);
 		if (err) {
 			probes_detach_alloc(p);
 			return err;
@@ -397,7 +454,9 @@ void probes_detach_alloc(struct probes *p)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (p->multi_fd > 0)
 		detach_in_background(p, &attr, NULL, p->multi_fd);
-	p->multi_fd = 0;
+	if (p->store_multi_fd > 0)
+		detach_in_background(p, &attr, NULL, p->store_multi_fd);
+	p->multi_fd = p->store_multi_fd = 0;
 	for (i = 0; i < p->nalloc; i++)
 		detach_in_background(p, &attr, p->alloc[i], -1);
 	pthread_attr_destroy(&attr);

@@ -35,6 +35,13 @@ struct probes {
 	int detaching; /* allocation probes still being taken off in the background */
 	bool use_multi; /* one uprobe_multi link for the allocation probes (kernel 6.6+) */
 	int multi_fd;	/* that link, 0 when not attached */
+	/*
+	 * 1 + the probe whose object is stored through the function's first
+	 * argument (rb_alloc_tmp_buffer_with_count), 0 if none: an entry link
+	 * on the same breakpoint remembers that argument for the return.
+	 */
+	int store_probe;
+	int store_multi_fd; /* that entry link with use_multi, 0 when not attached */
 	bool alloc_offsets_known;
 	struct bpf_link *alloc[MAX_LINKS];
 	int nalloc;

@@ -74,9 +74,12 @@ int shared_bpf_load(unsigned long depth, bool multi)
 						      RBM_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(skel->progs.on_alloc_sweep,
 						      RBM_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.on_alloc_store_entry_multi,
+						      RBM_BPF_TRACE_UPROBE_MULTI);
 	} else {
 		bpf_program__set_autoload(skel->progs.on_alloc_return_multi, false);
 		bpf_program__set_autoload(skel->progs.on_alloc_sweep, false);
+		bpf_program__set_autoload(skel->progs.on_alloc_store_entry_multi, false);
 	}
 	for (m = 0; m < INNER_MAPS; m++) {
 		struct bpf_map *tmpl = bpf_map__inner_map(outer_map(skel, m));
