@@ -121,10 +121,12 @@ SLOT_MAPS(counts_maps, counts_map);
  * so that a class's count never depends on how many call paths the program
  * has nor on the allocator.  32768 classes that allocate are more than
  * large apps have; preallocating them per CPU takes ~40 ms at attach.
+ * The template is one entry (the load would preallocate it whole too);
+ * each process's has RBM_FALLBACK_CLASSES.
  */
 struct fallback_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 32768);
+	__uint(max_entries, 1);
 	__uint(key_size, sizeof(struct class_key));
 	__uint(value_size, sizeof(struct class_counts));
 };

@@ -124,6 +124,8 @@ struct reap_queue {
  * attach cookie (the allocation probes: slot << 8 | probe index).
  */
 #define RBM_MAX_SLOTS 256
+/* Classes each process's per-class fallback counters hold (when the (class, path) table is full). */
+#define RBM_FALLBACK_CLASSES 32768
 #define RBM_COOKIE(slot, probe) ((__u64)(slot) << 8 | (probe))
 #define RBM_COOKIE_SLOT(cookie) ((__u32)((cookie) >> 8) & (RBM_MAX_SLOTS - 1))
 /*

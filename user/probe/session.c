@@ -19,6 +19,7 @@
 #include "rbmemtrace.skel.h"
 #include "procmaps.h"
 #include "proc_info.h"
+#include "shared_bpf.h"
 #include "session.h"
 #include "target_mem.h"
 
@@ -72,6 +73,7 @@ static void start_command(struct session *s)
 	if (launch_find_ruby(s->opt.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err)))
 		rbm_die("%s", err);
 	ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE);
+	shared_bpf_prepare_live_map(s->opt.max_objects);
 	session_load_bpf(s);
 
 	pid = launch_spawn(s->opt.command, &release_fd);
@@ -110,6 +112,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 		start_command(s);
 	} else {
 		ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_TRACE);
+		shared_bpf_prepare_live_map(s->opt.max_objects);
 		session_load_bpf(s);
 		s->probes = (struct probes){.skel = s->skel, .slot = s->slot.index,
 					    .pid = s->target.pid, .binary = s->target.img.host_path,
@@ -475,6 +478,8 @@ void session_run(struct session *s, volatile sig_atomic_t *stop)
 void session_finish(struct session *s)
 {
 	final_census(s);
+	/* The allocation probes are off; the rest can come off after we exit. */
+	shared_bpf_release_after_exit();
 	probes_detach_all(&s->probes);
 }
 

@@ -2,6 +2,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -76,6 +78,9 @@ int shared_bpf_load(unsigned long depth, bool multi)
 						      RBM_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(skel->progs.on_alloc_store_entry_multi,
 						      RBM_BPF_TRACE_UPROBE_MULTI);
+		/* Only links to a kernel without uprobe_multi use it: ~55 ms to verify. */
+		bpf_program__set_autoload(skel->progs.on_alloc_return, false);
+		bpf_program__set_autoload(skel->progs.on_alloc_store_entry, false);
 	} else {
 		bpf_program__set_autoload(skel->progs.on_alloc_return_multi, false);
 		bpf_program__set_autoload(skel->progs.on_alloc_sweep, false);
@@ -114,15 +119,64 @@ int shared_bpf_load(unsigned long depth, bool multi)
 	return 0;
 }
 
+/* The live-object map being made ahead (shared_bpf_prepare_live_map). */
+static struct {
+	pthread_t thread;
+	bool started;
+	__u32 max_entries;
+	int fd; /* -errno if it failed */
+} ahead;
+
+/* Its shape is the template's (bpf/rbmemtrace.bpf.c: struct live_map); proc_slot_open checks. */
+static void *create_live_map(void *arg)
+{
+	(void)arg;
+	ahead.fd = bpf_map_create(BPF_MAP_TYPE_HASH, "live_objects", sizeof(__u64),
+				  sizeof(struct live_object), ahead.max_entries, NULL);
+	if (ahead.fd < 0)
+		ahead.fd = -errno;
+	return NULL;
+}
+
+void shared_bpf_prepare_live_map(unsigned long max_objects)
+{
+	if (ahead.started || shared.skel)
+		return;
+	ahead.max_entries = max_objects;
+	ahead.started = pthread_create(&ahead.thread, NULL, create_live_map, NULL) == 0;
+}
+
+/* The map made ahead if it has this shape and size, else -1 (and it is closed). */
+static int take_ahead(const struct inner_shape *sh, __u32 max_entries)
+{
+	int fd;
+
+	if (!ahead.started)
+		return -1;
+	pthread_join(ahead.thread, NULL);
+	ahead.started = false;
+	fd = ahead.fd;
+	if (fd >= 0 && (sh->type != BPF_MAP_TYPE_HASH || sh->key_size != sizeof(__u64) ||
+			sh->value_size != sizeof(struct live_object) || sh->flags ||
+			max_entries != ahead.max_entries)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd < 0 ? -1 : fd;
+}
+
 static int inner_map(enum inner_map m, int index, const char *name, __u32 max_entries, int *fd_out)
 {
 	const struct inner_shape *sh = &shared.shapes[m];
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = sh->flags);
 	__u32 key = index;
-	int fd, err;
+	int fd = -1, err;
 
-	fd = bpf_map_create(sh->type, name, sh->key_size, sh->value_size,
-			    max_entries ? max_entries : sh->max_entries, &opts);
+	if (m == INNER_LIVE)
+		fd = take_ahead(sh, max_entries ? max_entries : sh->max_entries);
+	if (fd < 0)
+		fd = bpf_map_create(sh->type, name, sh->key_size, sh->value_size,
+				    max_entries ? max_entries : sh->max_entries, &opts);
 	if (fd < 0)
 		return -errno;
 	if (bpf_map_update_elem(bpf_map__fd(outer_map(shared.skel, m)), &key, &fd, BPF_ANY)) {
@@ -160,7 +214,8 @@ int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned lon
 	err = inner_map(INNER_LIVE, i, "live_objects", max_objects, &ps->live_fd) ?:
 	      inner_map(INNER_COUNTS, i, "class_counts", stacks ? max_stacks : 65536,
 			&ps->counts_fd) ?:
-	      inner_map(INNER_FALLBACK, i, "class_fallback", 0, &ps->fallback_fd) ?:
+	      inner_map(INNER_FALLBACK, i, "class_fallback", RBM_FALLBACK_CLASSES,
+			&ps->fallback_fd) ?:
 	      inner_map(INNER_STACKS, i, "stacks", max_stacks, &ps->stacks_fd) ?:
 	      inner_map(INNER_SELVES, i, "stack_selves", max_stacks, &ps->selves_fd) ?:
 	      inner_map(INNER_FILTER, i, "class_filter", 0, &ps->filter_fd) ?:
@@ -211,4 +266,48 @@ void proc_slot_close(struct proc_slot *ps)
 	shared.used[i] = false;
 	ps->st = NULL;
 	ps->index = -1;
+}
+
+/*
+ * Taking a uprobe link off waits for grace periods that the kernel runs
+ * one link after another (~50 ms each here): the last GC and launch links
+ * of a run kept the user waiting ~0.3 s after the report, even once the
+ * process had called exit.  A child forked now holds a reference to every
+ * link and map, so the parent's own closes (and its exit) are not the last
+ * and return at once.  The child waits for the parent to be gone (the
+ * pipe's write end closes with it), then exits: the breakpoints come off
+ * then.  It keeps no terminal or pipe of the caller open, and calls only
+ * async-signal-safe functions (the parent has threads).
+ */
+void shared_bpf_release_after_exit(void)
+{
+	static bool forked;
+	int gone[2], null;
+	pid_t pid;
+	char c;
+
+	/* Once per run: the sessions of a run end together, and their links are all there. */
+	if (forked || !shared.skel || pipe(gone))
+		return;
+	forked = true;
+	pid = fork();
+	if (pid < 0) {
+		close(gone[0]);
+		close(gone[1]);
+		return;
+	}
+	if (pid > 0) {
+		close(gone[0]);
+		return; /* gone[1] closes when this process exits */
+	}
+	null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+	}
+	close(gone[1]);
+	while (read(gone[0], &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
 }

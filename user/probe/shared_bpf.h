@@ -58,10 +58,22 @@ struct shared_bpf *shared_bpf(void);
  * uprobe_multi programs.  0 or -errno, nothing loaded then.
  */
 int shared_bpf_load(unsigned long depth, bool multi);
+/*
+ * Starts creating the first process's live-object map (preallocated: ~0.2 s
+ * at a million entries) on a thread of its own, while the object loads;
+ * proc_slot_open takes it if the sizes agree.
+ */
+void shared_bpf_prepare_live_map(unsigned long max_objects);
 /* Takes a free slot and makes its maps: 0 or -errno (-ENOSPC: every slot is taken). */
 int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned long max_stacks,
 		   bool stacks);
 /* Gives the slot back (no probe of its may still be attached).  Safe on a closed slot. */
 void proc_slot_close(struct proc_slot *ps);
+/*
+ * Once the report is out: hands the run's links and maps to a child that
+ * lets go of them after this process has exited, so that the user does not
+ * wait for their grace periods.  Harmless if it cannot fork.
+ */
+void shared_bpf_release_after_exit(void);
 
 #endif
