@@ -422,6 +422,7 @@ static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, 
 	}
 	counts->allocated++;
 	counts->weight += ps->win_weight;
+	counts->window_bits |= ps->win_bit;
 
 	live.klass = key.klass;
 	live.kind = key.kind;

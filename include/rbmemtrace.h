@@ -44,6 +44,8 @@ struct class_counts {
 	__u64 weight;
 	__u64 untracked; /* allocated but not recorded: live-object map was full */
 	__u64 not_followed; /* replaced at a slot a compaction may have moved it from */
+	/* Under sampling, the windows it was traced in: bit (window number % 64) */
+	__u64 window_bits;
 };
 
 /* The weight of a recorded allocation that stands for itself alone. */
@@ -185,6 +187,7 @@ struct proc_state {
 	__u32 win_weight; /* what a recorded hit stands for: RBM_WEIGHT_ONE / the share recorded */
 	__u64 win_open_ns; /* when window_open was set (CLOCK_MONOTONIC) */
 	__u64 win_idle_ns; /* no allocation for this long: the target idles */
+	__u64 win_bit;	   /* this window's bit in class_counts.window_bits */
 	/* Written by BPF, for userspace */
 	__u64 win_first;      /* stream position of the window's first hit; 0: none yet */
 	__u32 win_burst;      /* the first hit came after an idle: the window covers that burst */

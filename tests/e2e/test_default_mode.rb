@@ -21,6 +21,13 @@ test "default -p: the planted leak is the top suspect, within 15%; churn retains
   request = class_row(report, "Request")
   check(request["retained"] <= 1, "churn-only Request retained #{request['retained']}")
   check(report["suspects"].none? { |s| s["class"] == "Request" }, "Request is no suspect")
+  # Every turn makes both: each window that traced anything saw them, so neither is flagged rough.
+  windows = report["sampling"]["windows"]
+  check(windows >= 4, "only #{windows} windows")
+  [leaked, request].each do |row|
+    check(row["windows"].between?([windows, 64].min * 3 / 4, [windows, 64].min) && !row["estimate_rough"],
+          "#{row['name']} traced in #{row['windows']} of #{windows} windows, rough #{row['estimate_rough']}")
+  end
 end
 
 test "default -p: a burst never estimates more than the heap holds" do

@@ -207,16 +207,19 @@ def live_maps_made_during
   end
   before = ids.call.map { |m| m["id"] }.max || 0
   seen = {}
+  done = false
   poller = Thread.new do
-    loop do
+    until done
       ids.call.each { |m| seen[m["id"]] = m["max_entries"] if m["id"] > before }
       sleep 0.2
     end
   end
   yield
+  done = true
+  poller.join
   seen.sort.map(&:last)
 ensure
-  poller&.kill
+  done = true
 end
 
 test "top --sites: each drill-down's preallocated map is sized by how many processes it shows" do

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "writers.h"
 
 static struct counts cnt(uint64_t allocated, uint64_t freed, uint64_t retained)
 {
@@ -276,5 +277,43 @@ Test(model, census_bounds_retained_estimates)
 	cr_expect_eq(r.rows[1].est.retained, 500);
 	cr_expect_eq(r.est_totals.retained, 2500, "the sum of the bounded rows");
 	cr_expect_eq(r.est_totals.allocated, 4500);
+	report_free(&r);
+}
+
+/*
+ * A class traced in one window of sixteen (made in one burst a window
+ * covered) is flagged, in the model and in the text; one seen in most
+ * windows is not, nor anything when windows are too few to tell.
+ */
+Test(model, estimates_from_one_or_two_windows_are_flagged)
+{
+	struct report r = {.sampling = {.on = true, .scale = 100, .windows = 16}};
+	struct counts burst = {.allocated = 40, .retained = 40, .window_bits = 1ULL << 5};
+	struct counts steady = {.allocated = 40, .freed = 40, .window_bits = 0xfffe};
+	struct counts two = {.allocated = 4, .freed = 4, .window_bits = (1ULL << 3) | (1ULL << 9)};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	report_add(&r, "OnceMade", &burst);
+	report_add(&r, "Steady", &steady);
+	report_add(&r, "Twice", &two);
+	report_add(&r, "Twice", &two); /* the same windows again: still two */
+	report_finish(&r);
+	cr_expect_eq(counts_windows(&find_row(&r, "Steady")->counts), 15);
+	cr_expect_eq(counts_windows(&find_row(&r, "Twice")->counts), 2);
+	cr_expect(estimate_from_few_windows(&r, &find_row(&r, "OnceMade")->counts));
+	cr_expect(estimate_from_few_windows(&r, &find_row(&r, "Twice")->counts));
+	cr_expect_not(estimate_from_few_windows(&r, &find_row(&r, "Steady")->counts));
+
+	out = open_memstream(&text, &len);
+	report_write_text(out, &r, &(struct text_options){.top = 10});
+	fclose(out);
+	cr_expect(strstr(text, "?OnceMade\n") && strstr(text, " Steady\n"), "%s", text);
+	cr_expect(strstr(text, "only 1 or 2 of the 16 windows"), "%s", text);
+	free(text);
+
+	r.sampling.windows = 3; /* too few windows to tell a burst from the rest */
+	cr_expect_not(estimate_from_few_windows(&r, &find_row(&r, "OnceMade")->counts));
 	report_free(&r);
 }

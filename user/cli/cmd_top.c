@@ -38,7 +38,7 @@ static struct top_args {
 	unsigned long depth;
 	unsigned long max_objects; /* 0: by the number of processes */
 	int sort;
-} args = {.interval = 2, .max_overhead = 2, .rows = 40, .depth = 32};
+} args = {.interval = 2, .max_overhead = 2, .rows = 40, .depth = 128};
 
 static const char doc[] =
     "A live, top-like view of the objects Ruby processes keep: per class live objects, bytes, "
@@ -78,7 +78,7 @@ static const struct argp_option opts[] = {
     {"per-process", OPT_PER_PROCESS, NULL, 0, "Rows per process (default with one process)", 0},
     {"summed", OPT_SUMMED, NULL, 0, "Rows summed by class over processes (default with several)",
      0},
-    {"depth", OPT_DEPTH, "N", 0, "Ruby frames per sampled allocation (default 32)", 0},
+    {"depth", OPT_DEPTH, "N", 0, "Ruby frames per sampled allocation (default 128)", 0},
     {"max-objects", OPT_MAX_OBJECTS, "N", 0,
      "Sampled objects followed per process (default 1048576; 65536 each with several)", 0},
     {"verbose", 'v', NULL, 0, "Explain what is found", 0},

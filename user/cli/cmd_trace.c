@@ -36,7 +36,7 @@ static struct trace_args {
 	bool all;
 	const char *match;
 } args = {
-	.trace = {.max_objects = 1 << 20, .depth = 32, .max_stacks = 65536},
+	.trace = {.max_objects = 1 << 20, .depth = 128, .max_stacks = 65536},
 	.top = 30,
 	.paths = 10,
 	.prune = 5,
@@ -89,7 +89,7 @@ static const struct argp_option opts[] = {
 	{"max-objects", OPT_MAX_OBJECTS, "N",
 	 0, "Track at most N live objects (default 1048576); more are counted as untracked", 0},
 	{"top", OPT_TOP, "N", 0, "Show the N classes that retain most in text (default 30, 0: all)", 0},
-	{"depth", OPT_DEPTH, "N", 0, "Ruby frames captured per allocation (default 32, max 128, 0: no stacks)", 0},
+	{"depth", OPT_DEPTH, "N", 0, "Ruby frames captured per allocation (default and max 128, 0: no stacks)", 0},
 	{"max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct call paths kept (default 65536); more are counted as dropped", 0},
 	{"class", OPT_CLASS, "NAME", 0, "Capture stacks for and report only class NAME (repeatable)", 0},
 	{"tree", OPT_TREE, "ORDER", OPTION_ARG_OPTIONAL,

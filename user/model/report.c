@@ -16,6 +16,19 @@ static void counts_add(struct counts *to, const struct counts *c)
 	to->w_allocated += c->w_allocated;
 	to->w_retained += c->w_retained;
 	to->w_freed += c->w_freed;
+	to->window_bits |= c->window_bits;
+}
+
+unsigned counts_windows(const struct counts *c)
+{
+	return (unsigned)__builtin_popcountll(c->window_bits);
+}
+
+bool estimate_from_few_windows(const struct report *r, const struct counts *c)
+{
+	unsigned n = counts_windows(c);
+
+	return r->have_estimates && r->sampling.windows >= 4 && n >= 1 && n <= 2;
 }
 
 static void ages_add(struct ages *to, const struct ages *a)

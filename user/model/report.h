@@ -36,6 +36,8 @@ struct counts {
 	 * shares).  The estimates scale these, not the plain counts.
 	 */
 	double w_allocated, w_retained, w_freed;
+	/* Under sampling, the windows these were traced in: bit (window number % 64) */
+	uint64_t window_bits;
 };
 
 /*
@@ -59,6 +61,15 @@ struct estimates {
 };
 /* Adds e (may be NULL) to to. */
 void estimates_add(struct estimates *to, const struct estimates *e);
+/* The sampled windows c's objects were traced in (at most 64: bits of the window number % 64). */
+unsigned counts_windows(const struct counts *c);
+struct report;
+/*
+ * Under sampling, whether c's estimates rest on objects traced in only one
+ * or two of four or more windows: a class made in one burst that a window
+ * happened to cover is scaled up as if every stretch of the run made it.
+ */
+bool estimate_from_few_windows(const struct report *r, const struct counts *c);
 
 /* What the heap held of a class, read by a census of the target's heap. */
 struct census_counts {

@@ -229,6 +229,10 @@ void report_write_json_object(FILE *out, const struct report *r, unsigned indent
 		fprintf(out, ", ");
 		write_counts_json(out, &r->rows[i].counts);
 		write_estimates_json(out, r, &r->rows[i].est, true);
+		if (r->have_estimates && r->rows[i].counts.window_bits)
+			fprintf(out, ", \"windows\": %u, \"estimate_rough\": %s",
+				counts_windows(&r->rows[i].counts),
+				estimate_from_few_windows(r, &r->rows[i].counts) ? "true" : "false");
 		write_census_json(out, &r->rows[i].census);
 		write_ages_json(out, &r->rows[i].ages);
 		fputc('}', out);

@@ -156,7 +156,7 @@ static void write_suspects(FILE *out, const struct report *r)
 
 void report_write_text(FILE *out, const struct report *r, const struct text_options *opts)
 {
-	bool est = r->have_estimates, census = r->heap_end.have;
+	bool est = r->have_estimates, census = r->heap_end.have, rough = false;
 	char name[1024];
 	size_t i, shown;
 
@@ -182,10 +182,18 @@ void report_write_text(FILE *out, const struct report *r, const struct text_opti
 		if (census)
 			fprintf(out, " %10" PRIu64 " %+10" PRId64, row->census.live_end,
 				row->census.change);
-		fprintf(out, "  %s\n", term_escape(row->name, name, sizeof(name)));
+		if (estimate_from_few_windows(r, c))
+			rough = true;
+		fprintf(out, " %c%s\n", estimate_from_few_windows(r, c) ? '?' : ' ',
+			term_escape(row->name, name, sizeof(name)));
 	}
 	if (shown < r->nrows)
 		fprintf(out, "... %zu more classes (--top 0 shows all)\n", r->nrows - shown);
+	if (rough)
+		fprintf(out, "? estimated from objects traced in only 1 or 2 of the %" PRIu64
+			     " windows: a class made in one burst that a window covered is scaled up "
+			     "as if the whole run made it (--full counts it exactly).\n",
+			r->sampling.windows);
 	write_suspects(out, r);
 	if (r->with_stacks) {
 		if (r->stacks_truncated || r->stacks_dropped || r->stack_errors)

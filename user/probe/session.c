@@ -561,6 +561,7 @@ int session_report(struct session *s, struct report *r)
 				     mean * (double)(t->untracked + t->not_followed);
 
 		c.freed = t->allocated > accounted ? t->allocated - accounted : 0;
+		c.window_bits = t->window_bits;
 		c.w_allocated = (double)t->w_allocated / RBM_WEIGHT_ONE;
 		c.w_retained = (double)t->w_retained / RBM_WEIGHT_ONE;
 		c.w_freed = t->w_allocated > w_accounted

@@ -427,6 +427,7 @@ static void add_counts(struct tracker *t, const struct class_key *key,
 		tally->untracked += percpu[cpu].untracked;
 		tally->not_followed_bpf += percpu[cpu].not_followed;
 		tally->not_followed += percpu[cpu].not_followed;
+		tally->window_bits |= percpu[cpu].window_bits;
 	}
 }
 
@@ -442,6 +443,7 @@ static void reset_bpf_counts(struct tracker *t)
 		tally->not_followed -= tally->not_followed_bpf;
 		tally->allocated = tally->untracked = tally->not_followed_bpf = 0;
 		tally->w_allocated = 0;
+		tally->window_bits = 0;
 	}
 }
 

@@ -31,6 +31,7 @@ struct class_tally {
 	uint64_t not_followed_bpf; /* of which the BPF side saw replaced before a pass */
 	/* Under sampling, the same weighed by what each record stands for (RBM_WEIGHT_ONE units) */
 	uint64_t w_allocated, w_retained, w_young;
+	uint64_t window_bits; /* the windows it was traced in (class_counts.window_bits) */
 };
 
 struct tracker {

@@ -283,6 +283,7 @@ static int open_window(struct windows *w, double now)
 	b->win_weight = plan.sample >= 1 ? RBM_WEIGHT_ONE
 					 : (__u32)(RBM_WEIGHT_ONE / plan.sample + 0.5);
 	remember_window(w, b->win_weight);
+	b->win_bit = 1ULL << (s->windows % 64);
 	b->win_idle_ns = (__u64)(plan.idle * 1e9);
 	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns's clock */
 	b->win_open_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
