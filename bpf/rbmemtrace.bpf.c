@@ -374,6 +374,43 @@ static __always_inline bool compactions_followed(struct proc_state *ps)
 	       ps->compact_followed_at == count;
 }
 
+/* The object tracked at obj's address is gone from it: moved or died, nobody knows which. */
+static __always_inline void count_not_followed(void *live_objects, void *class_counts, __u64 obj)
+{
+	struct live_object *old = bpf_map_lookup_elem(live_objects, &obj);
+	struct class_key old_key = {};
+	struct class_counts *old_counts;
+
+	if (!old)
+		return;
+	old_key.klass = old->klass;
+	old_key.stack_id = old->stack_id;
+	old_key.kind = old->kind;
+	old_counts = bpf_map_lookup_elem(class_counts, &old_key);
+	if (old_counts)
+		old_counts->not_followed++;
+}
+
+/*
+ * An allocation a window does not record still says that the object
+ * tracked at its address is gone: it died (or a compaction not followed
+ * moved it).  Forgotten now, exactly, where a pass would have to tell the
+ * newcomer by its age, which a young object an old one points to loses at
+ * its first GC (made old at once): kept Strings in a churned String's slot
+ * passed for it.
+ */
+static __always_inline void forget_replaced(struct proc_state *ps, __u32 slot, __u64 obj)
+{
+	void *live_objects = bpf_map_lookup_elem(&live_maps, &slot);
+	void *class_counts = bpf_map_lookup_elem(&counts_maps, &slot);
+
+	if (!live_objects || !class_counts || !obj)
+		return;
+	if (ps->compaction_pending && !compactions_followed(ps))
+		count_not_followed(live_objects, class_counts, obj);
+	bpf_map_delete_elem(live_objects, &obj);
+}
+
 static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, __u64 seq)
 {
 	void *live_objects = bpf_map_lookup_elem(&live_maps, &slot);
@@ -433,18 +470,8 @@ static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, 
 	 * nobody knows which.  Count it rather than let the overwrite call it
 	 * freed.  When every move was followed, the object there died.
 	 */
-	if (ps->compaction_pending && !compactions_followed(ps)) {
-		struct live_object *old = bpf_map_lookup_elem(live_objects, &obj);
-
-		if (old) {
-			struct class_key old_key = {
-				.klass = old->klass, .stack_id = old->stack_id, .kind = old->kind};
-			struct class_counts *old_counts = bpf_map_lookup_elem(class_counts, &old_key);
-
-			if (old_counts)
-				old_counts->not_followed++;
-		}
-	}
+	if (ps->compaction_pending && !compactions_followed(ps))
+		count_not_followed(live_objects, class_counts, obj);
 
 	live.seq = seq;
 	live.stack_id = key.stack_id;
@@ -599,13 +626,16 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 	 * The probes go on and come off one after another: outside the span
 	 * where all are on, counting would over-sample the last ones.
 	 */
-	if (ps->sampling && !ps->window_open)
+	if (ps->sampling && !ps->window_open) {
+		forget_replaced(ps, slot, cookie & RBM_COOKIE_FROM_STORE ? stored_object() : obj);
 		return 0;
+	}
 	if ((hit & (ps->sampling ? TIMED_HIT_MASK : TIMED_HIT_MASK_FULL)) == 0)
 		start = bpf_ktime_get_ns();
 	if (ps->reap_at_alloc)
 		reap_pending(slot);
 	if (ps->sampling && !window_records(ps)) {
+		forget_replaced(ps, slot, cookie & RBM_COOKIE_FROM_STORE ? stored_object() : obj);
 		if (start) {
 			__sync_fetch_and_add(&ps->skip_ns, bpf_ktime_get_ns() - start);
 			__sync_fetch_and_add(&ps->skip_timed, 1);

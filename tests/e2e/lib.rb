@@ -7,7 +7,8 @@ require "timeout"
 require "tmpdir"
 
 ROOT = File.expand_path("../..", __dir__)
-RBM = File.join(ROOT, "rbmemtrace")
+# RBM_BIN: another build to run the tests against (comparing two builds on one flaky test).
+RBM = ENV["RBM_BIN"] || File.join(ROOT, "rbmemtrace")
 SCENARIOS = File.join(__dir__, "scenarios")
 FIXTURES = File.join(ROOT, ".output", "fixtures")
 

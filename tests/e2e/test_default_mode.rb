@@ -105,8 +105,14 @@ test "default -p: churned Strings are not retained though their slots hold other
   # Its line makes two Strings, the kept one and id.to_s's, dropped: about half stay.
   check(keep && keep["retained"] * 100 >= keep["allocated"] * 35,
         "kept site retained #{keep && keep['retained']} of #{keep && keep['allocated']}")
+  # A kept String in a churned one's slot is made old at its first GC: a verdict
+  # of "reused" forgotten before the delete (it was) let ~1% of churn pass for kept.
+  check(keep && churn["retained"] * 2 <= keep["retained"],
+        "churn site retained #{churn['retained']}, the kept site #{keep && keep['retained']}")
   top = report["suspects"].find { |s| s["class"] == "String" }
-  check(top.nil? || top["site"]["line"] == truth["keep_line"], "String's suspect site #{top && top['site']}")
+  check(top.nil? || top["site"]["line"] == truth["keep_line"],
+        "String's suspect site #{top && top['site']}: churn #{churn.slice('allocated', 'retained', 'young')}, " \
+        "keep #{keep.slice('allocated', 'retained', 'young')}, sampling #{report['sampling']}")
 end
 
 # Issue 9's bias: windows placed in wall time opened while the target slept

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "census.h"
 #include "procmaps.h"
+#include "slot_pages.h"
 #include "target_mem.h"
 #include "tracker.h"
 
@@ -144,48 +145,43 @@ static void read_gc_count(struct tracker *t)
 }
 
 /*
- * Whether the age of the object at addr says nothing: the write barrier
- * leaves it unprotected (it never ages), or its page cannot be read.  If
- * not, its age: in its flags up to 3.2, in its page's age bits from 3.3
- * (two bits per bit granule).
+ * Whether the marks read in this pass are final: no GC was marking when the
+ * pass began (t->ages_may_lag) and none began since, which would have reset
+ * them before finding the living again.
  */
-static bool age_unjudgeable(struct tracker *t, uint64_t addr, uint64_t flags, unsigned int *age)
+static bool marks_settled(struct tracker *t)
 {
-	const struct heap_layout *hl = t->hl;
-	uint64_t body = addr & ~(uint64_t)(hl->page_size - 1), page, word, ages;
-	uint64_t bit = (addr - body) / hl->bit_granule;
+	uint64_t count, flags;
 
-	if (!hl->page_wb_unprotected_bits || bit / 64 >= hl->bitmap_words ||
-	    target_read_u64(t->pid, body, &page) ||
-	    target_read_u64(t->pid, page + hl->page_wb_unprotected_bits + bit / 64 * 8, &word))
-		return true;
-	if (hl->fl_age_mask)
-		*age = (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
-	else if (target_read_u64(t->pid, page + hl->page_age_bits + bit / 32 * 8, &ages))
-		return true;
-	else
-		*age = (unsigned int)(ages >> (bit % 32 * 2)) & 3;
-	return (word >> (bit % 64)) & 1;
+	if (t->ages_may_lag || target_read_u64(t->pid, t->gc_count_addr, &count) ||
+	    count != t->gc_count)
+		return false;
+	return !t->objspace ||
+	       (target_read_u64(t->pid, t->objspace + t->hl->os_flags, &flags) == 0 &&
+		!heap_layout_ages_may_lag(t->hl, (uint32_t) flags));
 }
 
 /*
- * Sampling sees no free: a tracked object's slot may since have been freed
- * and taken by another object of its class.  An object the write barrier
- * protects ages by one at each GC it survives (up to old), so a slot whose
- * object is younger than the GCs since the tracked allocation holds another
- * one.  Passes after every GC catch a reuse before the newcomer grows old.
+ * Sampling sees no free, so a pass asks the slot's page.  Unmarked on a page
+ * the sweeper has not reached, the object is garbage: dead, seen before its
+ * slot can be taken.  Once taken, by another object of its class, the age
+ * tells: an object the write barrier protects ages by one at each GC it
+ * survives, so one younger than the GCs since the tracked allocation is
+ * another.  But a young object an old one points to is made old at its
+ * first GC (what a leak's objects are): only a pass within the GC cycle of
+ * the reuse sees it young, while the garbage check has the whole cycle
+ * before: a pass every GC cycle catches either.
  */
-static bool slot_reused(struct tracker *t, uint64_t addr, uint64_t flags,
-			const struct live_object *obj)
+static bool slot_dead(struct tracker *t, const struct slot_facts *f, bool marks_final,
+		      const struct live_object *obj)
 {
-	const struct heap_layout *hl = t->hl;
-	unsigned int age = (unsigned int)((flags & hl->fl_age_mask) >> hl->fl_age_shift);
-
-	/* Age in the flags (3.1): the page is read only for the few that look younger. */
-	if (hl->fl_age_mask && !younger_than_tracked(t, age, t->gc_count, obj, t->ages_may_lag))
+	if (!f->known)
 		return false;
-	if (age_unjudgeable(t, addr, flags, &age) ||
-	    !younger_than_tracked(t, age, t->gc_count, obj, t->ages_may_lag))
+	if (f->unmarked && marks_final) {
+		t->garbage_seen++;
+		return true;
+	}
+	if (f->unprotected || !younger_than_tracked(t, f->age, t->gc_count, obj, t->ages_may_lag))
 		return false;
 	t->reused_seen++;
 	return true;
@@ -218,7 +214,8 @@ static int grow_scratch(struct tracker *t, size_t need)
 	t->values = realloc(t->values, cap * sizeof(*t->values));
 	t->headers = realloc(t->headers, cap * sizeof(*t->headers));
 	t->readable = realloc(t->readable, cap * sizeof(*t->readable));
-	if (!t->keys || !t->values || !t->headers || !t->readable)
+	t->facts = realloc(t->facts, cap * sizeof(*t->facts));
+	if (!t->keys || !t->values || !t->headers || !t->readable || !t->facts)
 		return -ENOMEM;
 	t->cap = cap;
 	return 0;
@@ -322,7 +319,7 @@ static bool same_object_class(struct tracker *t, uint64_t klass, uint64_t tracke
 int tracker_pass(struct tracker *t, bool final)
 {
 	bool can_reap = !final && __atomic_load_n(&t->reap->len, __ATOMIC_ACQUIRE) == 0;
-	bool compacted, pending, have_count;
+	bool compacted, pending, have_count, judge_slots, marks_final = false;
 	uint64_t count = 0, count_after;
 	size_t n, i, queued = 0;
 	int err;
@@ -343,6 +340,14 @@ int tracker_pass(struct tracker *t, bool final)
 	if (err)
 		return err;
 	target_read_many(t->pid, t->keys, n, sizeof(t->headers[0]), t->headers, t->readable);
+	judge_slots = !final && t->direct_delete && t->hl && t->gc_count_addr &&
+		      (t->hl->fl_age_mask || t->hl->page_age_bits);
+	if (judge_slots) {
+		err = slot_pages_read(&t->pages, t->pid, t->hl, t->keys, t->headers, n, t->facts);
+		if (err)
+			return err;
+		marks_final = marks_settled(t);
+	}
 	/* A zombie answers kill() but its memory is gone: its objects did not all die. */
 	if (target_gone(t->pid))
 		return -ESRCH; /* every read failed because the target is gone, not its objects */
@@ -364,11 +369,20 @@ int tracker_pass(struct tracker *t, bool final)
 	 */
 	reset_retained(t);
 	t->live = 0;
-	u64map_free(&t->dead, NULL);
-	memset(&t->dead, 0, sizeof(t->dead));
+	/*
+	 * Sampling keeps its verdicts until the deletes are done: a slot found
+	 * taken by a young object holds an old one at the next GC (tracker.h).
+	 */
+	if (!t->direct_delete) {
+		u64map_free(&t->dead, NULL);
+		memset(&t->dead, 0, sizeof(t->dead));
+	}
 	for (i = 0; i < n; i++) {
 		const struct live_object *obj = &t->values[i];
-		bool alive = t->readable[i] && object_header_alive(t->headers[i][0], obj->kind) &&
+		bool judged_dead = t->direct_delete &&
+				   (uintptr_t)u64map_get(&t->dead, t->keys[i]) == obj->seq + 1;
+		bool alive = !judged_dead && t->readable[i] &&
+			     object_header_alive(t->headers[i][0], obj->kind) &&
 			     (RBM_KIND_TYPE(obj->kind) == RB_T_IMEMO ||
 			      same_object_class(t, t->headers[i][1], obj->klass));
 		bool moved = t->readable[i] && (t->headers[i][0] & RB_T_MASK) == RB_T_MOVED;
@@ -377,9 +391,7 @@ int tracker_pass(struct tracker *t, bool final)
 		/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
 		if (alive && final && t->census && !census_still_alive(t, t->keys[i], obj))
 			alive = false;
-		else if (alive && t->direct_delete && t->hl &&
-			 (t->hl->fl_age_mask || t->hl->page_age_bits) && t->gc_count_addr &&
-			 slot_reused(t, t->keys[i], t->headers[i][0], obj))
+		else if (alive && judge_slots && slot_dead(t, &t->facts[i], marks_final, obj))
 			alive = false;
 
 		if (alive) {
@@ -393,11 +405,11 @@ int tracker_pass(struct tracker *t, bool final)
 		} else if (compacted && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id))) {
 			tally->not_followed++;
 		}
-		if (final || t->direct_delete) {
+		if (final || (t->direct_delete && !t->deletes_wait)) {
 			/* Probes are detached: nothing can race with this delete. */
 			bpf_map_delete_elem(t->live_fd, &t->keys[i]);
 		} else {
-			if (can_reap && queued < REAP_MAX) {
+			if (can_reap && !t->direct_delete && queued < REAP_MAX) {
 				t->reap->addr[queued] = t->keys[i];
 				t->reap->seq[queued] = obj->seq;
 				queued++;
@@ -546,6 +558,24 @@ int tracker_count_unverified(struct tracker *t)
 	return 0;
 }
 
+void tracker_delete_dead(struct tracker *t)
+{
+	size_t i;
+
+	u64map_for_each(&t->dead, i)
+	{
+		struct live_object obj;
+		uint64_t addr = t->dead.keys[i];
+
+		/* The slot may have a newer allocation since: that one stays. */
+		if (bpf_map_lookup_elem(t->live_fd, &addr, &obj) == 0 &&
+		    obj.seq + 1 == (uintptr_t)t->dead.values[i])
+			bpf_map_delete_elem(t->live_fd, &addr);
+	}
+	u64map_free(&t->dead, NULL);
+	memset(&t->dead, 0, sizeof(t->dead));
+}
+
 void tracker_free(struct tracker *t)
 {
 	u64map_free(&t->tallies, free);
@@ -554,4 +584,6 @@ void tracker_free(struct tracker *t)
 	free(t->values);
 	free(t->headers);
 	free(t->readable);
+	free(t->facts);
+	slot_pages_free(&t->pages);
 }

@@ -15,6 +15,7 @@
 #include "report.h"
 
 struct census;
+#include "slot_pages.h"
 #include "u64map.h"
 
 /* Outcome per class and call path, keyed by tally_key(klass, kind, stack_id). */
@@ -54,7 +55,14 @@ struct tracker {
 	 * rather than handed to a GC probe.
 	 */
 	bool direct_delete;
-	uint64_t garbage_seen; /* tracked objects the census called garbage */
+	/*
+	 * With direct_delete: the allocation links are still coming off (their
+	 * grace periods, ~0.1 s), so a probe might yet write the map.  The pass
+	 * still judges (a reused slot must be seen while its newcomer is young)
+	 * but keeps the dead in `dead` for tracker_delete_dead().
+	 */
+	bool deletes_wait;
+	uint64_t garbage_seen; /* tracked objects found unmarked awaiting the sweep */
 	uint64_t reused_seen;  /* tracked objects whose slot a younger object took */
 	/* The heap's layout, for slot reuse (sampling); NULL: not checked */
 	const struct heap_layout *hl;
@@ -78,13 +86,18 @@ struct tracker {
 	struct live_object *values;
 	uint64_t (*headers)[2];
 	bool *readable;
+	struct slot_facts *facts; /* what each one's page says (sampling) */
+	struct slot_pages pages;
 	size_t cap;
 
 	struct u64map tallies; /* class key -> struct class_tally */
 	/*
 	 * Entries the last pass found dead but could not delete yet (their
-	 * delete waits for the target's thread): address -> seq + 1.  Should
-	 * the target exit first, they stay dead in the final count.
+	 * delete waits for the target's thread, or under sampling for the
+	 * probes to be off): address -> seq + 1.  Should the target exit
+	 * first, they stay dead in the final count.  Sampling keeps them over
+	 * passes until deleted: a verdict of "reused" cannot be reached again
+	 * once the newcomer is old.
 	 */
 	struct u64map dead;
 	uint64_t compactions;
@@ -134,6 +147,12 @@ bool object_header_alive(uint64_t flags, uint32_t kind);
  * allocated since count as alive).
  */
 int tracker_count_unverified(struct tracker *t);
+/*
+ * Deletes the entries a pass found dead while deletes had to wait, those
+ * still holding the allocation that was judged.  Only once no probe can
+ * write the live map.
+ */
+void tracker_delete_dead(struct tracker *t);
 
 void tracker_free(struct tracker *t);
 

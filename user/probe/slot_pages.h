@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the heap pages say of the tracked slots, read for a whole pass in a
+ * few batched reads: whether the object is garbage awaiting the sweep, its
+ * age, and whether the write barrier protects it (an unprotected object
+ * never ages, so its age says nothing).
+ */
+#ifndef RBM_SLOT_PAGES_H
+#define RBM_SLOT_PAGES_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "heap_layout.h"
+
+struct slot_facts {
+	bool known;	  /* its page could be read */
+	bool unmarked;	  /* no mark bit, on a page the sweep has not reached yet */
+	bool unprotected; /* not protected by the write barrier */
+	uint8_t age;	  /* GCs survived, up to old (from the page's bits on 3.3+) */
+};
+
+/* Scratch kept between passes. */
+struct slot_pages {
+	uint64_t *addrs, *pages, *flags, *marks, *wbu, *ages;
+	bool *ok;
+	size_t cap;
+};
+
+/*
+ * Fills facts[i] for the object at slots[i] whose first word is
+ * first_words[i].  0 or -ENOMEM.  "unmarked" means garbage only if no GC
+ * began marking before or during the reads: the caller knows.
+ */
+int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct heap_layout *hl,
+		    const uint64_t *slots, const uint64_t (*headers)[2], size_t n,
+		    struct slot_facts *facts);
+void slot_pages_free(struct slot_pages *sp);
+
+#endif
