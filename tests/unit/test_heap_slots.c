@@ -120,6 +120,19 @@ Test(heap_slots, age_kind_klass)
 	cr_expect_eq(slot_klass(words), 0);
 }
 
+/* 3.3+: two age bits per bit granule, 32 granules a word (RVALUE_AGE_BITMAP). */
+Test(heap_slots, age_in_page_bits)
+{
+	uint64_t word = 3ULL << 62 | 2ULL << 2 | 1ULL;
+
+	cr_expect_eq(slot_age_in_bits(word, 0), 1);
+	cr_expect_eq(slot_age_in_bits(word, 1), 2);
+	cr_expect_eq(slot_age_in_bits(word, 2), 0);
+	cr_expect_eq(slot_age_in_bits(word, 31), 3);
+	/* Granule 33 is the second word's bit pair 1: the caller passes that word. */
+	cr_expect_eq(slot_age_in_bits(word, 33), 2);
+}
+
 /* Owned bytes, checked against ObjectSpace.memsize_of(obj) - 40 on 3.1.7. */
 Test(heap_slots, owned_bytes)
 {

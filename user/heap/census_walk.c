@@ -199,7 +199,7 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 				/* 3.3+: 2 bits per bit granule in the page (RVALUE_AGE_BITMAP) */
 				bit = base + i * step;
 				age = bit / 32 < 2 * nwords
-					  ? (age_bits[bit / 32] >> (bit % 32 * 2)) & 3
+					  ? slot_age_in_bits(age_bits[bit / 32], bit)
 					  : 0;
 			} else {
 				age = (unsigned int) ((flags & age_mask) >> age_shift);

@@ -96,6 +96,12 @@ static inline unsigned int slot_age(const struct heap_layout *hl, uint64_t flags
 	return (unsigned int) ((flags & hl->fl_age_mask) >> hl->fl_age_shift);
 }
 
+/* 3.3+: the age of the slot at bit granule `bit`, from the page's age bitmap word holding it. */
+static inline unsigned int slot_age_in_bits(uint64_t age_word, uint64_t bit)
+{
+	return (unsigned int) (age_word >> (bit % 32 * 2)) & 3;
+}
+
 /* The tracker's kind: the builtin type, plus the imemo subtype in bits 8..11. */
 static inline uint32_t slot_kind(uint64_t flags)
 {

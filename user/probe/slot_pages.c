@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "slot_pages.h"
+#include "slots.h"
 #include "target_mem.h"
 
 static int grow(struct slot_pages *sp, size_t n)
@@ -100,17 +101,17 @@ int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct heap_layout *
 		read_words(sp, pid, n, sp->ages, facts, age_off, hl, slots);
 	for (i = 0; i < n; i++) {
 		uint64_t bit = slot_bit(hl, slots[i]);
-		bool before_sweep = (uint32_t) sp->flags[i] & hl->page_before_sweep;
 
 		if (!facts[i].known)
 			continue;
-		facts[i].unmarked = before_sweep && !((sp->marks[i] >> (bit % 64)) & 1);
+		facts[i].before_sweep = (uint32_t) sp->flags[i] & hl->page_before_sweep;
+		facts[i].marked = (sp->marks[i] >> (bit % 64)) & 1;
 		facts[i].unprotected =
 		    !hl->page_wb_unprotected_bits || ((sp->wbu[i] >> (bit % 64)) & 1);
 		if (hl->page_age_bits)
-			facts[i].age = (sp->ages[i] >> (bit % 32 * 2)) & 3;
+			facts[i].age = slot_age_in_bits(sp->ages[i], bit);
 		else
-			facts[i].age = (headers[i][0] & hl->fl_age_mask) >> hl->fl_age_shift;
+			facts[i].age = slot_age(hl, headers[i][0]);
 	}
 	return 0;
 }

@@ -14,10 +14,11 @@
 #include "heap_layout.h"
 
 struct slot_facts {
-	bool known;	  /* its page could be read */
-	bool unmarked;	  /* no mark bit, on a page the sweep has not reached yet */
-	bool unprotected; /* not protected by the write barrier */
-	uint8_t age;	  /* GCs survived, up to old (from the page's bits on 3.3+) */
+	bool known;	   /* its page could be read */
+	bool marked;	   /* its mark bit */
+	bool before_sweep; /* its page is still to be swept (slot_classify) */
+	bool unprotected;  /* not protected by the write barrier */
+	uint8_t age;	   /* GCs survived, up to old (from the page's bits on 3.3+) */
 };
 
 /* Scratch kept between passes. */
@@ -29,8 +30,8 @@ struct slot_pages {
 
 /*
  * Fills facts[i] for the object at slots[i] whose first word is
- * first_words[i].  0 or -ENOMEM.  "unmarked" means garbage only if no GC
- * began marking before or during the reads: the caller knows.
+ * headers[i][0].  0 or -ENOMEM.  The marks are final only if no GC began
+ * marking before or during the reads: the caller knows.
  */
 int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct heap_layout *hl,
 		    const uint64_t *slots, const uint64_t (*headers)[2], size_t n,

@@ -8,6 +8,7 @@
 #include "census.h"
 #include "procmaps.h"
 #include "slot_pages.h"
+#include "slots.h"
 #include "target_mem.h"
 #include "tracker.h"
 
@@ -172,12 +173,15 @@ static bool marks_settled(struct tracker *t)
  * the reuse sees it young, while the garbage check has the whole cycle
  * before: a pass every GC cycle catches either.
  */
-static bool slot_dead(struct tracker *t, const struct slot_facts *f, bool marks_final,
-		      const struct live_object *obj)
+static bool slot_dead(struct tracker *t, const struct slot_facts *f, uint64_t flags,
+		      bool marks_final, const struct live_object *obj)
 {
+	bool unjudged;
+
 	if (!f->known)
 		return false;
-	if (f->unmarked && marks_final) {
+	if (slot_classify(flags, f->marked, f->before_sweep, !marks_final, &unjudged) ==
+	    SLOT_GARBAGE) {
 		t->garbage_seen++;
 		return true;
 	}
@@ -316,6 +320,12 @@ static bool same_object_class(struct tracker *t, uint64_t klass, uint64_t tracke
 	return false;
 }
 
+static void forget_dead(struct tracker *t)
+{
+	u64map_free(&t->dead, NULL);
+	memset(&t->dead, 0, sizeof(t->dead));
+}
+
 int tracker_pass(struct tracker *t, bool final)
 {
 	bool can_reap = !final && __atomic_load_n(&t->reap->len, __ATOMIC_ACQUIRE) == 0;
@@ -373,10 +383,8 @@ int tracker_pass(struct tracker *t, bool final)
 	 * Sampling keeps its verdicts until the deletes are done: a slot found
 	 * taken by a young object holds an old one at the next GC (tracker.h).
 	 */
-	if (!t->direct_delete) {
-		u64map_free(&t->dead, NULL);
-		memset(&t->dead, 0, sizeof(t->dead));
-	}
+	if (!t->direct_delete)
+		forget_dead(t);
 	for (i = 0; i < n; i++) {
 		const struct live_object *obj = &t->values[i];
 		bool judged_dead = t->direct_delete &&
@@ -391,7 +399,7 @@ int tracker_pass(struct tracker *t, bool final)
 		/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
 		if (alive && final && t->census && !census_still_alive(t, t->keys[i], obj))
 			alive = false;
-		else if (alive && judge_slots && slot_dead(t, &t->facts[i], marks_final, obj))
+		else if (alive && judge_slots && slot_dead(t, &t->facts[i], t->headers[i][0], marks_final, obj))
 			alive = false;
 
 		if (alive) {
@@ -572,8 +580,7 @@ void tracker_delete_dead(struct tracker *t)
 		    obj.seq + 1 == (uintptr_t)t->dead.values[i])
 			bpf_map_delete_elem(t->live_fd, &addr);
 	}
-	u64map_free(&t->dead, NULL);
-	memset(&t->dead, 0, sizeof(t->dead));
+	forget_dead(t);
 }
 
 void tracker_free(struct tracker *t)
