@@ -622,12 +622,14 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 	/* The probes take a while to come off: the final counts must not move meanwhile. */
 	if (ps->frozen)
 		return 0;
+	if (cookie & RBM_COOKIE_FROM_STORE)
+		obj = stored_object();
 	/*
 	 * The probes go on and come off one after another: outside the span
 	 * where all are on, counting would over-sample the last ones.
 	 */
 	if (ps->sampling && !ps->window_open) {
-		forget_replaced(ps, slot, cookie & RBM_COOKIE_FROM_STORE ? stored_object() : obj);
+		forget_replaced(ps, slot, obj);
 		return 0;
 	}
 	if ((hit & (ps->sampling ? TIMED_HIT_MASK : TIMED_HIT_MASK_FULL)) == 0)
@@ -635,15 +637,13 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 	if (ps->reap_at_alloc)
 		reap_pending(slot);
 	if (ps->sampling && !window_records(ps)) {
-		forget_replaced(ps, slot, cookie & RBM_COOKIE_FROM_STORE ? stored_object() : obj);
+		forget_replaced(ps, slot, obj);
 		if (start) {
 			__sync_fetch_and_add(&ps->skip_ns, bpf_ktime_get_ns() - start);
 			__sync_fetch_and_add(&ps->skip_timed, 1);
 		}
 		return 0;
 	}
-	if (cookie & RBM_COOKIE_FROM_STORE)
-		obj = stored_object();
 	/* The probe and its hit count tell two objects born at one address apart. */
 	track(ps, slot, obj, probe << 56 | hit);
 	if (start) {
