@@ -391,41 +391,10 @@ static double wait_until(double deadline, double max)
 	return wait < 0 ? 0 : wait < max ? wait : max;
 }
 
-/* A pass in a window only with this much of it left: a pass must not hold the probes on. */
-#define PASS_IN_WINDOW_MARGIN 0.005
-
-/*
- * Sampling: a pass after every GC, at most every 20 ms, so that a tracked
- * object's death is seen while it lies unmarked or its slot's newcomer is
- * young (tracker.c).  The GC count is looked at every 5 ms at most.
- * Sampling deletes the dead entries itself, once no probe can write the
- * map: while a window is open or its links come off (~0.1 s), a pass
- * judges all the same and its deletes wait.
- */
-static void judge_tracked(struct session *s, double t, bool probes_on)
+double session_poll(struct session *s, double t)
 {
 	bool worked = false;
 
-	if (!s->sampling || t - s->last_gc_look >= 0.005) {
-		s->last_gc_look = t;
-		worked = gc_worked(s, t);
-	}
-	s->tracker.deletes_wait =
-		s->sampling &&
-		(probes_on || __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE) > 0);
-	if (worked &&
-	    t - s->last_pass >= (s->sampling && s->pass_gc_count != s->seen_gc_count ? 0.02 : 0.2)) {
-		s->last_pass = t;
-		s->pass_gc_count = s->seen_gc_count;
-		if (tracker_pass(&s->tracker, false) == -ESRCH)
-			return; /* noticed at the next turn */
-	}
-	if (s->sampling && !s->tracker.deletes_wait && s->tracker.dead.len)
-		tracker_delete_dead(&s->tracker);
-}
-
-double session_poll(struct session *s, double t)
-{
 	/* Sampling looks at the counter up to every half millisecond: /proc is read less often. */
 	if (t - s->last_end_check >= 0.01 || !s->sampling) {
 		s->last_end_check = t;
@@ -450,12 +419,33 @@ double session_poll(struct session *s, double t)
 				s->last_names = t;
 				session_refresh_names(s);
 			}
-			if (windows_next(&s->windows) - t > PASS_IN_WINDOW_MARGIN)
-				judge_tracked(s, t, true);
-			return wait_until(windows_next(&s->windows), 0.02);
+			return wait_until(windows_next(&s->windows), 1);
 		}
 	}
-	judge_tracked(s, t, false);
+	/*
+	 * Sampling: a pass after every GC, at most every 20 ms, so that a
+	 * tracked object's death is seen while it lies unmarked or its slot's
+	 * newcomer is young (tracker.c).  The GC count is looked at every 5 ms
+	 * at most.  Sampling deletes the dead entries itself, once no probe
+	 * can write the map: no pass runs while a window is open (above: it
+	 * must not hold the probes on), and while its links come off (~0.1 s)
+	 * a pass judges all the same and its deletes wait.
+	 */
+	if (!s->sampling || t - s->last_gc_look >= 0.005) {
+		s->last_gc_look = t;
+		worked = gc_worked(s, t);
+	}
+	s->tracker.deletes_wait =
+		s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE) > 0;
+	if (worked &&
+	    t - s->last_pass >= (s->sampling && s->pass_gc_count != s->seen_gc_count ? 0.02 : 0.2)) {
+		s->last_pass = t;
+		s->pass_gc_count = s->seen_gc_count;
+		if (tracker_pass(&s->tracker, false) == -ESRCH)
+			return 0; /* noticed at the next turn */
+	}
+	if (s->sampling && !s->tracker.deletes_wait && s->tracker.dead.len)
+		tracker_delete_dead(&s->tracker);
 	/* Often: a class first seen just before the target exits still needs its name. */
 	if (t - s->last_names >= 0.2) {
 		s->last_names = t;
