@@ -92,9 +92,16 @@ int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct heap_layout *
 		facts[i].known =
 		    sp->ok[i] && sp->pages[i] && slot_bit(hl, slots[i]) / 64 < hl->bitmap_words;
 	}
-	/* The flags word is a u32 inside the struct: 8 bytes read, the low half kept (x86-64). */
-	read_words(sp, pid, n, sp->flags, facts, flags_off, hl, slots);
+	/*
+	 * The marks before the flags: sweeping a page clears its before_sweep
+	 * first and resets its marks to the old objects' at the end, so marks
+	 * read after the flags could be the reset ones, and a young live object
+	 * would read unmarked on an unswept page.  A page still unswept after
+	 * the marks were read had its final marks then.  The flags word is a
+	 * u32 inside the struct: 8 bytes read, the low half kept (x86-64).
+	 */
 	read_words(sp, pid, n, sp->marks, facts, mark_off, hl, slots);
+	read_words(sp, pid, n, sp->flags, facts, flags_off, hl, slots);
 	if (hl->page_wb_unprotected_bits)
 		read_words(sp, pid, n, sp->wbu, facts, wbu_off, hl, slots);
 	if (hl->page_age_bits)
