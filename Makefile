@@ -123,7 +123,7 @@ unit: $(OUTPUT)/unit_tests $(FIXTURES)
 $(OUTPUT)/gen-ruby-tables: scripts/gen-ruby-tables.c $(USER_OBJS)
 	$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
 
-# Regenerates user/target/ruby_offsets_gen.h and user/heap/heap_layout_gen.h from the test Rubies.
+# Regenerates user/ruby/ruby_layout_gen.h from the test Rubies.
 gen-tables: $(OUTPUT)/gen-ruby-tables
 	./scripts/gen-ruby-tables.sh
 

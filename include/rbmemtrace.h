@@ -2,6 +2,9 @@
 /* Structures shared by the BPF program and the userspace loader. */
 #ifndef RBMEMTRACE_H
 #define RBMEMTRACE_H
+#ifndef __bpf__
+#include <linux/types.h> /* the BPF side has them from vmlinux.h */
+#endif
 
 /* Ruby's builtin type is the low 5 bits of RBasic.flags (stable since 2.x). */
 #define RB_T_MASK 0x1f

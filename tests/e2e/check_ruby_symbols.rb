@@ -1,4 +1,4 @@
-# Live check of user/target/ruby_symbols.c: finds ruby_global_symbols in a running
+# Live check of user/ruby/ruby_symbols.c: finds ruby_global_symbols in a running
 # Ruby and compares ID names with what that Ruby says.  Needs root (or ptrace
 # rights over the child) and the user objects: run `make rbmemtrace` first.
 #   ruby tests/e2e/check_ruby_symbols.rb

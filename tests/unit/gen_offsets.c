@@ -1,6 +1,6 @@
 /*
  * Prints Ruby's own struct offsets, compiled against the MJIT header that
- * ruby-dev ships, so the unit tests can check user/target/ruby_versions.c against it.
+ * ruby-dev ships, so the unit tests can check user/ruby/ruby_versions.c against it.
  */
 #include "rb_mjit_min_header.h"
 #include <stdio.h>
@@ -68,5 +68,9 @@ int main(void)
 	P("MJIT_ISEQ_TYPE_METHOD", ISEQ_TYPE_METHOD);
 	P("MJIT_ISEQ_TYPE_BLOCK", ISEQ_TYPE_BLOCK);
 	P("MJIT_METHOD_TYPE_ISEQ", VM_METHOD_TYPE_ISEQ);
+	P("MJIT_RACTOR_MAIN_THREAD", offsetof(rb_ractor_t, threads.main));
+	P("MJIT_THREAD_SELF", offsetof(rb_thread_t, self));
+	P("MJIT_THREAD_EC", offsetof(rb_thread_t, ec));
+	P("MJIT_EC_THREAD_PTR", offsetof(rb_execution_context_t, thread_ptr));
 	return 0;
 }

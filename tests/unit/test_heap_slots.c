@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "census.h"
-#include "heap_layout.h"
+#include "helpers.h"
+#include "ruby_versions.h"
 #include "rbmemtrace.h"
 #include "slots.h"
 
@@ -14,21 +15,13 @@
 #define T_DATA 0x0c
 #define FLU(n) (1ULL << (12 + (n)))
 
-static const struct heap_layout *hl31(void)
+static const struct ruby_layout *hl31(void)
 {
-	const struct heap_layout *hl = heap_layout_for("3.1.7");
-
-	cr_assert_not_null(hl);
-	return hl;
+	return test_layout_of("3.1.7");
 }
 
-Test(heap_layout, lookup)
+Test(heap_layout, the_31_pages)
 {
-	cr_expect_not_null(heap_layout_for("3.1"));
-	cr_expect_eq(heap_layout_for("3.1.2"), heap_layout_for("3.1.7"));
-	cr_expect_null(heap_layout_for("3.10.0"));
-	cr_expect_null(heap_layout_for("3.3.0"));
-	cr_expect_null(heap_layout_for(NULL));
 	/* GC::INTERNAL_CONSTANTS of 3.1.7: 16 KiB pages, 409 slots of 40 B, 56-byte bitmaps. */
 	cr_expect_eq(hl31()->page_size, 16384);
 	cr_expect_eq(hl31()->max_slots, (16384 - 8) / 40);
@@ -57,24 +50,24 @@ Test(heap_layout, ages_may_lag)
 	    {0x1801, true},  /* an incremental marking between its steps */
 	};
 	const char *series[] = {"3.3", "3.4"};
-	const struct heap_layout *h31 = hl31();
+	const struct ruby_layout *h31 = hl31();
 	size_t i, k;
 
 	for (k = 0; k < 2; k++) {
-		const struct heap_layout *hl = heap_layout_entry(series[k]);
+		const struct ruby_layout *hl = ruby_versions_entry(series[k]);
 
 		cr_assert_not_null(hl, "%s", series[k]);
-		cr_expect_eq(hl->os_flags_during_gc, 1u << 5, "%s", series[k]);
+		cr_expect_eq(hl->objspace_flags_during_gc, 1u << 5, "%s", series[k]);
 		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-			cr_expect_eq(heap_layout_ages_may_lag(hl, cases[i].flags), cases[i].lag,
+			cr_expect_eq(ruby_layout_ages_may_lag(hl, cases[i].flags), cases[i].lag,
 				     "%s flags %#x", series[k], cases[i].flags);
 	}
 	/* 3.1: the same bits but during_incremental_marking at 10. */
-	cr_expect_eq(h31->os_flags_during_gc, 1u << 5);
-	cr_expect(heap_layout_ages_may_lag(h31, 0x20));
-	cr_expect(heap_layout_ages_may_lag(h31, 0x401));
-	cr_expect(!heap_layout_ages_may_lag(h31, 0x22));
-	cr_expect(!heap_layout_ages_may_lag(h31, 0x202));
+	cr_expect_eq(h31->objspace_flags_during_gc, 1u << 5);
+	cr_expect(ruby_layout_ages_may_lag(h31, 0x20));
+	cr_expect(ruby_layout_ages_may_lag(h31, 0x401));
+	cr_expect(!ruby_layout_ages_may_lag(h31, 0x22));
+	cr_expect(!ruby_layout_ages_may_lag(h31, 0x202));
 }
 
 Test(heap_slots, classify)
@@ -106,7 +99,7 @@ Test(heap_slots, classify)
 
 Test(heap_slots, age_kind_klass)
 {
-	const struct heap_layout *hl = hl31();
+	const struct ruby_layout *hl = hl31();
 	uint64_t words[5] = {RB_T_STRING | (1 << 5), 0x7f0000001000, 0, 0, 0};
 
 	cr_expect_eq(slot_age(hl, RB_T_STRING), 0);
@@ -136,7 +129,7 @@ Test(heap_slots, age_in_page_bits)
 /* Owned bytes, checked against ObjectSpace.memsize_of(obj) - 40 on 3.1.7. */
 Test(heap_slots, owned_bytes)
 {
-	const struct heap_layout *hl = hl31();
+	const struct ruby_layout *hl = hl31();
 	uint64_t w[5], st;
 
 	/* OWNED(flags, word 2, word 3, word 4): slot words after flags and klass */

@@ -21,7 +21,10 @@
 #include "elfinfo.h"
 #include "mjit_offsets.h"
 #include "procmaps.h"
+#include "helpers.h"
+#include "rbmemtrace.h"
 #include "ruby_versions.h"
+#include "ruby_string.h"
 #include "target_mem.h"
 
 #define FAKE_LIB ".output/fixtures/libruby-9.9.so"
@@ -176,7 +179,7 @@ Test(live_ruby, find_ruby_in_fake_ruby)
 				 6),
 		     0);
 	cr_expect_str_eq(version, "9.9.0");
-	cr_expect_null(ruby_offsets_for(version));
+	cr_expect_null(ruby_versions_entry(version));
 	child_stop(&c);
 }
 
@@ -224,10 +227,10 @@ enum { A_OBJECT, A_STRING, A_BAR, A_FOO, A_LONG, A_ANON, A_ANON_MOD, A_BAR_SINGL
 
 /* Starts class_script and sets up a class namer on it. */
 static void start_class_script(struct child *c, uint64_t *a, struct class_namer *cn,
-			       const struct ruby_offsets **offp)
+			       const struct ruby_layout **offp)
 {
 	char *argv[] = {"ruby", "-e", (char *)class_script, NULL};
-	const struct ruby_offsets *off = ruby_offsets_for(MJIT_RUBY_VERSION);
+	const struct ruby_layout *off = test_layout_of(MJIT_RUBY_VERSION);
 	uint64_t object_class;
 	struct ruby_image img;
 	char err[512] = "";
@@ -254,7 +257,7 @@ static void start_class_script(struct child *c, uint64_t *a, struct class_namer 
 
 Test(live_ruby, class_names_and_strings)
 {
-	const struct ruby_offsets *off;
+	const struct ruby_layout *off;
 	struct class_namer cn;
 	uint64_t a[A_COUNT];
 	char want[128], buf[256];
@@ -289,9 +292,9 @@ Test(live_ruby, class_names_and_strings)
 	cr_expect_str_eq(class_namer_key_name(&cn, a[A_BAR], RB_T_OBJECT), "Foo::Bar");
 
 	/* Strings, embedded and on the heap. */
-	cr_assert_eq(target_read_rstring(c.pid, off, a[A_SHORT_STR], buf, sizeof(buf)), 0);
+	cr_assert_eq(ruby_read_string(c.pid, off, a[A_SHORT_STR], buf, sizeof(buf)), 0);
 	cr_expect_str_eq(buf, "short");
-	cr_assert_eq(target_read_rstring(c.pid, off, a[A_LONG_STR], buf, sizeof(buf)), 0);
+	cr_assert_eq(ruby_read_string(c.pid, off, a[A_LONG_STR], buf, sizeof(buf)), 0);
 	cr_expect_eq(strlen(buf), 100);
 	cr_expect_eq(strspn(buf, "x"), 100);
 	class_namer_free(&cn);
@@ -304,11 +307,11 @@ Test(live_ruby, class_names_and_strings)
  * field, but that field now points at the singleton class itself, so the
  * namer recurses into the same class until its depth limit and prints
  * "#<Class:#<#<Class:#<... #<unreadable class 0x...>...>>".  Disabled until
- * user/target/classnames.c follows RCLASS_SUPER past singleton classes.
+ * user/ruby/classnames.c follows RCLASS_SUPER past singleton classes.
  */
 Test(live_ruby, singleton_class_of_an_object)
 {
-	const struct ruby_offsets *off;
+	const struct ruby_layout *off;
 	struct class_namer cn;
 	uint64_t a[A_COUNT];
 	char want[128];
@@ -328,7 +331,7 @@ Test(live_ruby, class_namer_init_checks_object)
 			"require 'objspace'; require 'json'; STDOUT.sync = true; $s = 'str' * 9; "
 			"puts JSON.parse(ObjectSpace.dump($s))['address']; sleep 30",
 			NULL};
-	const struct ruby_offsets *off = ruby_offsets_for(MJIT_RUBY_VERSION);
+	const struct ruby_layout *off = test_layout_of(MJIT_RUBY_VERSION);
 	struct class_namer cn;
 	char err[512] = "";
 	struct child c;
@@ -351,7 +354,7 @@ Test(live_ruby, objspace_allocation_counters)
 			"a = GC.stat(:total_allocated_objects); f = GC.stat(:total_freed_objects); "
 			"puts \"#{a} #{f} #{GC.count}\"; sleep 30",
 			NULL};
-	const struct ruby_offsets *off = ruby_offsets_for(MJIT_RUBY_VERSION);
+	const struct ruby_layout *off = test_layout_of(MJIT_RUBY_VERSION);
 	uint64_t sym, vm, objspace, allocated, freed, count;
 	unsigned long want_allocated, want_freed, want_count;
 	struct ruby_image img;

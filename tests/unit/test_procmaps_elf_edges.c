@@ -374,7 +374,7 @@ Test(elf_edges, resolve_needed_origin_of_bare_name)
  * with LD_LIBRARY_PATH=dir the process maps dir/libruby-9.9.so.
  * elf_resolve_needed searches RUNPATH first and returns the other copy; in
  * launch mode rbmemtrace would then attach to a libruby the child never maps.
- * Disabled until user/target/elfinfo.c follows the loader's order.
+ * Disabled until user/process/elfinfo.c follows the loader's order.
  */
 Test(elf_edges, resolve_needed_ld_library_path_before_runpath)
 {

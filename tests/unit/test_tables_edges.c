@@ -1,73 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The version table lookup, type and imemo names, u64map and the tracker's
- * pure helpers, beyond test_logic.c and test_offsets.c.
+ * Type and imemo names, u64map and the tracker's pure helpers, beyond
+ * test_logic.c.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "classnames.h"
-#include "mjit_offsets.h"
 #include "rbmemtrace.h"
-#include "ruby_versions.h"
 #include "tracker.h"
 #include "u64map.h"
-
-Test(versions_edges, series_matching)
-{
-	const struct ruby_offsets *o = ruby_offsets_for("3.1.7");
-
-	cr_assert_not_null(o);
-	cr_expect_str_eq(o->series, "3.1");
-	/* Every 3.1 spelling gives the same entry. */
-	cr_expect_eq(ruby_offsets_for("3.1.2"), o);
-	cr_expect_eq(ruby_offsets_for("3.1"), o);
-	cr_expect_eq(ruby_offsets_for("3.1.0"), o);
-	cr_expect_eq(ruby_offsets_for(MJIT_RUBY_VERSION), o);
-	/* Not 3.1. */
-	cr_expect_null(ruby_offsets_for("3.10.0"));
-	cr_expect_null(ruby_offsets_for("3.11"));
-	cr_expect_null(ruby_offsets_for("3.2.0"));
-	cr_expect_null(ruby_offsets_for("3.0.6"));
-	cr_expect_null(ruby_offsets_for("2.7.8"));
-	cr_expect_null(ruby_offsets_for("9.9.0"));
-	cr_expect_null(ruby_offsets_for("3"));
-	cr_expect_null(ruby_offsets_for("3."));
-	cr_expect_null(ruby_offsets_for("3.1a"));
-	cr_expect_null(ruby_offsets_for(" 3.1.7"));
-	cr_expect_null(ruby_offsets_for(""));
-}
-
-Test(versions_edges, entry_is_self_consistent)
-{
-	const struct ruby_offsets *o = ruby_offsets_for("3.1");
-
-	cr_assert_not_null(o);
-	cr_expect(strstr(ruby_traced_series(), o->series) != NULL);
-	cr_expect(strstr(o->verified, "3.1.7") != NULL);
-	/* Layout facts the readers rely on, each a property of the numbers. */
-	cr_expect_eq(o->rstring_embed_len_mask >> o->rstring_embed_len_shift, 0x1f,
-		     "5-bit embedded length");
-	cr_expect_eq(o->rarray_embed_len_mask >> o->rarray_embed_len_shift, 0x3);
-	cr_expect_geq(o->rstring_embed_len_mask >> o->rstring_embed_len_shift, 3 * 8 - 1,
-		      "the mask holds RSTRING_EMBED_LEN_MAX (23)");
-	cr_expect_eq(o->rstring_noembed & o->rstring_embed_len_mask, 0);
-	cr_expect_eq(o->fl_singleton & o->rstring_noembed, 0);
-	/* target_read_rstring reads 4 words: heap len and ptr must be inside them. */
-	cr_expect_lt(o->rstring_heap_len, 32);
-	cr_expect_lt(o->rstring_heap_ptr, 32);
-	cr_expect_eq(o->rstring_heap_len % 8, 0);
-	cr_expect_eq(o->rstring_heap_ptr % 8, 0);
-	/* st_table entries are {hash, key, record}: three words, as class_ivar reads. */
-	cr_expect_eq(o->st_entry_size, 3 * 8);
-	cr_expect_eq(o->st_entries_bound, o->st_entries_start + 8);
-	/* The imemo numbers name what they should. */
-	cr_expect_str_eq(ruby_imemo_name(o->imemo_iseq), "iseq");
-	cr_expect_str_eq(ruby_imemo_name(o->imemo_ment), "ment");
-	cr_expect_eq(o->imemo_iseq, MJIT_IMEMO_ISEQ);
-	cr_expect_eq(o->imemo_ment, MJIT_IMEMO_MENT);
-}
 
 Test(classnames_edges, every_type_name)
 {
@@ -335,41 +278,4 @@ Test(tracker_edges, class_keys_distinct_over_a_grid)
 	cr_expect_neq(tally_key(0x1000, RB_T_STRING, 1), tally_key(0x1000, RB_T_STRING, 2));
 	cr_expect_eq(tally_key(0x1000, RB_T_STRING, 0), class_key_id(0x1000, RB_T_STRING),
 		     "no call path: the class key itself");
-}
-
-/* Where objects are born, per series: the lists ruby-versions.md 2.1 gives. */
-Test(versions_edges, alloc_points_per_series)
-{
-	const struct ruby_alloc_points *p31 = ruby_alloc_points_for("3.1.7");
-	const struct ruby_alloc_points *p33 = ruby_alloc_points_for("3.3.8");
-	const struct ruby_alloc_points *p34 = ruby_alloc_points_for("3.4.11");
-	size_t n31 = 0, n33 = 0, n34 = 0, i;
-
-	cr_assert(p31 && p33 && p34);
-	cr_expect_null(ruby_alloc_points_for("3.2.0"), "3.2 was never checked");
-	cr_expect_null(ruby_alloc_points_for("3.10.0"));
-	cr_expect_null(ruby_alloc_points_for("4.0.0"));
-	cr_expect_null(ruby_alloc_points_for(NULL));
-	while (p31->functions[n31])
-		n31++;
-	while (p33->functions[n33])
-		n33++;
-	while (p34->functions[n34])
-		n34++;
-	cr_expect_eq(n31, 9);
-	cr_expect_eq(n33, 9);
-	cr_expect_eq(n34, 5, "3.4 allocates through five exported functions");
-	/* 3.4's Foo.new goes through rb_wb_protected_newobj_of: probing the allocator too would count twice. */
-	cr_expect(p31->hidden_class_allocator && p33->hidden_class_allocator);
-	cr_expect(!p34->hidden_class_allocator);
-	for (i = 0; i < n34; i++) {
-		cr_expect_neq(strcmp(p34->functions[i], "rb_imemo_new"), 0, "W in 3.4: a PLT call");
-		cr_expect_neq(strcmp(p34->functions[i], "rb_alloc_tmp_buffer_with_count"), 0);
-	}
-	for (i = 0; i < n33; i++)
-		cr_expect_neq(strcmp(p33->functions[i], "rb_ec_wb_protected_newobj_of"), 0,
-			      "merged into rb_wb_protected_newobj_of in 3.3");
-	/* The allocating frame's pc is on its instruction only in 3.1. */
-	cr_expect(p31->alloc_pc_on_insn && !p33->alloc_pc_on_insn && !p34->alloc_pc_on_insn);
-	cr_expect_str_eq(ruby_traced_series(), "3.1, 3.3, 3.4");
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "classnames.h"
 #include "procmaps.h"
+#include "helpers.h"
 #include "ruby_versions.h"
 #include "target_file.h"
 #include "target_mem.h"
@@ -192,7 +193,7 @@ Test(target_gone, live_zombie_and_reaped)
 Test(target_gone, errors_say_the_pid_exited)
 {
 	pid_t pid = zombie();
-	const struct ruby_offsets *off = ruby_offsets_for("3.1.7");
+	const struct ruby_layout *off = test_layout_of("3.1.7");
 	struct ruby_image img;
 	struct class_namer cn;
 	char err[512] = "", want[64];

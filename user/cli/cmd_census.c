@@ -74,7 +74,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* Takes the census of one target and fills r with it. */
 static void take_census(struct ruby_target *t, struct report *r)
 {
-	const struct heap_layout *hl = t->hl;
+	const struct ruby_layout *hl = &t->layout;
 	struct class_namer namer;
 	struct census c = {};
 	char err[512];

@@ -188,7 +188,7 @@ static void find_targets(void)
 
 		if (regcomp(&re, args.match, REG_EXTENDED | REG_NOSUB))
 			rbm_die("invalid --match: %s (an extended regular expression)", args.match);
-		n = proc_find_rubies(&re, getpid(), RUBY_NEED_MEMORY, pids,
+		n = ruby_find_processes(&re, getpid(), RUBY_NEED_MEMORY, pids,
 				     TOP_MAX_PROCS - collector.ntargets);
 		regfree(&re);
 		if (!n && !collector.ntargets)

@@ -112,12 +112,10 @@ void cli_heap_open(struct ruby_target *t, struct class_namer *namer)
 {
 	char err[512];
 
-	if (!t->hl)
-		rbm_die("no heap layout for Ruby %s (PID %d)", t->version, t->pid);
 	t->objspace = ruby_target_find_objspace(t);
 	if (!t->objspace)
 		rbm_die("cannot find the object space of PID %d", t->pid);
-	if (class_namer_init(namer, t->pid, t->off, ruby_target_global(t, "rb_cObject"), err,
+	if (class_namer_init(namer, t->pid, &t->layout, ruby_target_global(t, "rb_cObject"), err,
 			     sizeof(err)))
 		rbm_die("%s", err);
 }

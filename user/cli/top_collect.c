@@ -89,7 +89,7 @@ static void refresh_one(struct top_target *tt, struct top_model *m, double t)
 		top_frame_keep(m, pid);
 		return;
 	}
-	ret = census_take(&cen, pid, tt->target.hl, tt->target.objspace, false, err, sizeof(err));
+	ret = census_take(&cen, pid, &tt->target.layout, tt->target.objspace, false, err, sizeof(err));
 	if (ret == -ESRCH || target_gone(pid) || !ruby_target_same_program(&tt->target)) {
 		census_free(&cen);
 		mark_gone(p, tt, target_gone(pid) ? "exited" : "no longer runs the same program");

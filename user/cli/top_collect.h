@@ -10,7 +10,7 @@
 #define RBM_TOP_COLLECT_H
 #include <stdbool.h>
 #include "classnames.h"
-#include "heap_layout.h"
+#include "ruby_layout.h"
 #include "report.h"
 #include "ruby_target.h"
 #include "session.h"

@@ -97,8 +97,8 @@ static void scan(struct many *m)
 	pid_t pids[MANY_MAX];
 	size_t n, i;
 
-	n = proc_find_rubies(m->have_re ? &m->re : NULL, getpid(), RUBY_NEED_TRACE, pids, MANY_MAX);
-	/* proc_find_rubies checked each; one that exits since is skipped by add_process. */
+	n = ruby_find_processes(m->have_re ? &m->re : NULL, getpid(), RUBY_NEED_TRACE, pids, MANY_MAX);
+	/* ruby_find_processes checked each; one that exits since is skipped by add_process. */
 	for (i = 0; i < n; i++)
 		if (!traced(m, pids[i]))
 			add_process(m, pids[i], true);

@@ -78,7 +78,7 @@ struct gc_state {
  * os_allocated_pages pointers.  GC.stat's totals are objspace-wide in 3.1,
  * the sums of the size pools' counters from 3.2 on.
  */
-static int read_gc_state(pid_t pid, const struct heap_layout *hl, uint64_t os, struct gc_state *s)
+static int read_gc_state(pid_t pid, const struct ruby_layout *hl, uint64_t os, struct gc_state *s)
 {
 	uint64_t v[2];
 	uint32_t i;
@@ -90,9 +90,9 @@ static int read_gc_state(pid_t pid, const struct heap_layout *hl, uint64_t os, s
 	 * during_gc set, so a count that includes a GC comes with flags that
 	 * show it under way, or a marking done.
 	 */
-	if ((ret = target_read_u64(pid, os + hl->os_gc_count, &s->count)) ||
-	    (ret = target_read(pid, os + hl->os_flags, &s->flags, sizeof(s->flags))) ||
-	    (ret = target_read_u64(pid, os + hl->os_sorted, &s->sorted)))
+	if ((ret = target_read_u64(pid, os + hl->objspace_gc_count, &s->count)) ||
+	    (ret = target_read(pid, os + hl->objspace_flags, &s->flags, sizeof(s->flags))) ||
+	    (ret = target_read_u64(pid, os + hl->objspace_sorted, &s->sorted)))
 		return ret;
 	if (hl->sorted_darray_data) {
 		s->npages = 0;
@@ -100,17 +100,17 @@ static int read_gc_state(pid_t pid, const struct heap_layout *hl, uint64_t os, s
 			return ret;
 		if (s->sorted)
 			s->sorted += hl->sorted_darray_data;
-	} else if ((ret = target_read_u64(pid, os + hl->os_allocated_pages, &s->npages))) {
+	} else if ((ret = target_read_u64(pid, os + hl->objspace_allocated_pages, &s->npages))) {
 		return ret;
 	}
-	if (hl->os_total_allocated) {
-		if ((ret = target_read_u64(pid, os + hl->os_total_allocated, &s->allocated)) ||
-		    (ret = target_read_u64(pid, os + hl->os_total_freed, &s->freed)))
+	if (hl->objspace_total_allocated) {
+		if ((ret = target_read_u64(pid, os + hl->objspace_total_allocated, &s->allocated)) ||
+		    (ret = target_read_u64(pid, os + hl->objspace_total_freed, &s->freed)))
 			return ret;
 		return 0;
 	}
 	for (i = 0; hl->pool_total_allocated && i < hl->pool_count; i++) {
-		uint64_t pool = os + hl->os_pools + (uint64_t) i * hl->pool_size;
+		uint64_t pool = os + hl->objspace_pools + (uint64_t) i * hl->pool_size;
 
 		if ((ret = target_read_u64(pid, pool + hl->pool_total_allocated, &v[0])) ||
 		    (ret = target_read_u64(pid, pool + hl->pool_total_freed, &v[1])))
@@ -121,15 +121,15 @@ static int read_gc_state(pid_t pid, const struct heap_layout *hl, uint64_t os, s
 	return 0;
 }
 
-static void note_phase(struct census *c, const struct heap_layout *hl, uint32_t flags)
+static void note_phase(struct census *c, const struct ruby_layout *hl, uint32_t flags)
 {
-	uint32_t mode = flags & hl->os_flags_mode_mask;
+	uint32_t mode = flags & hl->objspace_flags_mode_mask;
 
-	if (mode == 1 || (flags & hl->os_flags_incremental))
+	if (mode == 1 || (flags & hl->objspace_flags_incremental))
 		c->marking = true;
 	if (mode == 2)
 		c->sweeping = true;
-	if (heap_layout_ages_may_lag(hl, flags))
+	if (ruby_layout_ages_may_lag(hl, flags))
 		c->ages_may_lag = true;
 }
 
@@ -199,7 +199,7 @@ static int census_add(struct census *c, struct census *part)
 }
 
 /* What the walk left to the end: class totals, and the per-type and heap counts from them. */
-static void census_finish(struct census *c, const struct heap_layout *hl)
+static void census_finish(struct census *c, const struct ruby_layout *hl)
 {
 	size_t i, n = 0;
 
@@ -236,7 +236,7 @@ static unsigned int walkers_for(size_t npages)
 }
 
 /* Walks the pages of the table with a few walkers and adds their tallies to c. */
-static int walk_heap(struct census *c, pid_t pid, const struct heap_layout *hl,
+static int walk_heap(struct census *c, pid_t pid, const struct ruby_layout *hl,
 		     const uint64_t *sorted, size_t npages)
 {
 	struct census_walk walk[MAX_WALKERS];
@@ -273,7 +273,7 @@ out:
 	return ret;
 }
 
-int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint64_t objspace,
+int census_take(struct census *c, pid_t pid, const struct ruby_layout *hl, uint64_t objspace,
 		bool slot_states, char *err, size_t errlen)
 {
 	struct gc_state gs, end;

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "heap_layout.h"
+#include "ruby_layout.h"
 #include "slots.h"
 #include "u64map.h"
 
@@ -46,7 +46,7 @@ struct census {
 	uint64_t types[32];    /* live per builtin type (for ObjectSpace.count_objects) */
 	bool marking, sweeping; /* GC phase seen at the start or the end of the walk */
 	bool gc_count_changed;	/* a GC ran during the walk */
-	bool ages_may_lag;	/* at the start or the end: see heap_layout_ages_may_lag */
+	bool ages_may_lag;	/* at the start or the end: see ruby_layout_ages_may_lag */
 	bool ages_known;	/* slot ages are read (from the object flags) */
 	double seconds;
 	double cpu_seconds;    /* the tracer's CPU time meanwhile, all walkers' */
@@ -67,7 +67,7 @@ struct census {
  * 0 or -errno (-ESRCH: the target is gone; -EINVAL: the layout does not fit
  * this process, reason in err).  census_free releases it either way.
  */
-int census_take(struct census *c, pid_t pid, const struct heap_layout *hl, uint64_t objspace,
+int census_take(struct census *c, pid_t pid, const struct ruby_layout *hl, uint64_t objspace,
 		bool slot_states, char *err, size_t errlen);
 
 /* The state of the slot at addr in this census (SLOT_UNKNOWN if no page holds it). */

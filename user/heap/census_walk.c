@@ -116,7 +116,7 @@ static void st_flush(struct census_walk *w)
  * Checks one page read from the target against the layout: its body is
  * page_size-aligned, holds the slots, and points back at the page.
  */
-static bool page_fits(const struct heap_layout *hl, uint64_t page, const uint8_t *pg,
+static bool page_fits(const struct ruby_layout *hl, uint64_t page, const uint8_t *pg,
 		      uint64_t *body, uint64_t *start, uint32_t *nslots, uint32_t *slot_size)
 {
 	uint64_t s = get_u64(pg, hl->page_start);
@@ -147,7 +147,7 @@ static bool page_fits(const struct heap_layout *hl, uint64_t page, const uint8_t
 static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *buf, uint64_t body,
 		     const struct census_page *geo, uint8_t *states)
 {
-	const struct heap_layout *hl = w->hl;
+	const struct ruby_layout *hl = w->hl;
 	struct census *c = &w->part;
 	bool before_sweep = get_u32(pg, hl->page_flags) & hl->page_before_sweep;
 	uint64_t bits[64], wbu[64], ages[128], age_mask = hl->fl_age_mask, nfree = 0, nunjudged = 0;
@@ -247,7 +247,7 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 
 int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t pos)
 {
-	const struct heap_layout *hl = w->hl;
+	const struct ruby_layout *hl = w->hl;
 	struct census *c = &w->part;
 	struct census_page geo[CENSUS_BATCH_PAGES];
 	size_t at[CENSUS_BATCH_PAGES]; /* page table index */
@@ -305,7 +305,7 @@ int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t po
 	return 0;
 }
 
-int walk_init(struct census_walk *w, pid_t pid, const struct heap_layout *hl, bool marking,
+int walk_init(struct census_walk *w, pid_t pid, const struct ruby_layout *hl, bool marking,
 	      struct census_page *page, uint8_t *slot_mem)
 {
 	memset(w, 0, sizeof(*w));

@@ -37,7 +37,7 @@ struct class_slot {
 
 struct census_walk {
 	pid_t pid;
-	const struct heap_layout *hl;
+	const struct ruby_layout *hl;
 	bool marking;
 	struct census_page *page; /* the census's, indexed like the page table; NULL: none */
 	uint8_t *slot_mem;	  /* max_slots bytes per page, same index */
@@ -62,7 +62,7 @@ struct census_walk {
 };
 
 /* 0 or -ENOMEM; walk_free releases it either way. */
-int walk_init(struct census_walk *w, pid_t pid, const struct heap_layout *hl, bool marking,
+int walk_init(struct census_walk *w, pid_t pid, const struct ruby_layout *hl, bool marking,
 	      struct census_page *page, uint8_t *slot_mem);
 
 /* Walks pages[0..n) (n <= CENSUS_BATCH_PAGES), entries pos.. of the page table. */

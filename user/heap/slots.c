@@ -11,7 +11,7 @@ const char *slot_state_name(enum slot_state st)
 	return (unsigned int)st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
 }
 
-uint64_t slot_st_bytes(const struct heap_layout *hl, const uint8_t *head)
+uint64_t slot_st_bytes(const struct ruby_layout *hl, const uint8_t *head)
 {
 	unsigned int entry_power = head[0], bin_power, size_ind;
 	uint64_t bins, bytes;

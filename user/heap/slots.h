@@ -43,7 +43,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
-#include "heap_layout.h"
+#include "ruby_layout.h"
 #include "rbmemtrace.h"
 
 #define RB_T_ARRAY 0x07
@@ -91,7 +91,7 @@ static inline enum slot_state slot_classify(uint64_t flags, bool marked, bool be
 }
 
 /* GCs survived, 0..old_age, from the flags (series that keep age in the page: later). */
-static inline unsigned int slot_age(const struct heap_layout *hl, uint64_t flags)
+static inline unsigned int slot_age(const struct ruby_layout *hl, uint64_t flags)
 {
 	return (unsigned int) ((flags & hl->fl_age_mask) >> hl->fl_age_shift);
 }
@@ -125,7 +125,7 @@ static inline uint64_t slot_word_at(const uint64_t *words, uint32_t off)
 }
 
 /* st_memsize() of an st_table whose first hl->st_size bytes are head; 0 if implausible. */
-uint64_t slot_st_bytes(const struct heap_layout *hl, const uint8_t *head);
+uint64_t slot_st_bytes(const struct ruby_layout *hl, const uint8_t *head);
 
 /*
  * Heap bytes the object owns besides its slot (see above), from its slot
@@ -134,7 +134,7 @@ uint64_t slot_st_bytes(const struct heap_layout *hl, const uint8_t *head);
  * first st_size bytes to slot_st_bytes; otherwise *need_st is 0.  Inline: the
  * census calls it for every live slot.
  */
-static inline uint64_t slot_owned_bytes(const struct heap_layout *hl, const uint64_t *words,
+static inline uint64_t slot_owned_bytes(const struct ruby_layout *hl, const uint64_t *words,
 					uint64_t *need_st)
 {
 	uint64_t flags = words[0], st_bytes;
@@ -142,15 +142,15 @@ static inline uint64_t slot_owned_bytes(const struct heap_layout *hl, const uint
 	*need_st = 0;
 	switch (flags & RB_T_MASK) {
 	case RB_T_STRING:
-		if ((flags & (hl->str_noembed | hl->str_shared | hl->str_nofree)) ==
-		    hl->str_noembed)
+		if ((flags & (hl->rstring_noembed | hl->str_shared | hl->str_nofree)) ==
+		    hl->rstring_noembed)
 			return slot_word_at(words, hl->str_capa) + 1;
 		return 0;
 	case RB_T_ARRAY:
-		if (flags & (hl->ary_embed | hl->ary_shared))
+		if (flags & (hl->rarray_embed_flag | hl->ary_shared))
 			return 0;
 		if (flags & hl->ary_shared_root)
-			return slot_word_at(words, hl->ary_len) * 8;
+			return slot_word_at(words, hl->rarray_heap_len) * 8;
 		return slot_word_at(words, hl->ary_capa) * 8;
 	case RB_T_HASH:
 		if (hl->hash_tbl_inline) {
@@ -178,9 +178,9 @@ static inline uint64_t slot_owned_bytes(const struct heap_layout *hl, const uint
 		return slot_word_at(words, hl->struct_len) * 8;
 	case RB_T_CLASS:
 	case RB_T_MODULE:
-		if (!hl->class_ext)
+		if (hl->classext_embedded)
 			return 0;
-		return slot_word_at(words, hl->class_ext) ? hl->classext_size : 0;
+		return slot_word_at(words, hl->rclass_ext) ? hl->classext_size : 0;
 	}
 	return 0;
 }

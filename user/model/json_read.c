@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json_get.h"
+#include "rbmemtrace.h" /* MAX_STACK_DEPTH */
 #include "json_read.h"
 
 /*

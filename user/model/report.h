@@ -13,7 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include "stacks.h"
+#include "callpath.h"
+#include "rbmemtrace.h" /* MAX_STACK_DEPTH */
 #include "strpool.h"
 #include "u64map.h"
 

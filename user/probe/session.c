@@ -124,31 +124,31 @@ void session_open(struct session *s, const struct trace_options *opt)
 	alloc_offset = s->target.alloc->hidden_class_allocator
 			       ? ruby_target_class_allocator(&s->target)
 			       : 0;
-	if (class_namer_init(&s->namer, s->target.pid, s->target.off, object_class, errbuf,
+	if (class_namer_init(&s->namer, s->target.pid, &s->target.layout, object_class, errbuf,
 			     sizeof(errbuf)))
 		rbm_die("%s", errbuf);
 	s->probes.points = s->target.alloc;
 	s->probes.class_allocate_instance = alloc_offset;
 	s->probes.use_multi = s->use_multi;
 	s->target.objspace = ruby_target_find_objspace(&s->target);
-	s->heap_layout = s->target.hl;
+	s->heap_layout = &s->target.layout;
 	s->probes.alloc_kind = s->opt.empty_probes;
 	if (s->opt.empty_probes)
 		return;
 	session_configure_stacks(s);
 	tracker_init(&s->tracker, s->target.pid, s->slot.live_fd, s->slot.counts_fd, s->slot.reap,
-		     s->target.objspace && s->target.off->objspace_compact_count
-			     ? s->target.objspace + s->target.off->objspace_compact_count
+		     s->target.objspace && s->target.layout.objspace_compact_count
+			     ? s->target.objspace + s->target.layout.objspace_compact_count
 			     : 0);
 	s->tracker.fallback_fd = s->slot.fallback_fd;
 	s->tracker.compaction_pending = &s->st->compaction_pending;
 	s->tracker.compact_followed_at = &s->st->compact_followed_at;
-	s->tracker.fl_singleton = s->target.off->fl_singleton;
+	s->tracker.fl_singleton = s->target.layout.fl_singleton;
 	s->tracker.hl = s->heap_layout;
 	s->tracker.objspace = s->target.objspace;
-	s->tracker.rclass_super = s->target.off->rclass_super;
-	if (s->target.objspace && s->target.off->objspace_gc_count)
-		s->tracker.gc_count_addr = s->target.objspace + s->target.off->objspace_gc_count;
+	s->tracker.rclass_super = s->target.layout.rclass_super;
+	if (s->target.objspace && s->target.layout.objspace_gc_count)
+		s->tracker.gc_count_addr = s->target.objspace + s->target.layout.objspace_gc_count;
 	s->st->gc_count_addr = s->tracker.gc_count_addr;
 	s->st->compact_count_addr = s->tracker.compact_count_addr;
 	s->st->compact_count_seen = s->tracker.last_compact_count;
@@ -201,7 +201,7 @@ void session_start(struct session *s)
 	s->counts_last = s->counts_start;
 	session_heap_census(s, CENSUS_AT_START);
 	if (s->sampling) {
-		const struct ruby_offsets *off = s->target.off;
+		const struct ruby_layout *off = &s->target.layout;
 		struct alloc_counter counter = {0};
 		int err;
 

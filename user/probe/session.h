@@ -64,7 +64,7 @@ struct session {
 	struct windows windows;
 	struct gc_counts counts_start, counts_last;
 	/* Heap censuses at the start and the end (session_heap.c) */
-	const struct heap_layout *heap_layout; /* NULL: no census for this Ruby */
+	const struct ruby_layout *heap_layout; /* NULL: no census for this Ruby */
 	struct census census_start, census_end;
 	bool have_census_start, have_census_end;
 	/* The poll loop */

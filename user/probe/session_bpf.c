@@ -54,7 +54,7 @@ static void immediate_classes(struct session *s)
 void session_configure_stacks(struct session *s)
 {
 	const struct ruby_target *t = &s->target;
-	const struct ruby_offsets *off = t->off;
+	const struct ruby_layout *off = &t->layout;
 	struct stack_config cfg = {};
 	uint64_t tls_offset, modid;
 	char err[256];

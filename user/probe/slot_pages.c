@@ -33,7 +33,7 @@ static int grow(struct slot_pages *sp, size_t n)
 }
 
 /* The bit of the slot at addr in its page's bitmaps (one per bit granule). */
-static uint64_t slot_bit(const struct heap_layout *hl, uint64_t addr)
+static uint64_t slot_bit(const struct ruby_layout *hl, uint64_t addr)
 {
 	return (addr & (hl->page_size - 1)) / hl->bit_granule;
 }
@@ -41,8 +41,8 @@ static uint64_t slot_bit(const struct heap_layout *hl, uint64_t addr)
 /* out[i] = the word at pages[i] + off(i); facts[i].known cleared where unreadable. */
 static void read_words(struct slot_pages *sp, pid_t pid, size_t n, uint64_t *out,
 		       struct slot_facts *facts,
-		       uint64_t (*off)(const struct heap_layout *, uint64_t),
-		       const struct heap_layout *hl, const uint64_t *slots)
+		       uint64_t (*off)(const struct ruby_layout *, uint64_t),
+		       const struct ruby_layout *hl, const uint64_t *slots)
 {
 	size_t i;
 
@@ -54,28 +54,28 @@ static void read_words(struct slot_pages *sp, pid_t pid, size_t n, uint64_t *out
 		facts[i].known = facts[i].known && sp->ok[i];
 }
 
-static uint64_t flags_off(const struct heap_layout *hl, uint64_t slot)
+static uint64_t flags_off(const struct ruby_layout *hl, uint64_t slot)
 {
 	(void) slot;
 	return hl->page_flags;
 }
 
-static uint64_t mark_off(const struct heap_layout *hl, uint64_t slot)
+static uint64_t mark_off(const struct ruby_layout *hl, uint64_t slot)
 {
 	return hl->page_mark_bits + slot_bit(hl, slot) / 64 * 8;
 }
 
-static uint64_t wbu_off(const struct heap_layout *hl, uint64_t slot)
+static uint64_t wbu_off(const struct ruby_layout *hl, uint64_t slot)
 {
 	return hl->page_wb_unprotected_bits + slot_bit(hl, slot) / 64 * 8;
 }
 
-static uint64_t age_off(const struct heap_layout *hl, uint64_t slot)
+static uint64_t age_off(const struct ruby_layout *hl, uint64_t slot)
 {
 	return hl->page_age_bits + slot_bit(hl, slot) / 32 * 8;
 }
 
-int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct heap_layout *hl,
+int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct ruby_layout *hl,
 		    const uint64_t *slots, const uint64_t (*headers)[2], size_t n,
 		    struct slot_facts *facts)
 {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "heap_layout.h"
+#include "ruby_layout.h"
 
 struct slot_facts {
 	bool known;	   /* its page could be read */
@@ -33,7 +33,7 @@ struct slot_pages {
  * headers[i][0].  0 or -ENOMEM.  The marks are final only if no GC began
  * marking before or during the reads: the caller knows.
  */
-int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct heap_layout *hl,
+int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct ruby_layout *hl,
 		    const uint64_t *slots, const uint64_t (*headers)[2], size_t n,
 		    struct slot_facts *facts);
 void slot_pages_free(struct slot_pages *sp);

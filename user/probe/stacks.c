@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "rbmemtrace.h"
 #include "stacks.h"
+#include "ruby_string.h"
 #include "target_mem.h"
 
 #define RB_T_ARRAY 0x07
@@ -26,12 +28,12 @@ struct iseq_info {
 	struct iseq_info *retired_next; /* replaced at its address, kept for named stacks */
 };
 
-void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_offsets *off,
+void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_layout *off,
 		     struct class_namer *namer, id_namer_fn id_namer, void *id_namer_ctx)
 {
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
-	s->off = off;
+	s->layout = off;
 	s->namer = namer;
 	s->id_namer = id_namer;
 	s->id_namer_ctx = id_namer_ctx;
@@ -87,7 +89,7 @@ static char *read_text(struct symbolizer *s, uint64_t str)
 {
 	char buf[TEXT_MAX];
 
-	if (target_read_rstring(s->pid, s->off, str, buf, sizeof(buf)))
+	if (ruby_read_string(s->pid, s->layout, str, buf, sizeof(buf)))
 		return NULL;
 	return strdup(buf);
 }
@@ -95,7 +97,7 @@ static char *read_text(struct symbolizer *s, uint64_t str)
 /* pathobj is a String, or an Array [path, realpath]. */
 static char *read_path(struct symbolizer *s, uint64_t pathobj)
 {
-	const struct ruby_offsets *off = s->off;
+	const struct ruby_layout *off = s->layout;
 	uint64_t hdr[5], first;
 
 	if (target_read(s->pid, pathobj, hdr, sizeof(hdr)))
@@ -125,7 +127,7 @@ static bool is_imemo(struct symbolizer *s, uint64_t addr, uint32_t imemo)
  */
 static struct iseq_info *iseq_info(struct symbolizer *s, uint64_t iseq)
 {
-	const struct ruby_offsets *off = s->off;
+	const struct ruby_layout *off = s->layout;
 	struct iseq_info *info = u64map_get(&s->iseqs, iseq);
 	uint64_t body, pathobj, label, first_line, encoded;
 	uint32_t size;
@@ -183,7 +185,7 @@ static struct iseq_info *iseq_info(struct symbolizer *s, uint64_t iseq)
  */
 static int iseq_line(struct symbolizer *s, const struct iseq_info *info, uint64_t pc)
 {
-	const struct ruby_offsets *off = s->off;
+	const struct ruby_layout *off = s->layout;
 	struct table_reader reader = {s->pid, info->succ_table};
 	uint64_t pos;
 	uint32_t index = 0, rank;
@@ -227,7 +229,7 @@ static void method_label(struct symbolizer *s, uint64_t owner, const char *name,
 /* Looks in one method table for the entry whose method is this iseq; its owner, or 0. */
 static uint64_t owner_in_table(struct symbolizer *s, uint64_t m_tbl, uint64_t iseq)
 {
-	const struct ruby_offsets *off = s->off;
+	const struct ruby_layout *off = s->layout;
 	uint64_t found = 0, items;
 	unsigned char *buf;
 	int32_t capa;
@@ -268,7 +270,7 @@ static uint64_t owner_in_table(struct symbolizer *s, uint64_t m_tbl, uint64_t is
  */
 static uint64_t method_owner(struct symbolizer *s, uint64_t klass, uint64_t iseq)
 {
-	const struct ruby_offsets *off = s->off;
+	const struct ruby_layout *off = s->layout;
 	uint64_t ext, m_tbl, owner;
 	int i;
 
@@ -303,13 +305,13 @@ static void qualify(struct symbolizer *s, uint64_t iseq, struct iseq_info *info,
 
 	if (info->qualified || !info->label || !klass)
 		return;
-	if (info->type == s->off->iseq_type_block) {
+	if (info->type == s->layout->iseq_type_block) {
 		method_iseq = info->local_iseq;
 		method = iseq_info(s, method_iseq);
-	} else if (info->type != s->off->iseq_type_method) {
+	} else if (info->type != s->layout->iseq_type_method) {
 		return;
 	}
-	if (!method || method->type != s->off->iseq_type_method || !method->label)
+	if (!method || method->type != s->layout->iseq_type_method || !method->label)
 		return;
 	prefix = strlen(info->label) - strlen(method->label);
 	if (strlen(info->label) < strlen(method->label) ||
@@ -325,7 +327,7 @@ static void qualify(struct symbolizer *s, uint64_t iseq, struct iseq_info *info,
 
 static const char *cfunc_label(struct symbolizer *s, uint64_t cme)
 {
-	const struct ruby_offsets *off = s->off;
+	const struct ruby_layout *off = s->layout;
 	char *label = u64map_get(&s->cfuncs, cme);
 	char buf[TEXT_MAX], name[256] = "?";
 	uint64_t owner, def, id;

@@ -5,26 +5,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "callpath.h"
 #include "classnames.h"
-#include "ruby_versions.h"
+#include "ruby_layout.h"
 #include "u64map.h"
 
 struct iseq_info;
 
 /* Names a Ruby ID (a C method's name); 0 or -errno.  Optional. */
 typedef int (*id_namer_fn)(void *ctx, uint64_t id, char *buf, size_t n);
-
-struct frame {
-	const char *label; /* "Foo#bar", "block in Foo#bar", "Integer#times" */
-	const char *path;  /* the file; for C methods, "<cfunc>" */
-	int line;          /* 0 for C methods and unknown lines */
-};
-
-struct stack {
-	size_t depth;
-	bool truncated;   /* frames beyond --depth were cut */
-	struct frame *frames; /* innermost first */
-};
 
 /* Kinds of immediate values, by how their VALUE is tagged (special_consts.h). */
 enum immediate_kind {
@@ -42,7 +31,7 @@ enum immediate_kind immediate_kind_of(uint64_t value);
 
 struct symbolizer {
 	pid_t pid;
-	const struct ruby_offsets *off;
+	const struct ruby_layout *layout;
 	struct class_namer *namer;
 	id_namer_fn id_namer; /* NULL: C methods print as "Owner#?" */
 	void *id_namer_ctx;
@@ -55,7 +44,7 @@ struct symbolizer {
 	uint64_t immediate_classes[IMMEDIATE_KINDS];
 };
 
-void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_offsets *off,
+void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_layout *off,
 		     struct class_namer *namer, id_namer_fn id_namer, void *id_namer_ctx);
 
 /*

@@ -141,8 +141,8 @@ static void read_gc_count(struct tracker *t)
 		t->gc_count = count;
 	/* After the count: a count that includes a GC comes with flags saying if it has marked. */
 	t->ages_may_lag = false;
-	if (t->hl && t->objspace && target_read_u64(t->pid, t->objspace + t->hl->os_flags, &flags) == 0)
-		t->ages_may_lag = heap_layout_ages_may_lag(t->hl, (uint32_t) flags);
+	if (t->hl && t->objspace && target_read_u64(t->pid, t->objspace + t->hl->objspace_flags, &flags) == 0)
+		t->ages_may_lag = ruby_layout_ages_may_lag(t->hl, (uint32_t) flags);
 }
 
 /*
@@ -158,8 +158,8 @@ static bool marks_settled(struct tracker *t)
 	    count != t->gc_count)
 		return false;
 	return !t->objspace ||
-	       (target_read_u64(t->pid, t->objspace + t->hl->os_flags, &flags) == 0 &&
-		!heap_layout_ages_may_lag(t->hl, (uint32_t) flags));
+	       (target_read_u64(t->pid, t->objspace + t->hl->objspace_flags, &flags) == 0 &&
+		!ruby_layout_ages_may_lag(t->hl, (uint32_t) flags));
 }
 
 /*
@@ -278,9 +278,9 @@ static bool compacting_now(struct tracker *t)
 {
 	uint64_t flags;
 
-	return t->hl && t->objspace && t->hl->os_flags_compacting &&
-	       target_read_u64(t->pid, t->objspace + t->hl->os_flags, &flags) == 0 &&
-	       (flags & t->hl->os_flags_compacting);
+	return t->hl && t->objspace && t->hl->objspace_flags_compacting &&
+	       target_read_u64(t->pid, t->objspace + t->hl->objspace_flags, &flags) == 0 &&
+	       (flags & t->hl->objspace_flags_compacting);
 }
 
 /*

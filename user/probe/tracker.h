@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "rbmemtrace.h"
-#include "heap_layout.h"
+#include "ruby_layout.h"
 #include "report.h"
 
 struct census;
@@ -65,11 +65,11 @@ struct tracker {
 	uint64_t garbage_seen; /* tracked objects found unmarked awaiting the sweep */
 	uint64_t reused_seen;  /* tracked objects whose slot a younger object took */
 	/* The heap's layout, for slot reuse (sampling); NULL: not checked */
-	const struct heap_layout *hl;
+	const struct ruby_layout *hl;
 	uint64_t objspace;
 	/*
 	 * At the last pass, the GC that GC.count counts may not have aged every
-	 * object yet (heap_layout_ages_may_lag): expect one GC less.
+	 * object yet (ruby_layout_ages_may_lag): expect one GC less.
 	 */
 	bool ages_may_lag;
 	uint64_t fl_singleton;	     /* to tell a singleton class of a tracked object */

@@ -21,7 +21,7 @@
 
 /*
  * Constants of every series (id.h, symbol.c); the ones that move (the last
- * operator, the first dynamic serial, idInitialize) are in struct ruby_offsets.
+ * operator, the first dynamic serial, idInitialize) are in struct ruby_layout.
  */
 #define RUBY_ID_SCOPE_SHIFT 4
 #define RUBY_ID_ENTRY_UNIT 512	    /* serials per second-level array */
@@ -30,7 +30,7 @@
 
 struct ruby_symbols {
 	pid_t pid;
-	const struct ruby_offsets *off;
+	const struct ruby_layout *layout;
 	uint64_t global_symbols; /* address of ruby_global_symbols in the target */
 	uint64_t last_id;	 /* highest serial in use, refreshed on demand */
 	uint64_t ids;		 /* the ids Array (pinned: registered mark object) */
@@ -42,7 +42,7 @@ struct ruby_symbols {
  * checks it by reading two known names.  0 or -errno, reason in err.
  */
 int ruby_symbols_init(struct ruby_symbols *rs, pid_t pid, const struct ruby_image *img,
-		      const struct ruby_offsets *off, char *err, size_t errlen);
+		      const struct ruby_layout *off, char *err, size_t errlen);
 
 /*
  * The name of ID id, NUL-terminated in buf (truncated to n - 1 bytes).  0, or

@@ -5,53 +5,9 @@
 #include <string.h>
 #include "dwarf_layout.h"
 #include "elfinfo.h"
+#include "ruby_versions.h"
 
 #define FL_USER(n) (1LL << (12 + (n))) /* FL_USHIFT is 12 in every series */
-
-/*
- * Macro values for builds whose DWARF has no .debug_macro (-g, not -g3).
- * 3.1: heap_layout.c's table (3.1.2 source).  3.3, 3.4: .debug_macro of
- * 3.3.8 and 3.4.5 ruby-build builds; tests/unit/test_dwarf_layout.c reads
- * those builds with macros ignored and checks the result is unchanged.
- */
-static const struct macro_default {
-	const char *series;
-	const char *name;
-	int64_t value;
-} macro_defaults[] = {
-    {"3.1", "STR_SHARED", FL_USER(2)},
-    {"3.1", "STR_NOFREE", FL_USER(18)},
-    {"3.1", "RARRAY_SHARED_FLAG", FL_USER(2)},
-    {"3.1", "RARRAY_SHARED_ROOT_FLAG", FL_USER(5)},
-    {"3.1", "BIGNUM_EMBED_FLAG", FL_USER(2)},
-    {"3.1", "MAX_POWER2_FOR_TABLES_WITHOUT_BINS", 4},
-    {"3.1", "RVALUE_OLD_AGE", 3},
-    {"3.1", "HEAP_PAGE_SIZE", 16384},
-    {"3.1", "HEAP_PAGE_OBJ_LIMIT", 409},
-    {"3.1", "BASE_SLOT_SIZE", 40},
-
-    {"3.3", "STR_SHARED", FL_USER(2)},
-    {"3.3", "STR_NOFREE", FL_USER(18)},
-    {"3.3", "RARRAY_SHARED_FLAG", FL_USER(2)},
-    {"3.3", "RARRAY_SHARED_ROOT_FLAG", FL_USER(12)},
-    {"3.3", "BIGNUM_EMBED_FLAG", FL_USER(2)},
-    {"3.3", "MAX_POWER2_FOR_TABLES_WITHOUT_BINS", 4},
-    {"3.3", "RVALUE_OLD_AGE", 3},
-    {"3.3", "HEAP_PAGE_SIZE", 65536},
-    {"3.3", "HEAP_PAGE_OBJ_LIMIT", 1638},
-    {"3.3", "BASE_SLOT_SIZE", 40},
-
-    {"3.4", "STR_SHARED", FL_USER(0)},
-    {"3.4", "STR_NOFREE", FL_USER(18)},
-    {"3.4", "RARRAY_SHARED_FLAG", FL_USER(0)},
-    {"3.4", "RARRAY_SHARED_ROOT_FLAG", FL_USER(12)},
-    {"3.4", "BIGNUM_EMBED_FLAG", FL_USER(2)},
-    {"3.4", "MAX_POWER2_FOR_TABLES_WITHOUT_BINS", 4},
-    {"3.4", "RVALUE_OLD_AGE", 3},
-    {"3.4", "HEAP_PAGE_SIZE", 65536},
-    {"3.4", "HEAP_PAGE_OBJ_LIMIT", 1638},
-    {"3.4", "BASE_SLOT_SIZE", 40},
-};
 
 /*
  * The CUs looked in, by what they define: gc.c includes nearly every
@@ -148,18 +104,9 @@ static uint32_t need_size(struct rd *r, const char *type)
 
 static bool constant(struct rd *r, const char *name, int64_t *v)
 {
-	size_t i;
-
 	if (dwarf_constant(r->dt, name, v) == 0)
 		return true;
-	for (i = 0; i < sizeof(macro_defaults) / sizeof(macro_defaults[0]); i++) {
-		if (!strcmp(macro_defaults[i].series, r->series) &&
-		    !strcmp(macro_defaults[i].name, name)) {
-			*v = macro_defaults[i].value;
-			return true;
-		}
-	}
-	return false;
+	return ruby_versions_macro_default(r->series, name, v) == 0;
 }
 
 static int64_t need_const(struct rd *r, const char *name)
@@ -184,7 +131,7 @@ static uint32_t bit_mask(struct rd *r, const char *type, const char *path, uint3
 	return (uint32_t) (((1ULL << f.bit_size) - 1) << f.bit_offset);
 }
 
-static void read_classes(struct rd *r, struct ruby_offsets *o)
+static void read_classes(struct rd *r, struct ruby_layout *o)
 {
 	struct dwarf_field f;
 
@@ -207,7 +154,7 @@ static void read_classes(struct rd *r, struct ruby_offsets *o)
 		miss(r, "m_tbl (in struct RClass or rb_classext_t)");
 }
 
-static void read_strings_arrays(struct rd *r, struct ruby_offsets *o)
+static void read_strings_arrays(struct rd *r, struct ruby_layout *o)
 {
 	struct dwarf_field f;
 
@@ -239,12 +186,16 @@ static void read_strings_arrays(struct rd *r, struct ruby_offsets *o)
 	o->rarray_heap_ptr = need_off(r, "struct RArray", "as.heap.ptr");
 }
 
-static void read_frames(struct rd *r, struct ruby_offsets *o)
+static void read_frames(struct rd *r, struct ruby_layout *o)
 {
 	const char *body = "struct rb_iseq_constant_body";
 	struct dwarf_field f;
 
 	use(r, cus_vm);
+	o->ractor_main_thread = need_off(r, "rb_ractor_t", "threads.main");
+	o->thread_self = need_off(r, "rb_thread_t", "self");
+	o->thread_ec = need_off(r, "rb_thread_t", "ec");
+	o->ec_thread_ptr = need_off(r, "rb_execution_context_t", "thread_ptr");
 	o->ec_vm_stack = need_off(r, "rb_execution_context_t", "vm_stack");
 	o->ec_vm_stack_size = need_off(r, "rb_execution_context_t", "vm_stack_size");
 	o->ec_cfp = need_off(r, "rb_execution_context_t", "cfp");
@@ -278,7 +229,7 @@ static void read_frames(struct rd *r, struct ruby_offsets *o)
 	use(r, cus_gc);
 }
 
-static void read_methods(struct rd *r, struct ruby_offsets *o)
+static void read_methods(struct rd *r, struct ruby_layout *o)
 {
 	struct dwarf_field f;
 
@@ -334,50 +285,43 @@ static void read_pools(struct rd *r, uint32_t *pools, uint32_t *count, uint32_t 
 	*freed = member(r, "rb_objspace_t", path, &m) ? (uint32_t) (m.offset - *pools) : 0;
 }
 
-static void read_gc_offsets(struct rd *r, struct ruby_offsets *o)
+static void read_gc_offsets(struct rd *r, struct ruby_layout *o)
 {
-	uint32_t slot;
-
 	o->vm_objspace = need_off2(r, "rb_vm_t", "objspace", "gc.objspace");
 	o->objspace_compact_count = need_off(r, "rb_objspace_t", "profile.compact_count");
 	o->objspace_total_allocated = opt_off(r, "rb_objspace_t", "total_allocated_objects", 0);
 	o->objspace_total_freed = opt_off(r, "rb_objspace_t", "profile.total_freed_objects", 0);
 	o->objspace_gc_count = need_off(r, "rb_objspace_t", "profile.count");
-	read_pools(r, &o->objspace_pools, &o->pool_count, &o->pool_size, &slot,
+	read_pools(r, &o->objspace_pools, &o->pool_count, &o->pool_size, &o->pool_slot_size,
 		   &o->pool_total_allocated, &o->pool_total_freed);
 	if ((!o->objspace_total_allocated && !o->pool_total_allocated) ||
 	    (!o->objspace_total_freed && !o->pool_total_freed))
 		miss(r, "total_allocated_objects/total_freed_objects (objspace or per pool)");
 }
 
-static void read_objspace(struct rd *r, struct heap_layout *h)
+static void read_objspace(struct rd *r, struct ruby_layout *h)
 {
 	struct dwarf_field f;
 	int64_t v;
 
 	if (member(r, "rb_objspace_t", "flags.mode", &f) && f.bit_size && f.size == 4) {
-		h->os_flags = (uint32_t) f.offset;
-		h->os_flags_mode_mask = (uint32_t) (((1ULL << f.bit_size) - 1) << f.bit_offset);
+		h->objspace_flags = (uint32_t) f.offset;
+		h->objspace_flags_mode_mask = (uint32_t) (((1ULL << f.bit_size) - 1) << f.bit_offset);
 	} else {
 		miss(r, "rb_objspace_t.flags.mode");
 	}
-	h->os_flags_incremental =
-	    bit_mask(r, "rb_objspace_t", "flags.during_incremental_marking", h->os_flags);
-	h->os_flags_compacting =
-	    bit_mask(r, "rb_objspace_t", "flags.during_compacting", h->os_flags);
-	h->os_flags_during_gc = bit_mask(r, "rb_objspace_t", "flags.during_gc", h->os_flags);
-	h->os_sorted = need_off(r, "rb_objspace_t", "heap_pages.sorted");
+	h->objspace_flags_incremental =
+	    bit_mask(r, "rb_objspace_t", "flags.during_incremental_marking", h->objspace_flags);
+	h->objspace_flags_compacting =
+	    bit_mask(r, "rb_objspace_t", "flags.during_compacting", h->objspace_flags);
+	h->objspace_flags_during_gc = bit_mask(r, "rb_objspace_t", "flags.during_gc", h->objspace_flags);
+	h->objspace_sorted = need_off(r, "rb_objspace_t", "heap_pages.sorted");
 	/* 3.4: rb_darray(struct heap_page *): a pointer to {meta; data[]} */
 	h->sorted_darray_data = opt_off(r, "rb_objspace_t", "heap_pages.sorted->data", 0);
 	if (h->sorted_darray_data &&
 	    (!member(r, "rb_objspace_t", "heap_pages.sorted->meta.size", &f) || f.offset != 0))
 		miss(r, "rb_darray meta.size at 0");
-	h->os_allocated_pages = need_off(r, "rb_objspace_t", "heap_pages.allocated_pages");
-	h->os_gc_count = need_off(r, "rb_objspace_t", "profile.count");
-	h->os_total_allocated = opt_off(r, "rb_objspace_t", "total_allocated_objects", 0);
-	h->os_total_freed = opt_off(r, "rb_objspace_t", "profile.total_freed_objects", 0);
-	read_pools(r, &h->os_pools, &h->pool_count, &h->pool_size, &h->pool_slot_size,
-		   &h->pool_total_allocated, &h->pool_total_freed);
+	h->objspace_allocated_pages = need_off(r, "rb_objspace_t", "heap_pages.allocated_pages");
 
 	h->page_slot_size = need_off(r, "struct heap_page", "slot_size");
 	h->page_total_slots = need_off(r, "struct heap_page", "total_slots");
@@ -417,7 +361,7 @@ static void read_objspace(struct rd *r, struct heap_layout *h)
 		h->max_slot_size = h->slot_size << (h->pool_count - 1);
 }
 
-static void read_heap_objects(struct rd *r, struct heap_layout *h)
+static void read_heap_objects(struct rd *r, struct ruby_layout *h)
 {
 	struct dwarf_field f;
 	int64_t p0;
@@ -434,7 +378,6 @@ static void read_heap_objects(struct rd *r, struct heap_layout *h)
 	h->old_age = (uint32_t) need_const(r, "RVALUE_OLD_AGE");
 	h->fl_exivar = (uint32_t) need_const(r, "RUBY_FL_EXIVAR");
 
-	h->str_noembed = (uint64_t) need_const(r, "RSTRING_NOEMBED");
 	h->str_capa = need_off(r, "struct RString", "as.heap.aux.capa");
 	use(r, cus_string);
 	h->str_shared = (uint64_t) need_const(r, "STR_SHARED");
@@ -451,11 +394,8 @@ static void read_heap_objects(struct rd *r, struct heap_layout *h)
 		miss(r, "struct RBignum.as.ary[] (BDIGIT)");
 	use(r, cus_st);
 	h->st_max_power_no_bins = (uint32_t) need_const(r, "MAX_POWER2_FOR_TABLES_WITHOUT_BINS");
-	h->st_entry_size = need_size(r, "st_table_entry");
 	use(r, cus_gc);
 
-	h->ary_embed = (uint64_t) need_const(r, "RARRAY_EMBED_FLAG");
-	h->ary_len = need_off(r, "struct RArray", "as.heap.len");
 	h->ary_capa = need_off(r, "struct RArray", "as.heap.aux.capa");
 	h->obj_embed = (uint64_t) need_const(r, "ROBJECT_EMBED");
 	h->obj_numiv = opt_off(r, "struct RObject", "as.heap.numiv", 0);
@@ -475,14 +415,12 @@ static void read_heap_objects(struct rd *r, struct heap_layout *h)
 	h->bignum_len = need_off(r, "struct RBignum", "as.heap.len");
 	h->struct_embed_len_mask = (uint64_t) need_const(r, "RSTRUCT_EMBED_LEN_MASK");
 	h->struct_len = need_off(r, "struct RStruct", "as.heap.len");
-	if (member(r, "struct RClass", "ptr", &f)) {
-		h->class_ext = (uint32_t) f.offset;
+	if (member(r, "struct RClass", "ptr", &f))
 		h->classext_size = need_size(r, "rb_classext_t");
-	}
 }
 
-int dwarf_layout_from(struct dwarf_types *dt, const char *version, struct ruby_offsets *off,
-		      struct heap_layout *hl, char *err, size_t errlen)
+int dwarf_layout_from(struct dwarf_types *dt, const char *version, struct ruby_layout *out,
+		      char *err, size_t errlen)
 {
 	struct rd r = {.dt = dt, .err = err, .errlen = errlen};
 	const char *dot = version ? strchr(version, '.') : NULL;
@@ -495,42 +433,29 @@ int dwarf_layout_from(struct dwarf_types *dt, const char *version, struct ruby_o
 		r.used = n < errlen ? n : errlen - 1;
 	}
 	use(&r, cus_gc);
-	if (off) {
-		memset(off, 0, sizeof(*off));
-		off->series = "dwarf";
-		off->verified = "";
-		off->source = "the target's DWARF";
-		off->supported = 1;
-		read_classes(&r, off);
-		read_strings_arrays(&r, off);
-		read_frames(&r, off);
-		read_methods(&r, off);
-		read_gc_offsets(&r, off);
-	}
-	if (hl) {
-		memset(hl, 0, sizeof(*hl));
-		hl->series = "dwarf";
-		hl->verified = "";
-		hl->source = "the target's DWARF";
-		hl->supported = 1;
-		read_objspace(&r, hl);
-		read_heap_objects(&r, hl);
-	}
+	memset(out, 0, sizeof(*out));
+	out->series = "dwarf";
+	out->verified = "";
+	out->source = "the target's DWARF";
+	read_classes(&r, out);
+	read_strings_arrays(&r, out);
+	read_frames(&r, out);
+	read_methods(&r, out);
+	read_gc_offsets(&r, out);
+	read_objspace(&r, out);
+	read_heap_objects(&r, out);
 	return r.missing ? -1 : 0;
 }
 
-int dwarf_layout_read(const char *elf_path, const char *root, struct ruby_offsets *off,
-		      struct heap_layout *hl, char *err, size_t errlen)
+int dwarf_layout_read(const char *elf_path, const char *root, const char *version,
+		      struct ruby_layout *out, char *err, size_t errlen)
 {
 	struct dwarf_types *dt;
-	char version[32] = "";
 	int ret;
 
-	if (elf_symbol_string(elf_path, "ruby_version", version, sizeof(version)))
-		version[0] = '\0';
 	if (dwarf_types_open(elf_path, root, &dt, err, errlen))
 		return -1;
-	ret = dwarf_layout_from(dt, version, off, hl, err, errlen);
+	ret = dwarf_layout_from(dt, version, out, err, errlen);
 	dwarf_types_close(dt);
 	return ret;
 }

@@ -6,29 +6,22 @@
  */
 #ifndef RBM_RUBY_TARGET_H
 #define RBM_RUBY_TARGET_H
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "heap_layout.h"
 #include "procmaps.h"
+#include "ruby_layout.h"
 #include "ruby_versions.h"
 
 struct ruby_target {
 	pid_t pid;
 	struct ruby_image img;
 	char version[32];
-	const struct ruby_offsets *off;
+	struct ruby_layout layout; /* found, decoded and proved: see ruby_layout.h */
 	const struct ruby_alloc_points *alloc; /* where objects are born; NULL: not traceable */
 	bool has_usdt; /* ruby:gc__* probes (Debian's 3.1); others are traced without them */
-	/*
-	 * The heap's layout, for reading memory (census, top): NULL when only
-	 * tracing was asked for.  off and hl point at the built-in tables, or
-	 * at the copies below when read from the target's DWARF.
-	 */
-	const struct heap_layout *hl;
-	struct ruby_offsets off_dwarf;
-	struct heap_layout hl_dwarf;
 	uint64_t objspace;    /* the target's rb_objspace_t, 0 if unknown */
 	uint64_t vm_ptr_addr; /* where ruby_current_vm_ptr lives in the target */
 	uint64_t vm;	      /* what it held: another value means another program (exec) */
@@ -54,6 +47,13 @@ void ruby_target_check_file(struct ruby_target *t, const char *host_path, const 
 void ruby_target_open(struct ruby_target *t, pid_t pid, enum ruby_need need);
 /* Whether pid maps a Ruby that has what need asks for; if not, why (one line).  Never dies. */
 bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n);
+/*
+ * The processes other than self whose command line matches re (NULL: any)
+ * and which map a Ruby that has what need asks for, lowest pid first.
+ * Returns how many were written into pids (at most max).
+ */
+size_t ruby_find_processes(const regex_t *re, pid_t self, enum ruby_need need, pid_t *pids,
+			   size_t max);
 /* Locates the image in a process whose file was checked already (launch mode). */
 void ruby_target_attach(struct ruby_target *t, pid_t pid);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Ruby's layouts (struct ruby_offsets, struct heap_layout) read from a
+ * Ruby's layout (struct ruby_layout) read from a
  * libruby's own DWARF, so that a build with debug info (ruby-build, Docker
  * images, a distro's debug file) needs no table entry, and so that the
  * built-in entries for stripped builds are generated from DWARF of our own
@@ -10,7 +10,7 @@
  * member name, enumerator values, array lengths, bit-field positions.  What C
  * keeps as macros comes from .debug_macro when the build has it (-g3;
  * ruby-build's default -ggdb3), else from a per-series default in
- * dwarf_layout.c (an unknown series without -g3 is refused):
+ * ruby_versions.c (an unknown series without -g3 is refused):
  *   STR_SHARED, STR_NOFREE, RARRAY_SHARED_FLAG, RARRAY_SHARED_ROOT_FLAG,
  *   BIGNUM_EMBED_FLAG, MAX_POWER2_FOR_TABLES_WITHOUT_BINS, RVALUE_OLD_AGE,
  *   BASE_SLOT_SIZE (3.4; sizeof(RVALUE) before), and HEAP_PAGE_SIZE /
@@ -33,36 +33,20 @@
 #define RBM_DWARF_LAYOUT_H
 #include <stddef.h>
 #include "dwarf_types.h"
-#include "heap_layout.h"
-#include "ruby_versions.h"
+#include "ruby_layout.h"
 
 /*
- * Reads both layouts from the DWARF of elf_path (a libruby, or a static
- * ruby), or of its separate debug file under root ("/" when NULL).  Either
- * output may be NULL.  Their strings: series "dwarf", source saying so;
- * .supported is 1.  Returns 0, or -1 with the missing fields in err.
+ * Reads the layout from the DWARF of elf_path (a libruby, or a static
+ * ruby), or of its separate debug file under root ("/" when NULL); version
+ * ("3.4.5") picks the macro defaults when the DWARF has no macros.  Its
+ * strings: series "dwarf", source saying so.  Returns 0, or -1 with the
+ * missing fields in err.
  */
-int dwarf_layout_read(const char *elf_path, const char *root, struct ruby_offsets *off,
-		      struct heap_layout *hl, char *err, size_t errlen);
+int dwarf_layout_read(const char *elf_path, const char *root, const char *version,
+		      struct ruby_layout *out, char *err, size_t errlen);
 
-/*
- * The same from DWARF already opened; version ("3.4.5") picks the macro
- * defaults when the DWARF has no macros.  For tests and the generator.
- */
-int dwarf_layout_from(struct dwarf_types *dt, const char *version, struct ruby_offsets *off,
-		      struct heap_layout *hl, char *err, size_t errlen);
-
-/* Every numeric field of the two structures, for the generator and the tests. */
-struct layout_field {
-	const char *name;
-	size_t offset;
-	size_t size; /* 4 or 8 */
-	int hex;     /* printed in hex: a flag mask */
-};
-extern const struct layout_field ruby_offsets_fields[];
-extern const size_t ruby_offsets_nfields;
-extern const struct layout_field heap_layout_fields[];
-extern const size_t heap_layout_nfields;
-uint64_t layout_field_get(const void *obj, const struct layout_field *f);
+/* The same from DWARF already opened.  For tests and the generator. */
+int dwarf_layout_from(struct dwarf_types *dt, const char *version, struct ruby_layout *out,
+		      char *err, size_t errlen);
 
 #endif

@@ -5,12 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "ruby_versions.h"
+#include "ruby_layout.h"
 #include "u64map.h"
 
 struct class_namer {
 	pid_t pid;
-	const struct ruby_offsets *off;
+	const struct ruby_layout *layout;
 	uint64_t classpath_id; /* the hidden ivar that holds a class's path */
 	uint64_t attached_id;  /* the hidden ivar of a singleton class: its object */
 	struct u64map cache;   /* klass -> name */
@@ -20,7 +20,7 @@ struct class_namer {
  * Learns the two hidden ivar IDs from Object and its singleton class, which
  * also checks that the offsets fit this process.  Returns 0 or -errno.
  */
-int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_offsets *off,
+int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_layout *off,
 		     uint64_t object_class, char *err, size_t errlen);
 
 /* Longest class name handed out, in bytes: report.c's buffers hold 512. */

@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "proc_info.h"
-#include "ruby_target.h"
 
 /* Reads a small /proc file into buf; its length, or -1. */
 static ssize_t read_proc(pid_t pid, const char *name, char *buf, size_t n)
@@ -114,7 +113,8 @@ static int cmp_pid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-size_t proc_find_rubies(const regex_t *re, pid_t self, int need, pid_t *pids, size_t max)
+size_t proc_scan(const regex_t *re, pid_t self, bool (*accept)(pid_t pid, void *ctx), void *ctx,
+		 pid_t *pids, size_t max)
 {
 	DIR *dir = opendir("/proc");
 	struct dirent *de;
@@ -123,7 +123,7 @@ size_t proc_find_rubies(const regex_t *re, pid_t self, int need, pid_t *pids, si
 	if (!dir)
 		return 0;
 	while (n < max && (de = readdir(dir))) {
-		char cmdline[4096], why[256];
+		char cmdline[4096];
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
@@ -134,7 +134,7 @@ size_t proc_find_rubies(const regex_t *re, pid_t self, int need, pid_t *pids, si
 			continue; /* a kernel thread or gone */
 		if (re && regexec(re, cmdline, 0, NULL, 0) != 0)
 			continue;
-		if (!ruby_target_supported(pid, need, why, sizeof(why)))
+		if (accept && !accept(pid, ctx))
 			continue;
 		pids[n++] = pid;
 	}

@@ -7,6 +7,7 @@
 #include "diag.h"
 #include "dwarf_layout.h"
 #include "elfinfo.h"
+#include "proc_info.h"
 #include "ruby_target.h"
 #include "target_mem.h"
 
@@ -30,13 +31,12 @@ static const char *target_root(pid_t pid, char *buf, size_t n)
 }
 
 /*
- * The layouts: the hand-checked table entry first (3.1), then the
- * libruby's own DWARF (a patch release needs no entry), then the table's
- * generated entry of the series (stripped builds).  Tracing also needs
- * the series' allocation entry points.  0, or -1 with why.
+ * The layout: the libruby's own DWARF (or its debug file), then the
+ * built-in table's entry of the series with its patch release's fields.
+ * Tracing also needs the series' allocation entry points.  0, or -1 with why.
  */
-static int pick_layouts(struct ruby_target *t, const char *host_path, const char *shown,
-			enum ruby_need need, char *why, size_t n)
+static int pick_layout(struct ruby_target *t, const char *host_path, const char *shown,
+		       enum ruby_need need, char *why, size_t n)
 {
 	char err[512], root[64];
 
@@ -48,26 +48,15 @@ static int pick_layouts(struct ruby_target *t, const char *host_path, const char
 			 t->version, shown, ruby_traced_series());
 		return -1;
 	}
-	t->off = ruby_offsets_for(t->version);
-	t->hl = NULL;
-	if (t->off) {
-		t->hl = heap_layout_for(t->version);
+	if (dwarf_layout_read(host_path, target_root(t->pid, root, sizeof(root)), t->version,
+			      &t->layout, err, sizeof(err)) == 0)
 		return 0;
-	}
-	if (dwarf_layout_read(host_path, target_root(t->pid, root, sizeof(root)), &t->off_dwarf,
-			      &t->hl_dwarf, err, sizeof(err)) == 0) {
-		t->off = &t->off_dwarf;
-		t->hl = &t->hl_dwarf;
-		return 0;
-	}
-	t->off = ruby_offsets_entry(t->version);
-	t->hl = heap_layout_entry(t->version);
-	if (t->off && t->hl)
+	if (ruby_versions_layout(t->version, &t->layout) == 0)
 		return 0;
 	snprintf(why, n,
 		 "unsupported Ruby version %s in %s: no DWARF in it and no table entry "
 		 "for its series (known: %s)",
-		 t->version, shown, ruby_traced_series());
+		 t->version, shown, ruby_known_series());
 	return -1;
 }
 
@@ -78,10 +67,10 @@ void ruby_target_check_file(struct ruby_target *t, const char *host_path, const 
 
 	if (elf_symbol_string(host_path, "ruby_version", t->version, sizeof(t->version)))
 		rbm_die("cannot read the Ruby version (ruby_version) from %s", shown);
-	if (pick_layouts(t, host_path, shown, need, why, sizeof(why)))
+	if (pick_layout(t, host_path, shown, need, why, sizeof(why)))
 		rbm_die("%s", why);
 	t->has_usdt = elf_has_usdt(host_path, "ruby", "gc__sweep__end");
-	rbm_info("Ruby %s in %s (offsets: %s; %s)", t->version, shown, t->off->source,
+	rbm_info("Ruby %s in %s (layout: %s; %s)", t->version, shown, t->layout.source,
 		 t->has_usdt ? "USDT probes" : "no USDT probes");
 }
 
@@ -97,7 +86,7 @@ void ruby_target_attach(struct ruby_target *t, pid_t pid)
 
 bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n)
 {
-	static struct ruby_target t; /* large (two layouts): not on the stack */
+	static struct ruby_target t; /* large (a layout): not on the stack */
 	char reason[640];
 
 	memset(&t, 0, sizeof(t));
@@ -108,11 +97,24 @@ bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n)
 		snprintf(why, n, "cannot read the Ruby version of PID %d", (int) pid);
 		return false;
 	}
-	if (pick_layouts(&t, t.img.host_path, t.img.path, need, reason, sizeof(reason))) {
+	if (pick_layout(&t, t.img.host_path, t.img.path, need, reason, sizeof(reason))) {
 		snprintf(why, n, "PID %d: %s", (int) pid, reason);
 		return false;
 	}
 	return true;
+}
+
+static bool supported_process(pid_t pid, void *ctx)
+{
+	char why[256];
+
+	return ruby_target_supported(pid, *(enum ruby_need *) ctx, why, sizeof(why));
+}
+
+size_t ruby_find_processes(const regex_t *re, pid_t self, enum ruby_need need, pid_t *pids,
+			   size_t max)
+{
+	return proc_scan(re, self, supported_process, &need, pids, max);
 }
 
 void ruby_target_open(struct ruby_target *t, pid_t pid, enum ruby_need need)
@@ -140,17 +142,17 @@ uint64_t ruby_target_global(const struct ruby_target *t, const char *name)
 uint64_t ruby_target_class_allocator(const struct ruby_target *t)
 {
 	uint64_t basic_object = ruby_target_global(t, "rb_cBasicObject");
-	uint64_t ext = basic_object + t->off->rclass_ext, fn, file_offset;
+	uint64_t ext = basic_object + t->layout.rclass_ext, fn, file_offset;
 
 	/* 3.1 points at its classext; from 3.2 it lies in the class's own slot. */
-	if ((!t->off->classext_embedded && target_read_u64(t->pid, ext, &ext)) ||
-	    target_read_u64(t->pid, ext + t->off->classext_allocator, &fn) ||
+	if ((!t->layout.classext_embedded && target_read_u64(t->pid, ext, &ext)) ||
+	    target_read_u64(t->pid, ext + t->layout.classext_allocator, &fn) ||
 	    procmaps_file_offset(t->pid, t->img.path, fn, &file_offset)) {
 		if (target_gone(t->pid))
 			rbm_die("PID %d exited", t->pid);
 		rbm_die("cannot find rb_class_allocate_instance through BasicObject's allocator: "
 			"Ruby internals differ from the table for %s",
-			t->off->series);
+			t->layout.series);
 	}
 	rbm_info("rb_class_allocate_instance at 0x%" PRIx64 " (file offset 0x%" PRIx64 ")", fn,
 		 file_offset);
@@ -189,7 +191,7 @@ static uint64_t vm_ptr_from_code(const struct ruby_target *t)
 				uint32_t v;
 
 				memcpy(&v, code + j, sizeof(v));
-				if (v == t->off->vm_objspace)
+				if (v == t->layout.vm_objspace)
 					return t->img.load_bias + sym + i + 7 + (int64_t) disp;
 			}
 			break;
@@ -266,7 +268,7 @@ uint64_t ruby_target_find_objspace(const struct ruby_target *t)
 		die_unreadable(t, "ruby_current_vm_ptr");
 	mut->vm_ptr_addr = addr;
 	mut->vm = vm_ptr;
-	if (!vm_ptr || target_read_u64(t->pid, vm_ptr + t->off->vm_objspace, &objspace))
+	if (!vm_ptr || target_read_u64(t->pid, vm_ptr + t->layout.vm_objspace, &objspace))
 		return 0;
 	return objspace;
 }
@@ -283,7 +285,7 @@ bool ruby_target_same_program(const struct ruby_target *t)
 /* GC.stat's totals: objspace-wide in 3.1, the sums of the size pools' counters from 3.2 on. */
 void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c)
 {
-	const struct ruby_offsets *off = t->off;
+	const struct ruby_layout *off = &t->layout;
 	uint64_t pool, v[2];
 	uint32_t i;
 

@@ -7,6 +7,7 @@
 #include "elfinfo.h"
 #include "ruby_symbols.h" /* before rbmemtrace.h: brings linux/types.h */
 #include "rbmemtrace.h"
+#include "ruby_string.h"
 #include "target_mem.h"
 
 #ifndef RB_T_ARRAY
@@ -201,7 +202,7 @@ char ruby_op_id_char(uint64_t id)
 /* Element idx of the Array ary, bounds-checked against its length. */
 static int rarray_entry(const struct ruby_symbols *rs, uint64_t ary, uint64_t idx, uint64_t *val)
 {
-	const struct ruby_offsets *off = rs->off;
+	const struct ruby_layout *off = rs->layout;
 	uint64_t hdr[5], len, ptr;
 	int ret;
 
@@ -245,7 +246,7 @@ static int table_name(struct ruby_symbols *rs, uint64_t id, char *buf, size_t n)
 
 	if (!n)
 		return -EINVAL;
-	ret = ruby_id_slot(id, rs->off->id_last_op, &slot);
+	ret = ruby_id_slot(id, rs->layout->id_last_op, &slot);
 	if (ret)
 		return ret;
 	if (slot.serial > rs->last_id) {
@@ -265,7 +266,7 @@ static int table_name(struct ruby_symbols *rs, uint64_t id, char *buf, size_t n)
 		return ret;
 	if (str == RB_QNIL || !str)
 		return -ENOENT;
-	return target_read_rstring(rs->pid, rs->off, str, buf, n);
+	return ruby_read_string(rs->pid, rs->layout, str, buf, n);
 }
 
 int ruby_id_name(struct ruby_symbols *rs, uint64_t id, char *buf, size_t n)
@@ -299,7 +300,7 @@ static int verify_candidate(struct ruby_symbols *rs, uint64_t addr, char *why, s
 		snprintf(why, whylen, "unreadable");
 		return -EFAULT;
 	}
-	if (last < t.off->id_next - 1 || last >= LAST_ID_LIMIT) {
+	if (last < t.layout->id_next - 1 || last >= LAST_ID_LIMIT) {
 		snprintf(why, whylen, "last_id %u out of range", last);
 		return -EINVAL;
 	}
@@ -315,7 +316,7 @@ static int verify_candidate(struct ruby_symbols *rs, uint64_t addr, char *why, s
 		snprintf(why, whylen, "ID '+' reads as %s", ret ? strerror(-ret) : name);
 		return -EINVAL;
 	}
-	ret = table_name(&t, t.off->id_initialize, name, sizeof(name));
+	ret = table_name(&t, t.layout->id_initialize, name, sizeof(name));
 	if (ret || strcmp(name, "initialize")) {
 		snprintf(why, whylen, "idInitialize reads as %s", ret ? strerror(-ret) : name);
 		return -EINVAL;
@@ -344,7 +345,7 @@ static int try_refs(struct ruby_symbols *rs, const struct ruby_image *img,
 }
 
 int ruby_symbols_init(struct ruby_symbols *rs, pid_t pid, const struct ruby_image *img,
-		      const struct ruby_offsets *off, char *err, size_t errlen)
+		      const struct ruby_layout *off, char *err, size_t errlen)
 {
 	struct rip_ref refs[MAX_REFS], sub[MAX_REFS];
 	uint8_t code[SCAN_LEN];
@@ -355,7 +356,7 @@ int ruby_symbols_init(struct ruby_symbols *rs, pid_t pid, const struct ruby_imag
 
 	memset(rs, 0, sizeof(*rs));
 	rs->pid = pid;
-	rs->off = off;
+	rs->layout = off;
 	ret = elf_symbol_value(img->host_path, "rb_id2str", &fn, NULL);
 	if (ret) {
 		snprintf(err, errlen, "%s: no symbol rb_id2str", img->host_path);

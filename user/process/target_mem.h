@@ -21,9 +21,4 @@ static inline int target_read_u64(pid_t pid, uint64_t addr, uint64_t *v)
  */
 void target_read_many(pid_t pid, const uint64_t *addrs, size_t n, size_t each, void *out, bool *ok);
 
-/* Reads a Ruby String's bytes (embedded or heap) into buf, NUL-terminated. */
-struct ruby_offsets;
-int target_read_rstring(pid_t pid, const struct ruby_offsets *off, uint64_t str, char *buf,
-			size_t n);
-
 #endif

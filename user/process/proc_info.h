@@ -25,9 +25,10 @@ uint64_t proc_rss(pid_t pid);
 
 /*
  * The processes other than self whose command line matches re (NULL: any)
- * and which map a Ruby that has what need (enum ruby_need) asks for, lowest
- * pid first.  Returns how many were written into pids (at most max).
+ * and that accept (NULL: any) takes, lowest pid first.  Returns how many
+ * were written into pids (at most max).
  */
-size_t proc_find_rubies(const regex_t *re, pid_t self, int need, pid_t *pids, size_t max);
+size_t proc_scan(const regex_t *re, pid_t self, bool (*accept)(pid_t pid, void *ctx), void *ctx,
+		 pid_t *pids, size_t max);
 
 #endif

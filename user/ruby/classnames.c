@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "classnames.h"
+#include "rbmemtrace.h"
 #include "procmaps.h"
+#include "ruby_string.h"
 #include "target_mem.h"
 
 #define NAME_MAX_LEN 512
@@ -46,11 +48,11 @@ const char *ruby_imemo_name(uint32_t imemo)
 /* Where a class's rb_classext_t is: in the slot (3.3+) or behind RClass.ptr. */
 static int class_ext(struct class_namer *cn, uint64_t klass, uint64_t *ext)
 {
-	if (cn->off->classext_embedded) {
-		*ext = klass + cn->off->rclass_ext;
+	if (cn->layout->classext_embedded) {
+		*ext = klass + cn->layout->rclass_ext;
 		return 0;
 	}
-	return target_read_u64(cn->pid, klass + cn->off->rclass_ext, ext) || !*ext ? -ENOENT : 0;
+	return target_read_u64(cn->pid, klass + cn->layout->rclass_ext, ext) || !*ext ? -ENOENT : 0;
 }
 
 /* 3.3+: a VALUE field of the classext (classpath, attached_object); 0 or -ENOENT. */
@@ -74,7 +76,7 @@ static int scan_ivars(struct class_namer *cn, uint64_t klass, bool whole,
 				   uint64_t arg),
 		      uint64_t arg, uint64_t *key, uint64_t *value)
 {
-	const struct ruby_offsets *off = cn->off;
+	const struct ruby_layout *off = cn->layout;
 	uint64_t ext, tbl, start, bound, entries, i;
 	uint64_t entry[3];
 
@@ -119,16 +121,16 @@ static int class_ivar(struct class_namer *cn, uint64_t klass, uint64_t id, uint6
 /* The class's path String (classext.classpath in 3.3+, else the hidden ivar). */
 static int class_path(struct class_namer *cn, uint64_t klass, uint64_t *path)
 {
-	if (cn->off->classext_classpath)
-		return classext_value(cn, klass, cn->off->classext_classpath, path);
+	if (cn->layout->classext_classpath)
+		return classext_value(cn, klass, cn->layout->classext_classpath, path);
 	return class_ivar(cn, klass, cn->classpath_id, path);
 }
 
 /* A singleton class's object (classext.attached_object in 3.3+, else the hidden ivar). */
 static int class_attached(struct class_namer *cn, uint64_t klass, uint64_t *obj)
 {
-	if (cn->off->classext_attached_object)
-		return classext_value(cn, klass, cn->off->classext_attached_object, obj);
+	if (cn->layout->classext_attached_object)
+		return classext_value(cn, klass, cn->layout->classext_attached_object, obj);
 	if (!cn->attached_id)
 		return -ENOENT;
 	return class_ivar(cn, klass, cn->attached_id, obj);
@@ -153,7 +155,7 @@ static int value_is_string_object(struct class_namer *cn, uint64_t key, uint64_t
 	(void) key;
 	(void) unused;
 	return (value & 7) == 0 && value &&
-	       target_read_rstring(cn->pid, cn->off, value, buf, sizeof(buf)) == 0 &&
+	       ruby_read_string(cn->pid, cn->layout, value, buf, sizeof(buf)) == 0 &&
 	       strcmp(buf, "Object") == 0;
 }
 
@@ -164,14 +166,14 @@ static int value_equals(struct class_namer *cn, uint64_t key, uint64_t value, ui
 	return value == expected;
 }
 
-int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_offsets *off,
+int class_namer_init(struct class_namer *cn, pid_t pid, const struct ruby_layout *off,
 		     uint64_t object_class, char *err, size_t errlen)
 {
 	uint64_t hdr[2];
 
 	memset(cn, 0, sizeof(*cn));
 	cn->pid = pid;
-	cn->off = off;
+	cn->layout = off;
 	/* A target that dies now makes every read fail: say that, not "internals differ". */
 	if (target_read(pid, object_class, hdr, sizeof(hdr)) ||
 	    (hdr[0] & RB_T_MASK) != RB_T_CLASS) {
@@ -244,8 +246,8 @@ static uint64_t real_class(struct class_namer *cn, uint64_t klass)
 	int i;
 
 	for (i = 0; i < 8; i++) {
-		if (target_read_u64(cn->pid, klass, &flags) || !(flags & cn->off->fl_singleton) ||
-		    target_read_u64(cn->pid, klass + cn->off->rclass_super, &klass))
+		if (target_read_u64(cn->pid, klass, &flags) || !(flags & cn->layout->fl_singleton) ||
+		    target_read_u64(cn->pid, klass + cn->layout->rclass_super, &klass))
 			break;
 	}
 	return klass;
@@ -297,12 +299,12 @@ static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
 		snprintf(buf, sizeof(buf), "#<freed class 0x%016" PRIx64 ">", klass);
 		return strdup(buf);
 	}
-	if (hdr[0] & cn->off->fl_singleton)
+	if (hdr[0] & cn->layout->fl_singleton)
 		return singleton_name(cn, klass, depth);
 	if (class_path(cn, klass, &path) == 0) {
 		char *full = malloc(NAME_READ_MAX), *name = NULL;
 
-		if (full && target_read_rstring(cn->pid, cn->off, path, full, NAME_READ_MAX) == 0)
+		if (full && ruby_read_string(cn->pid, cn->layout, path, full, NAME_READ_MAX) == 0)
 			name = class_name_fit(full);
 		free(full);
 		if (name)
@@ -365,8 +367,8 @@ uint64_t class_namer_object_class(struct class_namer *cn, uint64_t klass)
 
 	for (hops = 0; hops < 16 && klass; hops++) {
 		if (target_read_u64(cn->pid, klass, &flags) ||
-		    (!(flags & cn->off->fl_singleton) && (flags & RB_T_MASK) != RB_T_ICLASS) ||
-		    target_read_u64(cn->pid, klass + cn->off->rclass_super, &super))
+		    (!(flags & cn->layout->fl_singleton) && (flags & RB_T_MASK) != RB_T_ICLASS) ||
+		    target_read_u64(cn->pid, klass + cn->layout->rclass_super, &super))
 			break;
 		klass = super;
 	}

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include "ruby_versions.h"
 #include "target_mem.h"
 
 /* process_vm_readv refuses PROT_NONE pages (GC compaction's read barrier); /proc/PID/mem does not.
@@ -82,34 +81,4 @@ void target_read_many(pid_t pid, const uint64_t *addrs, size_t n, size_t each, v
 		}
 		done += good;
 	}
-}
-
-int target_read_rstring(pid_t pid, const struct ruby_offsets *off, uint64_t str, char *buf,
-			size_t n)
-{
-	uint64_t hdr[4], len, ptr;
-	int ret;
-
-	ret = target_read(pid, str, hdr, sizeof(hdr));
-	if (ret)
-		return ret;
-	if ((hdr[0] & RB_T_MASK) != RB_T_STRING)
-		return -EINVAL;
-	if (hdr[0] & off->rstring_noembed) {
-		len = hdr[off->rstring_heap_len / 8];
-		ptr = hdr[off->rstring_heap_ptr / 8];
-	} else {
-		len = (hdr[0] & off->rstring_embed_len_mask) >> off->rstring_embed_len_shift;
-		ptr = str + off->rstring_embed_start;
-	}
-	if (off->rstring_len) /* 3.2+: RString.len, embedded or not */
-		len = hdr[off->rstring_len / 8];
-	if (len >= n)
-		len = n - 1;
-	ret = target_read(pid, ptr, buf, len);
-	if (ret)
-		return ret;
-	buf[len] = '\0';
-	/* Ruby strings may hold NULs; the name ends at the first. */
-	return 0;
 }

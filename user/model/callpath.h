@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A call path as the report holds it: named frames, innermost first.  The
+ * probing layer names what BPF recorded into these (probe/stacks.c); the
+ * model and the writers only read them.
+ */
+#ifndef RBM_CALLPATH_H
+#define RBM_CALLPATH_H
+#include <stdbool.h>
+#include <stddef.h>
+
+struct frame {
+	const char *label; /* "Foo#bar", "block in Foo#bar", "Integer#times" */
+	const char *path;  /* the file; for C methods, "<cfunc>" */
+	int line;	   /* 0 for C methods and unknown lines */
+};
+
+struct stack {
+	size_t depth;
+	bool truncated;	      /* frames beyond --depth were cut */
+	struct frame *frames; /* innermost first */
+};
+
+#endif
