@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 	n = strcspn(version, ".");
 	n += version[n] ? 1 + strcspn(version + n + 1, ".") : 0;
 	snprintf(series, sizeof(series), "%.*s", (int) n, version);
-	if (dwarf_layout_read(lib, NULL, version, &l, err, sizeof(err))) {
+	if (dwarf_layout_read(lib, NULL, version, &l, NULL, 0, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", argv[0], err);
 		return 1;
 	}
@@ -45,7 +45,8 @@ int main(int argc, char **argv)
 	printf("\t{\n");
 	printf("\t\t.series = \"%s\",\n", series);
 	printf("\t\t.verified = \"%s\",\n", verified);
-	printf("\t\t.source = \"DWARF of %s %s (scripts/gen-ruby-tables.sh)\",\n", base, version);
+	printf("\t\t.source = \"the %s table (generated from the DWARF of %s %s)\",\n", series,
+	       base, version);
 	for (i = 0; i < ruby_layout_nfields; i++) {
 		const struct layout_field *f = &ruby_layout_fields[i];
 		unsigned long long v = layout_field_get(&l, f);

@@ -373,8 +373,8 @@ Test(dwarf_layout, ruby_builds_equal_their_generated_entries)
 
 			clock_gettime(CLOCK_MONOTONIC, &w0);
 			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
-			cr_assert_eq(dwarf_layout_read(b->lib, NULL, b->version, &dwarf, err,
-						       sizeof(err)),
+			cr_assert_eq(dwarf_layout_read(b->lib, NULL, b->version, &dwarf, NULL, 0,
+						       err, sizeof(err)),
 				     0, "%s", err);
 			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 			clock_gettime(CLOCK_MONOTONIC, &w1);
@@ -438,7 +438,7 @@ Test(dwarf_layout, stripped_distro_libruby_is_refused)
 		cr_log_warn("%s absent (make rubies)", lib);
 		cr_skip_test("no 3.3.8-distro");
 	}
-	cr_expect_eq(dwarf_layout_read(lib, NULL, "3.3.8", &off, err, sizeof(err)), -1);
+	cr_expect_eq(dwarf_layout_read(lib, NULL, "3.3.8", &off, NULL, 0, err, sizeof(err)), -1);
 	cr_expect(strstr(err, "no DWARF"), "%s", err);
 }
 
@@ -610,8 +610,8 @@ Test(dwarf_layout, equal_to_notes_layouts)
 	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
 		if (!have(&builds[i]))
 			continue;
-		cr_assert_eq(dwarf_layout_read(builds[i].lib, NULL, builds[i].version, &l, err,
-					       sizeof(err)),
+		cr_assert_eq(dwarf_layout_read(builds[i].lib, NULL, builds[i].version, &l, NULL, 0,
+					       err, sizeof(err)),
 			     0, "%s", err);
 		snprintf(notes, sizeof(notes), "notes/layouts/%s-ruby-build.txt",
 			 builds[i].version);

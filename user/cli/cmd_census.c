@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include "census_model.h"
 #include "cli.h"
+#include "layout_report.h"
 #include "diag.h"
 #include "outfile.h"
 #include "ruby_target.h"
@@ -98,6 +99,7 @@ static void take_census(struct ruby_target *t, struct report *r)
 	r->census_only = true;
 	r->exit_status = -1;
 	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", t->version);
+	layout_to_report(t, &r->layout);
 	if (census_to_report(&c, &namer, r, CENSUS_AT_END, NULL, NULL))
 		rbm_die("out of memory");
 	report_finish(r);

@@ -110,11 +110,11 @@ bool cli_json_format(const char *arg)
 
 void cli_heap_open(struct ruby_target *t, struct class_namer *namer)
 {
+	const unsigned int needs =
+	    PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_HEAP) | PROOF_BIT(PROOF_CLASSES);
 	char err[512];
 
-	t->objspace = ruby_target_find_objspace(t);
-	if (!t->objspace)
-		rbm_die("cannot find the object space of PID %d", t->pid);
+	ruby_target_require_or_die(t, needs, needs, false);
 	if (class_namer_init(namer, t->pid, &t->layout, ruby_target_global(t, "rb_cObject"), err,
 			     sizeof(err)))
 		rbm_die("%s", err);

@@ -9,6 +9,7 @@
  */
 #ifndef RBM_REPORT_H
 #define RBM_REPORT_H
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -162,6 +163,27 @@ struct suspect {
 	const struct stack_row *stack; /* its top call path */
 };
 
+/*
+ * Where the target's layout came from and which of its groups were proved
+ * against the live process (ruby/layout_proof.h); a group not proved was
+ * turned off, and the report says what is missing because of it.
+ */
+#define REPORT_LAYOUT_GROUPS 5
+struct report_layout_group {
+	char name[16];	/* "gc", "heap", "classes", "stacks", "probes" */
+	int status;	/* 1 proved, 0 not proved (turned off), -1 not checked */
+	char why[192];	/* not proved: the first check it failed */
+	char gives[48]; /* what is missing without it */
+};
+struct report_layout {
+	bool have;
+	char libruby[PATH_MAX]; /* the file as the target maps it */
+	char from[PATH_MAX + 64]; /* "the 3.1 table (...)", "DWARF in ..." */
+	char code[320];	   /* fields the libruby's code moved from the table's values */
+	double check_ms;
+	struct report_layout_group groups[REPORT_LAYOUT_GROUPS];
+};
+
 struct report {
 	/* Which process: several reports (processes, hosts) make a model. */
 	pid_t pid;
@@ -169,6 +191,7 @@ struct report {
 	char host[256];        /* "" for this host */
 	char command[256];     /* its command name; "" if unknown */
 	char ruby_version[32];
+	struct report_layout layout;
 
 	double duration_s;
 	const char *end_reason; /* "duration", "signal", "target exited", "command finished" */

@@ -26,6 +26,7 @@ void report_write_census_text(FILE *out, const struct report *r, size_t top)
 
 	fprintf(out, "rbmemtrace census: PID %d, ruby %s, GC count %" PRIu64 ", read in %.1f ms\n",
 		r->pid, r->ruby_version, r->heap_end.gc_count, r->heap_end.seconds * 1e3);
+	report_write_layout_text(out, &r->layout);
 	write_heap_text(out, &r->heap_end);
 	fprintf(out, "Bytes: the slot plus the heap memory strings, arrays, hashes, objects' ivars, "
 		     "bignums and structs own (as ObjectSpace.memsize_of).\n");
@@ -64,8 +65,10 @@ void report_write_census_json(FILE *out, const struct report *r)
 
 	fprintf(out, "{\n  \"pid\": %d,\n  \"ruby_version\": ", r->pid);
 	json_write_string(out, r->ruby_version);
+	fprintf(out, ",\n");
+	report_write_layout_json(out, "", &r->layout);
 	fprintf(out,
-		",\n  \"heap\": {\"slots\": %" PRIu64 ", \"live\": %" PRIu64 ", \"free\": %" PRIu64
+		"  \"heap\": {\"slots\": %" PRIu64 ", \"live\": %" PRIu64 ", \"free\": %" PRIu64
 		", \"garbage\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"pages\": %" PRIu64
 		", \"marking\": %s, \"unjudged\": %" PRIu64 ", \"sweeping\": %s, \"gc_ran\": %s"
 		", \"gc_count\": %" PRIu64 ", \"seconds\": %.6f},\n",

@@ -196,7 +196,9 @@ void report_write_json_object(FILE *out, const struct report *r, unsigned indent
 		write_identity_json(out, pad, r);
 	fprintf(out, "%s  \"ruby_version\": ", pad);
 	json_write_string(out, r->ruby_version);
-	fprintf(out, ",\n%s  \"duration_s\": %.3f,\n%s  \"end_reason\": ", pad, r->duration_s, pad);
+	fprintf(out, ",\n");
+	report_write_layout_json(out, pad, &r->layout);
+	fprintf(out, "%s  \"duration_s\": %.3f,\n%s  \"end_reason\": ", pad, r->duration_s, pad);
 	json_write_string(out, r->end_reason);
 	fprintf(out, ",\n%s  \"target_exited\": %s,\n", pad, r->target_exited ? "true" : "false");
 	if (r->exit_status >= 0)

@@ -31,6 +31,10 @@ void report_write_json_object(FILE *out, const struct report *r, unsigned indent
 /* flamegraph.pl's folded format, weighted by retained objects; the class is the leaf. */
 void report_write_folded(FILE *out, const struct report *r);
 
+/* The layout's proof: one line per group not proved; the "layout" member (with its ",\n"). */
+void report_write_layout_text(FILE *out, const struct report_layout *l);
+void report_write_layout_json(FILE *out, const char *pad, const struct report_layout *l);
+
 /* rbmemtrace census: the heap by class, most live objects first; top 0 shows all. */
 void report_write_census_text(FILE *out, const struct report *r, size_t top);
 void report_write_census_json(FILE *out, const struct report *r);

@@ -15,6 +15,7 @@
 #include "diag.h"
 #include "elfinfo.h"
 #include "launch.h"
+#include "layout_report.h"
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 #include "procmaps.h"
@@ -22,6 +23,13 @@
 #include "shared_bpf.h"
 #include "session.h"
 #include "target_mem.h"
+
+/*
+ * What a trace cannot do without: allocation probes, GC counters (ages, the
+ * sampler's placement) and class names (every row is a class).  Without the
+ * heap it reports no census; without stacks, no sites or call paths.
+ */
+#define TRACE_NEEDS (PROOF_BIT(PROOF_PROBES) | PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_CLASSES))
 
 bool session_class_wanted(const struct session *s, const char *name)
 {
@@ -97,6 +105,7 @@ static void start_command(struct session *s)
 	ruby_target_attach(&s->target, pid);
 	/* From here on, attach to the file as the running child maps it. */
 	s->probes.binary = s->target.img.host_path;
+	ruby_target_require_or_die(&s->target, PROOF_ALL, TRACE_NEEDS, true);
 }
 
 void session_open(struct session *s, const struct trace_options *opt)
@@ -112,6 +121,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 		start_command(s);
 	} else {
 		ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_TRACE);
+		ruby_target_require_or_die(&s->target, PROOF_ALL, TRACE_NEEDS, false);
 		shared_bpf_prepare_live_map(s->opt.max_objects);
 		session_load_bpf(s);
 		s->probes = (struct probes){.skel = s->skel, .slot = s->slot.index,
@@ -130,8 +140,10 @@ void session_open(struct session *s, const struct trace_options *opt)
 	s->probes.points = s->target.alloc;
 	s->probes.class_allocate_instance = alloc_offset;
 	s->probes.use_multi = s->use_multi;
-	s->target.objspace = ruby_target_find_objspace(&s->target);
-	s->heap_layout = &s->target.layout;
+	/* A group the proof turned off is not read: its line said so (ruby_target_require). */
+	s->heap_layout = ruby_target_proved(&s->target, PROOF_HEAP) ? &s->target.layout : NULL;
+	if (!ruby_target_proved(&s->target, PROOF_STACKS))
+		s->opt.depth = 0;
 	s->probes.alloc_kind = s->opt.empty_probes;
 	if (s->opt.empty_probes)
 		return;
@@ -201,18 +213,10 @@ void session_start(struct session *s)
 	s->counts_last = s->counts_start;
 	session_heap_census(s, CENSUS_AT_START);
 	if (s->sampling) {
-		const struct ruby_layout *off = &s->target.layout;
-		struct alloc_counter counter = {0};
+		struct gc_allocated_counter counter;
 		int err;
 
-		if (s->target.objspace && off->objspace_total_allocated)
-			counter.addr = s->target.objspace + off->objspace_total_allocated;
-		else if (s->target.objspace && off->pool_total_allocated)
-			counter = (struct alloc_counter){
-				.addr = s->target.objspace + off->objspace_pools +
-					off->pool_total_allocated,
-				.pools = off->pool_count,
-				.stride = off->pool_size};
+		gc_counters_allocated_at(&s->target.layout, s->target.objspace, &counter);
 		err = windows_start(&s->windows, &s->probes, s->skel, s->st, s->target.pid, &counter,
 				    s->opt.max_overhead, rbm_verbose);
 		if (err)
@@ -498,6 +502,7 @@ int session_report(struct session *s, struct report *r)
 	r->ns_pid = s->ns_pid;
 	snprintf(r->command, sizeof(r->command), "%s", s->command);
 	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", s->target.version);
+	layout_to_report(&s->target, &r->layout);
 	r->duration_s = s->end - s->start;
 	r->end_reason = s->end_reason ? s->end_reason : "unknown";
 	r->target_exited = s->target_exited;

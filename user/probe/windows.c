@@ -55,7 +55,7 @@ static void measure_trap_costs(struct windows *w, double budget_percent)
 }
 
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		  struct proc_state *st, pid_t pid, const struct alloc_counter *counter,
+		  struct proc_state *st, pid_t pid, const struct gc_allocated_counter *counter,
 		  double budget_percent, int verbose)
 {
 	double now;
@@ -341,7 +341,7 @@ static void close_window(struct windows *w)
 /* One read of the span of the pools' counters: it is looked at every half millisecond. */
 static bool read_counter(struct windows *w, uint64_t *pos)
 {
-	const struct alloc_counter *c = &w->counter;
+	const struct gc_allocated_counter *c = &w->counter;
 	uint64_t span[8 * 256 / 8];
 	uint32_t i, pools = c->pools > 1 ? c->pools : 1;
 	size_t words = (size_t)(pools - 1) * (c->stride / 8) + 1;

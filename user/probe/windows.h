@@ -9,6 +9,7 @@
 #define RBM_WINDOWS_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "gc_counters.h"
 #include <linux/types.h>
 #include <sys/types.h>
 #include "attach.h"
@@ -18,19 +19,13 @@
 struct rbmemtrace_bpf;
 
 /* GC.stat's total_allocated_objects in the target: one word, or summed over the size pools. */
-struct alloc_counter {
-	uint64_t addr;	 /* 0: unknown */
-	uint32_t pools;	 /* 3.2+: pools' counters summed; 0 or 1: the one word */
-	uint32_t stride; /* bytes between two pools' counters */
-};
-
 struct windows {
 	struct probes *probes;
 	struct rbmemtrace_bpf *skel;
 	struct proc_state *st; /* the process's state in it */
 	int verbose;
 	pid_t pid;
-	struct alloc_counter counter; /* Ruby's total_allocated_objects in the target */
+	struct gc_allocated_counter counter; /* Ruby's total_allocated_objects in the target */
 	struct sampler sampler;
 	uint64_t hits_at_open[MAX_ALLOC_PROBES]; /* probe_hits when the window opened */
 	double hit_cost[MAX_ALLOC_PROBES];	  /* seconds each probe's trap costs the target */
@@ -59,7 +54,7 @@ struct windows {
  * one and the counter reaches its place.  0 or -errno.
  */
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
-		  struct proc_state *st, pid_t pid, const struct alloc_counter *counter,
+		  struct proc_state *st, pid_t pid, const struct gc_allocated_counter *counter,
 		  double budget_percent, int verbose);
 /*
  * What a recorded allocation stands for, in RBM_WEIGHT_ONE units: 1 / the

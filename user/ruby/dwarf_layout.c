@@ -448,13 +448,15 @@ int dwarf_layout_from(struct dwarf_types *dt, const char *version, struct ruby_l
 }
 
 int dwarf_layout_read(const char *elf_path, const char *root, const char *version,
-		      struct ruby_layout *out, char *err, size_t errlen)
+		      struct ruby_layout *out, char *from, size_t fromlen, char *err, size_t errlen)
 {
 	struct dwarf_types *dt;
 	int ret;
 
 	if (dwarf_types_open(elf_path, root, &dt, err, errlen))
 		return -1;
+	if (from && fromlen)
+		snprintf(from, fromlen, "%s", dwarf_types_file(dt));
 	ret = dwarf_layout_from(dt, version, out, err, errlen);
 	dwarf_types_close(dt);
 	return ret;

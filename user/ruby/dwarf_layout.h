@@ -39,11 +39,13 @@
  * Reads the layout from the DWARF of elf_path (a libruby, or a static
  * ruby), or of its separate debug file under root ("/" when NULL); version
  * ("3.4.5") picks the macro defaults when the DWARF has no macros.  Its
- * strings: series "dwarf", source saying so.  Returns 0, or -1 with the
- * missing fields in err.
+ * strings: series "dwarf", source saying so; from (may be NULL) gets the
+ * file the DWARF was read from.  Returns 0, or -1 with the missing fields
+ * in err.
  */
 int dwarf_layout_read(const char *elf_path, const char *root, const char *version,
-		      struct ruby_layout *out, char *err, size_t errlen);
+		      struct ruby_layout *out, char *from, size_t fromlen, char *err,
+		      size_t errlen);
 
 /* The same from DWARF already opened.  For tests and the generator. */
 int dwarf_layout_from(struct dwarf_types *dt, const char *version, struct ruby_layout *out,

@@ -9,7 +9,7 @@
 	{
 		.series = "3.3",
 		.verified = "",
-		.source = "DWARF of libruby.so.3.3.8 3.3.8 (scripts/gen-ruby-tables.sh)",
+		.source = "the 3.3 table (generated from the DWARF of libruby.so.3.3.8 3.3.8)",
 		.rclass_ext = 32,
 		.classext_embedded = 1,
 		.classext_size = 0,
@@ -144,7 +144,7 @@
 	{
 		.series = "3.4",
 		.verified = "",
-		.source = "DWARF of libruby.so.3.4.5 3.4.5 (scripts/gen-ruby-tables.sh)",
+		.source = "the 3.4 table (generated from the DWARF of libruby.so.3.4.5 3.4.5)",
 		.rclass_ext = 32,
 		.classext_embedded = 1,
 		.classext_size = 0,

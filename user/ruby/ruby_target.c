@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "diag.h"
 #include "dwarf_layout.h"
 #include "elfinfo.h"
+#include "gc_counters.h"
 #include "proc_info.h"
 #include "ruby_target.h"
 #include "target_mem.h"
@@ -31,14 +34,47 @@ static const char *target_root(pid_t pid, char *buf, size_t n)
 }
 
 /*
+ * What the libruby's code says, brought into the layout: over the table's
+ * values (a patch release that moved a field), or as a cross-check of
+ * DWARF's, where a difference means the DWARF is not this build's.
+ */
+static int apply_code(struct ruby_target *t, const char *host_path, bool from_dwarf, char *why,
+		      size_t n)
+{
+	int differ;
+
+	if (layout_decode_file(host_path, &t->decoded)) {
+		memset(&t->decoded, 0, sizeof(t->decoded));
+		return 0;
+	}
+	differ = layout_decode_apply(&t->decoded, &t->layout, !from_dwarf, t->layout_code_diff,
+				     sizeof(t->layout_code_diff));
+	if (differ && from_dwarf) {
+		snprintf(why, n, "the DWARF of Ruby %s disagrees with its code (%s)", t->version,
+			 t->layout_code_diff);
+		return -1;
+	}
+	if (differ < 0) {
+		snprintf(why, n, "Ruby %s's code contradicts its layout (%s)", t->version,
+			 t->layout_code_diff);
+		return -1;
+	}
+	if (differ)
+		rbm_info("layout: the code of %s moved %s", host_path, t->layout_code_diff);
+	return 0;
+}
+
+/*
  * The layout: the libruby's own DWARF (or its debug file), then the
- * built-in table's entry of the series with its patch release's fields.
- * Tracing also needs the series' allocation entry points.  0, or -1 with why.
+ * built-in table's entry of the series with its patch release's fields,
+ * either cross-checked with or corrected by what the code says.  Tracing
+ * also needs the series' allocation entry points.  0, or -1 with why.
  */
 static int pick_layout(struct ruby_target *t, const char *host_path, const char *shown,
 		       enum ruby_need need, char *why, size_t n)
 {
-	char err[512], root[64];
+	char err[512], root[64], file[PATH_MAX];
+	bool from_dwarf;
 
 	t->alloc = ruby_alloc_points_for(t->version);
 	if (need == RUBY_NEED_TRACE && !t->alloc) {
@@ -48,16 +84,21 @@ static int pick_layout(struct ruby_target *t, const char *host_path, const char 
 			 t->version, shown, ruby_traced_series());
 		return -1;
 	}
-	if (dwarf_layout_read(host_path, target_root(t->pid, root, sizeof(root)), t->version,
-			      &t->layout, err, sizeof(err)) == 0)
-		return 0;
-	if (ruby_versions_layout(t->version, &t->layout) == 0)
-		return 0;
-	snprintf(why, n,
-		 "unsupported Ruby version %s in %s: no DWARF in it and no table entry "
-		 "for its series (known: %s)",
-		 t->version, shown, ruby_known_series());
-	return -1;
+	from_dwarf =
+	    dwarf_layout_read(host_path, target_root(t->pid, root, sizeof(root)), t->version,
+			      &t->layout, file, sizeof(file), err, sizeof(err)) == 0;
+	if (from_dwarf) {
+		snprintf(t->layout_from, sizeof(t->layout_from), "DWARF in %s", file);
+	} else if (ruby_versions_layout(t->version, &t->layout) == 0) {
+		snprintf(t->layout_from, sizeof(t->layout_from), "%s", t->layout.source);
+	} else {
+		snprintf(why, n,
+			 "unsupported Ruby version %s in %s: no DWARF in it and no table entry "
+			 "for its series (known: %s)",
+			 t->version, shown, ruby_known_series());
+		return -1;
+	}
+	return apply_code(t, host_path, from_dwarf, why, n);
 }
 
 void ruby_target_check_file(struct ruby_target *t, const char *host_path, const char *shown,
@@ -70,7 +111,7 @@ void ruby_target_check_file(struct ruby_target *t, const char *host_path, const 
 	if (pick_layout(t, host_path, shown, need, why, sizeof(why)))
 		rbm_die("%s", why);
 	t->has_usdt = elf_has_usdt(host_path, "ruby", "gc__sweep__end");
-	rbm_info("Ruby %s in %s (layout: %s; %s)", t->version, shown, t->layout.source,
+	rbm_info("Ruby %s in %s (layout: %s; %s)", t->version, shown, t->layout_from,
 		 t->has_usdt ? "USDT probes" : "no USDT probes");
 }
 
@@ -123,6 +164,16 @@ void ruby_target_open(struct ruby_target *t, pid_t pid, enum ruby_need need)
 	ruby_target_check_file(t, t->img.host_path, t->img.path, need);
 }
 
+int ruby_target_global_value(const struct ruby_target *t, const char *name, uint64_t *value)
+{
+	uint64_t sym;
+	int ret;
+
+	if ((ret = elf_symbol_value(t->img.host_path, name, &sym, NULL)))
+		return ret;
+	return target_read_u64(t->pid, t->img.load_bias + sym, value);
+}
+
 uint64_t ruby_target_global(const struct ruby_target *t, const char *name)
 {
 	uint64_t sym, value;
@@ -139,97 +190,34 @@ uint64_t ruby_target_global(const struct ruby_target *t, const char *name)
 }
 
 /* rb_class_allocate_instance is hidden; BasicObject's allocator points at it. */
-uint64_t ruby_target_class_allocator(const struct ruby_target *t)
+int ruby_target_class_allocator_offset(const struct ruby_target *t, uint64_t *file_offset)
 {
-	uint64_t basic_object = ruby_target_global(t, "rb_cBasicObject");
-	uint64_t ext = basic_object + t->layout.rclass_ext, fn, file_offset;
+	uint64_t basic_object, ext, fn;
+	int ret;
 
+	if ((ret = ruby_target_global_value(t, "rb_cBasicObject", &basic_object)))
+		return ret;
+	ext = basic_object + t->layout.rclass_ext;
 	/* 3.1 points at its classext; from 3.2 it lies in the class's own slot. */
 	if ((!t->layout.classext_embedded && target_read_u64(t->pid, ext, &ext)) ||
-	    target_read_u64(t->pid, ext + t->layout.classext_allocator, &fn) ||
-	    procmaps_file_offset(t->pid, t->img.path, fn, &file_offset)) {
+	    target_read_u64(t->pid, ext + t->layout.classext_allocator, &fn))
+		return -EFAULT;
+	return procmaps_file_offset(t->pid, t->img.path, fn, file_offset);
+}
+
+uint64_t ruby_target_class_allocator(const struct ruby_target *t)
+{
+	uint64_t file_offset;
+
+	if (ruby_target_class_allocator_offset(t, &file_offset)) {
 		if (target_gone(t->pid))
 			rbm_die("PID %d exited", t->pid);
-		rbm_die("cannot find rb_class_allocate_instance through BasicObject's allocator: "
-			"Ruby internals differ from the table for %s",
-			t->layout.series);
+		rbm_die("cannot find rb_class_allocate_instance through BasicObject's allocator in "
+			"Ruby %s (%s)",
+			t->version, t->img.path);
 	}
-	rbm_info("rb_class_allocate_instance at 0x%" PRIx64 " (file offset 0x%" PRIx64 ")", fn,
-		 file_offset);
+	rbm_info("rb_class_allocate_instance at file offset 0x%" PRIx64, file_offset);
 	return file_offset;
-}
-
-/*
- * Where ruby_current_vm_ptr lives when it is hidden (3.3+) and the library
- * stripped: the exported functions that read vm->objspace start with `lea
- * VAR(%rip), %reg; mov (%reg), %reg; mov OBJSPACE(%reg), ...` (3.3's
- * rb_gc_count, 3.4's rb_gc_get_objspace; notes/rubies-facts.md §4.3).  The
- * first RIP-relative lea is taken, and only if the vm_objspace offset of
- * the layout follows within a few bytes: another variable would not be read
- * at that offset.  0 if not found.
- */
-static uint64_t vm_ptr_from_code(const struct ruby_target *t)
-{
-	static const char *const fns[] = {"rb_gc_get_objspace", "rb_gc_count"};
-	uint8_t code[64];
-	uint64_t sym;
-	size_t f, i, j;
-
-	for (f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
-		if (elf_symbol_value(t->img.host_path, fns[f], &sym, NULL) ||
-		    target_read(t->pid, t->img.load_bias + sym, code, sizeof(code)))
-			continue;
-		for (i = 0; i + 7 <= 32; i++) {
-			int32_t disp;
-
-			/* REX.W (+R), 8d, ModRM mod 00 rm 101: lea disp32(%rip), %reg */
-			if ((code[i] & 0xfb) != 0x48 || code[i + 1] != 0x8d ||
-			    (code[i + 2] & 0xc7) != 0x05)
-				continue;
-			memcpy(&disp, code + i + 3, sizeof(disp));
-			for (j = i + 7; j + 4 <= sizeof(code) && j < i + 24; j++) {
-				uint32_t v;
-
-				memcpy(&v, code + j, sizeof(v));
-				if (v == t->layout.vm_objspace)
-					return t->img.load_bias + sym + i + 7 + (int64_t) disp;
-			}
-			break;
-		}
-	}
-	return 0;
-}
-
-/*
- * The tls_index {module id, offset} that rb_thread_current passes to
- * __tls_get_addr when ruby_current_ec is hidden (3.3+): its code starts
- * `data16 lea INDEX(%rip), %rdi; data16 data16 rex.W call __tls_get_addr`
- * (rubies-facts.md 4.3).  Read from the running target: the loader has
- * filled the module id in.  0 or -ENOENT.
- */
-static int ec_tls_from_code(const struct ruby_target *t, uint64_t index[2])
-{
-	uint8_t code[48];
-	uint64_t sym, at;
-	size_t i;
-
-	if (elf_symbol_value(t->img.host_path, "rb_thread_current", &sym, NULL) ||
-	    target_read(t->pid, t->img.load_bias + sym, code, sizeof(code)))
-		return -ENOENT;
-	for (i = 0; i + 8 <= sizeof(code); i++) {
-		int32_t disp;
-
-		/* 66 48 8d 3d: data16 lea disp32(%rip), %rdi; the call follows (66 66 48 e8) */
-		if (code[i] != 0x66 || code[i + 1] != 0x48 || code[i + 2] != 0x8d ||
-		    code[i + 3] != 0x3d)
-			continue;
-		memcpy(&disp, code + i + 4, sizeof(disp));
-		at = t->img.load_bias + sym + i + 8 + (int64_t) disp;
-		if (target_read(t->pid, at, index, 2 * sizeof(uint64_t)) || !index[0])
-			return -ENOENT;
-		return 0;
-	}
-	return -ENOENT;
 }
 
 int ruby_target_ec_tls(const struct ruby_target *t, uint64_t *modid, uint64_t *offset)
@@ -242,35 +230,37 @@ int ruby_target_ec_tls(const struct ruby_target *t, uint64_t *modid, uint64_t *o
 	if (elf_tls_module_slot(t->img.host_path, "ruby_current_ec", &slot) == 0 &&
 	    elf_symbol_value(t->img.host_path, "ruby_current_ec", offset, NULL) == 0)
 		return target_read_u64(t->pid, t->img.load_bias + slot, modid) || !*modid ? -ENOENT
-											     : 0;
-	if (ec_tls_from_code(t, index))
+											  : 0;
+	/* Hidden (3.3+): the tls_index rb_thread_current passes to __tls_get_addr */
+	if (!t->decoded.ec_tls_index ||
+	    target_read(t->pid, t->img.load_bias + t->decoded.ec_tls_index, index, sizeof(index)) ||
+	    !index[0])
 		return -ENOENT;
 	*modid = index[0];
 	*offset = index[1];
 	return 0;
 }
 
-uint64_t ruby_target_find_objspace(const struct ruby_target *t)
+/* A global of libruby: by its symbol when there is one, else where the code says it is. */
+static uint64_t global_address(const struct ruby_target *t, const char *name, uint64_t decoded)
 {
-	struct ruby_target *mut = (struct ruby_target *) t;
-	uint64_t vm_ptr = 0, objspace, sym, addr;
+	uint64_t sym;
 
-	if (elf_symbol_value(t->img.host_path, "ruby_current_vm_ptr", &sym, NULL) == 0)
-		addr = t->img.load_bias + sym;
-	else
-		addr = vm_ptr_from_code(t);
-	if (!addr)
-		rbm_die(
-		    "%s has no symbol ruby_current_vm_ptr, and the code of rb_gc_count does not "
-		    "show where it is",
-		    t->img.path);
-	if (target_read_u64(t->pid, addr, &vm_ptr))
-		die_unreadable(t, "ruby_current_vm_ptr");
-	mut->vm_ptr_addr = addr;
-	mut->vm = vm_ptr;
-	if (!vm_ptr || target_read_u64(t->pid, vm_ptr + t->layout.vm_objspace, &objspace))
-		return 0;
-	return objspace;
+	if (elf_symbol_value(t->img.host_path, name, &sym, NULL) == 0)
+		return t->img.load_bias + sym;
+	return decoded ? t->img.load_bias + decoded : 0;
+}
+
+uint64_t ruby_target_find_objspace(struct ruby_target *t)
+{
+	t->vm_ptr_addr = global_address(t, "ruby_current_vm_ptr", t->decoded.vm_ptr_var);
+	t->main_ractor_addr =
+	    global_address(t, "ruby_single_main_ractor", t->decoded.main_ractor_var);
+	t->vm = t->objspace = 0;
+	if (!t->vm_ptr_addr || target_read_u64(t->pid, t->vm_ptr_addr, &t->vm) || !t->vm ||
+	    target_read_u64(t->pid, t->vm + t->layout.vm_objspace, &t->objspace))
+		t->objspace = 0;
+	return t->objspace;
 }
 
 bool ruby_target_same_program(const struct ruby_target *t)
@@ -282,31 +272,119 @@ bool ruby_target_same_program(const struct ruby_target *t)
 	return target_read_u64(t->pid, t->vm_ptr_addr, &vm) == 0 && vm == t->vm;
 }
 
-/* GC.stat's totals: objspace-wide in 3.1, the sums of the size pools' counters from 3.2 on. */
 void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c)
 {
-	const struct ruby_layout *off = &t->layout;
-	uint64_t pool, v[2];
-	uint32_t i;
+	struct gc_counters g;
 
-	c->allocated = c->freed = 0;
-	c->valid = t->objspace &&
-		   !target_read_u64(t->pid, t->objspace + off->objspace_gc_count, &c->gc_count);
-	if (!c->valid)
+	c->valid = ruby_target_proved(t, PROOF_GC) &&
+		   gc_counters_read(t->pid, &t->layout, t->objspace, &g) == 0;
+	c->allocated = c->valid ? g.allocated : 0;
+	c->freed = c->valid ? g.freed : 0;
+	c->gc_count = c->valid ? g.gc_count : 0;
+}
+
+/* ---- proving the layout before it is used ---- */
+
+bool ruby_target_proved(const struct ruby_target *t, enum proof_group g)
+{
+	return g < PROOF_GROUPS && t->proof.groups[g].status == PROOF_PROVED;
+}
+
+void ruby_target_group_line(const struct ruby_target *t, enum proof_group g, char *buf, size_t n)
+{
+	snprintf(buf, n, "Ruby %s (%s): %s layout not proved (%s): no %s", t->version, t->img.path,
+		 proof_group_name(g), t->proof.groups[g].why, proof_group_gives(g));
+}
+
+/*
+ * Tests only: RBMEMTRACE_SKEW_LAYOUT=GROUP moves one offset the group's
+ * checks read, as a wrong table would, to show the group refused or
+ * turned off (tests/e2e/test_layout.rb).
+ */
+static void skew_for_tests(struct ruby_target *t)
+{
+	static const char *const none[] = {NULL};
+	const char *g = getenv("RBMEMTRACE_SKEW_LAYOUT");
+	struct ruby_layout *l = &t->layout;
+
+	if (!g || !*g)
 		return;
-	if (off->objspace_total_allocated) {
-		c->valid =
-		    !target_read_u64(t->pid, t->objspace + off->objspace_total_allocated,
-				     &c->allocated) &&
-		    !target_read_u64(t->pid, t->objspace + off->objspace_total_freed, &c->freed);
-		return;
+	rbm_warn("RBMEMTRACE_SKEW_LAYOUT=%s: the layout is made wrong on purpose (tests)", g);
+	if (!strcmp(g, "gc"))
+		l->objspace_gc_count += 8 * 1000003; /* far off: no counter there */
+	else if (!strcmp(g, "heap"))
+		l->page_start += 8;
+	else if (!strcmp(g, "classes"))
+		l->rclass_super += 8;
+	else if (!strcmp(g, "stacks"))
+		l->ec_cfp += 8;
+	else if (!strcmp(g, "probes") && t->alloc) {
+		static struct ruby_alloc_points skewed;
+
+		skewed = *t->alloc;
+		skewed.functions = none;
+		t->alloc = &skewed;
 	}
-	c->valid = off->pool_total_allocated != 0;
-	for (i = 0; c->valid && i < off->pool_count; i++) {
-		pool = t->objspace + off->objspace_pools + (uint64_t) i * off->pool_size;
-		c->valid = !target_read_u64(t->pid, pool + off->pool_total_allocated, &v[0]) &&
-			   !target_read_u64(t->pid, pool + off->pool_total_freed, &v[1]);
-		c->allocated += v[0];
-		c->freed += v[1];
+}
+
+static void list_checks(const struct ruby_target *t)
+{
+	unsigned int g, i;
+
+	for (g = 0; g < PROOF_GROUPS; g++) {
+		const struct group_proof *gp = &t->proof.groups[g];
+
+		if (gp->status == PROOF_UNCHECKED)
+			continue;
+		rbm_info("layout %s: %s", proof_group_name(g),
+			 gp->status == PROOF_PROVED ? "proved" : "NOT proved");
+		for (i = 0; i < gp->nchecks; i++)
+			rbm_info("  %s %s: %s", gp->checks[i].ok ? "ok  " : "FAIL",
+				 gp->checks[i].name, gp->checks[i].detail);
 	}
+}
+
+int ruby_target_require(struct ruby_target *t, unsigned int use, unsigned int required,
+			bool launched, char *why, size_t n)
+{
+	char line[PATH_MAX + 640];
+	unsigned int g;
+
+	skew_for_tests(t);
+	ruby_target_find_objspace(t);
+	ruby_target_prove(t, use | required, launched);
+	rbm_info("layout of Ruby %s from %s%s%s; checked in %.1f ms", t->version, t->layout_from,
+		 t->layout_code_diff[0] ? "; code: " : "", t->layout_code_diff,
+		 t->proof.seconds * 1e3);
+	list_checks(t);
+	if (target_gone(t->pid)) {
+		snprintf(why, n, "PID %d exited", t->pid);
+		return -1;
+	}
+	for (g = 0; g < PROOF_GROUPS; g++) {
+		if (!(required & PROOF_BIT(g)) || ruby_target_proved(t, g))
+			continue;
+		snprintf(why, n,
+			 "cannot read Ruby %s in PID %d (%s): its %s layout is not proved (%s), "
+			 "and this mode needs %s",
+			 t->version, t->pid, t->img.path, proof_group_name(g),
+			 t->proof.groups[g].why, proof_group_gives(g));
+		return -1;
+	}
+	for (g = 0; g < PROOF_GROUPS; g++) {
+		if (!(use & PROOF_BIT(g)) || ruby_target_proved(t, g))
+			continue;
+		ruby_target_group_line(t, g, line, sizeof(line));
+		rbm_warn("%s", line);
+	}
+	return 0;
+}
+
+void ruby_target_require_or_die(struct ruby_target *t, unsigned int use, unsigned int required,
+				bool launched)
+{
+	char why[800];
+
+	if (ruby_target_require(t, use, required, launched, why, sizeof(why)))
+		rbm_die("%s", why);
 }

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Knowing the target: which Ruby a process runs (its libruby or static
- * ruby, the version and the offsets for it) and the few globals every mode
- * starts from.  Reads only: no probe, no stop.  Shared by trace and census.
+ * ruby, the version), its layout, found, decoded and proved against the
+ * live process (ruby_layout.h, layout_decode.h, layout_proof.h), and the
+ * few globals every mode starts from.  Reads only: no probe, no stop.
  */
 #ifndef RBM_RUBY_TARGET_H
 #define RBM_RUBY_TARGET_H
+#include <limits.h>
 #include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "layout_decode.h"
+#include "layout_proof.h"
 #include "procmaps.h"
 #include "ruby_layout.h"
 #include "ruby_versions.h"
@@ -19,12 +23,17 @@ struct ruby_target {
 	pid_t pid;
 	struct ruby_image img;
 	char version[32];
-	struct ruby_layout layout; /* found, decoded and proved: see ruby_layout.h */
+	struct ruby_layout layout;	       /* found, decoded and proved */
+	char layout_from[PATH_MAX + 64];       /* where the layout came from, for -v and reports */
+	char layout_code_diff[320];	       /* what the code said that the table did not */
+	struct layout_decoded decoded;	       /* what the libruby's code says */
+	struct layout_proof proof;	       /* the checks against the live target */
 	const struct ruby_alloc_points *alloc; /* where objects are born; NULL: not traceable */
-	bool has_usdt; /* ruby:gc__* probes (Debian's 3.1); others are traced without them */
+	bool has_usdt;	      /* ruby:gc__* probes (Debian's 3.1); others are traced without them */
 	uint64_t objspace;    /* the target's rb_objspace_t, 0 if unknown */
 	uint64_t vm_ptr_addr; /* where ruby_current_vm_ptr lives in the target */
 	uint64_t vm;	      /* what it held: another value means another program (exec) */
+	uint64_t main_ractor_addr; /* where ruby_single_main_ractor lives in the target */
 };
 
 /*
@@ -57,18 +66,48 @@ size_t ruby_find_processes(const regex_t *re, pid_t self, enum ruby_need need, p
 /* Locates the image in a process whose file was checked already (launch mode). */
 void ruby_target_attach(struct ruby_target *t, pid_t pid);
 
+/*
+ * Proves the layout against the live target (layout_proof.h): the groups
+ * in `use`, then the rest of what the mode needs.  Groups in `required`
+ * that fail make it refuse; the others that fail are turned off, each said
+ * in one line naming the Ruby, its libruby and the group.  launched: the
+ * process is held before its main script (no Ruby frame to walk yet).
+ * 0, or -1 with the refusal in why (one line).  Never dies.
+ */
+int ruby_target_require(struct ruby_target *t, unsigned int use, unsigned int required,
+			bool launched, char *why, size_t n);
+/* The same, dying with the refusal (exit 1). */
+void ruby_target_require_or_die(struct ruby_target *t, unsigned int use, unsigned int required,
+				bool launched);
+/* Runs the checks of the groups (layout_proof.c); the results land in t->proof. */
+void ruby_target_prove(struct ruby_target *t, unsigned int groups, bool launched);
+/* Whether group g was proved. */
+bool ruby_target_proved(const struct ruby_target *t, enum proof_group g);
+/*
+ * The line that says group g is off: "Ruby 3.1.2 (/usr/lib/...): heap
+ * layout not proved (why): no heap census".
+ */
+void ruby_target_group_line(const struct ruby_target *t, enum proof_group g, char *buf, size_t n);
+
 /* The VALUE a libruby global (rb_cObject...) holds in the target.  Dies if unreadable. */
 uint64_t ruby_target_global(const struct ruby_target *t, const char *name);
+/* The same without dying: 0 or -errno. */
+int ruby_target_global_value(const struct ruby_target *t, const char *name, uint64_t *value);
 /* File offset of the hidden rb_class_allocate_instance, found through BasicObject; dies if not. */
 uint64_t ruby_target_class_allocator(const struct ruby_target *t);
+/* The same without dying: 0 or -errno. */
+int ruby_target_class_allocator_offset(const struct ruby_target *t, uint64_t *file_offset);
 /*
  * Where the current thread's execution context is: libruby's TLS module id
  * (as the loader gave it) and ruby_current_ec's offset in its TLS block.
  * 0, or -ENOENT.
  */
 int ruby_target_ec_tls(const struct ruby_target *t, uint64_t *modid, uint64_t *offset);
-/* The objspace address, reading vm->objspace; 0 if unknown. */
-uint64_t ruby_target_find_objspace(const struct ruby_target *t);
+/*
+ * Finds vm, objspace and the main ractor in the target (t->vm_ptr_addr, vm,
+ * objspace, main_ractor_addr).  Returns the objspace address; 0 if unknown.
+ */
+uint64_t ruby_target_find_objspace(struct ruby_target *t);
 
 /*
  * Whether the process still runs the program that was found: after an exec
@@ -76,12 +115,12 @@ uint64_t ruby_target_find_objspace(const struct ruby_target *t);
  */
 bool ruby_target_same_program(const struct ruby_target *t);
 
-/* GC.stat's allocation counters, read from the target's objspace. */
+/* GC.stat's allocation counters, read from the target's objspace (gc_counters.h). */
 struct gc_counts {
 	uint64_t allocated;
 	uint64_t freed;
 	uint64_t gc_count; /* GC.count */
-	bool valid;
+	bool valid;	   /* false too when the gc group was not proved */
 };
 void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c);
 
