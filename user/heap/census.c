@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "census.h"
 #include "census_walk.h"
+#include "gc_counters.h"
 #include "target_mem.h"
 
 #define MAX_PAGES (1u << 24) /* 2^24 pages of 16 KiB: 256 GiB of heap, beyond plausible */
@@ -72,27 +73,23 @@ struct gc_state {
 };
 
 /*
- * The GC's state, and where the page table is.  3.4 keeps the table in a
- * darray whose first word is the page count (os_allocated_pages there is a
- * running total of pages ever allocated); before, a plain array of
- * os_allocated_pages pointers.  GC.stat's totals are objspace-wide in 3.1,
- * the sums of the size pools' counters from 3.2 on.
+ * The GC's state (gc_counters.h), and where the page table is.  3.4 keeps
+ * the table in a darray whose first word is the page count
+ * (objspace_allocated_pages there is a running total of pages ever
+ * allocated); before, a plain array of objspace_allocated_pages pointers.
  */
 static int read_gc_state(pid_t pid, const struct ruby_layout *hl, uint64_t os, struct gc_state *s)
 {
-	uint64_t v[2];
-	uint32_t i;
+	struct gc_counters c;
 	int ret;
 
-	s->allocated = s->freed = 0;
-	/*
-	 * The count before the flags: a GC bumps it before it marks, with
-	 * during_gc set, so a count that includes a GC comes with flags that
-	 * show it under way, or a marking done.
-	 */
-	if ((ret = target_read_u64(pid, os + hl->objspace_gc_count, &s->count)) ||
-	    (ret = target_read(pid, os + hl->objspace_flags, &s->flags, sizeof(s->flags))) ||
-	    (ret = target_read_u64(pid, os + hl->objspace_sorted, &s->sorted)))
+	if ((ret = gc_counters_read(pid, hl, os, &c)))
+		return ret;
+	s->count = c.gc_count;
+	s->flags = c.flags;
+	s->allocated = c.allocated;
+	s->freed = c.freed;
+	if ((ret = target_read_u64(pid, os + hl->objspace_sorted, &s->sorted)))
 		return ret;
 	if (hl->sorted_darray_data) {
 		s->npages = 0;
@@ -102,21 +99,6 @@ static int read_gc_state(pid_t pid, const struct ruby_layout *hl, uint64_t os, s
 			s->sorted += hl->sorted_darray_data;
 	} else if ((ret = target_read_u64(pid, os + hl->objspace_allocated_pages, &s->npages))) {
 		return ret;
-	}
-	if (hl->objspace_total_allocated) {
-		if ((ret = target_read_u64(pid, os + hl->objspace_total_allocated, &s->allocated)) ||
-		    (ret = target_read_u64(pid, os + hl->objspace_total_freed, &s->freed)))
-			return ret;
-		return 0;
-	}
-	for (i = 0; hl->pool_total_allocated && i < hl->pool_count; i++) {
-		uint64_t pool = os + hl->objspace_pools + (uint64_t) i * hl->pool_size;
-
-		if ((ret = target_read_u64(pid, pool + hl->pool_total_allocated, &v[0])) ||
-		    (ret = target_read_u64(pid, pool + hl->pool_total_freed, &v[1])))
-			return ret;
-		s->allocated += v[0];
-		s->freed += v[1];
 	}
 	return 0;
 }
