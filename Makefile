@@ -11,8 +11,9 @@ CFLAGS ?= -O2 -g
 USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
 CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT) \
 	-DRBMEMTRACE_VERSION='"$(VERSION)"'
-LDLIBS := $(shell pkg-config --libs libbpf libelf zlib jansson libprotobuf-c libdw ncursesw 2>/dev/null \
-	|| echo -lbpf -lelf -lz -ljansson -lprotobuf-c -ldw -lncursesw -ltinfo) -lpthread
+LDLIBS := $(shell pkg-config --libs libbpf libelf zlib jansson libprotobuf-c libdw libdebuginfod \
+	ncursesw 2>/dev/null || echo -lbpf -lelf -lz -ljansson -lprotobuf-c -ldw -ldebuginfod \
+	-lncursesw -ltinfo) -lpthread
 # clang -target bpf does not search the host's multiarch include dir (asm/errno.h).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')

@@ -5,10 +5,11 @@ set -euo pipefail
 
 packages=(
 	make gcc clang llvm pkg-config
-	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
+	libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev
 	libcriterion-dev
 	libjansson-dev libprotobuf-c-dev protobuf-c-compiler libncurses-dev tmux
 	golang-go openssh-client openssh-server
+	debuginfod iproute2 # tests/e2e: a local debuginfod server in a network namespace
 	ruby ruby-dev
 	rubocop # tests/e2e/test_real.rb traces it
 )

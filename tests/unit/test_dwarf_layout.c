@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "dwarf_fixture.h"
 #include "dwarf_layout.h"
+#include "helpers.h"
 #include "mjit_offsets.h"
 #include "ruby_versions.h"
 
@@ -391,8 +392,7 @@ Test(dwarf_layout, ruby_builds_equal_their_generated_entries)
 			     b->version);
 		checked++;
 	}
-	if (!checked)
-		cr_skip_test("no DWARF test Ruby in " RUBIES " (make rubies)");
+	test_require_rubies(checked, "the DWARF test Rubies");
 }
 
 /* Without .debug_macro (a -g build), the per-series defaults give the same layout. */
@@ -424,8 +424,7 @@ Test(dwarf_layout, macro_defaults_equal_the_builds_macros)
 		dwarf_types_close(dt);
 		checked++;
 	}
-	if (!checked)
-		cr_skip_test("no DWARF test Ruby in " RUBIES " (make rubies)");
+	test_require_rubies(checked, "the DWARF test Rubies");
 }
 
 Test(dwarf_layout, stripped_distro_libruby_is_refused)

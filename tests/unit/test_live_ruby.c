@@ -30,61 +30,6 @@
 #define FAKE_LIB ".output/fixtures/libruby-9.9.so"
 #define FAKE_RUBY ".output/fixtures/fake_ruby"
 
-struct child {
-	pid_t pid;
-	char line[4096]; /* the first line it printed */
-};
-
-/* Starts argv with stdout on a pipe and waits (20 s at most) for its first line. */
-static void child_start(struct child *c, char *const argv[])
-{
-	size_t n = 0;
-	int fds[2];
-
-	cr_assert_eq(pipe(fds), 0);
-	c->pid = fork();
-	cr_assert_geq(c->pid, 0);
-	if (c->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fds[1], STDOUT_FILENO);
-		close(fds[0]);
-		close(fds[1]);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	while (n < sizeof(c->line) - 1) {
-		struct pollfd p = {.fd = fds[0], .events = POLLIN};
-
-		cr_assert_eq(poll(&p, 1, 20000), 1, "%s printed nothing in 20 s", argv[0]);
-		cr_assert_eq(read(fds[0], c->line + n, 1), 1, "%s exited early", argv[0]);
-		if (c->line[n] == '\n')
-			break;
-		n++;
-	}
-	c->line[n] = '\0';
-	close(fds[0]);
-}
-
-static void child_stop(struct child *c)
-{
-	kill(c->pid, SIGKILL);
-	waitpid(c->pid, NULL, 0);
-}
-
-static const char *system_libruby(void)
-{
-	static const char *const candidates[] = {"/lib/x86_64-linux-gnu/libruby-3.1.so.3.1",
-						 "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"};
-	size_t i;
-
-	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (access(candidates[i], R_OK) == 0)
-			return candidates[i];
-	cr_assert_fail("no libruby-3.1.so.3.1 in /lib or /usr/lib (make deps)");
-	return NULL;
-}
-
 static uint64_t symbol(const char *path, const char *name)
 {
 	uint64_t value;
@@ -131,13 +76,13 @@ static void expect_same_file(const char *a, const char *b)
 Test(live_ruby, find_ruby_in_a_ruby_process)
 {
 	char *argv[] = {"ruby", "-e", "STDOUT.sync = true; puts 1; sleep 30", NULL};
-	const char *lib = system_libruby();
+	const char *lib = test_system_libruby();
 	char err[512] = "", host[PATH_MAX + 64], version[32];
 	struct ruby_image img;
-	struct child c;
+	struct test_child c;
 	uint64_t off, fn;
 
-	child_start(&c, argv);
+	test_child_start(&c, argv);
 	cr_assert_eq(procmaps_find_ruby(c.pid, &img, err, sizeof(err)), 0, "%s", err);
 	cr_expect(img.shared);
 	cr_expect(is_libruby_name(img.path), "%s", img.path);
@@ -158,7 +103,7 @@ Test(live_ruby, find_ruby_in_a_ruby_process)
 	fn = symbol(lib, "rb_gc_start");
 	cr_assert_eq(procmaps_file_offset(c.pid, img.path, img.load_bias + fn, &off), 0);
 	cr_expect_eq(off, file_offset_from_phdrs(lib, fn));
-	child_stop(&c);
+	test_child_stop(&c);
 }
 
 Test(live_ruby, find_ruby_in_fake_ruby)
@@ -166,10 +111,10 @@ Test(live_ruby, find_ruby_in_fake_ruby)
 	char *argv[] = {FAKE_RUBY, NULL};
 	char err[512] = "", version[8];
 	struct ruby_image img;
-	struct child c;
+	struct test_child c;
 
 	cr_assert_eq(access(FAKE_RUBY, X_OK), 0, "run the tests with `make unit`");
-	child_start(&c, argv);
+	test_child_start(&c, argv);
 	cr_expect_str_eq(c.line, "fake ruby 9.9.0");
 	cr_assert_eq(procmaps_find_ruby(c.pid, &img, err, sizeof(err)), 0, "%s", err);
 	cr_expect(img.shared);
@@ -180,7 +125,7 @@ Test(live_ruby, find_ruby_in_fake_ruby)
 		     0);
 	cr_expect_str_eq(version, "9.9.0");
 	cr_expect_null(ruby_versions_entry(version));
-	child_stop(&c);
+	test_child_stop(&c);
 }
 
 /* A libruby replaced on disk (a package upgrade) is refused with a reason. */
@@ -189,7 +134,7 @@ Test(live_ruby, find_ruby_deleted_libruby)
 	char dir[] = "/tmp/rbm-unit-XXXXXX", cmd[PATH_MAX * 2], exe[PATH_MAX], lib[PATH_MAX];
 	char err[512] = "";
 	struct ruby_image img;
-	struct child c;
+	struct test_child c;
 	char *argv[] = {exe, NULL};
 
 	cr_assert_eq(access(FAKE_RUBY, X_OK), 0, "run the tests with `make unit`");
@@ -198,14 +143,14 @@ Test(live_ruby, find_ruby_deleted_libruby)
 	cr_assert_eq(system(cmd), 0);
 	snprintf(exe, sizeof(exe), "%s/fake_ruby", dir);
 	snprintf(lib, sizeof(lib), "%s/libruby-9.9.so", dir);
-	child_start(&c, argv);
+	test_child_start(&c, argv);
 	unlink(lib);
 	unlink(exe);
 	rmdir(dir);
 	cr_expect_eq(procmaps_find_ruby(c.pid, &img, err, sizeof(err)), -ENOENT);
 	cr_expect(strstr(err, "deleted or upgraded on disk") != NULL, "%s", err);
 	cr_expect(strstr(err, lib) != NULL, "%s does not name %s", err, lib);
-	child_stop(&c);
+	test_child_stop(&c);
 }
 
 static const char class_script[] =
@@ -226,7 +171,7 @@ enum { A_OBJECT, A_STRING, A_BAR, A_FOO, A_LONG, A_ANON, A_ANON_MOD, A_BAR_SINGL
        A_OBJ_SINGLETON, A_OBJ, A_COMPARABLE, A_SHORT_STR, A_LONG_STR, A_COUNT };
 
 /* Starts class_script and sets up a class namer on it. */
-static void start_class_script(struct child *c, uint64_t *a, struct class_namer *cn,
+static void start_class_script(struct test_child *c, uint64_t *a, struct class_namer *cn,
 			       const struct ruby_layout **offp)
 {
 	char *argv[] = {"ruby", "-e", (char *)class_script, NULL};
@@ -239,7 +184,7 @@ static void start_class_script(struct child *c, uint64_t *a, struct class_namer 
 
 	cr_assert_not_null(off);
 	*offp = off;
-	child_start(c, argv);
+	test_child_start(c, argv);
 	for (i = 0, p = c->line; i < A_COUNT; i++, p = end) {
 		a[i] = strtoull(p, &end, 16);
 		cr_assert(end != p && a[i], "bad address list: %s", c->line);
@@ -261,7 +206,7 @@ Test(live_ruby, class_names_and_strings)
 	struct class_namer cn;
 	uint64_t a[A_COUNT];
 	char want[128], buf[256];
-	struct child c;
+	struct test_child c;
 
 	start_class_script(&c, a, &cn, &off);
 	cr_expect_str_eq(class_namer_name(&cn, a[A_OBJECT]), "Object");
@@ -298,7 +243,7 @@ Test(live_ruby, class_names_and_strings)
 	cr_expect_eq(strlen(buf), 100);
 	cr_expect_eq(strspn(buf, "x"), 100);
 	class_namer_free(&cn);
-	child_stop(&c);
+	test_child_stop(&c);
 }
 
 /*
@@ -315,13 +260,13 @@ Test(live_ruby, singleton_class_of_an_object)
 	struct class_namer cn;
 	uint64_t a[A_COUNT];
 	char want[128];
-	struct child c;
+	struct test_child c;
 
 	start_class_script(&c, a, &cn, &off);
 	snprintf(want, sizeof(want), "#<Class:#<Foo::Bar:0x%016lx>>", (unsigned long)a[A_OBJ]);
 	cr_expect_str_eq(class_namer_name(&cn, a[A_OBJ_SINGLETON]), want);
 	class_namer_free(&cn);
-	child_stop(&c);
+	test_child_stop(&c);
 }
 
 /* class_namer_init refuses an address that is not a class. */
@@ -334,16 +279,16 @@ Test(live_ruby, class_namer_init_checks_object)
 	const struct ruby_layout *off = test_layout_of(MJIT_RUBY_VERSION);
 	struct class_namer cn;
 	char err[512] = "";
-	struct child c;
+	struct test_child c;
 	uint64_t str;
 
 	cr_assert_not_null(off);
-	child_start(&c, argv);
+	test_child_start(&c, argv);
 	str = strtoull(c.line, NULL, 16);
 	cr_assert_neq(str, 0, "%s", c.line);
 	cr_expect_eq(class_namer_init(&cn, c.pid, off, str, err, sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "does not point at a class") != NULL, "%s", err);
-	child_stop(&c);
+	test_child_stop(&c);
 }
 
 /* The objspace counters sampling scales by are GC.stat's, read from outside. */
@@ -359,10 +304,10 @@ Test(live_ruby, objspace_allocation_counters)
 	unsigned long want_allocated, want_freed, want_count;
 	struct ruby_image img;
 	char err[512];
-	struct child c;
+	struct test_child c;
 
 	cr_assert_not_null(off);
-	child_start(&c, argv);
+	test_child_start(&c, argv);
 	cr_assert_eq(sscanf(c.line, "%lu %lu %lu", &want_allocated, &want_freed, &want_count), 3,
 		     "%s", c.line);
 	cr_assert_eq(procmaps_find_ruby(c.pid, &img, err, sizeof(err)), 0, "%s", err);
@@ -379,5 +324,5 @@ Test(live_ruby, objspace_allocation_counters)
 	cr_assert_eq(target_read_u64(c.pid, objspace + off->objspace_gc_count, &count), 0);
 	cr_expect(want_count >= 3, "GC.count %lu", want_count);
 	cr_expect_eq(count, want_count);
-	child_stop(&c);
+	test_child_stop(&c);
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include "helpers.h"
 #include "elfinfo.h"
 #include "procmaps.h"
 
@@ -71,21 +72,9 @@ Test(elf, resolves_needed_through_origin_runpath)
 	cr_expect(strstr(real, "/.output/fixtures/libruby-9.9.so") != NULL, "%s", real);
 }
 
-static const char *system_libruby(void)
-{
-	static const char *const candidates[] = {"/lib/x86_64-linux-gnu/libruby-3.1.so.3.1",
-						 "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"};
-	size_t i;
-
-	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (access(candidates[i], R_OK) == 0)
-			return candidates[i];
-	return NULL;
-}
-
 Test(elf, system_libruby)
 {
-	const char *lib = system_libruby();
+	const char *lib = test_system_libruby();
 	uint64_t slot, vaddr;
 	char v[32];
 

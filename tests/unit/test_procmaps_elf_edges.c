@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "helpers.h"
 #include "elfinfo.h"
 #include "mjit_offsets.h"
 #include "procmaps.h"
@@ -20,19 +21,6 @@
 #define FAKE_LIB ".output/fixtures/libruby-9.9.so"
 #define FAKE_RUBY ".output/fixtures/fake_ruby"
 #define NOUSDT_LIB ".output/fixtures/nousdt/libruby-3.1.so.3.1"
-
-static const char *system_libruby(void)
-{
-	static const char *const candidates[] = {"/lib/x86_64-linux-gnu/libruby-3.1.so.3.1",
-						 "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"};
-	size_t i;
-
-	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (access(candidates[i], R_OK) == 0)
-			return candidates[i];
-	cr_assert_fail("no libruby-3.1.so.3.1 in /lib or /usr/lib (make deps)");
-	return NULL;
-}
 
 static void need_fixture(const char *path)
 {
@@ -283,7 +271,7 @@ Test(elf_edges, symbol_string_buffer_sizes)
 /* libruby's own ruby_version is the Ruby the MJIT header was generated from. */
 Test(elf_edges, system_libruby_version_matches_header)
 {
-	const char *lib = system_libruby();
+	const char *lib = test_system_libruby();
 	uint64_t value, size;
 	char v[32];
 
@@ -300,7 +288,7 @@ Test(elf_edges, system_libruby_version_matches_header)
 
 Test(elf_edges, usdt_probes)
 {
-	const char *lib = system_libruby();
+	const char *lib = test_system_libruby();
 
 	/* The probes rbmemtrace attaches to. */
 	cr_expect(elf_has_usdt(lib, "ruby", "gc__sweep__end"));
@@ -322,7 +310,7 @@ Test(elf_edges, first_load_vaddr)
 {
 	uint64_t vaddr = 1;
 
-	cr_assert_eq(elf_first_load_vaddr(system_libruby(), &vaddr), 0);
+	cr_assert_eq(elf_first_load_vaddr(test_system_libruby(), &vaddr), 0);
 	cr_expect_eq(vaddr, 0, "a shared library's first PT_LOAD starts at 0");
 	need_fixture(FAKE_LIB);
 	vaddr = 1;
@@ -335,7 +323,7 @@ Test(elf_edges, first_load_vaddr)
 Test(elf_edges, resolve_needed_cases)
 {
 	char out[PATH_MAX], real[PATH_MAX], want[PATH_MAX];
-	const char *lib = system_libruby();
+	const char *lib = test_system_libruby();
 
 	need_fixture(FAKE_RUBY);
 	/* No such DT_NEEDED entry. */

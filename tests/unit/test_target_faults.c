@@ -223,19 +223,6 @@ Test(libruby_name, exact_forms_only)
 	cr_expect(is_libruby_name("/usr/lib/libruby-3.1.so.3.1 (deleted)"));
 }
 
-static const char *system_libruby(void)
-{
-	static const char *const candidates[] = {"/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1",
-						 "/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"};
-	size_t i;
-
-	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (access(candidates[i], R_OK) == 0)
-			return candidates[i];
-	cr_assert_fail("no libruby-3.1.so.3.1 (make deps)");
-	return NULL;
-}
-
 /* ruby with a copy of libruby named libfoo.so preloaded: its soname serves DT_NEEDED. */
 Test(libruby_name, found_by_symbol_under_another_name)
 {
@@ -247,7 +234,7 @@ Test(libruby_name, found_by_symbol_under_another_name)
 
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(lib, sizeof(lib), "%s/libfoo.so", dir);
-	snprintf(cmd, sizeof(cmd), "cp %s %s", system_libruby(), lib);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", test_system_libruby(), lib);
 	cr_assert_eq(system(cmd), 0);
 	cr_assert_eq(pipe(fds), 0);
 	pid = fork();

@@ -180,7 +180,7 @@ static void find_targets(void)
 	int i;
 
 	for (i = 0; i < args.npids; i++)
-		top_collect_add(&collector, &model, cli_process_of(args.pids[i]));
+		top_collect_add(&collector, &model, cli_process_of(args.pids[i]), false);
 	if (args.match) {
 		pid_t pids[TOP_MAX_PROCS];
 		regex_t re;
@@ -194,7 +194,9 @@ static void find_targets(void)
 		if (!n && !collector.ntargets)
 			rbm_die("no Ruby process matches %s", args.match);
 		for (j = 0; j < n; j++)
-			top_collect_add(&collector, &model, pids[j]);
+			top_collect_add(&collector, &model, pids[j], true);
+		if (!collector.ntargets)
+			rbm_die("no Ruby process that matches %s can be read", args.match);
 	}
 }
 

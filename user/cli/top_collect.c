@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,11 @@
 #include "procmaps.h"
 #include "top_collect.h"
 
-void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid)
+void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bool skippable)
 {
-	struct top_target *tt;
+	struct top_target *volatile tt;
 	struct top_proc *p;
+	jmp_buf env;
 	size_t i;
 
 	for (i = 0; i < c->ntargets; i++)
@@ -26,8 +28,14 @@ void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid)
 		rbm_die("too many processes: top shows at most %d", TOP_MAX_PROCS);
 	tt = &c->targets[c->ntargets];
 	memset(tt, 0, sizeof(*tt));
+	/* One of several found by --match that cannot be read: its one line, and the others */
+	if (skippable && setjmp(env))
+		return;
+	if (skippable)
+		rbm_die_catch(&env);
 	ruby_target_open(&tt->target, pid, RUBY_NEED_MEMORY);
 	cli_heap_open(&tt->target, &tt->namer);
+	rbm_die_catch(NULL);
 	p = top_model_proc(m, pid);
 	if (!p)
 		rbm_die("too many processes: top shows at most %d", TOP_MAX_PROCS);

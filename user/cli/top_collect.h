@@ -36,8 +36,11 @@ struct top_collector {
 	bool have_merged;
 };
 
-/* Opens pid (dies with a one-line error if it is not a Ruby whose heap can be read). */
-void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid);
+/*
+ * Opens pid: dies with a one-line error if it is not a Ruby whose heap can
+ * be read, or with skippable (one --match found) says that line and skips it.
+ */
+void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bool skippable);
 /* One refresh at time t: every target's census into m. */
 void top_collect_refresh(struct top_collector *c, struct top_model *m, double t);
 /* Starts the sampled windows on pid (0: on every target) if not on yet. */

@@ -31,6 +31,8 @@ struct many {
 	struct session *sessions[MANY_MAX];
 	bool ended[MANY_MAX];
 	size_t n;
+	pid_t refused[MANY_MAX]; /* could not be traced: said once, not tried again */
+	size_t nrefused;
 	regex_t re;
 	bool have_re;
 	double last_scan;
@@ -42,6 +44,9 @@ static bool traced(const struct many *m, pid_t pid)
 
 	for (i = 0; i < m->n; i++)
 		if (m->sessions[i]->target.pid == pid)
+			return true;
+	for (i = 0; i < m->nrefused; i++)
+		if (m->refused[i] == pid)
 			return true;
 	return false;
 }
@@ -74,6 +79,8 @@ static void add_process(struct many *m, pid_t pid, bool skippable)
 		if (s->probes.skel)
 			probes_detach_all(&s->probes);
 		free(s);
+		if (m->nrefused < MANY_MAX)
+			m->refused[m->nrefused++] = pid;
 		return;
 	}
 	if (skippable)

@@ -27,6 +27,7 @@ struct operand {
 struct run {
 	const uint8_t *code;
 	size_t len, at;
+	size_t insn; /* where the instruction being decoded starts */
 	uint64_t vaddr;
 	struct reg regs[NREGS];
 	char *why;
@@ -36,7 +37,7 @@ struct run {
 static int refuse(struct run *r, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(r->why, r->whylen, "+%zu: ", r->at);
+	int n = snprintf(r->why, r->whylen, "+%zu: ", r->insn);
 
 	va_start(ap, fmt);
 	if (n >= 0 && (size_t) n < r->whylen)
@@ -273,6 +274,7 @@ static int step(struct run *r)
 	struct operand op;
 	uint8_t b;
 
+	r->insn = r->at;
 	for (i = 0; i < 8 && have(r, 1); i++) {
 		b = r->code[r->at];
 		if (b == 0x66) {

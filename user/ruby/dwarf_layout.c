@@ -456,7 +456,8 @@ int dwarf_layout_read(const char *elf_path, const char *root, const char *versio
 	if (dwarf_types_open(elf_path, root, &dt, err, errlen))
 		return -1;
 	if (from && fromlen)
-		snprintf(from, fromlen, "%s", dwarf_types_file(dt));
+		snprintf(from, fromlen, "%s%s%s", dwarf_types_file(dt),
+			 *dwarf_types_origin(dt) ? ", fetched from " : "", dwarf_types_origin(dt));
 	ret = dwarf_layout_from(dt, version, out, err, errlen);
 	dwarf_types_close(dt);
 	return ret;

@@ -11,6 +11,7 @@
 #include <dwarf.h>
 #include <gelf.h>
 #include <elfutils/libdwelf.h>
+#include "debuginfod.h"
 #include "dwarf_types_impl.h"
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
@@ -61,24 +62,34 @@ static int open_elf(const char *path, int *fd, Elf **elf)
 	return 0;
 }
 
+/* The file's build-id in hex; false if it has none. */
+static bool build_id_hex(Elf *elf, char *hex, size_t n)
+{
+	const unsigned char *id;
+	ssize_t len, i;
+
+	len = dwelf_elf_gnu_build_id(elf, (const void **) &id);
+	if (len <= 1 || (size_t) len * 2 + 1 > n)
+		return false;
+	for (i = 0; i < len; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	return true;
+}
+
 /* Separate debug files, as gdb looks for them: build-id first, then debuglink. */
 static int find_debug_file(const char *path, const char *root, Elf *elf, char *out, size_t outlen)
 {
-	const unsigned char *id;
 	const char *link;
 	char dir[2048], buf[2048], hex[256];
 	GElf_Word crc;
-	ssize_t n, i;
+	ssize_t i;
 	int fd;
 	Elf *e;
 	const char *fmts[] = {"%s/%s", "%s/.debug/%s", "%s/usr/lib/debug%s/%s"};
 
 	if (!root || !strcmp(root, "/"))
 		root = "";
-	n = dwelf_elf_gnu_build_id(elf, (const void **) &id);
-	if (n > 1 && n < (ssize_t) sizeof(hex) / 2) {
-		for (i = 0; i < n; i++)
-			sprintf(hex + 2 * i, "%02x", id[i]);
+	if (build_id_hex(elf, hex, sizeof(hex))) {
 		snprintf(out, outlen, "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, hex,
 			 hex + 2);
 		if (!open_elf(out, &fd, &e)) {
@@ -92,7 +103,7 @@ static int find_debug_file(const char *path, const char *root, Elf *elf, char *o
 	}
 	link = dwelf_elf_gnu_debuglink(elf, &crc);
 	if (!link || strchr(link, '/'))
-		return -1;
+		return -ENOENT;
 	snprintf(buf, sizeof(buf), "%s", path);
 	snprintf(dir, sizeof(dir), "%s", dirname(buf));
 	for (i = 0; i < 3; i++) {
@@ -111,6 +122,31 @@ static int find_debug_file(const char *path, const char *root, Elf *elf, char *o
 		close(fd);
 	}
 	return -1;
+}
+
+/* The debug file from debuginfod, by build-id (process/debuginfod.h). */
+static int fetch_debug_file(struct dwarf_types *dt, const char *path, char *out, size_t outlen,
+			    char *err, size_t errlen)
+{
+	char hex[256], why[512];
+	int ret;
+
+	if (!build_id_hex(dt->elf, hex, sizeof(hex))) {
+		errf(err, errlen, "%s has no DWARF (.debug_info), no debug file and no build-id",
+		     path);
+		return -1;
+	}
+	ret = debuginfod_fetch(hex, out, outlen, dt->origin, sizeof(dt->origin), why, sizeof(why));
+	if (ret == -ENOSYS) {
+		errf(err, errlen, "%s has no DWARF (.debug_info) and no debug file was found", path);
+		return -1;
+	}
+	if (ret) {
+		errf(err, errlen, "%s has no DWARF (.debug_info), no local debug file, and %s", path,
+		     why);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -228,11 +264,9 @@ int dwarf_types_open(const char *path, const char *root, struct dwarf_types **ou
 	}
 	snprintf(dt->file, sizeof(dt->file), "%s", path);
 	if (!has_debug_info(dt->elf)) {
-		if (find_debug_file(path, root, dt->elf, debug, sizeof(debug))) {
-			errf(err, errlen,
-			     "%s has no DWARF (.debug_info) and no debug file was found", path);
+		if (find_debug_file(path, root, dt->elf, debug, sizeof(debug)) &&
+		    fetch_debug_file(dt, path, debug, sizeof(debug), err, errlen))
 			goto fail;
-		}
 		elf_end(dt->elf);
 		close(dt->fd);
 		dt->elf = NULL;
@@ -286,4 +320,9 @@ void dwarf_types_close(struct dwarf_types *dt)
 const char *dwarf_types_file(const struct dwarf_types *dt)
 {
 	return dt->file;
+}
+
+const char *dwarf_types_origin(const struct dwarf_types *dt)
+{
+	return dt->origin;
 }

@@ -20,14 +20,18 @@ struct dwarf_types;
 /*
  * Opens path's DWARF.  When path has no .debug_info, looks for a separate
  * debug file by build-id (ROOT/usr/lib/debug/.build-id/xx/rest.debug) and by
- * .gnu_debuglink (next to path, in .debug/, in ROOT/usr/lib/debug/DIR/);
- * root may be NULL ("/").  Returns 0, or -1 with a message in err.
+ * .gnu_debuglink (next to path, in .debug/, in ROOT/usr/lib/debug/DIR/),
+ * then from debuginfod by build-id when a server is configured
+ * (process/debuginfod.h); root may be NULL ("/").  Returns 0, or -1 with a
+ * message in err.
  */
 int dwarf_types_open(const char *path, const char *root, struct dwarf_types **out, char *err,
 		     size_t errlen);
 void dwarf_types_close(struct dwarf_types *dt);
 /* The file the DWARF was read from (path itself or its debug file). */
 const char *dwarf_types_file(const struct dwarf_types *dt);
+/* Where that file came from when it was fetched: the debuginfod URL; "" if local. */
+const char *dwarf_types_origin(const struct dwarf_types *dt);
 
 /*
  * Restricts lookups to the CUs with these names (DW_AT_name equal to a name

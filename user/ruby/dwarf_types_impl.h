@@ -48,6 +48,7 @@ struct dwarf_types {
 	void *elf; /* Elf * */
 	Dwarf *dbg;
 	char file[4096];
+	char origin[1024]; /* the debuginfod URL the debug file came from; "" if local */
 	struct dt_cu *cus;
 	size_t ncus;
 	size_t *use; /* indexes into cus, in search order */

@@ -95,6 +95,26 @@ static bool read_word(struct prover *p, uint64_t addr, uint64_t *v)
 
 /* ---- gc: vm -> objspace and its counters ---- */
 
+/* The size pools' slot sizes are BASE_SLOT_SIZE << i: what no other memory holds. */
+static bool check_pools(struct prover *p)
+{
+	const struct ruby_layout *l = &p->t->layout;
+	uint16_t size = 0;
+	uint32_t i;
+
+	for (i = 0; i < l->pool_count; i++) {
+		uint64_t at = p->t->objspace + l->objspace_pools + (uint64_t) i * l->pool_size +
+			      l->pool_slot_size;
+
+		if (target_read(p->t->pid, at, &size, sizeof(size)) || size != l->slot_size << i)
+			return check(p, "size pools", false,
+				     "pool %u's slot size (objspace +%" PRIu64 ") reads %u, not %u",
+				     i, at - p->t->objspace, size, l->slot_size << i);
+	}
+	return check(p, "size pools", true, "%u pools of slots %u..%u bytes", l->pool_count,
+		     l->slot_size, l->slot_size << (l->pool_count - 1));
+}
+
 static void prove_gc(struct prover *p)
 {
 	const struct ruby_layout *l = &p->t->layout;
@@ -115,9 +135,12 @@ static void prove_gc(struct prover *p)
 	if (!check(p, "counters", ok, "%s at objspace 0x%" PRIx64, ok ? "read" : "unreadable",
 		   p->t->objspace))
 		return;
+	/* a bit-field word of a dozen flags: what lies above them is 0 */
 	mode = p->counters.flags & l->objspace_flags_mode_mask;
-	if (!check(p, "flags", mode <= 2, "mode %u in flags 0x%x (at +%u)", mode, p->counters.flags,
-		   l->objspace_flags))
+	if (!check(p, "flags", mode <= 2 && p->counters.flags < (1u << 16),
+		   "mode %u in flags 0x%x (at +%u)", mode, p->counters.flags, l->objspace_flags))
+		return;
+	if (!check_pools(p))
 		return;
 	if (!check(p, "GC.count", p->counters.gc_count < MAX_GC_COUNT, "%" PRIu64 " (at +%u)",
 		   p->counters.gc_count, l->objspace_gc_count))

@@ -90,12 +90,12 @@ static int pick_layout(struct ruby_target *t, const char *host_path, const char 
 	if (from_dwarf) {
 		snprintf(t->layout_from, sizeof(t->layout_from), "DWARF in %s", file);
 	} else if (ruby_versions_layout(t->version, &t->layout) == 0) {
+		rbm_info("no DWARF for %s (%s): the table's layout", shown, err);
 		snprintf(t->layout_from, sizeof(t->layout_from), "%s", t->layout.source);
 	} else {
-		snprintf(why, n,
-			 "unsupported Ruby version %s in %s: no DWARF in it and no table entry "
-			 "for its series (known: %s)",
-			 t->version, shown, ruby_known_series());
+		snprintf(why, n, "unsupported Ruby version %s in %s: no table entry for its series "
+				 "(known: %s), and %s",
+			 t->version, shown, ruby_known_series(), err);
 		return -1;
 	}
 	return apply_code(t, host_path, from_dwarf, why, n);
