@@ -75,17 +75,20 @@ end
 
 # Runs a scenario in pid mode: start it, attach, let it work, stop rbmemtrace.
 # Returns [report, truth, rbmemtrace stderr, exit status].
-def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT", env: {})
+# ruby: another Ruby than the one under test; rbm_prefix: a command rbmemtrace runs under
+# (ip netns exec NS env VAR=...).
+def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT", env: {}, ruby: TARGET_RUBY,
+              rbm_prefix: [])
   Dir.mktmpdir do |dir|
     report_path = File.join(dir, "report")
     env = { "RBM_MODE" => "pid" }.merge(env)
-    Open3.popen3(env, TARGET_RUBY, File.join(SCENARIOS, scenario)) do |sin, sout, serr, sthr|
+    Open3.popen3(env, ruby, File.join(SCENARIOS, scenario)) do |sin, sout, serr, sthr|
       pid = expect_line(sout, /^ready (\d+)/, scenario)[1].to_i
       err_r, err_w = IO.pipe
       # Exact counts need every allocation: -p alone samples (--max-overhead 2).
       mode = rbm_args.include?("--max-overhead") || rbm_args.include?("--sampled") ? [] : ["--full"]
       rbm_args = rbm_args - ["--sampled"]
-      rbm = Process.spawn(RBM, "-p", pid.to_s, "--format", format, "-o", report_path,
+      rbm = Process.spawn(*rbm_prefix, RBM, "-p", pid.to_s, "--format", format, "-o", report_path,
                           *mode, *rbm_args, err: err_w, out: File::NULL)
       err_w.close
       expect_line(err_r, /(tracing|sampling) PID #{pid}/, "rbmemtrace start")

@@ -29,6 +29,9 @@ struct census_class {
 	uint64_t old;	  /* live with age == old_age */
 	uint64_t garbage; /* dead, not yet swept */
 	uint64_t age[4];  /* live by GCs survived (3 = old in 3.1) */
+	/* census_name_classes: the class it counts as (past singletons), named while readable */
+	uint64_t object_class;
+	bool named;
 };
 
 /* One heap page of the snapshot, for census_slot_state. */

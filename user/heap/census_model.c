@@ -32,6 +32,32 @@ static void heap_info_from(struct heap_info *h, const struct census *c)
 	}
 }
 
+/* The class a census row counts as: past singleton classes and iclasses (ObjectSpace's view). */
+static uint64_t row_class(const struct census_class *cc, struct class_namer *cn)
+{
+	if (cc->named)
+		return cc->object_class;
+	if (cc->klass && RBM_KIND_TYPE(cc->kind) != RB_T_IMEMO)
+		return class_namer_object_class(cn, cc->klass);
+	return cc->klass;
+}
+
+void census_name_classes(struct census *c, struct class_namer *cn)
+{
+	size_t i;
+
+	u64map_for_each(&c->classes, i)
+	{
+		struct census_class *cc = c->classes.values[i];
+
+		if (!cc->live && !cc->garbage)
+			continue;
+		cc->object_class = row_class(cc, cn);
+		cc->named = true;
+		class_namer_key_name(cn, cc->object_class, cc->kind); /* cached by the namer */
+	}
+}
+
 int census_to_report(const struct census *c, struct class_namer *cn, struct report *r,
 		     enum census_moment when, bool (*wanted)(void *ctx, const char *name),
 		     void *ctx)
@@ -42,15 +68,12 @@ int census_to_report(const struct census *c, struct class_namer *cn, struct repo
 	u64map_for_each(&c->classes, i)
 	{
 		const struct census_class *cc = c->classes.values[i];
-		uint64_t klass = cc->klass;
 		struct class_row *row;
 		const char *name;
 
 		if (!cc->live && !cc->garbage)
 			continue;
-		if (klass && RBM_KIND_TYPE(cc->kind) != RB_T_IMEMO)
-			klass = class_namer_object_class(cn, klass);
-		name = class_namer_key_name(cn, klass, cc->kind);
+		name = class_namer_key_name(cn, row_class(cc, cn), cc->kind);
 		if (wanted && !wanted(ctx, name))
 			continue;
 		row = report_row(r, name);

@@ -20,5 +20,11 @@ enum census_moment { CENSUS_AT_START, CENSUS_AT_END };
 int census_to_report(const struct census *c, struct class_namer *cn, struct report *r,
 		     enum census_moment when, bool (*wanted)(void *ctx, const char *name),
 		     void *ctx);
+/*
+ * Names every class of c now, while the target can be read: a launched
+ * command's last census is taken while it is held at exit, and reported
+ * once it is gone.
+ */
+void census_name_classes(struct census *c, struct class_namer *cn);
 
 #endif

@@ -30,6 +30,7 @@ void session_heap_census(struct session *s, enum census_moment when)
 		return;
 	}
 	(when == CENSUS_AT_START ? &s->have_census_start : &s->have_census_end)[0] = true;
+	census_name_classes(c, &s->namer);
 	rbm_info("heap census at the %s: %lu slots, %lu live, %lu garbage in %.1f ms",
 		 when == CENSUS_AT_START ? "start" : "end", (unsigned long)c->slots,
 		 (unsigned long)c->live, (unsigned long)c->garbage, c->seconds * 1e3);

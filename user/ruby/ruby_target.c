@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "clock.h"
 #include "diag.h"
 #include "dwarf_layout.h"
 #include "elfinfo.h"
@@ -41,12 +42,14 @@ static const char *target_root(pid_t pid, char *buf, size_t n)
 static int apply_code(struct ruby_target *t, const char *host_path, bool from_dwarf, char *why,
 		      size_t n)
 {
+	double start = now_seconds();
 	int differ;
 
 	if (layout_decode_file(host_path, &t->decoded)) {
 		memset(&t->decoded, 0, sizeof(t->decoded));
 		return 0;
 	}
+	t->decode_seconds = now_seconds() - start;
 	differ = layout_decode_apply(&t->decoded, &t->layout, !from_dwarf, t->layout_code_diff,
 				     sizeof(t->layout_code_diff));
 	if (differ && from_dwarf) {
@@ -353,9 +356,9 @@ int ruby_target_require(struct ruby_target *t, unsigned int use, unsigned int re
 	skew_for_tests(t);
 	ruby_target_find_objspace(t);
 	ruby_target_prove(t, use | required, launched);
-	rbm_info("layout of Ruby %s from %s%s%s; checked in %.1f ms", t->version, t->layout_from,
-		 t->layout_code_diff[0] ? "; code: " : "", t->layout_code_diff,
-		 t->proof.seconds * 1e3);
+	rbm_info("layout of Ruby %s from %s%s%s; code decoded in %.1f ms, checked in %.1f ms",
+		 t->version, t->layout_from, t->layout_code_diff[0] ? "; code: " : "",
+		 t->layout_code_diff, t->decode_seconds * 1e3, t->proof.seconds * 1e3);
 	list_checks(t);
 	if (target_gone(t->pid)) {
 		snprintf(why, n, "PID %d exited", t->pid);

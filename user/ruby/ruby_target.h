@@ -27,6 +27,7 @@ struct ruby_target {
 	char layout_from[PATH_MAX + 64];       /* where the layout came from, for -v and reports */
 	char layout_code_diff[320];	       /* what the code said that the table did not */
 	struct layout_decoded decoded;	       /* what the libruby's code says */
+	double decode_seconds;		       /* what decoding it took */
 	struct layout_proof proof;	       /* the checks against the live target */
 	const struct ruby_alloc_points *alloc; /* where objects are born; NULL: not traceable */
 	bool has_usdt;	      /* ruby:gc__* probes (Debian's 3.1); others are traced without them */
