@@ -294,7 +294,7 @@ test "no USDT probes: every allocation traced, counts exact" do
   r.gets
   begin
     _, err, = Open3.capture3(RBM, "-p", pid.to_s, "-d", "0.5", "--full", "-v", "-o", File::NULL)
-    check(err =~ %r{Ruby [\d.]+ in \S*/nousdt/\S* \(offsets: .*; no USDT probes\)},
+    check(err =~ %r{Ruby [\d.]+ in \S*/nousdt/\S* \(layout: .*; no USDT probes\)},
           "the libruby without probes was not the one traced: #{err.lines.first(3)}")
   ensure
     Process.kill("KILL", pid)

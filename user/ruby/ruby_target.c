@@ -269,10 +269,18 @@ uint64_t ruby_target_find_objspace(struct ruby_target *t)
 bool ruby_target_same_program(const struct ruby_target *t)
 {
 	uint64_t vm;
+	int ret;
 
 	if (!t->vm_ptr_addr)
 		return true;
-	return target_read_u64(t->pid, t->vm_ptr_addr, &vm) == 0 && vm == t->vm;
+	/*
+	 * An exiting process: its memory is gone (ESRCH) ~1 ms before it is a
+	 * zombie, or ruby_vm_destruct cleared the pointer (0); both were called
+	 * an exec on 3.3.  An exec unmaps the variable (EFAULT), or another
+	 * Ruby's VM lies elsewhere.
+	 */
+	ret = target_read_u64(t->pid, t->vm_ptr_addr, &vm);
+	return ret == -ESRCH || (ret == 0 && (vm == t->vm || vm == 0));
 }
 
 void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c)

@@ -112,7 +112,8 @@ uint64_t ruby_target_find_objspace(struct ruby_target *t);
 
 /*
  * Whether the process still runs the program that was found: after an exec
- * the VM pointer is gone or different, even when the new program is Ruby.
+ * the VM pointer is gone or different, even when the new program is Ruby
+ * (0 is the same program's VM torn down as it exits).
  */
 bool ruby_target_same_program(const struct ruby_target *t);
 
