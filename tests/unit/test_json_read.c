@@ -59,9 +59,9 @@ static void rich_report(struct report *r, bool sampled)
 	r->stacks_truncated = 1;
 	r->stacks_dropped = 2;
 	r->stack_errors = 3;
-	cr_assert_eq(report_add_tally(r, "Leak::Item", &a, &c1, &a1), 0);
-	cr_assert_eq(report_add_tally(r, "String", &b, &c2, NULL), 0);
-	cr_assert_eq(report_add_tally(r, "NoPath", NULL, &c2, NULL), 0);
+	cr_assert_eq(report_add_counts(r, "Leak::Item", &a, &c1, &a1), 0);
+	cr_assert_eq(report_add_counts(r, "String", &b, &c2, NULL), 0);
+	cr_assert_eq(report_add_counts(r, "NoPath", NULL, &c2, NULL), 0);
 	cr_assert_eq(report_set_census(r, "Leak::Item", &cc), 0);
 	report_finish(r);
 }

@@ -238,8 +238,8 @@ Test(model, tally_adds_counts_and_ages_to_row_site_and_path)
 	struct ages a = {.n = {0, 0, 3}};
 	struct report r = {};
 
-	cr_assert_eq(report_add_tally(&r, "Session", &st, &c, &a), 0);
-	cr_assert_eq(report_add_tally(&r, "Session", NULL, &c, &a), 0);
+	cr_assert_eq(report_add_counts(&r, "Session", &st, &c, &a), 0);
+	cr_assert_eq(report_add_counts(&r, "Session", NULL, &c, &a), 0);
 	report_finish(&r);
 	cr_expect_eq(r.rows[0].counts.young, 2);
 	cr_expect_eq(r.rows[0].ages.n[2], 6);
@@ -261,8 +261,8 @@ Test(model, census_bounds_retained_estimates)
 	struct census_counts cc = {.live_start = 100, .live_end = 2000};
 	struct counts other = {.allocated = 5, .retained = 5};
 
-	report_add_tally(&r, "Widget", &s1, &c1, NULL);
-	report_add_tally(&r, "Widget", &s2, &c2, NULL);
+	report_add_counts(&r, "Widget", &s1, &c1, NULL);
+	report_add_counts(&r, "Widget", &s2, &c2, NULL);
 	report_set_census(&r, "Widget", &cc);
 	report_add(&r, "Gadget", &other); /* no census row: not bounded */
 	report_finish(&r);

@@ -124,13 +124,13 @@ Test(pprof, heap_profile_decodes)
 	strcpy(a.command, "puma");
 	a.duration_s = 2;
 	a.with_stacks = true;
-	cr_assert_eq(report_add_tally(&a, "Leak", &st, &leak, &ages), 0);
-	cr_assert_eq(report_add_tally(&a, "Other", NULL, &other, NULL), 0);
+	cr_assert_eq(report_add_counts(&a, "Leak", &st, &leak, &ages), 0);
+	cr_assert_eq(report_add_counts(&a, "Other", NULL, &other, NULL), 0);
 	cr_assert_eq(report_set_census(&a, "Leak", &cc), 0);
 	report_finish(&a);
 	strcpy(b.ruby_version, "3.3.0");
 	b.sampling = (struct sampling_info){.on = true, .scale = 10};
-	cr_assert_eq(report_add_tally(&b, "Leak", NULL, &other, NULL), 0);
+	cr_assert_eq(report_add_counts(&b, "Leak", NULL, &other, NULL), 0);
 	report_finish(&b);
 	model_add(&m, &a);
 	model_add(&m, &b);

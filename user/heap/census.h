@@ -20,7 +20,16 @@
 #include "slots.h"
 #include "u64map.h"
 
-/* Keyed as the tracker keys objects: class_key_id(klass, kind) (tracker.h). */
+/*
+ * A class and kind as one key, the census's and the tracker's: class
+ * addresses are 8-byte aligned heap addresses below 2^48; kind < 2^12.
+ */
+static inline uint64_t class_key_id(uint64_t klass, uint32_t kind)
+{
+	return (klass << 12) | kind;
+}
+
+/* Keyed by class_key_id(klass, kind), as the tracker keys objects. */
 struct census_class {
 	uint64_t klass; /* RBasic.klass; 0 for imemos and hidden objects */
 	uint32_t kind;	/* RBM_KIND(type, imemo) */

@@ -6,7 +6,6 @@
 #include "clock.h"
 #include "census_walk.h"
 #include "target_mem.h"
-#include "tracker.h"
 
 static uint64_t get_u64(const uint8_t *p, uint32_t off)
 {

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "calltree.h"
-#include "escape.h"
 
 static struct ct_node *node_new(const char *name)
 {
@@ -110,23 +109,6 @@ void calltree_sort_prune(struct ct_node *node, size_t keep, uint64_t min_retaine
 		calltree_sort_prune(node->children[i], keep, min_retained);
 }
 
-static void print_node(FILE *out, const struct ct_node *node, int depth)
-{
-	char name[1024];
-	size_t i;
-
-	fprintf(out, "%10" PRIu64 " %10" PRIu64 "  %*s%s\n", node->retained, node->allocated,
-		depth * 2, "", term_escape(node->name, name, sizeof(name)));
-	for (i = 0; i < node->nchildren; i++)
-		print_node(out, node->children[i], depth + 1);
-}
-
-void calltree_print(FILE *out, const struct ct_node *root)
-{
-	fprintf(out, "%10s %10s  %s\n", "RETAINED", "ALLOCATED", "CALL TREE (root first)");
-	print_node(out, root, 0);
-}
-
 void calltree_free(struct ct_node *node)
 {
 	size_t i;
@@ -138,16 +120,4 @@ void calltree_free(struct ct_node *node)
 	free(node->children);
 	free(node->name);
 	free(node);
-}
-
-void folded_write_line(FILE *out, const char *const *path, size_t n, uint64_t count)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (i)
-			fputc(';', out);
-		folded_write_escaped(out, path[i]);
-	}
-	fprintf(out, " %" PRIu64 "\n", count);
 }

@@ -25,14 +25,6 @@ int calltree_add(struct ct_node *root, const char *const *path, size_t n, uint64
  * rest are folded into one "(N more)" child so the counts still add up.
  */
 void calltree_sort_prune(struct ct_node *node, size_t keep, uint64_t min_retained);
-/* Prints the tree indented, escaping names for the terminal. */
-void calltree_print(FILE *out, const struct ct_node *root);
 void calltree_free(struct ct_node *node);
-
-/*
- * Writes one folded-stack line, "root;...;leaf count", for flamegraph.pl and
- * speedscope; ';' and control characters in names are replaced.
- */
-void folded_write_line(FILE *out, const char *const *path, size_t n, uint64_t count);
 
 #endif

@@ -316,8 +316,39 @@ int report_add_ages(struct report *r, const char *name, const struct ages *a)
 	return 0;
 }
 
+void counts_of_tally(const struct tally *t, struct counts *c)
+{
+	uint64_t accounted = t->retained + t->young + t->untracked + t->not_followed;
+	/* Objects no pass saw (untracked, not followed) weigh what their tally's do on average. */
+	double mean = t->allocated ? (double) t->w_allocated / t->allocated : 0;
+	double w_accounted = (double) t->w_retained + (double) t->w_young +
+			     mean * (double) (t->untracked + t->not_followed);
+
+	memset(c, 0, sizeof(*c));
+	c->allocated = t->allocated;
+	c->retained = t->retained;
+	c->young = t->young;
+	c->untracked = t->untracked;
+	c->not_followed = t->not_followed;
+	c->freed = t->allocated > accounted ? t->allocated - accounted : 0;
+	c->window_bits = t->window_bits;
+	c->w_allocated = (double) t->w_allocated / RBM_WEIGHT_ONE;
+	c->w_retained = (double) t->w_retained / RBM_WEIGHT_ONE;
+	c->w_freed = t->w_allocated > w_accounted ? (t->w_allocated - w_accounted) / RBM_WEIGHT_ONE
+						  : 0;
+}
+
 int report_add_tally(struct report *r, const char *class_name, const struct stack *st,
-		     const struct counts *c, const struct ages *a)
+		     const struct tally *t)
+{
+	struct counts c;
+
+	counts_of_tally(t, &c);
+	return report_add_counts(r, class_name, st, &c, &t->ages);
+}
+
+int report_add_counts(struct report *r, const char *class_name, const struct stack *st,
+		      const struct counts *c, const struct ages *a)
 {
 	struct class_row *row = report_row(r, class_name);
 
@@ -441,12 +472,26 @@ static void estimate_all(struct report *r)
 	}
 }
 
+/* Under sampling, what one traced object (or unit of weight) stands for in Ruby's own count. */
+static void sampling_scales(struct report *r)
+{
+	struct sampling_info *si = &r->sampling;
+
+	if (!si->on || si->scale > 0)
+		return;
+	si->scale = r->have_gc_counts && si->traced ? (double) r->gc_allocated / si->traced : 0;
+	si->weight_scale = r->have_gc_counts && si->weighed
+				   ? (double) r->gc_allocated * RBM_WEIGHT_ONE / si->weighed
+				   : 0;
+}
+
 void report_finish(struct report *r)
 {
 	size_t i;
 
 	/* A merged report keeps the estimates its parts summed: each had its own scale. */
 	if (!r->merged) {
+		sampling_scales(r);
 		r->have_estimates = r->sampling.on && r->sampling.scale > 0;
 		r->est_capped = 0;
 		if (r->have_estimates)

@@ -17,6 +17,7 @@
 #include "callpath.h"
 #include "rbmemtrace.h" /* MAX_STACK_DEPTH */
 #include "strpool.h"
+#include "tally.h"
 #include "u64map.h"
 
 /*
@@ -42,18 +43,6 @@ struct counts {
 	uint64_t window_bits;
 };
 
-/*
- * How many GCs the retained objects survived, in buckets: 1, 2, 3-4, 5-8,
- * 9-16, 17-32, 33-64, 65 and more.  A leak is old.
- */
-#define AGE_BUCKETS 8
-struct ages {
-	uint64_t n[AGE_BUCKETS];
-};
-/* The bucket of an object that survived `gcs` GCs (>= 1). */
-unsigned age_bucket(uint64_t gcs);
-/* The fewest GCs an object of bucket b survived. */
-uint64_t age_bucket_low(unsigned b);
 
 /* Under sampling: traced counts scaled up to the whole process (report_finish). */
 struct estimates {
@@ -120,10 +109,12 @@ struct sampling_info {
 	double window_time_s;	/* time the allocation probes were attached */
 	double est_overhead;	/* estimated share of the target's time in probes */
 	uint64_t traced;	/* allocations traced in the windows */
+	uint64_t weighed;	/* their weight, RBM_WEIGHT_ONE units (tally.h) */
 	uint64_t probe_hits;	/* allocation probe hits in the windows, recorded or not */
 	uint64_t covered;	/* allocations (stream positions) the windows covered */
 	double sample;		/* mean share of the covered allocations recorded */
 	uint64_t burst_windows; /* windows that covered one burst whole */
+	/* report_finish, from gc_allocated, traced and weighed (a report read back gives scale) */
 	double scale;		/* target allocations / traced; 0 when unknown */
 	double weight_scale;	/* target allocations / traced weight; 0: estimates scale counts */
 	char doubt[256];	/* why estimates are rough; "" when sure enough */
@@ -247,9 +238,18 @@ int report_set_census(struct report *r, const char *name, const struct census_co
 /* Adds counts to the site and the call path of a stack, which the report copies. */
 int report_add_stack(struct report *r, const char *class_name, const struct stack *st,
 		     const struct counts *c);
-/* Both at once: counts and ages of one class along one stack (st may be NULL). */
+/*
+ * What the tracker saw of one class along one stack (st may be NULL): the
+ * raw tally, from which the report derives the row's counts (freed is what
+ * is neither alive nor unaccounted for; the weights likewise).
+ */
 int report_add_tally(struct report *r, const char *class_name, const struct stack *st,
-		     const struct counts *c, const struct ages *a);
+		     const struct tally *t);
+/* The counts a tally stands for. */
+void counts_of_tally(const struct tally *t, struct counts *c);
+/* Counts and ages already derived (a report read back, a test): both at once. */
+int report_add_counts(struct report *r, const char *class_name, const struct stack *st,
+		      const struct counts *c, const struct ages *a);
 /* For the model's own operations (merge, readers): a stack with its estimates. */
 int report_add_stack_est(struct report *r, const char *class_name, const struct stack *st,
 			 const struct counts *c, const struct estimates *est,

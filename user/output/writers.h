@@ -28,6 +28,14 @@ void report_write_json(FILE *out, const struct report *r);
  * (a model's processes).  report_write_json is this at 0, without identity.
  */
 void report_write_json_object(FILE *out, const struct report *r, unsigned indent, bool identity);
+struct ct_node;
+/* Prints the call tree indented, escaping names for the terminal. */
+void calltree_print(FILE *out, const struct ct_node *root);
+/*
+ * Writes one folded-stack line, "root;...;leaf count", for flamegraph.pl and
+ * speedscope; ';' and control characters in names are replaced.
+ */
+void folded_write_line(FILE *out, const char *const *path, size_t n, uint64_t count);
 /* flamegraph.pl's folded format, weighted by retained objects; the class is the leaf. */
 void report_write_folded(FILE *out, const struct report *r);
 

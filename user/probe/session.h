@@ -115,16 +115,27 @@ int session_exit_status(const struct session *s);
 int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop);
 
 
-/* Internal to the session's files. */
-void session_load_bpf(struct session *s);		/* session_bpf.c */
-void session_configure_stacks(struct session *s);	/* session_bpf.c */
-void session_quiet_libbpf(bool quiet);		/* session_bpf.c */
-void session_refresh_names(struct session *s);		/* session_names.c */
+/*
+ * Internal to the session's files, by capability: session_attach.c (open,
+ * start, probes), session_poll.c (the loop, names), session_report.c (the
+ * final census, the report).
+ */
+void session_load_bpf(struct session *s);
+void session_configure_stacks(struct session *s);
+void session_quiet_libbpf(bool quiet);
+/* Why probes could not go on, in words a user can act on; dies. */
+void session_die_attach(struct session *s, int err);
+/* A wait status as an exit status: the code, or 128 + the signal. */
+int session_decode_status(int status);
+/* Names the classes the tracker has tallied and the new call paths (--class sorts them). */
+void session_refresh_names(struct session *s);
+/* Stops the allocation probes and takes the census the report is made of (once). */
+void session_final_census(struct session *s);
 
 /* --class: whether the class called name is reported. */
 bool session_class_wanted(const struct session *s, const char *name);
 
-/* session_heap.c: a census of the target's heap now, kept in the session. */
+/* A census of the target's heap now, kept in the session. */
 void session_heap_census(struct session *s, enum census_moment when);
 /* Adds the censuses' figures to r. */
 int session_heap_report(struct session *s, struct report *r);

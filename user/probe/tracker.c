@@ -59,11 +59,11 @@ static void reset_retained(struct tracker *t)
 	{
 		struct class_tally *tally = t->tallies.values[i];
 
-		tally->retained = 0;
-		tally->young = 0;
-		tally->w_retained = 0;
-		tally->w_young = 0;
-		memset(&tally->ages, 0, sizeof(tally->ages));
+		tally->t.retained = 0;
+		tally->t.young = 0;
+		tally->t.w_retained = 0;
+		tally->t.w_young = 0;
+		memset(&tally->t.ages, 0, sizeof(tally->t.ages));
 	}
 }
 
@@ -81,14 +81,14 @@ static void count_alive(struct tracker *t, const struct live_object *obj)
 		return;
 	weight = t->weight_of ? t->weight_of(t->weight_ctx, obj->seq) : RBM_WEIGHT_ONE;
 	if (t->gc_count_addr && survived == 0) {
-		tally->young++;
-		tally->w_young += weight;
+		tally->t.young++;
+		tally->t.w_young += weight;
 		return;
 	}
-	tally->retained++;
-	tally->w_retained += weight;
+	tally->t.retained++;
+	tally->t.w_retained += weight;
 	if (t->gc_count_addr)
-		tally->ages.n[age_bucket(survived)]++;
+		tally->t.ages.n[age_bucket(survived)]++;
 }
 
 /*
@@ -411,7 +411,7 @@ int tracker_pass(struct tracker *t, bool final)
 			t->live++;
 			count_alive(t, obj);
 		} else if (compacted && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id))) {
-			tally->not_followed++;
+			tally->t.not_followed++;
 		}
 		if (final || (t->direct_delete && !t->deletes_wait)) {
 			/* Probes are detached: nothing can race with this delete. */
@@ -442,12 +442,12 @@ static void add_counts(struct tracker *t, const struct class_key *key,
 	if (!tally)
 		return;
 	for (cpu = 0; cpu < ncpus; cpu++) {
-		tally->allocated += percpu[cpu].allocated;
-		tally->w_allocated += percpu[cpu].weight;
-		tally->untracked += percpu[cpu].untracked;
+		tally->t.allocated += percpu[cpu].allocated;
+		tally->t.w_allocated += percpu[cpu].weight;
+		tally->t.untracked += percpu[cpu].untracked;
 		tally->not_followed_bpf += percpu[cpu].not_followed;
-		tally->not_followed += percpu[cpu].not_followed;
-		tally->window_bits |= percpu[cpu].window_bits;
+		tally->t.not_followed += percpu[cpu].not_followed;
+		tally->t.window_bits |= percpu[cpu].window_bits;
 	}
 }
 
@@ -460,10 +460,10 @@ static void reset_bpf_counts(struct tracker *t)
 	{
 		struct class_tally *tally = t->tallies.values[i];
 
-		tally->not_followed -= tally->not_followed_bpf;
-		tally->allocated = tally->untracked = tally->not_followed_bpf = 0;
-		tally->w_allocated = 0;
-		tally->window_bits = 0;
+		tally->t.not_followed -= tally->not_followed_bpf;
+		tally->t.allocated = tally->t.untracked = tally->not_followed_bpf = 0;
+		tally->t.w_allocated = 0;
+		tally->t.window_bits = 0;
 	}
 }
 

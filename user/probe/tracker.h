@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "rbmemtrace.h"
+#include "census.h"
 #include "ruby_layout.h"
 #include "report.h"
 
@@ -23,16 +24,8 @@ struct class_tally {
 	uint64_t klass;
 	uint64_t stack_id; /* 0: no call path */
 	uint32_t kind;
-	uint64_t allocated;
-	uint64_t untracked;
-	uint64_t retained;	/* alive, and survived at least one GC since allocated */
-	uint64_t young;		/* alive, allocated since the last GC started */
-	struct ages ages;	/* GCs the retained survived */
-	uint64_t not_followed; /* gone from their slot across a GC.compact: moved or freed */
-	uint64_t not_followed_bpf; /* of which the BPF side saw replaced before a pass */
-	/* Under sampling, the same weighed by what each record stands for (RBM_WEIGHT_ONE units) */
-	uint64_t w_allocated, w_retained, w_young;
-	uint64_t window_bits; /* the windows it was traced in (class_counts.window_bits) */
+	struct tally t;		   /* what it counts, as the report takes it */
+	uint64_t not_followed_bpf; /* of t.not_followed, what the BPF side saw replaced */
 };
 
 struct tracker {
@@ -109,12 +102,6 @@ struct tracker {
 	uint32_t (*weight_of)(const void *ctx, uint64_t tag);
 	const void *weight_ctx;
 };
-
-static inline uint64_t class_key_id(uint64_t klass, uint32_t kind)
-{
-	/* Class addresses are 8-byte aligned heap addresses below 2^48; kind < 2^12. */
-	return (klass << 12) | kind;
-}
 
 static inline uint64_t tally_key(uint64_t klass, uint32_t kind, uint64_t stack_id)
 {

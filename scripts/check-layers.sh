@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The tree's two rules, checked by `make test` (HACKING.md, "The tree"):
+#   1. no include points up a layer: a file of user/LAYER includes only headers of its own layer
+#      or of a lower one, in this order:
+#        lib  model  process  ruby  heap  probe  output  cli
+#      (include/ and generated headers are below everything; the BPF skeleton belongs to probe,
+#      the pprof protobuf to output);
+#   2. no source file is over 600 lines unless its header comment says why ("Over ~600 lines").
+# Prints each violation; exits 1 if there is any.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+layers=(lib model process ruby heap probe output cli)
+declare -A rank owner
+for i in "${!layers[@]}"; do
+	rank[${layers[$i]}]=$i
+done
+for f in user/*/*.h; do
+	owner[$(basename "$f")]=$(basename "$(dirname "$f")")
+done
+owner[rbmemtrace.h]=include
+owner[rbmemtrace.skel.h]=probe
+owner[profile.pb-c.h]=output
+rank[include]=-1
+
+status=0
+for f in user/*/*.[ch]; do
+	layer=$(basename "$(dirname "$f")")
+	while read -r h; do
+		o=${owner[$h]:-}
+		if [ -z "$o" ]; then
+			echo "$f: includes \"$h\", which no layer owns" >&2
+			status=1
+		elif [ "${rank[$o]}" -gt "${rank[$layer]}" ]; then
+			echo "$f: $layer includes $o/$h, a higher layer" >&2
+			status=1
+		fi
+	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+done
+
+for f in user/*/*.[ch] bpf/*.c include/*.h; do
+	n=$(wc -l < "$f")
+	if [ "$n" -gt 600 ] && ! head -n 30 "$f" | grep -q "Over ~600 lines"; then
+		echo "$f: $n lines, and its header does not say why it is over ~600" >&2
+		status=1
+	fi
+done
+exit $status

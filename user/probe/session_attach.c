@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A session's start: finding the target's Ruby (starting a launched
+ * command held), proving its layout, loading the run's BPF object and
+ * attaching the probes, then letting the target run traced.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include "diag.h"
+#include "launch.h"
+#include "proc_info.h"
+#include "rbmemtrace.h"
+#include "rbmemtrace.skel.h"
+#include "session.h"
+#include "shared_bpf.h"
+
+/*
+ * What a trace cannot do without: allocation probes, GC counters (ages, the
+ * sampler's placement) and class names (every row is a class).  Without the
+ * heap it reports no census; without stacks, no sites or call paths.
+ */
+#define TRACE_NEEDS (PROOF_BIT(PROOF_PROBES) | PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_CLASSES))
+
+/* Why probes could not go on, in the words a user can act on. */
+void session_die_attach(struct session *s, int err)
+{
+	probes_detach_all(&s->probes);
+	if (target_gone(s->target.pid))
+		rbm_die("PID %d exited", s->target.pid);
+	if (err == -EPERM || err == -EACCES)
+		rbm_die("not enough privileges to attach uprobes to PID %d: run as root, or with "
+			"CAP_SYS_ADMIN (and CAP_SYS_PTRACE for another user's process)",
+			s->target.pid);
+	rbm_die("cannot attach to PID %d%s%s", s->target.pid, err ? ": " : "",
+		err ? strerror(-err) : "");
+}
+
+/* The tracker's weight_of: what a traced object stands for, by the window that recorded it. */
+static uint32_t weight_in_window(const void *windows, uint64_t tag)
+{
+	return windows_weight_of(windows, tag);
+}
+
+/* A launched command that is still held or stopped must not outlive an error. */
+static void kill_held_child(void *ctx)
+{
+	struct session *s = ctx;
+
+	kill(s->target.pid, SIGKILL);
+}
+
+/* Launch mode: start the command held, let it run to ruby_options, where it stops. */
+static void start_command(struct session *s)
+{
+	char ruby_file[PATH_MAX], err[PATH_MAX + 128];
+	int release_fd, status;
+	pid_t pid;
+
+	if (launch_find_ruby(s->opt.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err)))
+		rbm_die("%s", err);
+	ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE);
+	shared_bpf_prepare_live_map(s->opt.max_objects);
+	session_load_bpf(s);
+
+	pid = launch_spawn(s->opt.command, &release_fd);
+	if (pid < 0)
+		rbm_die("cannot start %s: %s", s->opt.command[0], strerror(-pid));
+	s->target.pid = pid;
+	s->launched = true;
+	rbm_on_die(kill_held_child, s);
+	s->probes = (struct probes){.skel = s->skel,
+				    .slot = s->slot.index,
+				    .pid = pid,
+				    .binary = ruby_file,
+				    .verbose = rbm_verbose};
+	s->st->stop_at_start = 1;
+	s->st->stop_at_exit = 1;
+	if (probes_attach_launch_stops(&s->probes))
+		rbm_die("cannot attach to %s", ruby_file);
+	launch_release(release_fd);
+	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
+		rbm_on_die_remove(kill_held_child, s);
+		rbm_die("%s exited before Ruby started (status %d)", s->opt.command[0],
+			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	}
+	ruby_target_attach(&s->target, pid);
+	/* From here on, attach to the file as the running child maps it. */
+	s->probes.binary = s->target.img.host_path;
+	ruby_target_require_or_die(&s->target, PROOF_ALL, TRACE_NEEDS, true);
+}
+
+void session_open(struct session *s, const struct trace_options *opt)
+{
+	char errbuf[256];
+	uint64_t object_class, alloc_offset;
+
+	memset(s, 0, sizeof(*s));
+	s->opt = *opt;
+	s->exit_status = -1;
+	session_quiet_libbpf(false);
+	if (s->opt.command) {
+		start_command(s);
+	} else {
+		ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_TRACE);
+		ruby_target_require_or_die(&s->target, PROOF_ALL, TRACE_NEEDS, false);
+		shared_bpf_prepare_live_map(s->opt.max_objects);
+		session_load_bpf(s);
+		s->probes = (struct probes){.skel = s->skel,
+					    .slot = s->slot.index,
+					    .pid = s->target.pid,
+					    .binary = s->target.img.host_path,
+					    .verbose = rbm_verbose};
+	}
+	proc_command(s->target.pid, s->command, sizeof(s->command));
+	s->ns_pid = proc_ns_pid(s->target.pid);
+	object_class = ruby_target_global(&s->target, "rb_cObject");
+	alloc_offset =
+	    s->target.alloc->hidden_class_allocator ? ruby_target_class_allocator(&s->target) : 0;
+	if (class_namer_init(&s->namer, s->target.pid, &s->target.layout, object_class, errbuf,
+			     sizeof(errbuf)))
+		rbm_die("%s", errbuf);
+	s->probes.points = s->target.alloc;
+	s->probes.class_allocate_instance = alloc_offset;
+	s->probes.use_multi = s->use_multi;
+	/* A group the proof turned off is not read: its line said so (ruby_target_require). */
+	s->heap_layout = ruby_target_proved(&s->target, PROOF_HEAP) ? &s->target.layout : NULL;
+	if (!ruby_target_proved(&s->target, PROOF_STACKS))
+		s->opt.depth = 0;
+	s->probes.alloc_kind = s->opt.empty_probes;
+	if (s->opt.empty_probes)
+		return;
+	session_configure_stacks(s);
+	tracker_init(&s->tracker, s->target.pid, s->slot.live_fd, s->slot.counts_fd, s->slot.reap,
+		     s->target.objspace && s->target.layout.objspace_compact_count
+			 ? s->target.objspace + s->target.layout.objspace_compact_count
+			 : 0);
+	s->tracker.fallback_fd = s->slot.fallback_fd;
+	s->tracker.compaction_pending = &s->st->compaction_pending;
+	s->tracker.compact_followed_at = &s->st->compact_followed_at;
+	s->tracker.fl_singleton = s->target.layout.fl_singleton;
+	s->tracker.hl = s->heap_layout;
+	s->tracker.objspace = s->target.objspace;
+	s->tracker.rclass_super = s->target.layout.rclass_super;
+	if (s->target.objspace && s->target.layout.objspace_gc_count)
+		s->tracker.gc_count_addr = s->target.objspace + s->target.layout.objspace_gc_count;
+	s->st->gc_count_addr = s->tracker.gc_count_addr;
+	s->st->compact_count_addr = s->tracker.compact_count_addr;
+	s->st->compact_count_seen = s->tracker.last_compact_count;
+	/* Attaching a running process is safe by default; a launched one is ours. */
+	if (!s->opt.full && !s->opt.max_overhead && !s->launched)
+		s->opt.max_overhead = 2;
+	s->sampling = !s->opt.full && s->opt.max_overhead > 0;
+	/*
+	 * Sampling attaches no GC probe: GCs are read from Ruby's own counter,
+	 * and dead entries are deleted between windows, when no probe is on.
+	 * Its allocation probes go on window by window from session_start.
+	 */
+	if (s->sampling) {
+		s->st->sampling = 1;
+		s->tracker.direct_delete = true;
+		probes_attach_compaction(&s->probes);
+	} else {
+		int err;
+
+		/*
+		 * Without Ruby's GC probes, dead entries are deleted at the next
+		 * allocation hit instead: on the target's thread too, under its GVL.
+		 */
+		if (s->target.has_usdt) {
+			err = probes_attach_gc(&s->probes);
+		} else {
+			s->st->reap_at_alloc = 1;
+			probes_attach_compaction(&s->probes);
+			err = 0;
+		}
+		err = err ?: probes_attach_alloc(&s->probes, false);
+
+		if (err)
+			session_die_attach(s, err);
+		/* The sampler's link comes off within its window, and the children's breakpoints
+		 * with it. */
+		if (s->probes.use_multi && (err = fork_sweeper_start(&s->forks, &s->probes)))
+			rbm_warn(
+			    "cannot watch for forks (%s): a child the target forks will trap on "
+			    "every allocation while it is traced",
+			    strerror(-err));
+	}
+}
+
+void session_start(struct session *s)
+{
+	const char *until = s->opt.duration ? ""
+			    : s->launched   ? "until it exits or Ctrl-C"
+					    : "Ctrl-C to stop";
+
+	ruby_target_gc_counts(&s->target, &s->counts_start);
+	s->counts_last = s->counts_start;
+	session_heap_census(s, CENSUS_AT_START);
+	if (s->sampling) {
+		struct gc_allocated_counter counter;
+		int err;
+
+		gc_counters_allocated_at(&s->target.layout, s->target.objspace, &counter);
+		err = windows_start(&s->windows, &s->probes, s->skel, s->st, s->target.pid,
+				    &counter, s->opt.max_overhead, rbm_verbose);
+		if (err)
+			session_die_attach(s, err);
+		s->tracker.weight_of = weight_in_window;
+		s->tracker.weight_ctx = &s->windows;
+	}
+	if (s->launched) {
+		rbm_on_die_remove(kill_held_child, s);
+		kill(s->target.pid, SIGCONT);
+	}
+	if (s->sampling)
+		fprintf(stderr,
+			"rbmemtrace: sampling PID %d (ruby %s) within %.3g%% overhead: counts "
+			"are estimates (--full traces every allocation)%s%s\n",
+			s->target.pid, s->target.version, s->opt.max_overhead, *until ? "; " : "",
+			until);
+	else
+		fprintf(stderr, "rbmemtrace: tracing PID %d (ruby %s)%s%s\n", s->target.pid,
+			s->target.version,
+			!*until	      ? ""
+			: s->launched ? " "
+				      : "; ",
+			until);
+	s->start = now_seconds();
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || !rbm_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static int name_id(void *ctx, uint64_t id, char *buf, size_t n)
+{
+	return ruby_id_name(ctx, id, buf, n);
+}
+
+/* Integer#times is Ruby code from 3.3: a frame's receiver may be an immediate. */
+static void immediate_classes(struct session *s)
+{
+	static const char *const globals[IMMEDIATE_KINDS] = {
+	    [IMMEDIATE_INTEGER] = "rb_cInteger", [IMMEDIATE_FLOAT] = "rb_cFloat",
+	    [IMMEDIATE_SYMBOL] = "rb_cSymbol",	 [IMMEDIATE_NIL] = "rb_cNilClass",
+	    [IMMEDIATE_TRUE] = "rb_cTrueClass",	 [IMMEDIATE_FALSE] = "rb_cFalseClass",
+	};
+	int k;
+
+	for (k = 0; k < IMMEDIATE_KINDS; k++)
+		s->symbolizer.immediate_classes[k] = ruby_target_global(&s->target, globals[k]);
+}
+
+/*
+ * The walk finds the thread's execution context through libruby's TLS
+ * variable ruby_current_ec: right for threads, fibers and Ractors alike.
+ */
+void session_configure_stacks(struct session *s)
+{
+	const struct ruby_target *t = &s->target;
+	const struct ruby_layout *off = &t->layout;
+	struct stack_config cfg = {};
+	uint64_t tls_offset, modid;
+	char err[256];
+
+	if (!s->opt.depth)
+		return;
+	if (ruby_target_ec_tls(t, &modid, &tls_offset)) {
+		rbm_warn("cannot find ruby_current_ec's TLS slot in %s; reporting without call "
+			 "paths",
+			 t->img.path);
+		s->opt.depth = 0;
+		return;
+	}
+	if (ruby_symbols_init(&s->symbols, t->pid, &t->img, off, err, sizeof(err)) == 0) {
+		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, name_id, &s->symbols);
+	} else {
+		rbm_warn("%s; C methods print as Owner#?", err);
+		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, NULL, NULL);
+	}
+	immediate_classes(s);
+	cfg.tls_modid = modid;
+	cfg.ec_tls_offset = tls_offset;
+	cfg.ec_vm_stack = off->ec_vm_stack;
+	cfg.ec_vm_stack_size = off->ec_vm_stack_size;
+	cfg.ec_cfp = off->ec_cfp;
+	cfg.cfp_size = off->cfp_size;
+	cfg.cfp_pc = off->cfp_pc;
+	cfg.cfp_iseq = off->cfp_iseq;
+	cfg.cfp_ep = off->cfp_ep;
+	cfg.cfp_self = off->cfp_self;
+	cfg.bump_alloc_pc = t->alloc->alloc_pc_on_insn;
+	cfg.depth = s->opt.depth;
+	s->st->filter_classes = s->opt.nclasses > 0;
+	s->st->stack_cfg = cfg;
+	rbm_info("stacks: depth %lu, TLS module %" PRIu64 ", ruby_current_ec at +%" PRIu64,
+		 s->opt.depth, modid, tls_offset);
+}
+
+/*
+ * The run's BPF object is loaded by its first session, and every session
+ * takes a slot of it: the 16th process of a run costs its maps, not a load.
+ */
+void session_load_bpf(struct session *s)
+{
+	struct shared_bpf *sh = shared_bpf();
+	int err;
+
+	if (!sh) {
+		libbpf_set_print(NULL); /* a kernel without uprobe_multi is not an error */
+		err = shared_bpf_load(s->opt.depth, true);
+		libbpf_set_print(libbpf_print);
+		if (err) {
+			rbm_info("no uprobe_multi links here; one link per probe");
+			err = shared_bpf_load(s->opt.depth, false);
+		}
+		if (err)
+			rbm_die(
+			    "cannot load the BPF programs: %s (needs a kernel with BTF, BPF and "
+			    "uprobes)",
+			    strerror(-err));
+		sh = shared_bpf();
+	}
+	s->skel = sh->skel;
+	s->use_multi = sh->use_multi;
+	/* The run's sessions share their options: this is for a caller that would not. */
+	if (s->opt.depth > sh->depth) {
+		rbm_warn("call paths of PID %d cut to %lu frames, the run's depth", s->opt.pid,
+			 sh->depth);
+		s->opt.depth = sh->depth;
+	}
+	err = proc_slot_open(&s->slot, s->opt.max_objects, s->opt.max_stacks, s->opt.depth > 0);
+	if (err == -ENOSPC)
+		rbm_die("cannot trace more than %d processes in one run", RBM_MAX_SLOTS);
+	if (err)
+		rbm_die("cannot create the BPF maps for a process: %s", strerror(-err));
+	s->st = s->slot.st;
+}
+
+void session_quiet_libbpf(bool quiet)
+{
+	libbpf_set_print(quiet ? NULL : libbpf_print);
+}
+
+/* Waits for the launched child; its exit status, or -1 while it runs. */
+static int reap_child(pid_t pid, bool block)
+{
+	int status;
+
+	if (waitpid(pid, &status, block ? 0 : WNOHANG) != pid)
+		return -1;
+	return session_decode_status(status);
+}
+
+int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop)
+{
+	double start = now_seconds();
+	int status = 0, err = probes_attach_alloc(&s->probes, false);
+
+	if (err)
+		session_die_attach(s, err);
+	if (s->launched) {
+		/* Past the stop at ruby_options, the exit stop is not needed. */
+		probes_detach_all_but_alloc(&s->probes);
+		rbm_on_die_remove(kill_held_child, s);
+		kill(s->target.pid, SIGCONT);
+	}
+	fprintf(stderr, "rbmemtrace: empty %s probes on PID %d (benchmark baseline)\n",
+		s->opt.empty_probes == ALLOC_PROBE_EMPTY_UPROBE ? "uprobe" : "uretprobe",
+		s->target.pid);
+	while (!*stop && !(s->opt.duration && now_seconds() - start >= s->opt.duration)) {
+		if (s->launched ? (status = reap_child(s->target.pid, false)) >= 0
+				: target_gone(s->target.pid))
+			break;
+		usleep(50 * 1000);
+	}
+	probes_detach_all(&s->probes);
+	proc_slot_close(&s->slot);
+	s->st = NULL;
+	return s->launched && status > 0 ? status : 0;
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A session while it runs: the poll loop notices the target's end (exit,
+ * exec, the launched command's last stop), steps the sampling windows,
+ * runs the free-tracking passes after GCs, collects the BPF side's counts
+ * and names new classes and call paths while the target can be read.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include "diag.h"
+#include "rbmemtrace.h"
+#include "rbmemtrace.skel.h"
+#include "session.h"
+#include "target_mem.h"
+
+bool session_class_wanted(const struct session *s, const char *name)
+{
+	int i;
+
+	if (!s->opt.nclasses)
+		return true;
+	for (i = 0; i < s->opt.nclasses; i++)
+		if (strcmp(s->opt.classes[i], name) == 0)
+			return true;
+	return false;
+}
+
+int session_decode_status(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * An exec replaces the traced program, even by another Ruby that the
+ * probes would trace into the same report: the counts stay as they were
+ * at the last check, and the report says so.
+ */
+static bool target_execed(struct session *s)
+{
+	double t = now_seconds();
+
+	if (t - s->last_exec_check < 0.25)
+		return false;
+	s->last_exec_check = t;
+	if (ruby_target_same_program(&s->target) || target_gone(s->target.pid))
+		return false;
+	s->target_exited = true; /* the traced program is gone: nothing of it to read */
+	s->end_reason = "target exec";
+	return true;
+}
+
+/* Whether the target ended; sets end_reason when it did. */
+static bool target_ended(struct session *s)
+{
+	pid_t pid = s->target.pid;
+	int status;
+
+	if (!s->launched) {
+		/* A zombie has exited too: its parent just has not reaped it yet. */
+		if (target_gone(pid)) {
+			s->target_exited = true;
+			s->end_reason = "target exited";
+			return true;
+		}
+		return target_execed(s);
+	}
+	if (waitpid(pid, &status, WNOHANG | WUNTRACED) != pid)
+		return target_execed(s);
+	/*
+	 * A stop the user sent (Ctrl-Z, kill -STOP) is theirs: the child stays
+	 * stopped until they continue it.  Only the stop BPF sent at
+	 * ruby_sig_finalize means the main program is done.
+	 */
+	if (WIFSTOPPED(status) &&
+	    !__atomic_exchange_n(&s->st->exit_stop_sent, 0, __ATOMIC_ACQ_REL)) {
+		rbm_info("PID %d was stopped by signal %d: not rbmemtrace's stop", pid,
+			 WSTOPSIG(status));
+		return false;
+	}
+	if (WIFSTOPPED(status)) {
+		/* Stopped at ruby_sig_finalize: the main program is done. */
+		session_final_census(s);
+		kill(pid, SIGCONT);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		s->exit_status = session_decode_status(status);
+		s->end_reason = "command finished";
+		return true;
+	}
+	s->exit_status = session_decode_status(status);
+	s->target_exited = true;
+	s->end_reason = "target exited";
+	return true;
+}
+
+/*
+ * Whether the GC may have freed tracked objects since the last pass.  With
+ * the GC probes on, their sweep steps say so; without them (sampling, or a
+ * Ruby without USDT) Ruby's GC count does, then a second more while lazy
+ * sweeping frees what that GC found dead.
+ */
+static bool gc_worked(struct session *s, double t)
+{
+	uint64_t count;
+
+	if (!s->sampling && s->target.has_usdt) {
+		uint64_t sweeps = __atomic_load_n(&s->st->sweep_steps, __ATOMIC_ACQUIRE);
+
+		if (sweeps == s->seen_sweeps)
+			return false;
+		s->seen_sweeps = sweeps;
+		return true;
+	}
+	if (s->tracker.gc_count_addr &&
+	    target_read_u64(s->target.pid, s->tracker.gc_count_addr, &count) == 0 &&
+	    count != s->seen_gc_count) {
+		s->seen_gc_count = count;
+		s->last_gc_seen = t;
+	}
+	return t - s->last_gc_seen < 1.0;
+}
+
+/* Sampling: what the probes outside the windows cost the target, charged to the budget. */
+static void charge_other_probes(struct session *s)
+{
+	uint64_t hits = __atomic_load_n(&s->st->compaction_probe_hits, __ATOMIC_RELAXED);
+
+	if (hits == s->charged_compaction_hits)
+		return;
+	windows_charge(&s->windows,
+		       (hits - s->charged_compaction_hits) * windows_stepped_hit_cost(&s->windows));
+	s->charged_compaction_hits = hits;
+}
+
+/* Seconds to sleep until deadline, at most max: never negative, which means the end. */
+static double wait_until(double deadline, double max)
+{
+	double wait = deadline - now_seconds();
+
+	return wait < 0 ? 0 : wait < max ? wait : max;
+}
+
+double session_poll(struct session *s, double t)
+{
+	bool worked = false;
+
+	/* Sampling looks at the counter up to every half millisecond: /proc is read less often. */
+	if (t - s->last_end_check >= 0.01 || !s->sampling) {
+		s->last_end_check = t;
+		if (target_ended(s))
+			return -1;
+	}
+	if (s->sampling) {
+		int err;
+
+		charge_other_probes(s);
+		err = windows_step(&s->windows, t);
+		/* A target that exits before the first window just ends the trace. */
+		if (err && !target_gone(s->target.pid))
+			session_die_attach(s, err);
+		/*
+		 * A window costs the target while the probes are on: nothing may
+		 * hold it open longer.  One that waits for an idle target costs
+		 * nothing, and names still need refreshing meanwhile.
+		 */
+		if (windows_open(&s->windows)) {
+			if (t - s->last_names >= 0.2 && t - s->windows.sampler.opened >= 0.2) {
+				s->last_names = t;
+				tracker_collect_counts(&s->tracker);
+				session_refresh_names(s);
+			}
+			return wait_until(windows_next(&s->windows), 1);
+		}
+	}
+	/*
+	 * Sampling: a pass after every GC, at most every 20 ms, so that a
+	 * tracked object's death is seen while it lies unmarked or its slot's
+	 * newcomer is young (tracker.c).  The GC count is looked at every 5 ms
+	 * at most.  Sampling deletes the dead entries itself, once no probe
+	 * can write the map: no pass runs while a window is open (above: it
+	 * must not hold the probes on), and while its links come off (~0.1 s)
+	 * a pass judges all the same and its deletes wait.
+	 */
+	if (!s->sampling || t - s->last_gc_look >= 0.005) {
+		s->last_gc_look = t;
+		worked = gc_worked(s, t);
+	}
+	s->tracker.deletes_wait =
+	    s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE) > 0;
+	if (worked && t - s->last_pass >=
+			  (s->sampling && s->pass_gc_count != s->seen_gc_count ? 0.02 : 0.2)) {
+		s->last_pass = t;
+		s->pass_gc_count = s->seen_gc_count;
+		if (tracker_pass(&s->tracker, false) == -ESRCH)
+			return 0; /* noticed at the next turn */
+	}
+	if (s->sampling && !s->tracker.deletes_wait && s->tracker.dead.len)
+		tracker_delete_dead(&s->tracker);
+	/* Often: a class first seen just before the target exits still needs its name. */
+	if (t - s->last_names >= 0.2) {
+		s->last_names = t;
+		tracker_collect_counts(&s->tracker);
+		session_refresh_names(s);
+		ruby_target_gc_counts(&s->target, &s->counts_last);
+	}
+	/*
+	 * Sampling looks at least every 20 ms, to catch a reused slot before its
+	 * newcomer grows old; passes every 5 ms caught a few more but slowed a
+	 * GC-heavy target by 50% on two cores (its memory read while it mmaps).
+	 */
+	return s->sampling ? wait_until(windows_next(&s->windows), 0.02) : 0.05;
+}
+
+void session_run(struct session *s, volatile sig_atomic_t *stop)
+{
+	for (;;) {
+		double t = now_seconds(), wait;
+
+		if (*stop) {
+			s->end_reason = "signal";
+			break;
+		}
+		if (s->opt.duration && t - s->start >= s->opt.duration) {
+			s->end_reason = "duration";
+			break;
+		}
+		wait = session_poll(s, t);
+		if (wait < 0)
+			break;
+		usleep(wait <= 0 ? 0 : wait * 1e6);
+	}
+	s->end = now_seconds();
+}
+
+/* Names the call paths the BPF side stored since the last refresh. */
+static void refresh_stacks(struct session *s)
+{
+	size_t value_size = s->slot.stacks_value_size;
+	int fd = s->slot.stacks_fd;
+	int selves_fd = s->slot.selves_fd;
+	struct stack_frames *st = calloc(1, sizeof(*st) > value_size ? sizeof(*st) : value_size);
+	struct stack_selves *selves = calloc(1, sizeof(*selves));
+	__u64 key, next, *prev = NULL;
+	uint64_t stored = __atomic_load_n(&s->st->stacks_stored, __ATOMIC_ACQUIRE);
+
+	/* Walking the map costs a syscall a path: only when there are new ones. */
+	if (stored == s->stacks_named)
+		goto out;
+	s->stacks_named = stored;
+	if (!st || !selves)
+		goto out;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		bool have_selves;
+
+		key = next;
+		prev = &key;
+		if (symbolizer_stack(&s->symbolizer, key) || bpf_map_lookup_elem(fd, &key, st))
+			continue;
+		have_selves = bpf_map_lookup_elem(selves_fd, &key, selves) == 0;
+		symbolizer_add_stack(&s->symbolizer, key, (const uint64_t *) st->frames,
+				     have_selves ? (const uint64_t *) selves->self : NULL,
+				     st->depth > s->opt.depth ? s->opt.depth : st->depth,
+				     st->truncated);
+		/* Named: the receivers were only needed for that. */
+		bpf_map_delete_elem(selves_fd, &key);
+	}
+out:
+	free(selves);
+	free(st);
+}
+
+/*
+ * Names and call paths are resolved while the target lives, so a report
+ * taken after it exits still has them.  With --class, classes are sorted
+ * into captured and skipped as soon as they are named.
+ */
+void session_refresh_names(struct session *s)
+{
+	int filter_fd = s->slot.filter_fd;
+	size_t i;
+
+	u64map_for_each(&s->tracker.tallies, i)
+	{
+		struct class_tally *t = s->tracker.tallies.values[i];
+		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
+
+		if (s->opt.nclasses && t->klass && !u64map_get(&s->filtered, t->klass)) {
+			__u8 capture = session_class_wanted(s, name);
+			__u64 klass = t->klass;
+
+			bpf_map_update_elem(filter_fd, &klass, &capture, BPF_ANY);
+			u64map_put(&s->filtered, t->klass, (void *) (uintptr_t) (capture ? 1 : 2));
+		}
+	}
+	if (s->opt.depth)
+		refresh_stacks(s);
+}

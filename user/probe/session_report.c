@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A session's end: the final census of the tracked objects (with the heap
+ * censuses at the start and the end), detaching, and the report: the raw
+ * facts of the BPF side, the tracker and the censuses handed to the model,
+ * which derives every figure from them (report.h).
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include "diag.h"
+#include "census_model.h"
+#include "layout_report.h"
+#include "rbmemtrace.h"
+#include "session.h"
+
+void session_heap_census(struct session *s, enum census_moment when)
+{
+	struct census *c = when == CENSUS_AT_START ? &s->census_start : &s->census_end;
+	char err[256];
+	int ret;
+
+	if (!s->heap_layout || !s->target.objspace)
+		return;
+	/* Only the final pass asks the end census about single slots. */
+	ret = census_take(c, s->target.pid, s->heap_layout, s->target.objspace,
+			  when == CENSUS_AT_END, err, sizeof(err));
+	if (ret) {
+		census_free(c);
+		if (ret != -ESRCH)
+			rbm_warn("no heap census at the %s: %s",
+				 when == CENSUS_AT_START ? "start" : "end", err);
+		return;
+	}
+	(when == CENSUS_AT_START ? &s->have_census_start : &s->have_census_end)[0] = true;
+	census_name_classes(c, &s->namer);
+	rbm_info("heap census at the %s: %lu slots, %lu live, %lu garbage in %.1f ms",
+		 when == CENSUS_AT_START ? "start" : "end", (unsigned long) c->slots,
+		 (unsigned long) c->live, (unsigned long) c->garbage, c->seconds * 1e3);
+}
+
+static bool wanted(void *ctx, const char *name)
+{
+	return session_class_wanted(ctx, name);
+}
+
+int session_heap_report(struct session *s, struct report *r)
+{
+	int err = 0;
+
+	if (s->have_census_start)
+		err = census_to_report(&s->census_start, &s->namer, r, CENSUS_AT_START, wanted, s);
+	if (!err && s->have_census_end)
+		err = census_to_report(&s->census_end, &s->namer, r, CENSUS_AT_END, wanted, s);
+	return err;
+}
+
+void session_heap_free(struct session *s)
+{
+	census_free(&s->census_start);
+	census_free(&s->census_end);
+	s->have_census_start = s->have_census_end = false;
+}
+
+/* Stops the allocation probes and takes the census the report is made of. */
+void session_final_census(struct session *s)
+{
+	if (s->final_done)
+		return;
+	s->final_done = true;
+	/*
+	 * Counting stops here, and Ruby's counters are read at the same moment:
+	 * the report covers exactly the traced time.  Then the probes come off,
+	 * and the counts are read once no program can be running any more.
+	 */
+	__atomic_store_n(&s->st->frozen, 1, __ATOMIC_RELEASE);
+	if (!s->target_exited)
+		ruby_target_gc_counts(&s->target, &s->counts_last);
+	if (s->sampling)
+		windows_close(&s->windows);
+	fork_sweeper_stop(&s->forks);
+	if (s->forks.forks)
+		rbm_info("%" PRIu64
+			 " fork(s) of the target, their breakpoints taken out in %" PRIu64
+			 " sweep(s)%s%s",
+			 s->forks.forks, s->forks.sweeps, s->forks.error ? "; one failed: " : "",
+			 s->forks.error ? strerror(-s->forks.error) : "");
+	probes_detach_alloc(&s->probes);
+	if (s->sampling)
+		windows_stop(&s->windows, now_seconds());
+	probes_wait_detached(&s->probes);
+	tracker_collect_counts(&s->tracker);
+	session_refresh_names(s);
+	if (!s->target_exited) {
+		session_heap_census(s, CENSUS_AT_END);
+		s->tracker.census = s->have_census_end ? &s->census_end : NULL;
+	}
+	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
+		s->target_exited = true;
+	rbm_info("passes: %" PRIu64 " tracked objects seen garbage awaiting the sweep, %" PRIu64
+		 " whose slot a younger object took",
+		 s->tracker.garbage_seen, s->tracker.reused_seen);
+	/* Nothing left to read: objects count as they stood at the last check. */
+	if (s->target_exited)
+		tracker_count_unverified(&s->tracker);
+}
+
+void session_finish(struct session *s)
+{
+	session_final_census(s);
+	/* The allocation probes are off; the rest can come off after we exit. */
+	shared_bpf_release_after_exit();
+	probes_detach_all(&s->probes);
+}
+
+/* What the sampler did and traced, as raw facts: the model scales the counts (report_finish). */
+static void sampling_facts(struct session *s, struct report *r)
+{
+	const struct sampler *sm = &s->windows.sampler;
+	struct sampling_info *si = &r->sampling;
+	size_t i;
+
+	u64map_for_each(&s->tracker.tallies, i)
+	{
+		struct class_tally *t = s->tracker.tallies.values[i];
+
+		si->traced += t->t.allocated;
+		si->weighed += t->t.w_allocated;
+	}
+	si->on = true;
+	si->budget_percent = s->opt.max_overhead;
+	si->windows = sm->windows;
+	si->window_time_s = sm->window_time;
+	si->est_overhead = sampler_overhead(sm, r->duration_s);
+	si->probe_hits = sm->probe_hits;
+	si->covered = sm->covered;
+	si->burst_windows = sm->burst_windows;
+	si->sample = sm->windows ? sm->sample_sum / sm->windows : 0;
+	if (!sampler_doubt(sm, si->doubt, sizeof(si->doubt)))
+		si->doubt[0] = 0;
+}
+
+int session_report(struct session *s, struct report *r)
+{
+	size_t i;
+	int err;
+
+	r->pid = s->target.pid;
+	r->ns_pid = s->ns_pid;
+	snprintf(r->command, sizeof(r->command), "%s", s->command);
+	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", s->target.version);
+	layout_to_report(&s->target, &r->layout);
+	r->duration_s = s->end - s->start;
+	r->end_reason = s->end_reason ? s->end_reason : "unknown";
+	r->target_exited = s->target_exited;
+	r->exit_status = s->launched ? s->exit_status : -1;
+	/* Ruby's own count: right with or without the GC probes. */
+	r->gc_runs = s->counts_start.valid && s->counts_last.valid
+			 ? s->counts_last.gc_count - s->counts_start.gc_count
+			 : s->st->gc_runs;
+	r->compactions = s->tracker.compactions;
+	r->moved_followed = s->tracker.moved_followed + s->st->moved_followed;
+	r->header_read_errors = s->st->header_read_errors;
+	r->class_overflow = s->st->class_overflow;
+	r->with_stacks = s->opt.depth > 0;
+	r->stacks_truncated = s->st->stacks_truncated;
+	r->stacks_dropped = s->st->stacks_dropped;
+	r->stack_errors = s->st->stack_errors;
+	r->have_gc_counts = s->counts_start.valid && s->counts_last.valid;
+	if (r->have_gc_counts) {
+		r->gc_allocated = s->counts_last.allocated - s->counts_start.allocated;
+		r->gc_freed = s->counts_last.freed - s->counts_start.freed;
+	}
+	if (s->sampling)
+		sampling_facts(s, r);
+	u64map_for_each(&s->tracker.tallies, i)
+	{
+		struct class_tally *t = s->tracker.tallies.values[i];
+		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
+
+		if (!session_class_wanted(s, name))
+			continue;
+		err = report_add_tally(
+		    r, name, t->stack_id ? symbolizer_stack(&s->symbolizer, t->stack_id) : NULL,
+		    &t->t);
+		if (err)
+			return err;
+	}
+	err = session_heap_report(s, r);
+	if (err)
+		return err;
+	report_finish(r);
+	return 0;
+}
+
+int session_report_now(struct session *s, struct report *r)
+{
+	double end = s->end;
+	int err;
+
+	s->end = now_seconds();
+	err = session_report(s, r);
+	s->end = end;
+	return err;
+}
+
+void session_close(struct session *s)
+{
+	session_heap_free(s);
+	symbolizer_free(&s->symbolizer);
+	u64map_free(&s->filtered, NULL);
+	tracker_free(&s->tracker);
+	windows_free(&s->windows);
+	class_namer_free(&s->namer);
+	fork_sweeper_stop(&s->forks); /* stopped at the final census; this is for the other ends */
+	/* A session that ended with its target gone still had its probes on. */
+	probes_detach_all(&s->probes);
+	proc_slot_close(&s->slot);
+	s->st = NULL;
+	s->skel = NULL;
+}
+
+int session_exit_status(const struct session *s)
+{
+	return s->launched && s->exit_status >= 0 ? s->exit_status : 0;
+}
