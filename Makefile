@@ -28,7 +28,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies gen-tables
+.PHONY: all deps demo test check unit e2e bench clean vmlinux format rubies gen-tables
 all: rbmemtrace
 
 deps:
@@ -144,8 +144,15 @@ e2e: rbmemtrace $(FIXTURES) $(E2E_FIXTURES)
 		RBM_E2E_RUBY=$$dir/bin/ruby ruby tests/e2e/run.rb || status=1; \
 	done; exit $$status
 
+# The tree's rules (no include up a layer, no file over ~600 lines without a reason) and the
+# documents generated from one source.
+check:
+	./scripts/check-layers.sh
+	./scripts/json-doc.rb --check
+
 test: deps
 	$(MAKE) all
+	$(MAKE) check
 	$(MAKE) unit
 	$(MAKE) e2e
 

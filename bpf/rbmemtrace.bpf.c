@@ -3,6 +3,9 @@
  * rbmemtrace: count Ruby object allocations per class and keep the set of
  * live objects, keyed by address, for the userspace loader to validate.
  *
+ * Over ~600 lines because it is the run's one BPF object (HACKING.md): every
+ * program shares its maps and helpers, and libbpf's skeleton is of one file.
+ *
  * Hot path: one uretprobe per allocation.  The trap costs microseconds, so
  * the program itself does as little as it can: one 16-byte read of the new
  * object's header, one per-CPU counter update and one map update.

@@ -5,7 +5,7 @@ require_relative "lib"
 
 # The census of pid checked exactly against the target's own counts (census_target.rb).
 def check_census_exact(io, _pid, out, what)
-  c = JSON.parse(out)
+  c = rbm_json(out)
   got = CensusDriver.ask(io, "counts")
   check_eq(c["heap"]["slots"], got["counts"]["TOTAL"], "#{what}: slots = count_objects TOTAL")
   check_eq(c["heap"]["free"], got["counts"]["FREE"], "#{what}: free = count_objects FREE")

@@ -2,6 +2,7 @@
 # tests/e2e/test_census.rb and bench/census.rb.  The target is
 # scenarios/census_target.rb (see its header for the protocol).
 require "json"
+require_relative "json_schema"
 require "fileutils"
 require "open3"
 require "tmpdir"
@@ -25,6 +26,8 @@ module CensusDriver
     raise "rbmemtrace census failed (#{st}): #{err}" unless st.success?
 
     r = JSON.parse(out)
+    problems = JsonSchema.problems(r)
+    raise "census JSON against docs/json-schema.json: #{problems.first(5).join('; ')}" unless problems.empty?
     r["rss_kb"] = err[/peak RSS (\d+) KB/, 1].to_i
     r["walkers"] = err[/(\d+) walkers/, 1].to_i
     r["read_ms"] = err[/([\d.]+) ms reading the target/, 1].to_f

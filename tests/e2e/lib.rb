@@ -3,6 +3,7 @@
 # the scenario computes about itself.
 require "json"
 require "open3"
+require_relative "json_schema"
 require "timeout"
 require "tmpdir"
 
@@ -13,6 +14,15 @@ SCENARIOS = File.join(__dir__, "scenarios")
 FIXTURES = File.join(ROOT, ".output", "fixtures")
 
 class Failure < StandardError; end
+
+# rbmemtrace's JSON output, parsed and held to docs/json-schema.json.
+def rbm_json(text)
+  doc = JSON.parse(text)
+  problems = JsonSchema.problems(doc)
+  raise Failure, "the JSON does not follow docs/json-schema.json: #{problems.first(5).join('; ')}" unless problems.empty?
+
+  doc
+end
 # A test that does not apply to the Ruby under test: reported with its reason, neither passed nor failed.
 class NotApplicable < StandardError; end
 
@@ -101,7 +111,7 @@ def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT", env: {}, ru
       sin.close
       sthr.join
       report = File.read(report_path, encoding: "UTF-8")
-      report = JSON.parse(report) if format == "json"
+      report = rbm_json(report) if format == "json"
       check_invariants(report) if format == "json"
       [report, truth, stderr, status]
     end
@@ -123,7 +133,7 @@ def trace_command(scenario, rbm_args: [], format: "json", env: {})
                                       *rbm_args, "--", launch_ruby, File.join(SCENARIOS, scenario))
     check(status.success?, "rbmemtrace -- ruby #{scenario} failed (#{status}): #{err}")
     report = File.read(report_path, encoding: "UTF-8")
-    report = JSON.parse(report) if format == "json"
+    report = rbm_json(report) if format == "json"
     check_invariants(report) if format == "json"
     [report, JSON.parse(File.read(truth_path)), err, out]
   end

@@ -26,7 +26,7 @@ test "cli: `trace` spelled out is the default mode; young until a GC runs" do
       _, err, status = Open3.capture3(RBM, "trace", "--format", "json", "-o", report, "--", "ruby",
                                       "-e", "K = Class.new; $k = Array.new(300) { K.new }#{tail}")
       check(status.success?, "trace -- ruby failed (#{status}): #{err}")
-      json = JSON.parse(File.read(report)).tap { |j| check_invariants(j) }
+      json = rbm_json(File.read(report)).tap { |j| check_invariants(j) }
       check_totals_add_up(json)
       k = json["classes"].find { |c| c["name"] == "K" } or raise Failure, "class K missing"
       check_eq(k["allocated"], 300, "K allocated#{tail}")

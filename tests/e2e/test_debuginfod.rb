@@ -108,7 +108,7 @@ test "debuginfod: a stripped libruby's layout fetched by build-id, every mode ex
     out, err, st, secs = ns.run(env2, RBM, "census", "-p", pid.to_s, "--format", "json", "-v")
     check(st.success?, "census without the server failed: #{err}")
     check(secs < 10, "the fallback took #{secs.round(1)} s")
-    check(JSON.parse(out)["layout"]["from"].start_with?("the #{series} table"), "not the table: #{err[/layout of Ruby.*/]}")
+    check(rbm_json(out)["layout"]["from"].start_with?("the #{series} table"), "not the table: #{err[/layout of Ruby.*/]}")
     check(err.include?("no DWARF for"), "-v does not say why not DWARF: #{err}")
 
     # a server that takes the connection and never answers: bounded by RBMEMTRACE_DEBUGINFOD_SECONDS
@@ -120,7 +120,7 @@ test "debuginfod: a stripped libruby's layout fetched by build-id, every mode ex
     out, err, st, secs = ns.run(env3, RBM, "census", "-p", pid.to_s, "--format", "json")
     check(st.success?, "census with a mute server failed: #{err}")
     check(secs < 6, "a mute server held the census for #{secs.round(1)} s")
-    check(JSON.parse(out)["layout"]["from"].start_with?("the #{series} table"), "not the table")
+    check(rbm_json(out)["layout"]["from"].start_with?("the #{series} table"), "not the table")
     stop_process(mute)
     mute = nil
     CensusDriver.stop(io, pid)

@@ -80,7 +80,7 @@ test "default -p: a target that ends before the first window gets a report that 
     io.puts "go"
     status = Timeout.timeout(30) { Process.wait2(rbm)[1] }
     check(status.success?, "rbmemtrace exited #{status}: #{err_r.read}")
-    json = JSON.parse(File.read(report))
+    json = rbm_json(File.read(report))
     check_invariants(json)
     check_eq(json["end_reason"], "target exited", "end_reason")
     check_eq(json["sampling"]["confidence"], "low", "confidence (#{json['sampling']})")

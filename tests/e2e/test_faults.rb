@@ -87,7 +87,7 @@ test "libruby under another file name (LD_PRELOAD copy)" do
       out, err, status, = run_bounded([RBM, "-p", pid.to_s, "-d", "2", "--full", "--format", "json",
                                        "-o", report_path], 60)
       check(status&.success?, "rbmemtrace failed (#{status.inspect}): #{err}#{out}")
-      report = JSON.parse(File.read(report_path)).tap { |j| check_invariants(j) }
+      report = rbm_json(File.read(report_path)).tap { |j| check_invariants(j) }
       check_eq(report["ruby_version"], RUBY_VERSION, "ruby_version")
       check(class_row(report, "Renamed")["allocated"] > 0, "no Renamed allocations")
     ensure
@@ -114,7 +114,7 @@ test "long class names sharing 600 bytes stay apart" do
       check(status&.success?, "rbmemtrace failed (#{status.inspect}): #{err}")
       rows[format] = File.read(path, encoding: "UTF-8")
     end
-    long = JSON.parse(rows["json"])["classes"].select { |c| c["name"].start_with?("Longxxx") }
+    long = rbm_json(rows["json"])["classes"].select { |c| c["name"].start_with?("Longxxx") }
     check_eq(long.map { |c| c["allocated"] }.sort, [20, 30], "allocated per long class")
     check_eq(long.map { |c| c["name"] }.uniq.size, 2, "distinct names")
     long.each { |c| check(c["name"].bytesize < 512, "name of #{c['name'].bytesize} bytes") }
@@ -213,7 +213,7 @@ test "-p of a thread reads its process" do
   check(tid != pid, "no second thread (#{tid})")
   out, err, status, = run_bounded([RBM, "census", "-p", tid.to_s, "--format", "json"], 20)
   check(status&.success?, "census of a thread's id failed: #{err}")
-  check_eq(JSON.parse(out)["pid"], pid, "the report's pid")
+  check_eq(rbm_json(out)["pid"], pid, "the report's pid")
 ensure
   Process.kill("KILL", pid) if pid
   Process.wait(pid) if pid
@@ -230,7 +230,7 @@ test "busy target: every report adds up after detaching" do
       _, err, status, = run_bounded([RBM, "-p", pid.to_s, "--full", "-d", "0.5", "--format", "json",
                                      "-o", path], 60)
       check(status&.success?, "run #{i} failed: #{err}")
-      report = JSON.parse(File.read(path))
+      report = rbm_json(File.read(path))
       check_invariants(report)
       busy = class_row(report, "Busy")
       check(busy["allocated"].positive?, "no Busy traced")
@@ -265,7 +265,7 @@ test "launch mode: SIGTERM is passed on to the command, which is not left runnin
     check_eq(status.exitstatus, 3, "rbmemtrace's exit status is the command's (#{err})")
     check(err.include?("passed signal 15 on to PID #{child}"), "no word of it: #{err}")
     check((Process.kill(0, child) rescue false) == false, "the command still runs")
-    json = JSON.parse(File.read(report))
+    json = rbm_json(File.read(report))
     check_invariants(json)
     check_eq(json["end_reason"], "command finished", "end_reason")
   ensure
@@ -293,7 +293,7 @@ test "launch mode: the command stopped by the user is not taken for finished" do
     Process.kill("CONT", child)
     status = Timeout.timeout(40) { Process.wait2(rbm)[1] }
     check(status.success?, "rbmemtrace exited #{status}")
-    json = JSON.parse(File.read(report))
+    json = rbm_json(File.read(report))
     check_invariants(json)
     check_eq(json["end_reason"], "command finished", "end_reason")
     check_eq(class_row(json, "K")["retained"], 200, "K retained")
@@ -330,7 +330,7 @@ test "target execs another Ruby: counts as of the exec, end_reason target exec" 
     io.puts "go"
     status = Timeout.timeout(20) { Process.wait2(rbm)[1] }
     check(status.success?, "rbmemtrace exited #{status}")
-    json = JSON.parse(File.read(report))
+    json = rbm_json(File.read(report))
     check_invariants(json)
     check_eq(json["end_reason"], "target exec", "end_reason")
     check(json["classes"].none? { |c| c["name"] == "After" }, "the exec'd program was traced into the report")
@@ -366,7 +366,7 @@ test "a forked child of a --full target runs at full speed, untraced" do
     Process.kill("INT", rbm)
     status = Timeout.timeout(30) { Process.wait2(rbm)[1] }
     check(status.success?, "rbmemtrace exited #{status}: #{err_r.read}")
-    report = JSON.parse(File.read(path))
+    report = rbm_json(File.read(path))
     check_invariants(report)
     check_eq(class_row(report, "ParentWidget")["allocated"], 100, "the parent's own, traced")
     check(report["classes"].none? { |c| c["name"] == "ChildWidget" }, "the child was traced")

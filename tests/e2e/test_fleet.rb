@@ -102,7 +102,7 @@ test "fleet: two hosts merge, a dead one is reported, exit 4" do
       check(Time.now - started < 55, "fleet took #{Time.now - started} s")
       check(err.match?(/^rbmemtrace: warning: 127\.0\.0\.4: ssh: connect to host 127\.0\.0\.4 port #{port}: Connection refused$/),
             "dead host's reason on stderr: #{err}")
-      m = JSON.parse(File.read(json))
+      m = rbm_json(File.read(json))
       check_eq(m["processes"].map { |p| p["host"] }.sort, %w[127.0.0.2 127.0.0.3], "hosts")
       check_eq(m["failed_hosts"].map { |f| f["host"] }, ["127.0.0.4"], "failed hosts")
       check(m["failed_hosts"][0]["reason"].include?("Connection refused"),
@@ -198,7 +198,7 @@ CensusDriver.rubies.drop(1).each do |label, ruby|
                                      "-p", pid.to_s, "--full", "-d", "1")
         check_eq(status.exitstatus, 0, "exit status (stderr: #{err})")
         # One process keeps a trace report's shape, its host added.
-        rep = JSON.parse(out)
+        rep = rbm_json(out)
         check_eq([rep["host"], rep["pid"]], ["127.0.0.2", pid], "the process")
         check_eq(rep["failed_hosts"], [], "failed hosts")
         check_eq(rep["ruby_version"], m[2], "ruby_version")

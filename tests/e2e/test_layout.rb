@@ -91,7 +91,7 @@ def check_skewed(mode, group, expect, cmd, label)
     check(st.success?, "#{what}: failed (#{st}): #{err}")
     check(err =~ /warning: Ruby \S+ \(\S+\): #{group} layout not proved \(.+\): no /,
           "#{what}: no warning line in #{err.inspect}")
-    report = JSON.parse(out)
+    report = rbm_json(out)
     report = report["processes"][0] if report["processes"]
     g = report.dig("layout", "groups", group) or raise Failure, "#{what}: no layout.groups.#{group}"
     check_eq(g["proved"], false, "#{what}: layout.groups.#{group}.proved")
@@ -125,12 +125,12 @@ CensusDriver.rubies.each do |label, ruby|
     pid = io.pid
     out, err, st = Open3.capture3(RBM, "census", "-p", pid.to_s, "--format", "json", "-v")
     check(st.success?, "census failed: #{err}")
-    layout = JSON.parse(out)["layout"] or raise Failure, "census JSON has no layout"
+    layout = rbm_json(out)["layout"] or raise Failure, "census JSON has no layout"
     %w[gc heap classes].each { |g| check_eq(layout.dig("groups", g, "proved"), true, "census #{g}") }
     check(layout["from"] =~ /table|DWARF/, "layout.from #{layout['from'].inspect}")
     out, err, st = Open3.capture3(RBM, "-p", pid.to_s, "-d", "0.5", "--format", "json", "-v")
     check(st.success?, "trace failed: #{err}")
-    layout = JSON.parse(out)["layout"]
+    layout = rbm_json(out)["layout"]
     GROUPS.each { |g| check_eq(layout.dig("groups", g, "proved"), true, "trace #{g}") }
     ms = err[/checked in ([\d.]+) ms/, 1] or raise Failure, "-v says nothing of the checks: #{err}"
     check(ms.to_f < 50, "the checks took #{ms} ms")

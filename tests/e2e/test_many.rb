@@ -73,7 +73,7 @@ test "many: --match and repeated -p give a report per process with host and name
     _, err, st = Open3.capture3(RBM, "--match", "top_leak\\.rb many-e2e", "-d", "2",
                                 "--format", "json", "-o", json)
     check(st.success?, "--match failed (#{st}): #{err}")
-    m = JSON.parse(File.read(json))
+    m = rbm_json(File.read(json))
     by_pid = m["processes"].to_h { |p| [p["pid"], p] }
     check_eq(by_pid.keys.sort, procs.map { |p| p[:pid] }.sort, "--match found exactly these")
     procs.each do |p|
@@ -123,7 +123,7 @@ test "many: --all goes on when processes it found exit while it attaches" do
     stop = true
     started = churn.value
     check(st.success?, "--all failed (#{st}) while #{started} Rubies came and went: #{err.lines.last(3)}")
-    m = JSON.parse(File.read(json))
+    m = rbm_json(File.read(json))
     check(m["processes"].any? { |p| p["pid"] == procs[0][:pid] }, "the long-lived target was traced")
     m["processes"].each { |r| check_invariants(r) }
   end

@@ -28,8 +28,8 @@ test "merge: two reports, each process kept, the summary sums them" do
     _, err, status = Open3.capture3(RBM, "merge", *inputs.map(&:first), "--format", "json",
                                     "-o", out)
     check(status.success?, "merge failed (#{status}): #{err}")
-    m = JSON.parse(File.read(out))
-    reports = inputs.map { |path, _| JSON.parse(File.read(path)) }
+    m = rbm_json(File.read(out))
+    reports = inputs.map { |path, _| rbm_json(File.read(path)) }
     check_eq(m["processes"].map { |p| p["pid"] }, reports.map { |r| r["pid"] }, "pids")
     m["processes"].zip(reports).each do |p, r|
       check_eq(p["classes"], r["classes"], "pid #{r["pid"]}'s classes")
@@ -47,7 +47,7 @@ test "merge: two reports, each process kept, the summary sums them" do
     _, err, status = Open3.capture3(RBM, "merge", out, inputs[0][0], "--format", "json",
                                     "-o", File.join(dir, "m3.json"))
     check(status.success?, "merging a merge failed: #{err}")
-    m3 = JSON.parse(File.read(File.join(dir, "m3.json")))
+    m3 = rbm_json(File.read(File.join(dir, "m3.json")))
     check_eq(m3["processes"].size, 3, "processes of merge(merge, one)")
     check_eq(class_row(m3["summary"], "FleetLeak")["retained"], 80_000, "FleetLeak of three")
   end
@@ -57,7 +57,7 @@ test "merge: text has a table of the processes, then the summary" do
   with_inputs do |inputs, _|
     out, err, status = Open3.capture3(RBM, "merge", *inputs.map(&:first), "--top", "3")
     check(status.success?, "merge failed (#{status}): #{err}")
-    pids = inputs.map { |path, _| JSON.parse(File.read(path))["pid"] }
+    pids = inputs.map { |path, _| rbm_json(File.read(path))["pid"] }
     check(out.start_with?("2 processes; the report below is their sum"), out)
     pids.each { |pid| check(out.match?(/^\(local\)\s+#{pid}\s+0 3\.\d+\.\d+\s+\d+/), out) }
     check(out.match?(/^\s+50000\s+50000\s+0(\s+\d+)*(\s+[+-]\d+)?  FleetLeak$/),
@@ -78,7 +78,7 @@ test "merge: a bad file is one line naming it; --keep-going merges the rest, exi
     check_eq(status.exitstatus, 3, "exit status with --keep-going")
     check_eq(err.lines.size, 2, "one line per skipped file: #{err}")
     check(err.include?("skipped #{File.join(dir, "missing.json")}: No such file"), err)
-    check_eq(JSON.parse(out)["pid"], JSON.parse(File.read(inputs[1][0]))["pid"],
+    check_eq(rbm_json(out)["pid"], rbm_json(File.read(inputs[1][0]))["pid"],
              "the one good report, in the single-process shape")
   end
 end
@@ -99,7 +99,7 @@ test "merge: pprof that go tool pprof reads as a heap profile" do
              [50_000, "block in Cache#keep #{inputs[0][1]["file"]}:#{inputs[0][1]["leak_line"]}"],
              "first row of -top -lines:\n#{out}")
     # One process by its pid.
-    pid = JSON.parse(File.read(inputs[1][0]))["pid"]
+    pid = rbm_json(File.read(inputs[1][0]))["pid"]
     out, = go_pprof("-top", "-sample_index=inuse_objects", "-tagfocus", "pid=#{pid}", pb)
     check_eq(top_rows(out).first, [20_000, "FleetLeak (object)"], "-tagfocus pid=#{pid}:\n#{out}")
     # Two files of the same types merge in pprof itself.

@@ -46,7 +46,7 @@ def trace_with_truth(args, dir)
                                     "--format", "json", "-o", report_path,
                                     "--", "ruby", "-r", TRUTH_RB, *args)
   check(status.success?, "rbmemtrace -- ruby #{args.first} failed (#{status}): #{err}")
-  report = JSON.parse(File.read(report_path, encoding: "UTF-8"))
+  report = rbm_json(File.read(report_path, encoding: "UTF-8"))
   check_invariants(report, lines: false)
   truth = JSON.parse(File.read(truth_path, encoding: "UTF-8"))
   # The truth checks itself: after the final sweep, every object it holds alive is in a heap slot.

@@ -143,7 +143,7 @@ CensusDriver.rubies.each do |label, ruby|
     pid = facts["pid"]
     out, err, st = Open3.capture3(RBM, "top", "-p", pid.to_s, "--format", "json", "-n", "3", "-i", "0.3")
     check(st.success?, "top -b failed: #{err}")
-    frames = out.lines.map { |l| JSON.parse(l) }
+    frames = out.lines.map { |l| rbm_json(l) }
     check_eq(frames.size, 3, "frames")
     check_eq(frames.map { |f| f["frame"] }, [1, 2, 3], "frame numbers")
     census = CensusDriver.census(pid)
@@ -184,7 +184,7 @@ test "top -b: text frames, --match sums processes, and bad input" do
   end
   js, = Open3.capture3(RBM, "top", "--match", "top_leak\\.rb", "--format", "json", "-n", "1",
                        "--per-process", "--sort", "change")
-  f = JSON.parse(js)
+  f = rbm_json(js)
   check_eq(f["processes"].map { |p| p["pid"] }.sort, [pa, pb].sort, "--match found both")
   check(f["classes"].any? { |c| c["pid"] == pa } && f["classes"].any? { |c| c["pid"] == pb },
         "--per-process rows carry their pid")

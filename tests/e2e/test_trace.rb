@@ -127,7 +127,7 @@ test "demo: the request loop's leak at its line, with its call path; the top sus
     path = File.join(dir, "r.json")
     _, err, status = Open3.capture3(RBM, "--format", "json", "-o", path, "--", launch_ruby, app)
     check(status.success?, "demo failed: #{err}")
-    [JSON.parse(File.read(path)).tap { |j| check_invariants(j) }]
+    [rbm_json(File.read(path)).tap { |j| check_invariants(j) }]
   end
   check_eq(class_row(report, "Session")["retained"], 20_000, "Session retained")
   site = report["sites"].find { |s| s["class"] == "Session" }
@@ -230,7 +230,7 @@ test "target exits mid-trace: report what was gathered, exit 0" do
       [File.read(path), err_r.read, st]
     end
     check(status.success?, "rbmemtrace exited #{status}: #{err}")
-    report = JSON.parse(out)
+    report = rbm_json(out)
     check_eq(report["end_reason"], "target exited", "end_reason")
     check_eq(report["target_exited"], true, "target_exited")
     check_eq(class_row(report, "Doomed")["allocated"], 4000, "Doomed allocated")

@@ -52,6 +52,8 @@ struct estimates {
 };
 /* Adds e (may be NULL) to to. */
 void estimates_add(struct estimates *to, const struct estimates *e);
+/* Adds c to to. */
+void counts_add(struct counts *to, const struct counts *c);
 /* The sampled windows c's objects were traced in (at most 64: bits of the window number % 64). */
 unsigned counts_windows(const struct counts *c);
 struct report;

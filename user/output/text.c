@@ -88,7 +88,7 @@ static void write_header(FILE *out, const struct report *r)
 {
 	fprintf(out, "rbmemtrace: PID %d, ruby %s, traced %.1f s (%s), %" PRIu64 " GC runs\n",
 		r->pid, r->ruby_version, r->duration_s, r->end_reason, r->gc_runs);
-	report_write_layout_text(out, &r->layout);
+	report_write_layout_text(out, "", &r->layout);
 	if (r->exit_status >= 0)
 		fprintf(out, "Command exited with status %d.\n", r->exit_status);
 	fprintf(out, "Counts are of objects allocated while tracing; retained = alive at the end "

@@ -24,6 +24,14 @@ static void write_process_table(FILE *out, const struct model *m)
 			r->totals.retained, r->totals.allocated,
 			term_escape(r->command, cmd, sizeof(cmd)));
 	}
+	for (i = 0; m->nprocs > 1 && i < m->nprocs; i++) {
+		const struct report *r = m->procs[i];
+		char prefix[300];
+
+		snprintf(prefix, sizeof(prefix), "%s PID %d: ",
+			 term_escape(r->host[0] ? r->host : "(local)", host, sizeof(host)), r->pid);
+		report_write_layout_text(out, prefix, &r->layout);
+	}
 }
 
 static void write_failures(FILE *out, const struct model_view *v)

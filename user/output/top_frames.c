@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "escape.h"
+#include "json_writer.h"
 #include "top_out.h"
 
 char *top_fmt_count(double v, char *buf, size_t n)
@@ -129,72 +130,86 @@ void top_write_text_frame(FILE *out, const struct top_model *m, const struct top
 	fflush(out);
 }
 
-static void json_proc(FILE *out, const struct top_proc *p)
+static void json_proc(struct jw *w, const struct top_proc *p)
 {
-	fprintf(out, "{\"pid\":%d,\"ns_pid\":%d,\"command\":", (int) p->pid, (int) p->ns_pid);
-	json_write_string(out, p->command);
-	fprintf(out, ",\"ruby_version\":");
-	json_write_string(out, p->ruby_version);
-	fprintf(out,
-		",\"uptime_s\":%.1f,\"heap\":{\"slots\":%" PRIu64 ",\"live\":%" PRIu64
-		",\"free\":%" PRIu64 ",\"garbage\":%" PRIu64 "},\"gc_count\":%" PRIu64,
-		p->uptime_s, p->slots, p->live, p->free, p->garbage, p->gc_count);
-	if (p->gcs_per_s >= 0)
-		fprintf(out, ",\"gcs_per_s\":%.3f,\"allocs_per_s\":%.1f", p->gcs_per_s,
-			p->allocs_per_s);
-	else
-		fprintf(out, ",\"gcs_per_s\":null,\"allocs_per_s\":null");
-	fprintf(out, ",\"rss_bytes\":%" PRIu64 ",\"census_ms\":%.2f,\"marking\":%s,\"sampling\":%s",
-		p->rss_bytes, p->census_s * 1e3, p->marking ? "true" : "false",
-		p->sampling ? "true" : "false");
-	if (p->sampling)
-		fprintf(out, ",\"budget_percent\":%.3g,\"estimated_overhead_percent\":%.3f",
-			p->budget_percent, p->overhead_percent);
-	fprintf(out, ",\"gone\":%s,\"state\":", p->gone ? "true" : "false");
-	json_write_string(out, p->state);
-	fputc('}', out);
+	jw_object(w, NULL, JW_COMPACT);
+	jw_int(w, JK(pid), (int) p->pid);
+	jw_int(w, JK(ns_pid), (int) p->ns_pid);
+	jw_string(w, JK(command), p->command);
+	jw_string(w, JK(ruby_version), p->ruby_version);
+	jw_double(w, JK(uptime_s), "%.1f", p->uptime_s);
+	jw_object(w, JK(heap), JW_COMPACT);
+	jw_u64(w, JK(slots), p->slots);
+	jw_u64(w, JK(live), p->live);
+	jw_u64(w, JK(free), p->free);
+	jw_u64(w, JK(garbage), p->garbage);
+	jw_end(w);
+	jw_u64(w, JK(gc_count), p->gc_count);
+	if (p->gcs_per_s >= 0) {
+		jw_double(w, JK(gcs_per_s), "%.3f", p->gcs_per_s);
+		jw_double(w, JK(allocs_per_s), "%.1f", p->allocs_per_s);
+	} else {
+		jw_null(w, JK(gcs_per_s));
+		jw_null(w, JK(allocs_per_s));
+	}
+	jw_u64(w, JK(rss_bytes), p->rss_bytes);
+	jw_double(w, JK(census_ms), "%.2f", p->census_s * 1e3);
+	jw_bool(w, JK(marking), p->marking);
+	jw_bool(w, JK(sampling), p->sampling);
+	if (p->sampling) {
+		jw_double(w, JK(budget_percent), "%.3g", p->budget_percent);
+		jw_double(w, JK(estimated_overhead_percent), "%.3f", p->overhead_percent);
+	}
+	jw_bool(w, JK(gone), p->gone);
+	jw_string(w, JK(state), p->state);
+	jw_end(w);
 }
 
 void top_write_json_frame(FILE *out, const struct top_model *m, const struct top_view *v,
 			  const struct top_ui *ui)
 {
 	struct timespec ts;
+	struct jw w;
 	size_t i;
 	unsigned j;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	fprintf(out,
-		"{\"time\":%.3f,\"frame\":%lu,\"interval_s\":%.3g,\"summed\":%s,\"sort\":\"%s\"",
-		ts.tv_sec + ts.tv_nsec / 1e9, m->frames, ui->interval,
-		ui->summed ? "true" : "false", top_sort_name(ui->sort));
-	fprintf(out, ",\"processes\":[");
-	for (i = 0; i < m->nprocs; i++) {
-		if (i)
-			fputc(',', out);
-		json_proc(out, &m->procs[i]);
-	}
-	fprintf(out, "],\"classes\":[");
+	jw_init(&w, out, 0);
+	jw_object(&w, NULL, JW_COMPACT);
+	jw_double(&w, JK(time), "%.3f", ts.tv_sec + ts.tv_nsec / 1e9);
+	jw_u64(&w, JK(frame), m->frames);
+	jw_double(&w, JK(interval_s), "%.3g", ui->interval);
+	jw_bool(&w, JK(summed), ui->summed);
+	jw_string(&w, JK(sort), top_sort_name(ui->sort));
+	jw_array(&w, JK(processes), JW_COMPACT);
+	for (i = 0; i < m->nprocs; i++)
+		json_proc(&w, &m->procs[i]);
+	jw_end(&w);
+	jw_array(&w, JK(classes), JW_COMPACT);
 	for (i = 0; i < v->nrows; i++) {
 		const struct top_view_row *r = &v->rows[i];
 
-		fprintf(out, "%s{\"name\":", i ? "," : "");
-		json_write_string(out, r->name);
+		jw_object(&w, NULL, JW_COMPACT);
+		jw_string(&w, JK(name), r->name);
 		if (r->pid)
-			fprintf(out, ",\"pid\":%d", (int) r->pid);
-		fprintf(out,
-			",\"live\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"old\":%" PRIu64
-			",\"change\":%" PRId64 ",\"per_min\":%.1f",
-			r->live, r->bytes, r->old, r->change, r->per_min);
+			jw_int(&w, JK(pid), (int) r->pid);
+		jw_u64(&w, JK(live), r->live);
+		jw_u64(&w, JK(bytes), r->bytes);
+		jw_u64(&w, JK(old), r->old);
+		jw_i64(&w, JK(change), r->change);
+		jw_double(&w, JK(per_min), "%.1f", r->per_min);
 		if (r->alloc_rate >= 0)
-			fprintf(out, ",\"allocs_per_s\":%.1f", r->alloc_rate);
+			jw_double(&w, JK(allocs_per_s), "%.1f", r->alloc_rate);
 		else
-			fprintf(out, ",\"allocs_per_s\":null");
-		fprintf(out, ",\"trend\":[");
+			jw_null(&w, JK(allocs_per_s));
+		jw_array(&w, JK(trend), JW_COMPACT);
 		for (j = r->nhist > 16 ? r->nhist - 16 : 0; j < r->nhist; j++)
-			fprintf(out, "%s%" PRIu64,
-				j > (r->nhist > 16 ? r->nhist - 16 : 0) ? "," : "", r->hist[j]);
-		fprintf(out, "]}");
+			jw_u64(&w, NULL, r->hist[j]);
+		jw_end(&w);
+		jw_end(&w);
 	}
-	fprintf(out, "]}\n");
+	jw_end(&w);
+	jw_end(&w);
+	fputc('\n', out);
 	fflush(out);
 }

@@ -22,12 +22,12 @@ struct text_options {
 
 void report_write_text(FILE *out, const struct report *r, const struct text_options *opts);
 void report_write_json(FILE *out, const struct report *r);
+struct jw;
 /*
- * One report as a JSON object, "{" to "}" with no newline after, its keys
- * indented by indent + 2 spaces; identity adds ns_pid, host and command
- * (a model's processes).  report_write_json is this at 0, without identity.
+ * One report's members, into an object the caller opened; identity adds
+ * ns_pid, host and command (a model's processes, where several meet).
  */
-void report_write_json_object(FILE *out, const struct report *r, unsigned indent, bool identity);
+void report_write_json_members(struct jw *w, const struct report *r, bool identity);
 struct ct_node;
 /* Prints the call tree indented, escaping names for the terminal. */
 void calltree_print(FILE *out, const struct ct_node *root);
@@ -39,9 +39,10 @@ void folded_write_line(FILE *out, const char *const *path, size_t n, uint64_t co
 /* flamegraph.pl's folded format, weighted by retained objects; the class is the leaf. */
 void report_write_folded(FILE *out, const struct report *r);
 
-/* The layout's proof: one line per group not proved; the "layout" member (with its ",\n"). */
-void report_write_layout_text(FILE *out, const struct report_layout *l);
-void report_write_layout_json(FILE *out, const char *pad, const struct report_layout *l);
+/* The layout's proof: one line per group not proved; the "layout" member. */
+/* prefix: what goes before each line ("" in a report; which process in a model) */
+void report_write_layout_text(FILE *out, const char *prefix, const struct report_layout *l);
+void report_write_layout_json(struct jw *w, const struct report_layout *l);
 
 /* rbmemtrace census: the heap by class, most live objects first; top 0 shows all. */
 void report_write_census_text(FILE *out, const struct report *r, size_t top);
