@@ -289,6 +289,16 @@ static long self_to_class(__u32 i, void *ctx)
 }
 
 /*
+ * New call paths, told to userspace as they are stored: their frames name
+ * iseqs that a GC may free soon after (a required file's top level, a
+ * class body), so they are named at once rather than at the next refresh.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} new_stacks SEC(".maps");
+
+/*
  * Walks the Ruby control frames from the innermost outward, up to the depth
  * asked for, and stores the path once.  Returns its id (a hash), 0 on failure.
  */
@@ -297,7 +307,7 @@ static __always_inline __u64 capture_stack(struct proc_state *ps, __u32 slot)
 	struct walk w = {.hash = 0xcbf29ce484222325ULL, .words = ps->stack_cfg.cfp_size / 8};
 	void *stacks = bpf_map_lookup_elem(&stacks_maps, &slot);
 	void *selves = bpf_map_lookup_elem(&selves_maps, &slot);
-	__u64 ec, ech[3];
+	__u64 ec, vm_stack = 0, vm_stack_size = 0;
 	__u32 zero = 0;
 
 	w.cfg = &ps->stack_cfg;
@@ -305,15 +315,19 @@ static __always_inline __u64 capture_stack(struct proc_state *ps, __u32 slot)
 	w.buf = bpf_map_lookup_elem(&cfp_scratch, &zero);
 	w.selves = bpf_map_lookup_elem(&selves_scratch, &zero);
 	ec = current_ec(&ps->stack_cfg);
+	/* Each field at its offset: an index into a copy would be a variable stack read. */
 	if (!stacks || !selves || !w.st || !w.buf || !w.selves || !ec || w.words == 0 ||
-	    w.words > CFP_WORDS || bpf_probe_read_user(ech, sizeof(ech), (void *)ec)) {
+	    w.words > CFP_WORDS ||
+	    bpf_probe_read_user(&w.cfp, sizeof(w.cfp), (void *)(ec + ps->stack_cfg.ec_cfp)) ||
+	    bpf_probe_read_user(&vm_stack, sizeof(vm_stack),
+				(void *)(ec + ps->stack_cfg.ec_vm_stack)) ||
+	    bpf_probe_read_user(&vm_stack_size, sizeof(vm_stack_size),
+				(void *)(ec + ps->stack_cfg.ec_vm_stack_size))) {
 		__sync_fetch_and_add(&ps->stack_errors, 1);
 		return 0;
 	}
-	w.cfp = ech[ps->stack_cfg.ec_cfp / 8 & 3];
 	/* The last frame at the top of the VM stack is a dummy. */
-	w.end = ech[ps->stack_cfg.ec_vm_stack / 8 & 3] +
-		ech[ps->stack_cfg.ec_vm_stack_size / 8 & 3] * 8 - ps->stack_cfg.cfp_size;
+	w.end = vm_stack + vm_stack_size * 8 - ps->stack_cfg.cfp_size;
 	bpf_loop(MAX_STACK_DEPTH / CFP_CHUNK + 1, walk_chunk, &w, 0);
 	if (w.failed)
 		__sync_fetch_and_add(&ps->stack_errors, 1);
@@ -334,6 +348,10 @@ static __always_inline __u64 capture_stack(struct proc_state *ps, __u32 slot)
 		bpf_loop(w.n, self_to_class, &w.selves, 0);
 		bpf_map_update_elem(selves, &w.hash, w.selves, BPF_NOEXIST);
 		__sync_fetch_and_add(&ps->stacks_stored, 1);
+		if (bpf_ringbuf_output(&new_stacks, &(struct new_stack_event){.slot = slot,
+									     .stack_id = w.hash},
+				       sizeof(struct new_stack_event), 0))
+			__sync_fetch_and_add(&ps->stacks_untold, 1);
 	} else if (!bpf_map_lookup_elem(stacks, &w.hash)) {
 		__sync_fetch_and_add(&ps->stacks_dropped, 1);
 		return 0;

@@ -167,6 +167,7 @@ struct proc_state {
 	__u64 stacks_truncated;	  /* walks that hit --depth with frames left */
 	__u64 stacks_dropped;	  /* new call paths not stored: stacks map full */
 	__u64 stacks_stored;	  /* new call paths stored: userspace names them when it changes */
+	__u64 stacks_untold;	  /* new call paths the new_stacks ring had no room to tell */
 	__u64 stack_errors;	  /* execution context or frames unreadable */
 	__u64 compact_count_addr; /* the target's objspace compaction counter; 0: unknown */
 	__u64 gc_count_addr;	  /* the target's GC.count (objspace profile.count); 0: unknown */
@@ -205,6 +206,13 @@ struct proc_state {
 };
 
 /* A fork of a traced process (its slot), told to userspace (forks.c). */
+/* A call path stored for the first time: named at once, before its iseqs can be freed. */
+struct new_stack_event {
+	__u32 slot;
+	__u32 pad;
+	__u64 stack_id;
+};
+
 struct fork_event {
 	__u32 child;
 	__u32 parent;

@@ -118,6 +118,35 @@ test "call paths: lines as Ruby's allocation_sourceline and caller_locations" do
   end
 end
 
+# A required file's top-level and class-body iseqs are freed by the GCs that follow the require:
+# their frames keep the file, label and line they had (Ruby's allocation_sourcefile/line).
+test "load-time allocations keep their file:line and frames after the required file's iseqs are freed" do
+  report, truth, = trace_pid("load_time.rb", rbm_args: ["--depth", "32"])
+  real = ->(path) { File.exist?(path) ? File.realpath(path) : path }
+  truth["made"].tally.each do |(klass, file, line), n|
+    where = "#{klass} made at #{File.basename(file)}:#{line}"
+    site = report["sites"].find { |s| s["class"] == klass && s["line"] == line && real[s["path"]] == real[file] }
+    check(site, "#{where}: no such site; #{klass} sites: " +
+                report["sites"].select { |s| s["class"] == klass }.map { |s| "#{s['path']}:#{s['line']}" }.join(", "))
+    check_eq([site["allocated"], site["retained"]], [n, n], "#{where}: allocated, retained")
+    stacks = report["stacks"].select { |st| st["class"] == klass }
+    check(stacks.any?, "#{where}: no call path")
+    stacks.each do |st|
+      frames = st["frames"].reject { |f| f["path"] == "<cfunc>" }
+      check(st["frames"].none? { |f| f["label"] == "(iseq gone)" }, "#{where}: a frame reads (iseq gone): #{st['frames']}")
+      check_eq([real[frames[0]["path"]], frames[0]["line"]], [real[file], line], "#{where}: its frame")
+      label = klass == "LoadMod" ? "<top (required)>" : "<class:LoadHolder>"
+      check(frames.any? { |f| f["label"].include?(label) }, "#{where}: no #{label} frame in #{frames}")
+      # the line that required it, as caller_locations saw it from inside the file
+      req = truth["callers"].find { |p, _, _| File.basename(p) == "load_time.rb" } or
+        raise Failure, "the scenario's truth lacks its require line: #{truth['callers']}"
+      check(frames.any? { |f| real[f["path"]] == real[req[0]] && f["line"] == req[1] },
+            "#{where}: the requiring frame #{req.inspect} is not in #{frames}")
+    end
+  end
+  check_invariants(report)
+end
+
 test "demo: the request loop's leak at its line, with its call path; the top suspect" do
   app = File.join(ROOT, "examples", "leaky_app.rb")
   src = File.readlines(app)

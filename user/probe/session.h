@@ -8,6 +8,7 @@
  */
 #ifndef RBM_SESSION_H
 #define RBM_SESSION_H
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,13 +54,18 @@ struct session {
 	struct proc_state *st;	      /* its state there (slot.st) */
 	struct probes probes;
 	struct fork_sweeper forks; /* --full and launch mode with the uprobe_multi link */
+	/*
+	 * The namers (classes, call paths, IDs) are also used by the thread that
+	 * names new call paths at once (new_stacks.h): taken around every use.
+	 */
+	pthread_mutex_t names_lock;
 	struct class_namer namer;
 	struct tracker tracker;
 	struct ruby_symbols symbols;
 	struct symbolizer symbolizer;
 	struct u64map filtered; /* klass -> 1 captured, 2 skipped (--class) */
 	bool use_multi;		/* the kernel has uprobe_multi links */
-	uint64_t stacks_named;	/* stacks_stored when the stacks map was last walked */
+	uint64_t untold_named;	/* stacks_untold when the stacks map was last walked */
 	bool sampling;		/* --max-overhead: probes attached in windows */
 	struct windows windows;
 	struct gc_counts counts_start, counts_last;
@@ -129,6 +135,8 @@ void session_die_attach(struct session *s, int err);
 int session_decode_status(int status);
 /* Names the classes the tracker has tallied and the new call paths (--class sorts them). */
 void session_refresh_names(struct session *s);
+/* new_stacks.h's handler: names one call path the BPF side just stored. */
+void session_name_new_stack(void *ctx, uint64_t stack_id);
 /* Stops the allocation probes and takes the census the report is made of (once). */
 void session_final_census(struct session *s);
 

@@ -22,6 +22,7 @@
 #include "proc_info.h"
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
+#include "new_stacks.h"
 #include "session.h"
 #include "shared_bpf.h"
 
@@ -106,6 +107,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 	uint64_t object_class, alloc_offset;
 
 	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->names_lock, NULL);
 	s->opt = *opt;
 	s->exit_status = -1;
 	session_quiet_libbpf(false);
@@ -305,6 +307,8 @@ void session_configure_stacks(struct session *s)
 	cfg.cfp_self = off->cfp_self;
 	cfg.bump_alloc_pc = t->alloc->alloc_pc_on_insn;
 	cfg.depth = s->opt.depth;
+	if (new_stacks_open(s->skel) == 0)
+		new_stacks_route(s->slot.index, session_name_new_stack, s);
 	s->st->filter_classes = s->opt.nclasses > 0;
 	s->st->stack_cfg = cfg;
 	rbm_info("stacks: depth %lu, TLS module %" PRIu64 ", ruby_current_ec at +%" PRIu64,

@@ -21,6 +21,8 @@
 #include "diag.h"
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
+#include <pthread.h>
+#include "new_stacks.h"
 #include "session.h"
 #include "target_mem.h"
 
@@ -244,38 +246,67 @@ void session_run(struct session *s, volatile sig_atomic_t *stop)
 }
 
 /* Names the call paths the BPF side stored since the last refresh. */
-static void refresh_stacks(struct session *s)
+/* Names one stored call path: its frames, and its receivers' classes (then dropped). */
+static void name_stack(struct session *s, __u64 key, struct stack_frames *st,
+		       struct stack_selves *selves)
+{
+	bool have_selves;
+
+	if (symbolizer_stack(&s->symbolizer, key) ||
+	    bpf_map_lookup_elem(s->slot.stacks_fd, &key, st))
+		return;
+	have_selves = bpf_map_lookup_elem(s->slot.selves_fd, &key, selves) == 0;
+	symbolizer_add_stack(&s->symbolizer, key, (const uint64_t *) st->frames,
+			     have_selves ? (const uint64_t *) selves->self : NULL,
+			     st->depth > s->opt.depth ? s->opt.depth : st->depth, st->truncated);
+	bpf_map_delete_elem(s->slot.selves_fd, &key);
+}
+
+static struct stack_frames *frames_buffer(const struct session *s)
 {
 	size_t value_size = s->slot.stacks_value_size;
-	int fd = s->slot.stacks_fd;
-	int selves_fd = s->slot.selves_fd;
-	struct stack_frames *st = calloc(1, sizeof(*st) > value_size ? sizeof(*st) : value_size);
+
+	return calloc(1, sizeof(struct stack_frames) > value_size ? sizeof(struct stack_frames)
+								  : value_size);
+}
+
+/* A call path the BPF side just told of (new_stacks.h): named now, while its iseqs live. */
+void session_name_new_stack(void *ctx, uint64_t stack_id)
+{
+	struct session *s = ctx;
+	struct stack_frames *st = frames_buffer(s);
 	struct stack_selves *selves = calloc(1, sizeof(*selves));
+
+	pthread_mutex_lock(&s->names_lock);
+	if (st && selves && s->opt.depth)
+		name_stack(s, stack_id, st, selves);
+	pthread_mutex_unlock(&s->names_lock);
+	free(selves);
+	free(st);
+}
+
+/*
+ * Names the call paths stored since the last refresh that no event told
+ * of (the ring was full): walking the map costs a syscall a path, so only
+ * when some were not told.
+ */
+static void refresh_stacks(struct session *s)
+{
+	uint64_t untold = __atomic_load_n(&s->st->stacks_untold, __ATOMIC_ACQUIRE);
+	struct stack_frames *st;
+	struct stack_selves *selves;
 	__u64 key, next, *prev = NULL;
-	uint64_t stored = __atomic_load_n(&s->st->stacks_stored, __ATOMIC_ACQUIRE);
 
-	/* Walking the map costs a syscall a path: only when there are new ones. */
-	if (stored == s->stacks_named)
-		goto out;
-	s->stacks_named = stored;
-	if (!st || !selves)
-		goto out;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		bool have_selves;
-
+	if (untold == s->untold_named)
+		return;
+	s->untold_named = untold;
+	st = frames_buffer(s);
+	selves = calloc(1, sizeof(*selves));
+	while (st && selves && bpf_map_get_next_key(s->slot.stacks_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (symbolizer_stack(&s->symbolizer, key) || bpf_map_lookup_elem(fd, &key, st))
-			continue;
-		have_selves = bpf_map_lookup_elem(selves_fd, &key, selves) == 0;
-		symbolizer_add_stack(&s->symbolizer, key, (const uint64_t *) st->frames,
-				     have_selves ? (const uint64_t *) selves->self : NULL,
-				     st->depth > s->opt.depth ? s->opt.depth : st->depth,
-				     st->truncated);
-		/* Named: the receivers were only needed for that. */
-		bpf_map_delete_elem(selves_fd, &key);
+		name_stack(s, key, st, selves);
 	}
-out:
 	free(selves);
 	free(st);
 }
@@ -285,7 +316,17 @@ out:
  * taken after it exits still has them.  With --class, classes are sorted
  * into captured and skipped as soon as they are named.
  */
+static void refresh_names_locked(struct session *s);
+
 void session_refresh_names(struct session *s)
+{
+	new_stacks_flush();
+	pthread_mutex_lock(&s->names_lock);
+	refresh_names_locked(s);
+	pthread_mutex_unlock(&s->names_lock);
+}
+
+static void refresh_names_locked(struct session *s)
 {
 	int filter_fd = s->slot.filter_fd;
 	size_t i;

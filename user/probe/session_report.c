@@ -22,6 +22,7 @@
 #include "census_model.h"
 #include "layout_report.h"
 #include "rbmemtrace.h"
+#include "new_stacks.h"
 #include "session.h"
 
 void session_heap_census(struct session *s, enum census_moment when)
@@ -43,7 +44,9 @@ void session_heap_census(struct session *s, enum census_moment when)
 		return;
 	}
 	(when == CENSUS_AT_START ? &s->have_census_start : &s->have_census_end)[0] = true;
+	pthread_mutex_lock(&s->names_lock);
 	census_name_classes(c, &s->namer);
+	pthread_mutex_unlock(&s->names_lock);
 	rbm_info("heap census at the %s: %lu slots, %lu live, %lu garbage in %.1f ms",
 		 when == CENSUS_AT_START ? "start" : "end", (unsigned long) c->slots,
 		 (unsigned long) c->live, (unsigned long) c->garbage, c->seconds * 1e3);
@@ -150,7 +153,20 @@ static void sampling_facts(struct session *s, struct report *r)
 		si->doubt[0] = 0;
 }
 
+static int report_locked(struct session *s, struct report *r);
+
 int session_report(struct session *s, struct report *r)
+{
+	int err;
+
+	new_stacks_flush();
+	pthread_mutex_lock(&s->names_lock);
+	err = report_locked(s, r);
+	pthread_mutex_unlock(&s->names_lock);
+	return err;
+}
+
+static int report_locked(struct session *s, struct report *r)
 {
 	size_t i;
 	int err;
@@ -216,12 +232,14 @@ int session_report_now(struct session *s, struct report *r)
 
 void session_close(struct session *s)
 {
+	new_stacks_route(s->slot.index, NULL, NULL);
 	session_heap_free(s);
 	symbolizer_free(&s->symbolizer);
 	u64map_free(&s->filtered, NULL);
 	tracker_free(&s->tracker);
 	windows_free(&s->windows);
 	class_namer_free(&s->namer);
+	pthread_mutex_destroy(&s->names_lock);
 	fork_sweeper_stop(&s->forks); /* stopped at the final census; this is for the other ends */
 	/* A session that ended with its target gone still had its probes on. */
 	probes_detach_all(&s->probes);

@@ -16,15 +16,22 @@ struct iseq_info {
 	char *label;
 	char *qualified; /* "Foo#bar", "block in Foo#bar": once the owner is found */
 	char *path;
+	uint64_t iseq; /* its address */
 	uint32_t type;
 	uint64_t local_iseq;
 	int first_line;
 	uint64_t body;	  /* what the iseq pointed at when read: a cached entry must still */
 	uint64_t encoded; /* its instructions, iseq_size words */
 	uint32_t iseq_size;
-	uint64_t insns_info;
+	/*
+	 * Its line table, copied when first read: a required file's top-level
+	 * and class-body iseqs are freed once the require returns and a GC
+	 * runs, and their frames must still name their lines.
+	 */
+	int32_t *lines; /* line_no of each insns_info entry */
 	uint32_t insns_info_size;
-	uint64_t succ_table;
+	uint8_t *succ; /* the succinct index of entries by position */
+	size_t succ_len;
 	struct iseq_info *retired_next; /* replaced at its address, kept for named stacks */
 };
 
@@ -63,7 +70,7 @@ int succ_index_rank(uint32_t pos, int (*read)(void *ctx, uint64_t off, void *buf
 		return 0;
 	}
 	x = pos - SUCC_IMMEDIATE;
-	if (read(ctx, (SUCC_IMMEDIATE / 9) * 8 + (uint64_t)(x / SUCC_BLOCK_BITS) * SUCC_BLOCK_SIZE,
+	if (read(ctx, (SUCC_IMMEDIATE / 9) * 8 + (uint64_t) (x / SUCC_BLOCK_BITS) * SUCC_BLOCK_SIZE,
 		 &block, sizeof(block)))
 		return -EFAULT;
 	bit = x % SUCC_BLOCK_BITS;
@@ -73,16 +80,60 @@ int succ_index_rank(uint32_t pos, int (*read)(void *ctx, uint64_t off, void *buf
 	return 0;
 }
 
-struct table_reader {
-	pid_t pid;
-	uint64_t base;
+/* Bytes of the succinct index of an iseq of size instructions (iseq.c, succ_index_table). */
+static size_t succ_table_size(uint32_t size)
+{
+	size_t n = (SUCC_IMMEDIATE / 9) * 8;
+
+	if (size > SUCC_IMMEDIATE)
+		n += ((size - SUCC_IMMEDIATE - 1) / SUCC_BLOCK_BITS + 1) * (size_t) SUCC_BLOCK_SIZE;
+	return n;
+}
+
+struct table_copy {
+	const uint8_t *bytes;
+	size_t len;
 };
 
-static int read_table(void *ctx, uint64_t off, void *buf, size_t len)
+static int read_copy(void *ctx, uint64_t off, void *buf, size_t len)
 {
-	struct table_reader *r = ctx;
+	const struct table_copy *t = ctx;
 
-	return target_read(r->pid, r->base + off, buf, len);
+	if (off > t->len || len > t->len - off)
+		return -EFAULT;
+	memcpy(buf, t->bytes + off, len);
+	return 0;
+}
+
+/* Copies the iseq's line table and its index out of the target; 0 or -errno. */
+static int copy_line_table(struct symbolizer *s, struct iseq_info *info, uint64_t insns_info,
+			   uint64_t succ_table)
+{
+	const struct ruby_layout *off = s->layout;
+	size_t i, n = info->insns_info_size, each = off->insn_info_size;
+	uint8_t *raw;
+
+	if (!n || n > (1u << 24) || each < off->insn_info_line_no + 4)
+		return 0;
+	raw = malloc(n * each);
+	info->lines = malloc(n * sizeof(*info->lines));
+	if (!raw || !info->lines || target_read(s->pid, insns_info, raw, n * each)) {
+		free(raw);
+		return -EFAULT;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(&info->lines[i], raw + i * each + off->insn_info_line_no, 4);
+	free(raw);
+	if (n > 1 && succ_table) {
+		info->succ_len = succ_table_size(info->iseq_size);
+		info->succ = malloc(info->succ_len);
+		if (!info->succ || target_read(s->pid, succ_table, info->succ, info->succ_len)) {
+			free(info->succ);
+			info->succ = NULL;
+			info->succ_len = 0;
+		}
+	}
+	return 0;
 }
 
 static char *read_text(struct symbolizer *s, uint64_t str)
@@ -129,7 +180,7 @@ static struct iseq_info *iseq_info(struct symbolizer *s, uint64_t iseq)
 {
 	const struct ruby_layout *off = s->layout;
 	struct iseq_info *info = u64map_get(&s->iseqs, iseq);
-	uint64_t body, pathobj, label, first_line, encoded;
+	uint64_t body, pathobj, label, first_line, encoded, insns_info, succ_table;
 	uint32_t size;
 
 	if (!is_imemo(s, iseq, off->imemo_iseq) ||
@@ -154,60 +205,87 @@ static struct iseq_info *iseq_info(struct symbolizer *s, uint64_t iseq)
 	    target_read_u64(s->pid, body + off->body_first_lineno, &first_line) ||
 	    target_read(s->pid, body + off->body_iseq_size, &info->iseq_size,
 			sizeof(info->iseq_size)) ||
-	    target_read_u64(s->pid, body + off->body_insns_info_body, &info->insns_info) ||
+	    target_read_u64(s->pid, body + off->body_insns_info_body, &insns_info) ||
 	    target_read(s->pid, body + off->body_insns_info_size, &size, sizeof(size)) ||
-	    target_read_u64(s->pid, body + off->body_succ_index_table, &info->succ_table) ||
+	    target_read_u64(s->pid, body + off->body_succ_index_table, &succ_table) ||
 	    target_read(s->pid, body + off->body_type, &info->type, sizeof(info->type)) ||
 	    target_read_u64(s->pid, body + off->body_local_iseq, &info->local_iseq)) {
 		free(info);
 		return NULL;
 	}
+	info->iseq = iseq;
 	info->body = body;
 	info->encoded = encoded;
 	info->insns_info_size = size;
+	if (copy_line_table(s, info, insns_info, succ_table)) {
+		free(info->lines);
+		free(info);
+		return NULL;
+	}
 	/* 3.1: a Fixnum VALUE; from 3.2 a C int */
-	info->first_line = off->body_first_lineno_size == 4 ? (int)(int32_t)first_line
-							    : (int)((int64_t)first_line >> 1);
+	info->first_line = off->body_first_lineno_size == 4 ? (int) (int32_t) first_line
+							    : (int) ((int64_t) first_line >> 1);
 	info->label = read_text(s, label);
 	info->path = read_path(s, pathobj);
 	if (u64map_put(&s->iseqs, iseq, info)) {
 		free(info->label);
 		free(info->path);
+		free(info->lines);
+		free(info->succ);
 		free(info);
 		return NULL;
 	}
 	return info;
 }
 
+static bool pc_in(const struct iseq_info *info, uint64_t pc)
+{
+	return pc >= info->encoded && pc <= info->encoded + (uint64_t) info->iseq_size * 8;
+}
+
+/*
+ * The iseq a frame ran: the one at its address now, or, when that one was
+ * freed since (a required file's top level, a class body, eval'd code),
+ * the one read there earlier whose instructions hold the frame's pc.
+ */
+static struct iseq_info *frame_iseq(struct symbolizer *s, uint64_t iseq, uint64_t pc)
+{
+	struct iseq_info *info = iseq_info(s, iseq), *r;
+
+	if (info && pc_in(info, pc))
+		return info;
+	info = u64map_get(&s->iseqs, iseq);
+	if (info && pc_in(info, pc))
+		return info;
+	for (r = s->retired_iseqs; r; r = r->retired_next)
+		if (r->iseq == iseq && pc_in(r, pc))
+			return r;
+	return NULL;
+}
+
 /*
  * The line of the instruction before pc: a caller's pc is past its call; the
  * allocating frame's was moved one word on by the BPF side, as Ruby does.
  */
-static int iseq_line(struct symbolizer *s, const struct iseq_info *info, uint64_t pc)
+static int iseq_line(const struct iseq_info *info, uint64_t pc)
 {
-	const struct ruby_layout *off = s->layout;
-	struct table_reader reader = {s->pid, info->succ_table};
+	struct table_copy succ = {info->succ, info->succ_len};
 	uint64_t pos;
 	uint32_t index = 0, rank;
-	int32_t line;
 
-	if (pc < info->encoded || !info->insns_info_size)
+	if (pc < info->encoded || !info->insns_info_size || !info->lines)
 		return info->first_line;
 	pos = (pc - info->encoded) / 8;
 	if (pos)
 		pos--;
 	if (info->insns_info_size > 1) {
-		if (!info->succ_table || pos > UINT32_MAX ||
-		    succ_index_rank((uint32_t)pos, read_table, &reader, &rank) || !rank ||
+		if (!info->succ || pos > UINT32_MAX ||
+		    succ_index_rank((uint32_t) pos, read_copy, &succ, &rank) || !rank ||
 		    rank > info->insns_info_size)
 			return info->first_line;
 		index = rank - 1;
 	}
-	if (target_read(s->pid, info->insns_info + (uint64_t)index * off->insn_info_size +
-					off->insn_info_line_no,
-			&line, sizeof(line)))
-		return info->first_line;
-	return line;
+	return info->lines[index];
 }
 
 /* "Foo#name", or for a singleton class #<Class:Foo>, "Foo.name". */
@@ -216,9 +294,8 @@ static void method_label(struct symbolizer *s, uint64_t owner, const char *name,
 {
 	const char *owner_name = class_namer_name(s->namer, owner);
 
-	if (strncmp(owner_name, "#<Class:", 8) == 0 && owner_name[8] != '#' &&
-	    owner_name[8] != '0')
-		snprintf(buf, n, "%.*s.%s", (int)strlen(owner_name) - 9, owner_name + 8, name);
+	if (strncmp(owner_name, "#<Class:", 8) == 0 && owner_name[8] != '#' && owner_name[8] != '0')
+		snprintf(buf, n, "%.*s.%s", (int) strlen(owner_name) - 9, owner_name + 8, name);
 	else
 		snprintf(buf, n, "%s#%s", owner_name, name);
 }
@@ -239,13 +316,13 @@ static uint64_t owner_in_table(struct symbolizer *s, uint64_t m_tbl, uint64_t is
 	    target_read_u64(s->pid, m_tbl + off->id_table_items, &items) || capa <= 0 ||
 	    capa > MAX_MTBL_CAPA || !items)
 		return 0;
-	buf = malloc((size_t)capa * off->id_item_size);
-	if (!buf || target_read(s->pid, items, buf, (size_t)capa * off->id_item_size)) {
+	buf = malloc((size_t) capa * off->id_item_size);
+	if (!buf || target_read(s->pid, items, buf, (size_t) capa * off->id_item_size)) {
 		free(buf);
 		return 0;
 	}
-	for (i = 0; i < (uint32_t)capa && !found; i++) {
-		const unsigned char *item = buf + (size_t)i * off->id_item_size;
+	for (i = 0; i < (uint32_t) capa && !found; i++) {
+		const unsigned char *item = buf + (size_t) i * off->id_item_size;
 		uint64_t me, def, def_iseq, owner;
 		uint32_t key, def_flags;
 
@@ -321,7 +398,7 @@ static void qualify(struct symbolizer *s, uint64_t iseq, struct iseq_info *info,
 	if (!owner)
 		return;
 	method_label(s, owner, method->label, name, sizeof(name));
-	snprintf(buf, sizeof(buf), "%.*s%s", (int)prefix, info->label, name);
+	snprintf(buf, sizeof(buf), "%.*s%s", (int) prefix, info->label, name);
 	info->qualified = strdup(buf);
 }
 
@@ -360,8 +437,10 @@ enum immediate_kind immediate_kind_of(uint64_t v)
 		return IMMEDIATE_FLOAT;
 	if ((v & 0xff) == 0x0c)
 		return IMMEDIATE_SYMBOL;
-	return v == 0x08 ? IMMEDIATE_NIL : v == 0x14 ? IMMEDIATE_TRUE : v == 0 ? IMMEDIATE_FALSE
-									: IMMEDIATE_KINDS;
+	return v == 0x08   ? IMMEDIATE_NIL
+	       : v == 0x14 ? IMMEDIATE_TRUE
+	       : v == 0	   ? IMMEDIATE_FALSE
+			   : IMMEDIATE_KINDS;
 }
 
 static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, uint64_t self_class,
@@ -377,13 +456,13 @@ static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, uint64_t se
 		f->path = "<cfunc>";
 		return;
 	}
-	info = iseq_info(s, a);
+	info = frame_iseq(s, a, b);
 	/*
-	 * Freed since (an eval'd or unloaded method), or another iseq took its
-	 * address: the pc must lie in this iseq's instructions.  Say so rather
+	 * Freed before it was ever read, or another iseq took its address: the
+	 * pc must lie in the instructions of what is named.  Say so rather
 	 * than guess.
 	 */
-	if (!info || b < info->encoded || b > info->encoded + (uint64_t)info->iseq_size * 8) {
+	if (!info) {
 		f->label = "(iseq gone)";
 		f->path = "?";
 		return;
@@ -398,17 +477,17 @@ static void name_frame(struct symbolizer *s, uint64_t a, uint64_t b, uint64_t se
 	f->path = info->path ? info->path : "?";
 	/* Keyed by the instructions too: a new iseq at the address has its own lines. */
 	key = (a * 0x9e3779b97f4a7c15ULL) ^ b ^ (info->encoded << 17);
-	line = (uintptr_t)u64map_get(&s->lines, key ? key : 1);
+	line = (uintptr_t) u64map_get(&s->lines, key ? key : 1);
 	if (!line) {
-		line = (uintptr_t)iseq_line(s, info, b) + 1;
-		u64map_put(&s->lines, key ? key : 1, (void *)line);
+		line = (uintptr_t) iseq_line(info, b) + 1;
+		u64map_put(&s->lines, key ? key : 1, (void *) line);
 	}
-	f->line = (int)(line - 1);
+	f->line = (int) (line - 1);
 }
 
 const struct stack *symbolizer_add_stack(struct symbolizer *s, uint64_t stack_id,
-					  const uint64_t *words, const uint64_t *selves,
-					  uint32_t depth, bool truncated)
+					 const uint64_t *words, const uint64_t *selves,
+					 uint32_t depth, bool truncated)
 {
 	struct stack *st = u64map_get(&s->stacks, stack_id);
 	uint32_t i;
@@ -448,6 +527,8 @@ static void free_iseq_info(void *p)
 	free(info->label);
 	free(info->qualified);
 	free(info->path);
+	free(info->lines);
+	free(info->succ);
 	free(info);
 }
 
