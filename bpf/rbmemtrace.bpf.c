@@ -273,18 +273,25 @@ static long walk_chunk(__u32 i, void *ctx)
 	return 0;
 }
 
+/* A frame's receiver as its class: what outlives the receiver, for labels (Foo#bar). */
+static __always_inline __u64 class_of_self(__u64 self)
+{
+	__u64 klass = 0;
+
+	/* Immediates (Integer, Float, Symbol, nil, true, false) have no header. */
+	if (!self || (self & 7) || self == 8 || self == 0x14)
+		return RBM_IMMEDIATE_SELF | self;
+	if (bpf_probe_read_user(&klass, sizeof(klass), (void *)(self + 8)))
+		return 0;
+	return klass;
+}
+
 static long self_to_class(__u32 i, void *ctx)
 {
 	struct stack_selves *selves = *(struct stack_selves **)ctx;
 	__u64 *self = &selves->self[i & (MAX_STACK_DEPTH - 1)];
-	__u64 klass = 0;
 
-	/* Immediates (Integer, Float, Symbol, nil, true, false) have no header. */
-	if (!*self || (*self & 7) || *self == 8 || *self == 0x14)
-		klass = RBM_IMMEDIATE_SELF | *self;
-	else if (bpf_probe_read_user(&klass, sizeof(klass), (void *)(*self + 8)))
-		klass = 0;
-	*self = klass;
+	*self = class_of_self(*self);
 	return 0;
 }
 
@@ -297,6 +304,61 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
 } new_stacks SEC(".maps");
+
+/* The sites of allocations whose path the full path map could not take (RBM_SITE_ONLY). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RBM_SITE_PATHS);
+	__type(key, struct site_path_key);
+	__type(value, struct site_path);
+} site_paths SEC(".maps");
+
+struct site_search {
+	struct stack_frames *st;
+	__u32 n;
+	__s32 found; /* the innermost Ruby frame; -1: none */
+};
+
+static long find_site(__u32 i, void *ctx)
+{
+	struct site_search *ss = ctx;
+
+	if (i >= ss->n)
+		return 1;
+	if (ss->st->frames[(i * 2 + 1) & (FRAME_SLOTS - 1)]) { /* a pc: a Ruby frame */
+		ss->found = i;
+		return 1;
+	}
+	return 0;
+}
+
+/* The path map is full: the allocation keeps its site, under an id of its own. */
+static __always_inline __u64 store_site(struct proc_state *ps, __u32 slot, struct walk *w)
+{
+	struct site_search ss = {.st = w->st, .n = w->n, .found = -1};
+	struct site_path_key key = {.slot = slot};
+	struct site_path site;
+	__u32 i;
+
+	bpf_loop(MAX_STACK_DEPTH, find_site, &ss, 0);
+	if (ss.found < 0)
+		return 0;
+	i = (__u32) ss.found & (MAX_STACK_DEPTH - 1);
+	site.iseq = w->st->frames[(i * 2) & (FRAME_SLOTS - 1)];
+	site.pc = w->st->frames[(i * 2 + 1) & (FRAME_SLOTS - 1)];
+	site.self_class = class_of_self(w->selves->self[i]);
+	key.id = ((site.iseq * 0x9e3779b97f4a7c15ULL) ^ site.pc) | RBM_SITE_ONLY;
+	if (bpf_map_lookup_elem(&site_paths, &key))
+		return key.id;
+	if (bpf_map_update_elem(&site_paths, &key, &site, BPF_NOEXIST) == 0) {
+		if (bpf_ringbuf_output(&new_stacks, &(struct new_stack_event){.slot = slot,
+									     .stack_id = key.id},
+				       sizeof(struct new_stack_event), 0))
+			__sync_fetch_and_add(&ps->stacks_untold, 1);
+		return key.id;
+	}
+	return bpf_map_lookup_elem(&site_paths, &key) ? key.id : 0;
+}
 
 /*
  * Walks the Ruby control frames from the innermost outward, up to the depth
@@ -338,6 +400,7 @@ static __always_inline __u64 capture_stack(struct proc_state *ps, __u32 slot)
 	if (w.st->truncated)
 		__sync_fetch_and_add(&ps->stacks_truncated, 1);
 	w.hash ^= w.st->truncated;
+	w.hash &= ~RBM_SITE_ONLY;
 	if (!w.hash)
 		w.hash = 1;
 	/* Most paths are known: a lookup takes no lock, an update would. */
@@ -354,7 +417,7 @@ static __always_inline __u64 capture_stack(struct proc_state *ps, __u32 slot)
 			__sync_fetch_and_add(&ps->stacks_untold, 1);
 	} else if (!bpf_map_lookup_elem(stacks, &w.hash)) {
 		__sync_fetch_and_add(&ps->stacks_dropped, 1);
-		return 0;
+		return store_site(ps, slot, &w);
 	}
 	return w.hash;
 }

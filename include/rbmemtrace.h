@@ -206,6 +206,27 @@ struct proc_state {
 };
 
 /* A fork of a traced process (its slot), told to userspace (forks.c). */
+/*
+ * When the call path map is full, an allocation keeps its site: the
+ * innermost Ruby frame, stored in the run's site_paths map under an id with
+ * this bit set (a full path's id has it clear), so that the site table
+ * stays complete however many paths a program has.
+ */
+#define RBM_SITE_ONLY (1ULL << 63)
+#define RBM_SITE_PATHS (1 << 18)
+
+struct site_path_key {
+	__u32 slot;
+	__u32 pad;
+	__u64 id;
+};
+
+struct site_path {
+	__u64 iseq;
+	__u64 pc;
+	__u64 self_class; /* as stack_selves holds it */
+};
+
 /* A call path stored for the first time: named at once, before its iseqs can be freed. */
 struct new_stack_event {
 	__u32 slot;

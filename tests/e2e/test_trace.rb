@@ -361,12 +361,28 @@ test "error: bad arguments" do
   check_error([RBM, "-p", "1", "--max-overhead", "2%"], /invalid --max-overhead: 2%/)
 end
 
-# Class counts never depend on how many call paths there are.
+# Class counts never depend on how many call paths there are: 66,560 (class, path) pairs overflow
+# the (class, path) table, --max-stacks 100 + 65,536 entries, into the per-class one.
 test "call paths beyond the tables: every class still counted exactly" do
-  report, truth, = trace_command("many_paths.rb", rbm_args: ["--depth", "4"])
+  report, truth, = trace_command("many_paths.rb", rbm_args: ["--depth", "4", "--max-stacks", "100"])
   check_classes_exact(report, truth)
   check_eq(report["dropped"]["class_overflow"], 0, "class_overflow")
   check(report["stack_drops"]["dropped"].positive?, "no path was dropped: the test proves nothing")
+end
+
+# Sites are not paths: when the path map is full, every traced allocation still has its site.
+test "a full call-path map: sites still account for every traced object" do
+  report, truth, = trace_command("paths200.rb", rbm_args: ["--max-stacks", "20"])
+  check_classes_exact(report, truth)
+  check(report["stack_drops"]["dropped"].positive?, "no path was dropped: the test proves nothing")
+  paths = report["stacks"].map { |st| st["frames"] }.uniq.size
+  check(paths <= 20, "#{paths} paths, more than the map holds")
+  by_class = report["sites"].group_by { |s| s["class"] }
+  truth["allocated"].each do |name, n|
+    sites = by_class[name] || []
+    check_eq(sites.sum { |s| s["allocated"] }, n, "#{name}: allocated over its sites")
+    check_eq(sites.map { |s| s["line"] }.sort, (1..20).to_a, "#{name}: one site per method")
+  end
 end
 
 # An iclass gets its module in its class slot only after it is allocated: still the same object.

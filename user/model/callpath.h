@@ -18,6 +18,7 @@ struct frame {
 struct stack {
 	size_t depth;
 	bool truncated;	      /* frames beyond --depth were cut */
+	bool site_only;	      /* the path map was full: the allocating frame alone, for its site */
 	struct frame *frames; /* innermost first */
 };
 

@@ -21,7 +21,7 @@
 			X(gone) X(groups) X(header_read_errors) X(heap) X(heap_end) X(             \
 			    heap_start) X(host) X(interval_s) X(label) X(layout) X(libruby)        \
 			    X(line) X(live) X(live_change) X(live_end) X(live_start) X(marking) X( \
-				max_overhead_percent) X(missing) X(name) X(not_followed) X(ns_pid) \
+				max_overhead_percent) X(missing) X(name) X(no_site) X(not_followed) X(ns_pid) \
 				X(old) X(old_retained) X(pages) X(path) X(per_min) X(pid)          \
 				    X(probe_hits) X(processes) X(proved) X(rbmemtrace_version) X(  \
 					reason) X(retained) X(retained_ages) X(rss_bytes)          \

@@ -296,7 +296,7 @@ static int add_stack(struct report *r, const char *class_name, const struct stac
 		if (err)
 			return err;
 	}
-	return add_path(r, class_name, st, c, est, ages);
+	return st->site_only ? 0 : add_path(r, class_name, st, c, est, ages);
 }
 
 int report_add_stack(struct report *r, const char *class_name, const struct stack *st,

@@ -216,6 +216,12 @@ struct report {
 	uint64_t stacks_truncated;
 	uint64_t stacks_dropped;
 	uint64_t stack_errors;
+	/*
+	 * Allocations no site accounts for (report_finish): made with no Ruby
+	 * frame (VM boot, C threads), or when the class table or the site map
+	 * was full as well as the path map.
+	 */
+	uint64_t no_site;
 	struct site_row *sites;
 	size_t nsites, sites_cap;
 	struct u64map sites_by_key;

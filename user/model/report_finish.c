@@ -173,6 +173,13 @@ void report_finish(struct report *r)
 		if (r->est_capped)
 			r->est_totals.retained = retained;
 	}
+	if (r->with_stacks) {
+		uint64_t sited = 0;
+
+		for (i = 0; i < r->nsites; i++)
+			sited += r->sites[i].counts.allocated;
+		r->no_site = r->totals.allocated > sited ? r->totals.allocated - sited : 0;
+	}
 	if (!r->census_only)
 		report_find_suspects(r);
 }

@@ -137,6 +137,7 @@ static void write_stacks(struct jw *w, const struct report *r)
 	jw_u64(w, JK(truncated), r->stacks_truncated);
 	jw_u64(w, JK(dropped), r->stacks_dropped);
 	jw_u64(w, JK(errors), r->stack_errors);
+	jw_u64(w, JK(no_site), r->no_site);
 	jw_end(w);
 	write_sites(w, r);
 	jw_array(w, JK(stacks), JW_LINES);

@@ -202,6 +202,11 @@ void report_write_text(FILE *out, const struct report *r, const struct text_opti
 				     " not stored (stack map full: raise --max-stacks), %" PRIu64
 				     " unreadable.\n",
 				r->stacks_truncated, r->stacks_dropped, r->stack_errors);
+		if (r->stacks_dropped)
+			fprintf(out, "Sites: the allocations whose path was not stored keep their site "
+				     "(the allocating frame); %" PRIu64 " of %" PRIu64
+				     " have none (no Ruby frame, or the tables were full too).\n",
+				r->no_site, r->totals.allocated);
 		write_stack_sections(out, r, opts);
 	}
 }

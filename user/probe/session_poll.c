@@ -246,12 +246,27 @@ void session_run(struct session *s, volatile sig_atomic_t *stop)
 }
 
 /* Names the call paths the BPF side stored since the last refresh. */
+/* Names the site an allocation kept when the path map was full (RBM_SITE_ONLY). */
+static void name_site(struct session *s, __u64 id)
+{
+	struct site_path_key key = {.slot = (__u32) s->slot.index, .id = id};
+	struct site_path site;
+
+	if (!symbolizer_stack(&s->symbolizer, id) &&
+	    !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.site_paths), &key, &site))
+		symbolizer_add_site(&s->symbolizer, id, site.iseq, site.pc, site.self_class);
+}
+
 /* Names one stored call path: its frames, and its receivers' classes (then dropped). */
 static void name_stack(struct session *s, __u64 key, struct stack_frames *st,
 		       struct stack_selves *selves)
 {
 	bool have_selves;
 
+	if (key & RBM_SITE_ONLY) {
+		name_site(s, key);
+		return;
+	}
 	if (symbolizer_stack(&s->symbolizer, key) ||
 	    bpf_map_lookup_elem(s->slot.stacks_fd, &key, st))
 		return;
@@ -285,6 +300,20 @@ void session_name_new_stack(void *ctx, uint64_t stack_id)
 	free(st);
 }
 
+/* The sites of this process in the run's site_paths map that no event told of. */
+static void name_untold_sites(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.site_paths);
+	struct site_path_key key, next, *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key.slot == (__u32) s->slot.index)
+			name_site(s, key.id);
+	}
+}
+
 /*
  * Names the call paths stored since the last refresh that no event told
  * of (the ring was full): walking the map costs a syscall a path, so only
@@ -307,6 +336,7 @@ static void refresh_stacks(struct session *s)
 		prev = &key;
 		name_stack(s, key, st, selves);
 	}
+	name_untold_sites(s);
 	free(selves);
 	free(st);
 }

@@ -130,7 +130,7 @@ static struct {
 /* Its shape is the template's (bpf/rbmemtrace.bpf.c: struct live_map); proc_slot_open checks. */
 static void *create_live_map(void *arg)
 {
-	(void)arg;
+	(void) arg;
 	ahead.fd = bpf_map_create(BPF_MAP_TYPE_HASH, "live_objects", sizeof(__u64),
 				  sizeof(struct live_object), ahead.max_entries, NULL);
 	if (ahead.fd < 0)
@@ -210,9 +210,13 @@ int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned lon
 	ps->st = &shared.states[i];
 	memset(ps->st, 0, sizeof(*ps->st));
 	ps->stacks_value_size = shared.shapes[INNER_STACKS].value_size;
-	/* One entry per (class, call path); a full table falls back to the per-class one. */
+	/*
+	 * One entry per (class, call path), and per (class, site) once the path
+	 * map is full (RBM_SITE_ONLY); a full table falls back to the per-class
+	 * one.  Entries are allocated as they come: the size is a bound.
+	 */
 	err = inner_map(INNER_LIVE, i, "live_objects", max_objects, &ps->live_fd) ?:
-	      inner_map(INNER_COUNTS, i, "class_counts", stacks ? max_stacks : 65536,
+	      inner_map(INNER_COUNTS, i, "class_counts", stacks ? max_stacks + 65536 : 65536,
 			&ps->counts_fd) ?:
 	      inner_map(INNER_FALLBACK, i, "class_fallback", RBM_FALLBACK_CLASSES,
 			&ps->fallback_fd) ?:
@@ -246,6 +250,21 @@ static void drop_inner(enum inner_map m, int index, int *fd)
 	*fd = -1;
 }
 
+/* A slot's sites (RBM_SITE_ONLY) leave the run's site_paths map with it. */
+static void drop_sites(int slot)
+{
+	int fd = bpf_map__fd(shared.skel->maps.site_paths);
+	struct site_path_key key, next;
+	bool more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+
+	while (more) {
+		key = next;
+		more = bpf_map_get_next_key(fd, &key, &next) == 0;
+		if (key.slot == (__u32) slot)
+			bpf_map_delete_elem(fd, &key);
+	}
+}
+
 void proc_slot_close(struct proc_slot *ps)
 {
 	int i = ps->index;
@@ -262,6 +281,7 @@ void proc_slot_close(struct proc_slot *ps)
 	drop_inner(INNER_SELVES, i, &ps->selves_fd);
 	drop_inner(INNER_FILTER, i, &ps->filter_fd);
 	drop_inner(INNER_REAP, i, &ps->reap_fd);
+	drop_sites(i);
 	memset(ps->st, 0, sizeof(*ps->st));
 	shared.used[i] = false;
 	ps->st = NULL;

@@ -515,6 +515,19 @@ const struct stack *symbolizer_add_stack(struct symbolizer *s, uint64_t stack_id
 	return st;
 }
 
+const struct stack *symbolizer_add_site(struct symbolizer *s, uint64_t site_id, uint64_t iseq,
+					uint64_t pc, uint64_t self_class)
+{
+	const uint64_t words[2] = {iseq, pc};
+	struct stack *st;
+
+	if (!symbolizer_add_stack(s, site_id, words, &self_class, 1, false))
+		return NULL;
+	st = u64map_get(&s->stacks, site_id);
+	st->site_only = true;
+	return st;
+}
+
 const struct stack *symbolizer_stack(const struct symbolizer *s, uint64_t stack_id)
 {
 	return u64map_get(&s->stacks, stack_id);

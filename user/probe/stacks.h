@@ -55,6 +55,9 @@ void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_layout *
 const struct stack *symbolizer_add_stack(struct symbolizer *s, uint64_t stack_id,
 					  const uint64_t *words, const uint64_t *self_classes,
 					  uint32_t depth, bool truncated);
+/* A site kept when the path map was full (RBM_SITE_ONLY): its one frame, for the site table. */
+const struct stack *symbolizer_add_site(struct symbolizer *s, uint64_t site_id, uint64_t iseq,
+					uint64_t pc, uint64_t self_class);
 const struct stack *symbolizer_stack(const struct symbolizer *s, uint64_t stack_id);
 
 void symbolizer_free(struct symbolizer *s);
