@@ -7,6 +7,7 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 VERSION := 0.1.0
 
 CFLAGS ?= -O2 -g
+# CPPFLAGS and LDFLAGS are the caller's (a package build passes its hardening flags in them).
 # user/ has one folder per layer (see README, Development); headers are included by plain name.
 USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
 CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT) \
@@ -48,14 +49,14 @@ $(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h: proto/%.proto | $(OUTPUT)
 
 $(OUTPUT)/obj/%.pb-c.o: $(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/obj/%.o: user/%.c $(HEADERS) $(OUTPUT)/rbmemtrace.skel.h | $(OUTPUT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 rbmemtrace: $(OUTPUT)/obj/cli/main.o $(USER_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # vmlinux.h is committed; regenerate it from the running kernel's BTF.
 vmlinux:
