@@ -29,7 +29,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies gen-tables
+.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies gen-tables man test-man
 all: rbmemtrace
 
 deps:
@@ -57,6 +57,19 @@ $(OUTPUT)/obj/%.o: user/%.c $(HEADERS) $(OUTPUT)/rbmemtrace.skel.h | $(OUTPUT)
 
 rbmemtrace: $(OUTPUT)/obj/cli/main.o $(USER_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Man pages: man/*.8.scd through scdoc, each OPTIONS section made from the binary's own --help
+# (scripts/man-page.sh), so that a page and argp never disagree.
+MAN_PAGES := $(patsubst man/%.scd,$(OUTPUT)/man/%,$(wildcard man/*.scd))
+$(OUTPUT)/man/%.8: man/%.8.scd rbmemtrace scripts/man-page.sh
+	@mkdir -p $(dir $@)
+	./scripts/man-page.sh ./rbmemtrace $(VERSION) $< > $@.tmp && mv $@.tmp $@
+
+man: $(MAN_PAGES)
+
+# Every page: its sections, its options against --help, and no groff warning at 80 columns.
+test-man: man
+	./tests/man/check_man.sh ./rbmemtrace $(OUTPUT)/man
 
 # vmlinux.h is committed; regenerate it from the running kernel's BTF.
 vmlinux:
@@ -148,6 +161,7 @@ e2e: rbmemtrace $(FIXTURES) $(E2E_FIXTURES)
 test: deps
 	$(MAKE) all
 	$(MAKE) unit
+	$(MAKE) test-man
 	$(MAKE) e2e
 
 demo: deps
