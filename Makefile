@@ -29,7 +29,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies gen-tables man test-man
+.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies gen-tables man test-man test-completion
 all: rbmemtrace
 
 deps:
@@ -70,6 +70,10 @@ man: $(MAN_PAGES)
 # Every page: its sections, its options against --help, and no groff warning at 80 columns.
 test-man: man
 	./tests/man/check_man.sh ./rbmemtrace $(OUTPUT)/man
+
+# completions/rbmemtrace.bash driven as readline would, its formats checked against the parsers.
+test-completion: rbmemtrace
+	./tests/completion/test_completion.sh ./rbmemtrace
 
 # vmlinux.h is committed; regenerate it from the running kernel's BTF.
 vmlinux:
@@ -162,6 +166,7 @@ test: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) test-man
+	$(MAKE) test-completion
 	$(MAKE) e2e
 
 demo: deps
