@@ -29,7 +29,8 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies gen-tables man test-man test-completion
+.PHONY: all deps demo test unit e2e bench clean vmlinux format rubies gen-tables man test-man test-completion \
+	install uninstall test-install version
 all: rbmemtrace
 
 deps:
@@ -74,6 +75,31 @@ test-man: man
 # completions/rbmemtrace.bash driven as readline would, its formats checked against the parsers.
 test-completion: rbmemtrace
 	./tests/completion/test_completion.sh ./rbmemtrace
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the binary, its man pages and its bash completion;
+# make uninstall removes those files and nothing else.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MAN8DIR ?= $(PREFIX)/share/man/man8
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL ?= install
+
+install: rbmemtrace man
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MAN8DIR) $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 0755 rbmemtrace $(DESTDIR)$(SBINDIR)/rbmemtrace
+	$(INSTALL) -m 0644 $(MAN_PAGES) $(DESTDIR)$(MAN8DIR)/
+	$(INSTALL) -m 0644 completions/rbmemtrace.bash $(DESTDIR)$(BASHCOMPDIR)/rbmemtrace
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/rbmemtrace $(DESTDIR)$(BASHCOMPDIR)/rbmemtrace \
+		$(addprefix $(DESTDIR)$(MAN8DIR)/,$(notdir $(MAN_PAGES)))
+
+# What install puts where, checked in a temporary DESTDIR; the installed binary runs.
+test-install:
+	./tests/package/test_install.sh
+
+version:
+	@echo $(VERSION)
 
 # vmlinux.h is committed; regenerate it from the running kernel's BTF.
 vmlinux:
@@ -167,6 +193,7 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) test-man
 	$(MAKE) test-completion
+	$(MAKE) test-install
 	$(MAKE) e2e
 
 demo: deps
