@@ -30,7 +30,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
 .PHONY: all deps demo test unit e2e bench clean vmlinux format rubies gen-tables man test-man test-completion \
-	install uninstall test-install version
+	install uninstall test-install version deb test-deb
 all: rbmemtrace
 
 deps:
@@ -100,6 +100,16 @@ test-install:
 
 version:
 	@echo $(VERSION)
+
+# The Debian package, from debian/ (dpkg-buildpackage -b -us -uc in a copy of the tree): the .deb
+# is left in .output/deb/.
+deb:
+	./scripts/build-deb.sh
+
+# make deb, the same build as nobody, lintian, apt-get install, a census by the installed binary,
+# dpkg --purge (root; skipped on a machine that has the package installed).
+test-deb:
+	./tests/package/test_deb.sh
 
 # vmlinux.h is committed; regenerate it from the running kernel's BTF.
 vmlinux:
@@ -194,6 +204,7 @@ test: deps
 	$(MAKE) test-man
 	$(MAKE) test-completion
 	$(MAKE) test-install
+	$(MAKE) test-deb
 	$(MAKE) e2e
 
 demo: deps

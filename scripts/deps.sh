@@ -13,6 +13,7 @@ packages=(
 	ruby ruby-dev
 	rubocop # tests/e2e/test_real.rb traces it
 	scdoc man-db # make man builds the pages; tests/man checks them with man --warnings
+	debhelper dpkg-dev lintian # make deb, and tests/package/test_deb.sh
 )
 
 missing=()
