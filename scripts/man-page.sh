@@ -13,6 +13,10 @@ if [ $# -ne 3 ]; then
 	exit 2
 fi
 binary=$1 version=$2 source=$3
+if ! command -v scdoc >/dev/null; then
+	echo "man-page.sh: scdoc is missing (make deps, or apt-get install scdoc)" >&2
+	exit 1
+fi
 page=$(basename "$source" .8.scd)     # rbmemtrace-census, or rbmemtrace
 subcommand=${page#rbmemtrace}
 subcommand=${subcommand#-}             # census, or "" for the main page
