@@ -7,6 +7,7 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 VERSION := 0.1.0
 
 CFLAGS ?= -O2 -g
+# CPPFLAGS and LDFLAGS are the caller's (a package build passes its hardening flags in them).
 # user/ has one folder per layer (see README, Development); headers are included by plain name.
 USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
 CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT) \
@@ -28,7 +29,8 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all deps demo test check unit e2e bench clean vmlinux format rubies gen-tables
+.PHONY: all deps demo test check unit e2e bench clean vmlinux format rubies gen-tables man test-man test-completion \
+	install uninstall test-install version deb test-deb
 all: rbmemtrace
 
 deps:
@@ -48,14 +50,66 @@ $(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h: proto/%.proto | $(OUTPUT)
 
 $(OUTPUT)/obj/%.pb-c.o: $(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/obj/%.o: user/%.c $(HEADERS) $(OUTPUT)/rbmemtrace.skel.h | $(OUTPUT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 rbmemtrace: $(OUTPUT)/obj/cli/main.o $(USER_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Man pages: man/*.8.scd through scdoc, each OPTIONS section made from the binary's own --help
+# (scripts/man-page.sh), so that a page and argp never disagree.
+MAN_PAGES := $(patsubst man/%.scd,$(OUTPUT)/man/%,$(wildcard man/*.scd))
+$(OUTPUT)/man/%.8: man/%.8.scd rbmemtrace scripts/man-page.sh
+	@mkdir -p $(dir $@)
+	./scripts/man-page.sh ./rbmemtrace $(VERSION) $< > $@.tmp && mv $@.tmp $@
+
+man: $(MAN_PAGES)
+
+# Every page: its sections, its options against --help, and no groff warning at 80 columns.
+test-man: man
+	./tests/man/check_man.sh ./rbmemtrace $(OUTPUT)/man
+
+# completions/rbmemtrace.bash driven as readline would, its formats checked against the parsers.
+test-completion: rbmemtrace
+	./tests/completion/test_completion.sh ./rbmemtrace
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the binary, its man pages and its bash completion;
+# make uninstall removes those files and nothing else.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MAN8DIR ?= $(PREFIX)/share/man/man8
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL ?= install
+
+install: rbmemtrace man
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MAN8DIR) $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 0755 rbmemtrace $(DESTDIR)$(SBINDIR)/rbmemtrace
+	$(INSTALL) -m 0644 $(MAN_PAGES) $(DESTDIR)$(MAN8DIR)/
+	$(INSTALL) -m 0644 completions/rbmemtrace.bash $(DESTDIR)$(BASHCOMPDIR)/rbmemtrace
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/rbmemtrace $(DESTDIR)$(BASHCOMPDIR)/rbmemtrace \
+		$(addprefix $(DESTDIR)$(MAN8DIR)/,$(notdir $(MAN_PAGES)))
+
+# What install puts where, checked in a temporary DESTDIR; the installed binary runs.
+test-install:
+	./tests/package/test_install.sh
+
+version:
+	@echo $(VERSION)
+
+# The Debian package, from debian/ (dpkg-buildpackage -b -us -uc in a copy of the tree): the .deb
+# is left in .output/deb/.
+deb:
+	./scripts/build-deb.sh
+
+# make deb, the same build as nobody, lintian, apt-get install, a census by the installed binary,
+# dpkg --purge (root; skipped on a machine that has the package installed).
+test-deb:
+	./tests/package/test_deb.sh
 
 # vmlinux.h is committed; regenerate it from the running kernel's BTF.
 vmlinux:
@@ -154,6 +208,10 @@ test: deps
 	$(MAKE) all
 	$(MAKE) check
 	$(MAKE) unit
+	$(MAKE) test-man
+	$(MAKE) test-completion
+	$(MAKE) test-install
+	$(MAKE) test-deb
 	$(MAKE) e2e
 
 demo: deps

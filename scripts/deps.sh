@@ -12,6 +12,8 @@ packages=(
 	debuginfod iproute2 # tests/e2e: a local debuginfod server in a network namespace
 	ruby ruby-dev
 	rubocop # tests/e2e/test_real.rb traces it
+	scdoc man-db # make man builds the pages; tests/man checks them with man --warnings
+	debhelper dpkg-dev lintian # make deb, and tests/package/test_deb.sh
 )
 
 missing=()

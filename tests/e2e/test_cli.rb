@@ -18,6 +18,16 @@ test "cli: every subcommand is listed and answers --help" do
   end
 end
 
+test "cli: --version, alone and after each subcommand, prints the Makefile's VERSION" do
+  version = File.read(File.join(ROOT, "Makefile"))[/^VERSION := (\S+)$/, 1] or
+    raise Failure, "no VERSION in the Makefile"
+  [[], *%w[trace census top merge fleet].map { |s| [s] }].each do |sub|
+    out, err, status = Open3.capture3(RBM, *sub, "--version")
+    check(status.success?, "#{sub.join(' ')} --version exited #{status}: #{err}")
+    check_eq(out, "rbmemtrace #{version}\n", "rbmemtrace #{sub.join(' ')} --version")
+  end
+end
+
 # Retained means survived a GC; objects no GC has judged yet are young.
 test "cli: `trace` spelled out is the default mode; young until a GC runs" do
   Dir.mktmpdir do |dir|

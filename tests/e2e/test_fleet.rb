@@ -5,6 +5,8 @@ require "socket"
 require_relative "census_lib"
 
 FLEET_SCENARIO = File.join(SCENARIOS, "fleet_leak.rb")
+RBM_VERSION = File.read(File.join(ROOT, "Makefile"))[/^VERSION := (\S+)$/, 1]
+INSTALL_HINT = "install the rbmemtrace package (apt-get install ./rbmemtrace_#{RBM_VERSION}_amd64.deb)"
 
 def free_port(addr)
   s = TCPServer.new(addr, 0)
@@ -136,13 +138,16 @@ test "fleet: a wrong remote path, and a timeout, are reasons; none merged is exi
                                "--remote-path", "/nonexistent/rbmemtrace", "--format", "json",
                                "--", "-p", "1", "-d", "1")
     check_eq(status.exitstatus, 1, "exit status (stderr: #{err})")
-    check(err.include?("127.0.0.2: no rbmemtrace at /nonexistent/rbmemtrace on the host"),
+    check(err.include?("127.0.0.2: rbmemtrace is not installed on 127.0.0.2 at " \
+                       "/nonexistent/rbmemtrace: #{INSTALL_HINT}"),
           "missing rbmemtrace: #{err}")
     Dir.mktmpdir do |dir|
-      # A "rbmemtrace" that never answers; killed with its ssh when the time is up.
+      # A "rbmemtrace" that says its version (asked first) but never answers a trace; killed
+      # with its ssh when the time is up.
       hang = File.join(dir, "hang")
       hang_pid = File.join(dir, "hang.pid")
-      File.write(hang, "#!/bin/sh\necho $$ > #{hang_pid}\nexec sleep 60\n")
+      File.write(hang, "#!/bin/sh\n[ \"$1\" = --version ] && exec #{RBM} --version\n" \
+                       "echo $$ > #{hang_pid}\nexec sleep 60\n")
       File.chmod(0o755, hang)
       started = Time.now
       _, err, status = run_fleet("--hosts", "127.0.0.2:#{port}", *ssh_opts, "--remote-path",
@@ -168,6 +173,58 @@ test "fleet: a wrong remote path, and a timeout, are reasons; none merged is exi
       check(ssh_left.empty?, "ssh left running: #{ssh_left}")
     ensure
       kill_hang(hang_pid)
+    end
+  end
+end
+
+# Each host is asked `rbmemtrace --version` before it traces: one without rbmemtrace, and one
+# whose rbmemtrace is of another major.minor, are not traced, and their reasons say what to
+# install; the third traces and merges.  One remote path for all: a script that plays each
+# host's rbmemtrace by the address sshd answered on (SSH_CONNECTION), and logs its calls.
+test "fleet: a missing and an old remote rbmemtrace are found before tracing, exit 4" do
+  with_sshds(%w[127.0.0.2 127.0.0.3 127.0.0.4]) do |ssh_opts, port|
+    Dir.mktmpdir("rbm-fleet-", "/tmp") do |dir|
+      File.chmod(0o755, dir)
+      remote = File.join(dir, "rbmemtrace")
+      calls = File.join(dir, "calls")
+      File.write(remote, <<~SH)
+        #!/bin/sh
+        case " $SSH_CONNECTION " in
+        *" 127.0.0.3 "*)
+          echo "127.0.0.3 $*" >> #{calls}
+          if [ "$1" = --version ]; then echo "rbmemtrace 0.0.1"; exit 0; fi
+          echo "rbmemtrace: an old rbmemtrace traced" >&2; exit 1 ;;
+        *" 127.0.0.4 "*)
+          echo "127.0.0.4 $*" >> #{calls}
+          exec /nonexistent/rbmemtrace "$@" ;;
+        esac
+        echo "127.0.0.2 $*" >> #{calls}
+        exec #{RBM} "$@"
+      SH
+      File.chmod(0o755, remote)
+      json = File.join(dir, "fleet.json")
+      hosts = %w[127.0.0.2 127.0.0.3 127.0.0.4].map { |h| "#{h}:#{port}" }.join(",")
+      _, err, status = run_fleet("--hosts", hosts, *ssh_opts, "--remote-path", remote,
+                                 "--timeout", "50", "--format", "json", "-o", json, "--",
+                                 "--depth", "16", "--", "ruby", "-e",
+                                 "class FleetKept; end; $k = Array.new(500) { FleetKept.new }; GC.start")
+      check_eq(status.exitstatus, 4, "exit status (stderr: #{err})")
+      too_old = "rbmemtrace 0.0.1 on 127.0.0.3 is too old for this rbmemtrace #{RBM_VERSION} " \
+                "(the major.minor must match): #{INSTALL_HINT}"
+      missing = "rbmemtrace is not installed on 127.0.0.4 at #{remote}: #{INSTALL_HINT}"
+      check(err.include?("rbmemtrace: warning: 127.0.0.3: #{too_old}\n"), "old version on stderr: #{err}")
+      check(err.include?("rbmemtrace: warning: 127.0.0.4: #{missing}\n"), "missing on stderr: #{err}")
+      m = JSON.parse(File.read(json))
+      check_eq(m["failed_hosts"], [{ "host" => "127.0.0.3", "reason" => too_old },
+                                   { "host" => "127.0.0.4", "reason" => missing }], "failed hosts")
+      check_eq(m["host"], "127.0.0.2", "the one host traced")
+      check_eq(class_row(m, "FleetKept")["retained"], 500, "FleetKept retained on 127.0.0.2")
+      by_host = File.readlines(calls, chomp: true).group_by { |l| l.split.first }
+      check_eq(by_host["127.0.0.3"], ["127.0.0.3 --version"], "the old rbmemtrace was only asked its version")
+      check_eq(by_host["127.0.0.4"], ["127.0.0.4 --version"], "the missing one was only looked for")
+      check_eq(by_host["127.0.0.2"].first, "127.0.0.2 --version", "the good host: its version first")
+      check(by_host["127.0.0.2"][1]&.start_with?("127.0.0.2 --format json --depth 16 -- ruby -e"),
+            "then its trace: #{by_host["127.0.0.2"]}")
     end
   end
 end

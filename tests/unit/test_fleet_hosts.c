@@ -102,10 +102,20 @@ Test(fleet_hosts, reasons)
 					 .stderr_tail = "root@h: Permission denied (publickey).\n"},
 		  "ssh: root@h: Permission denied (publickey).");
 	reason_is((struct fleet_outcome){.wait_status = 127 << 8,
+					 .host = "web1",
 					 .stderr_tail = "bash: line 1: /usr/bin/rbmemtrace: No such "
 							"file or directory\n"},
-		  "no rbmemtrace at /usr/bin/rbmemtrace on the host (bash: line 1: "
-		  "/usr/bin/rbmemtrace: No such file or directory)");
+		  "rbmemtrace is not installed on web1 at /usr/bin/rbmemtrace: install the "
+		  "rbmemtrace package (apt-get install ./rbmemtrace_" RBMEMTRACE_VERSION
+		  "_amd64.deb)");
+	reason_is((struct fleet_outcome){.wait_status = 127 << 8,
+					 .host = "web1",
+					 .remote_path = "rbmemtrace",
+					 .stderr_tail = "sh: 1: rbmemtrace: not found\n"},
+		  "rbmemtrace is not installed on web1: install the rbmemtrace package "
+		  "(apt-get install ./rbmemtrace_" RBMEMTRACE_VERSION "_amd64.deb)");
+	reason_is((struct fleet_outcome){.timed_out = true, .version_check = true, .timeout = 30},
+		  "timed out after 30 s asking /usr/bin/rbmemtrace --version");
 	reason_is((struct fleet_outcome){.wait_status = 1 << 8,
 					 .stderr_tail = "rbmemtrace: not enough privileges: run as "
 							"root\nsome other line\n"},
@@ -119,4 +129,64 @@ Test(fleet_hosts, reasons)
 		  "malformed report: h's report: malformed JSON at line 3");
 	reason_is((struct fleet_outcome){.wait_status = 0}, "no report");
 	reason_is((struct fleet_outcome){.wait_status = SIGKILL}, "ssh killed by signal 9");
+}
+
+Test(fleet_hosts, version_command_quotes_the_path)
+{
+	char *cmd = fleet_version_command("/opt/it's/rbmemtrace");
+
+	cr_expect_str_eq(cmd, "'/opt/it'\\''s/rbmemtrace' --version");
+	free(cmd);
+}
+
+static void compatible(const char *printed, const char *ours)
+{
+	char reason[640] = "";
+
+	cr_expect_eq(fleet_version_check("web1", "rbmemtrace", printed, ours, reason,
+					 sizeof(reason)),
+		     0, "\"%s\" against %s: %s", printed, ours, reason);
+	cr_expect_str_empty(reason, "a compatible version leaves the reason alone");
+}
+
+static void incompatible(const char *printed, const char *ours, const char *want)
+{
+	char reason[640] = "";
+
+	cr_expect_eq(fleet_version_check("web1", "rbmemtrace", printed, ours, reason,
+					 sizeof(reason)),
+		     -1, "\"%s\" against %s", printed, ours);
+	cr_expect_str_eq(reason, want);
+}
+
+#define HINT "(apt-get install ./rbmemtrace_" RBMEMTRACE_VERSION "_amd64.deb)"
+
+Test(fleet_hosts, version_check_wants_the_same_major_minor)
+{
+	compatible("rbmemtrace 0.1.0\n", "0.1.0");
+	compatible("rbmemtrace 0.1.7\n", "0.1.0");
+	compatible("rbmemtrace 0.1\n", "0.1.3");
+	compatible("Welcome to web1\nrbmemtrace 2.3.1\r\n", "2.3.0");
+	incompatible("rbmemtrace 0.0.9\n", "0.1.0",
+		     "rbmemtrace 0.0.9 on web1 is too old for this rbmemtrace 0.1.0 (the major.minor "
+		     "must match): install the rbmemtrace package " HINT);
+	incompatible("rbmemtrace 0.9.0\n", "1.0.0",
+		     "rbmemtrace 0.9.0 on web1 is too old for this rbmemtrace 1.0.0 (the major.minor "
+		     "must match): install the rbmemtrace package " HINT);
+	incompatible("rbmemtrace 0.2.0\n", "0.1.0",
+		     "rbmemtrace 0.2.0 on web1 is newer than this rbmemtrace 0.1.0 (the major.minor "
+		     "must match): upgrade rbmemtrace here, or install this version there " HINT);
+	/* Numbers, not strings: 1.10 is not 1.1. */
+	incompatible("rbmemtrace 1.1.0\n", "1.10.0",
+		     "rbmemtrace 1.1.0 on web1 is too old for this rbmemtrace 1.10.0 (the major.minor "
+		     "must match): install the rbmemtrace package " HINT);
+	incompatible("", "0.1.0",
+		     "the rbmemtrace on web1 printed no version (--version): install the rbmemtrace "
+		     "package " HINT);
+	incompatible("Usage: something else\n", "0.1.0",
+		     "the rbmemtrace on web1 printed no version (--version): install the rbmemtrace "
+		     "package " HINT);
+	incompatible("rbmemtrace \x1b[31mdev\n", "0.1.0",
+		     "the rbmemtrace on web1 says it is \"rbmemtrace ?[31mdev\", not a version this "
+		     "rbmemtrace 0.1.0 can compare: install the rbmemtrace package " HINT);
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * rbmemtrace fleet --hosts ... -- TRACE OPTIONS: runs `rbmemtrace --format
- * json TRACE OPTIONS` on every host over OpenSSH, a few at a time, reads the
- * reports they print and merges them into one model (each host's processes
- * kept, their sum the summary).  A host that fails is listed with why, and
- * the others still merge.  ssh runs in its own process group, killed on
- * timeout and on Ctrl-C: nothing is left behind here.
+ * rbmemtrace fleet --hosts ... -- TRACE OPTIONS: asks every host's rbmemtrace
+ * its version over OpenSSH, then runs `rbmemtrace --format json TRACE
+ * OPTIONS` on those whose version writes reports this one reads, a few at a
+ * time, reads the reports they print and merges them into one model (each
+ * host's processes kept, their sum the summary).  A host that fails is listed
+ * with why, and the others still merge.  ssh runs in its own process group,
+ * killed on timeout and on Ctrl-C: nothing is left behind here.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <argp.h>
@@ -31,6 +32,7 @@
 #define MAX_SSH_OPTIONS 64
 #define DEFAULT_TIMEOUT 120.0
 #define DURATION_MARGIN 30.0 /* attach, final pass and ssh set-up, beyond -d */
+#define VERSION_CHECK_TIMEOUT 30.0 /* --version answers at once: only ssh takes time */
 
 static struct fleet_args {
 	const char *hosts;
@@ -52,9 +54,9 @@ static struct fleet_args {
 
 static const char doc[] =
 	"Trace Ruby processes on many hosts over ssh and merge their reports: runs "
-	"`REMOTE_PATH --format json TRACE OPTIONS` on each host (ssh -o BatchMode=yes), "
-	"collects the JSON reports and writes their model, each host's processes and their "
-	"sum.\n"
+	"`REMOTE_PATH --version` on each host (ssh -o BatchMode=yes), then, where it is of this "
+	"rbmemtrace's major.minor version, `REMOTE_PATH --format json TRACE OPTIONS`; collects "
+	"the JSON reports and writes their model, each host's processes and their sum.\n"
 	"\n"
 	"HOSTS: a file with one [user@]host[:port] per line (# comments), or a comma-separated "
 	"list.  Exit status: 0 when every host answered; 4 when some failed (each listed with "
@@ -81,9 +83,10 @@ static const struct argp_option opts[] = {
 	 "Passed to ssh as -o OPT (repeatable), e.g. IdentityFile=~/.ssh/fleet", 0},
 	{"parallel", OPT_PARALLEL, "N", 0, "Hosts traced at once (default 8)", 0},
 	{"timeout", OPT_TIMEOUT, "SECONDS", 0,
-	 "Per host, ssh included (default: -d plus 30 s, or 120 s)", 0},
-	{"remote-path", OPT_REMOTE_PATH, "PATH", 0, "rbmemtrace on the hosts (default: rbmemtrace)",
-	 0},
+	 "Per host, ssh included (default: -d plus 30 s, or 120 s; the version check before it: "
+	 "at most 30 s)", 0},
+	{"remote-path", OPT_REMOTE_PATH, "PATH", 0,
+	 "rbmemtrace on the hosts (default: rbmemtrace, found by the remote PATH)", 0},
 	{"format", OPT_FORMAT, "FORMAT", 0, "text (default), json or pprof (with -o)", 0},
 	{"output", 'o', "FILE", 0, "Write to FILE instead of standard output", 0},
 	{"top", OPT_TOP, "N", 0, "Classes and sites shown in text (default 30, 0: all)", 0},
@@ -147,8 +150,10 @@ struct job {
 	char err_tail[2048];
 	size_t err_len;
 	double started, kill_at; /* kill_at: SIGKILL if still there (after a SIGTERM) */
+	double timeout;		 /* of this ssh: the version check's, or the trace's */
 	bool running, done, timed_out, interrupted, too_big;
 	int wait_status;
+	char not_traced[640]; /* why the version check ruled the host out; "": traced */
 };
 
 static struct job *jobs;
@@ -176,7 +181,7 @@ static void exec_ssh(const struct job *j, const char *command)
 		argv[n++] = args.ssh_options[i];
 	}
 	snprintf(connect_timeout, sizeof(connect_timeout), "ConnectTimeout=%d",
-		 args.timeout < 30 ? (int)args.timeout + 1 : 30);
+		 j->timeout < 30 ? (int) j->timeout + 1 : 30);
 	argv[n++] = "-o";
 	argv[n++] = connect_timeout;
 	if (j->host.port[0]) {
@@ -320,7 +325,7 @@ static void step(size_t *nrunning)
 			j->interrupted = true;
 			terminate(j);
 		}
-		if (!j->kill_at && t - j->started > args.timeout) {
+		if (!j->kill_at && t - j->started > j->timeout) {
 			j->timed_out = true;
 			terminate(j);
 		}
@@ -361,17 +366,56 @@ static void step(size_t *nrunning)
 		}
 }
 
+static struct fleet_outcome outcome_of(const struct job *j, bool version_check)
+{
+	return (struct fleet_outcome){.interrupted = j->interrupted,
+				      .timed_out = j->timed_out,
+				      .too_big = j->too_big,
+				      .version_check = version_check,
+				      .timeout = j->timeout,
+				      .wait_status = j->wait_status,
+				      .stderr_tail = j->err_tail,
+				      .host = j->host.name,
+				      .remote_path = args.remote_path};
+}
+
+/*
+ * After the version round: a host whose rbmemtrace is missing, or of another major.minor
+ * (whose reports this one may misread, or which may not take these trace options), is not
+ * traced, and its reason says what to install.
+ */
+static void rule_out_incompatible(void)
+{
+	size_t i;
+
+	for (i = 0; i < njobs; i++) {
+		struct job *j = &jobs[i];
+		struct fleet_outcome o = outcome_of(j, true);
+
+		if (j->out)
+			j->out[j->out_len] = '\0'; /* read_out keeps a byte for it */
+		if (o.interrupted || o.timed_out || o.too_big || !WIFEXITED(o.wait_status) ||
+		    WEXITSTATUS(o.wait_status) != 0)
+			fleet_failure_reason(&o, j->not_traced, sizeof(j->not_traced));
+		else if (!fleet_version_check(j->host.name, args.remote_path, j->out ? j->out : "",
+					      RBMEMTRACE_VERSION, j->not_traced,
+					      sizeof(j->not_traced)))
+			rbm_info("%s: %.*s", j->host.name, (int) strcspn(j->out, "\r\n"), j->out);
+	}
+}
+
 /* Reads what a host printed into the model, or says why it could not. */
 static void collect(struct job *j, struct model *m, struct host_failures *failed)
 {
-	struct fleet_outcome o = {.interrupted = j->interrupted, .timed_out = j->timed_out,
-				  .too_big = j->too_big, .timeout = args.timeout,
-				  .wait_status = j->wait_status, .stderr_tail = j->err_tail,
-				  .remote_path = args.remote_path};
+	struct fleet_outcome o = outcome_of(j, false);
 	size_t before = m->nprocs, i, at;
 	char err[512], reason[640], name[300];
 
 	snprintf(name, sizeof(name), "%s's report", j->host.name);
+	if (j->not_traced[0]) {
+		snprintf(reason, sizeof(reason), "%s", j->not_traced);
+		goto failed;
+	}
 	if (!o.interrupted && !o.timed_out && !o.too_big && j->out_len) {
 		at = fleet_report_start(j->out, j->out_len);
 		if (!json_read_buffer(j->out + at, j->out_len - at, name, m, NULL, err,
@@ -385,18 +429,37 @@ static void collect(struct job *j, struct model *m, struct host_failures *failed
 		o.read_error = err;
 	}
 	fleet_failure_reason(&o, reason, sizeof(reason));
+failed:
 	rbm_warn("%s: %s", j->host.name, reason);
 	if (host_failures_add(failed, j->host.name, reason))
 		rbm_die("out of memory");
 }
 
-static void run_all(const char *command)
+/* Ready for another ssh: what the previous one printed and how it ended go. */
+static void job_reset(struct job *j, double timeout)
+{
+	j->out_len = j->err_len = 0;
+	j->err_tail[0] = '\0';
+	j->out_fd = j->err_fd = -1;
+	j->started = j->kill_at = 0;
+	j->running = j->done = j->timed_out = j->interrupted = j->too_big = false;
+	j->wait_status = 0;
+	j->timeout = timeout;
+}
+
+/* Runs command on every host not ruled out, --parallel at a time, until each ended. */
+static void run_all(const char *command, double timeout)
 {
 	size_t next = 0, nrunning = 0;
 
 	while (next < njobs || nrunning) {
 		while (!stop_requested && next < njobs && nrunning < args.parallel) {
-			start(&jobs[next++], command);
+			struct job *j = &jobs[next++];
+
+			if (j->not_traced[0])
+				continue;
+			job_reset(j, timeout);
+			start(j, command);
 			nrunning++;
 		}
 		if (stop_requested && next < njobs) /* never started: interrupted too */
@@ -416,7 +479,7 @@ int cmd_fleet(int argc, char **argv)
 	struct model_view view;
 	struct report summary;
 	const char *bad;
-	char *command;
+	char *command, *version_command;
 	int i, status;
 
 	/* Ours before "--", the remote rbmemtrace's after it, untouched. */
@@ -442,7 +505,8 @@ int cmd_fleet(int argc, char **argv)
 	njobs = fleet_read_hosts(args.hosts, &hosts);
 	jobs = calloc(njobs, sizeof(*jobs));
 	command = fleet_remote_command(args.remote_path, args.trace, args.ntrace);
-	if (!jobs || !command)
+	version_command = fleet_version_command(args.remote_path);
+	if (!jobs || !command || !version_command)
 		rbm_die("out of memory");
 	for (i = 0; (size_t)i < njobs; i++) {
 		jobs[i].host = hosts[i];
@@ -454,7 +518,10 @@ int cmd_fleet(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
-	run_all(command);
+	run_all(version_command,
+		args.timeout < VERSION_CHECK_TIMEOUT ? args.timeout : VERSION_CHECK_TIMEOUT);
+	rule_out_incompatible();
+	run_all(command, args.timeout);
 	for (i = 0; (size_t)i < njobs; i++)
 		collect(&jobs[i], &model, &failed);
 	rbm_on_die(NULL, NULL);
@@ -471,6 +538,7 @@ int cmd_fleet(int argc, char **argv)
 		free(jobs[i].out);
 	free(jobs);
 	free(command);
+	free(version_command);
 	report_free(&summary);
 	model_free(&model);
 	host_failures_free(&failed);

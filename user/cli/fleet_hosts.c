@@ -155,6 +155,113 @@ char *fleet_remote_command(const char *path, char *const *trace, int ntrace)
 	return fclose(out) ? NULL : buf;
 }
 
+char *fleet_version_command(const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (!out)
+		return NULL;
+	quote(out, path);
+	fputs(" --version", out);
+	return fclose(out) ? NULL : buf;
+}
+
+/* The package file make deb builds for this machine, which the hosts should install too. */
+#if defined(__x86_64__)
+#define DEB_ARCH "amd64"
+#elif defined(__aarch64__)
+#define DEB_ARCH "arm64"
+#else
+#define DEB_ARCH "ARCH"
+#endif
+#define INSTALL_HINT "apt-get install ./rbmemtrace_" RBMEMTRACE_VERSION "_" DEB_ARCH ".deb"
+
+/* " at PATH" when --remote-path named one, "" for the default (the remote PATH's). */
+static const char *at_path(const char *remote_path, char *buf, size_t n)
+{
+	if (!strcmp(remote_path, "rbmemtrace"))
+		return "";
+	snprintf(buf, n, " at %s", remote_path);
+	return buf;
+}
+
+/* "X.Y..." into its first two numbers; false if it does not start so. */
+static bool major_minor(const char *version, unsigned long *major, unsigned long *minor)
+{
+	char *end;
+
+	if (!isdigit((unsigned char) *version))
+		return false;
+	*major = strtoul(version, &end, 10);
+	if (*end != '.' || !isdigit((unsigned char) end[1]))
+		return false;
+	*minor = strtoul(end + 1, &end, 10);
+	return true;
+}
+
+/* The line of printed that starts with "rbmemtrace ", copied with its unprintables as '?'. */
+static bool version_line(const char *printed, char *buf, size_t n)
+{
+	const char *p;
+	size_t i, len;
+
+	for (p = printed; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, "rbmemtrace ", 11))
+			break;
+	if (!p || !*p)
+		return false;
+	len = strcspn(p, "\r\n");
+	for (i = 0; i < len && i + 1 < n; i++)
+		buf[i] = isprint((unsigned char) p[i]) ? p[i] : '?';
+	buf[i] = '\0';
+	return true;
+}
+
+int fleet_version_check(const char *host, const char *remote_path, const char *printed,
+			const char *ours, char *reason, size_t n)
+{
+	unsigned long their_major, their_minor, our_major, our_minor;
+	char line[128], path_buf[300];
+	const char *theirs;
+
+	if (!version_line(printed, line, sizeof(line))) {
+		snprintf(reason, n,
+			 "the rbmemtrace on %s%s printed no version (--version): "
+			 "install the rbmemtrace package (" INSTALL_HINT ")",
+			 host, at_path(remote_path, path_buf, sizeof(path_buf)));
+		return -1;
+	}
+	theirs = line + 11;
+	if (!major_minor(theirs, &their_major, &their_minor) ||
+	    !major_minor(ours, &our_major, &our_minor)) {
+		snprintf(reason, n,
+			 "the rbmemtrace on %s%s says it is \"%s\", not a version this "
+			 "rbmemtrace %s can compare: install the rbmemtrace package (" INSTALL_HINT
+			 ")",
+			 host, at_path(remote_path, path_buf, sizeof(path_buf)), line, ours);
+		return -1;
+	}
+	if (their_major == our_major && their_minor == our_minor)
+		return 0;
+	/* A report's fields may change from one minor version to the next (0.x: any). */
+	if (their_major < our_major || (their_major == our_major && their_minor < our_minor))
+		snprintf(reason, n,
+			 "rbmemtrace %s on %s is too old for this rbmemtrace %s (the "
+			 "major.minor must match): install the rbmemtrace package (" INSTALL_HINT
+			 ")",
+			 theirs, host, ours);
+	else
+		snprintf(
+		    reason, n,
+		    "rbmemtrace %s on %s is newer than this rbmemtrace %s (the "
+		    "major.minor must match): upgrade rbmemtrace here, or install this version "
+		    "there (" INSTALL_HINT ")",
+		    theirs, host, ours);
+	return -1;
+}
+
 double fleet_default_timeout(char *const *trace, int ntrace, double margin, double dflt)
 {
 	const char *d = NULL;
@@ -223,11 +330,14 @@ static void last_line(const char *tail, char *buf, size_t n)
 void fleet_failure_reason(const struct fleet_outcome *o, char *buf, size_t n)
 {
 	int code = WIFEXITED(o->wait_status) ? WEXITSTATUS(o->wait_status) : -1;
-	char line[400];
+	char line[400], path_buf[300];
 
 	last_line(o->stderr_tail, line, sizeof(line));
 	if (o->interrupted)
 		snprintf(buf, n, "interrupted before it reported");
+	else if (o->timed_out && o->version_check)
+		snprintf(buf, n, "timed out after %.0f s asking %s --version", o->timeout,
+			 o->remote_path);
 	else if (o->timed_out)
 		snprintf(buf, n, "timed out after %.0f s (--timeout)", o->timeout);
 	else if (o->too_big)
@@ -237,9 +347,11 @@ void fleet_failure_reason(const struct fleet_outcome *o, char *buf, size_t n)
 	else if (code == 255)
 		snprintf(buf, n, "%s%s", strncmp(line, "ssh: ", 5) ? "ssh: " : "",
 			 *line ? line : "connection failed");
-	else if (code == 127)
-		snprintf(buf, n, "no rbmemtrace at %s on the host%s%s%s", o->remote_path,
-			 *line ? " (" : "", line, *line ? ")" : "");
+	else if (code == 127) /* the remote shell's "not found" */
+		snprintf(buf, n,
+			 "rbmemtrace is not installed on %s%s: install the rbmemtrace "
+			 "package (" INSTALL_HINT ")",
+			 o->host, at_path(o->remote_path, path_buf, sizeof(path_buf)));
 	else if (code == 126)
 		snprintf(buf, n, "cannot run %s on the host%s%s%s", o->remote_path,
 			 *line ? " (" : "", line, *line ? ")" : "");

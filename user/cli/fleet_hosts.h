@@ -21,6 +21,15 @@ int fleet_parse_host(const char *spec, struct fleet_host *h, char *err, size_t e
 size_t fleet_read_hosts(const char *arg, struct fleet_host **hosts);
 /* PATH --format json ARGS, each word quoted for the remote shell; malloc'ed. */
 char *fleet_remote_command(const char *path, char *const *trace, int ntrace);
+/* PATH --version, quoted for the remote shell; malloc'ed.  Asked of each host before tracing. */
+char *fleet_version_command(const char *path);
+/*
+ * Whether the rbmemtrace on host, whose --version printed printed ("rbmemtrace X.Y.Z", after
+ * whatever a login script printed), writes reports this one (version ours) reads: the same
+ * major.minor.  0, or -1 with one line saying why not and what to install in reason.
+ */
+int fleet_version_check(const char *host, const char *remote_path, const char *printed,
+			const char *ours, char *reason, size_t n);
 /* -d (or --duration) in the trace options plus a margin, else the default. */
 double fleet_default_timeout(char *const *trace, int ntrace, double margin, double dflt);
 /* Options fleet sets itself (--format, -o) are not the user's to give: the first found. */
@@ -38,9 +47,11 @@ size_t fleet_report_start(const char *out, size_t len);
 /* How one host ended, for its reason. */
 struct fleet_outcome {
 	bool interrupted, timed_out, too_big;
+	bool version_check; /* ended while asking the remote rbmemtrace its version */
 	double timeout;
 	int wait_status;       /* from waitpid */
 	const char *stderr_tail; /* the last bytes ssh and the remote printed on stderr */
+	const char *host;
 	const char *remote_path;
 	const char *read_error;  /* json_read's message, when a report was printed but bad */
 };

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The Debian package, end to end: make deb builds it (and the same build passes as an
+# unprivileged user: nothing in it needs root), lintian finds no error or warning, apt-get
+# installs it with its dependencies, the installed /usr/sbin/rbmemtrace answers --version and
+# takes a census of a sleeping Ruby, its man pages and completion are where man and bash look,
+# and dpkg -r then --purge leave none of its files.  Needs root (it installs a package); a
+# machine that already has rbmemtrace installed is left alone.  About a minute.
+#   tests/package/test_deb.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+version=$(make -s --no-print-directory version)
+failures=0
+work=$(mktemp -d /tmp/rbm-deb-test.XXXXXX)
+installed_by_us=""
+ruby_pid=""
+
+fail() {
+	echo "FAILED deb: $*"
+	failures=$((failures + 1))
+}
+
+cleanup() {
+	[ -n "$ruby_pid" ] && kill "$ruby_pid" 2>/dev/null
+	[ -n "$installed_by_us" ] && timeout 120 dpkg --purge rbmemtrace >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "note   deb: not run (installing a package needs root)"
+	exit 0
+fi
+if dpkg-query -W -f='${Status}' rbmemtrace 2>/dev/null | grep -q "install ok installed"; then
+	echo "note   deb: not run (an rbmemtrace package is installed here; this test would remove it)"
+	exit 0
+fi
+
+# 1. make deb, as the caller (root here).
+if ! timeout 600 make -s --no-print-directory deb >"$work/make-deb.log" 2>&1; then
+	fail "make deb:"$'\n'"$(tail -20 "$work/make-deb.log")"
+	exit 1
+fi
+deb=$(tail -1 "$work/make-deb.log")
+[ -f "$deb" ] || {
+	fail "make deb did not end with the .deb's path: $(tail -1 "$work/make-deb.log")"
+	exit 1
+}
+[ "$(basename "$deb")" = "rbmemtrace_${version}_amd64.deb" ] || fail "package file $deb"
+case "$deb" in .output/*) ;; *) fail "the .deb is not under .output/: $deb" ;; esac
+
+# 2. The same build as nobody, in a copy the build owns.
+mkdir -p "$work/nobody/src"
+git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+	[ -e "$f" ] && printf '%s\0' "$f"
+done | xargs -0 cp -a --parents -t "$work/nobody/src"
+chown -R nobody:nogroup "$work/nobody"
+chmod 755 "$work"
+if ! (cd "$work/nobody/src" && timeout 600 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	env HOME="$work/nobody" dpkg-buildpackage -b -us -uc -jauto >"$work/nobody.log" 2>&1); then
+	fail "dpkg-buildpackage as nobody:"$'\n'"$(tail -20 "$work/nobody.log")"
+fi
+
+# 3. lintian: errors and warnings fail; the rest is shown.
+lintian --display-info "$deb" >"$work/lintian.log" 2>&1
+grep -E '^[EW]: ' "$work/lintian.log" | sed 's/^/FAILED deb: lintian: /'
+grep -qE '^[EW]: ' "$work/lintian.log" && failures=$((failures + 1))
+grep -E '^[IPX]: ' "$work/lintian.log" | sed 's/^/       lintian: /'
+
+# 4. Installed with its dependencies.
+if ! DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q "./$deb" \
+	>"$work/apt.log" 2>&1; then
+	fail "apt-get install ./$deb:"$'\n'"$(tail -20 "$work/apt.log")"
+	exit 1
+fi
+installed_by_us=1
+files=$(dpkg -L rbmemtrace | sort)
+for f in /usr/sbin/rbmemtrace /usr/share/bash-completion/completions/rbmemtrace \
+	/usr/share/man/man8/rbmemtrace.8.gz /usr/share/man/man8/rbmemtrace-trace.8.gz \
+	/usr/share/man/man8/rbmemtrace-census.8.gz /usr/share/man/man8/rbmemtrace-top.8.gz \
+	/usr/share/man/man8/rbmemtrace-merge.8.gz /usr/share/man/man8/rbmemtrace-fleet.8.gz \
+	/usr/share/doc/rbmemtrace/copyright; do
+	grep -qx "$f" <<<"$files" || fail "the package lacks $f"
+	[ -e "$f" ] || fail "$f not installed"
+done
+out=$(timeout 10 /usr/sbin/rbmemtrace --version 2>&1)
+[ "$out" = "rbmemtrace $version" ] || fail "/usr/sbin/rbmemtrace --version printed \"$out\""
+[ "$(man -w 8 rbmemtrace-census 2>/dev/null)" = /usr/share/man/man8/rbmemtrace-census.8.gz ] ||
+	fail "man -w 8 rbmemtrace-census: $(man -w 8 rbmemtrace-census 2>&1)"
+warnings=$(MANWIDTH=80 man --warnings 8 rbmemtrace-fleet 2>&1 >/dev/null)
+[ -z "$warnings" ] || fail "man --warnings rbmemtrace-fleet: $warnings"
+
+# 5. A census of a sleeping Ruby by the installed binary.
+ruby -e 'sleep 30' &
+ruby_pid=$!
+for _ in $(seq 100); do
+	grep -q -s libruby "/proc/$ruby_pid/maps" && break
+	sleep 0.1
+done
+census=$(timeout 60 /usr/sbin/rbmemtrace census -p "$ruby_pid" 2>"$work/census.err")
+status=$?
+[ $status -eq 0 ] || fail "rbmemtrace census -p $ruby_pid exited $status: $(cat "$work/census.err")"
+grep -q "^rbmemtrace census: PID $ruby_pid, ruby " <<<"$census" ||
+	fail "census header missing:"$'\n'"$census"
+grep -qE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  String$' <<<"$census" ||
+	fail "census has no String row:"$'\n'"$census"
+kill "$ruby_pid" 2>/dev/null
+wait "$ruby_pid" 2>/dev/null
+ruby_pid=""
+
+# 6. Removed, then purged: none of its files is left.
+timeout 120 dpkg -r rbmemtrace >"$work/remove.log" 2>&1 || fail "dpkg -r: $(cat "$work/remove.log")"
+timeout 120 dpkg --purge rbmemtrace >>"$work/remove.log" 2>&1 || fail "dpkg --purge: $(cat "$work/remove.log")"
+installed_by_us=""
+dpkg-query -W -f='${Status}' rbmemtrace 2>/dev/null | grep -q "installed" &&
+	fail "still known to dpkg: $(dpkg-query -W -f='${Status}' rbmemtrace)"
+while IFS= read -r f; do
+	[ -f "$f" ] && fail "$f left after purge"
+done <<<"$files"
+[ -e /usr/sbin/rbmemtrace ] && fail "/usr/sbin/rbmemtrace left after purge"
+
+if [ "$failures" -eq 0 ]; then
+	echo "ok     deb: $(basename "$deb") built (also as nobody), lintian clean, installed," \
+		"--version, census of PID, removed and purged"
+	exit 0
+fi
+exit 1
