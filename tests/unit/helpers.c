@@ -2,12 +2,26 @@
 #include <criterion/criterion.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "escape.h"
 #include "helpers.h"
 #include "ruby_versions.h"
+
+char *test_json_of(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_not_null(f);
+	json_write_string(f, s);
+	fclose(f);
+	return buf;
+}
 
 const struct ruby_layout *test_layout_of(const char *version)
 {

@@ -5,6 +5,9 @@
 #include <sys/types.h>
 #include "ruby_layout.h"
 
+/* s as json_write_string (escape.c) writes it, quotes included; malloc'd. */
+char *test_json_of(const char *s);
+
 /* The table's layout of version (patch fields applied); the test fails if there is none. */
 const struct ruby_layout *test_layout_of(const char *version);
 
