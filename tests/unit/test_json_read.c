@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "helpers.h"
 #include "json_read.h"
 #include "model_ops.h"
 #include "writers.h"
@@ -64,17 +65,6 @@ static void rich_report(struct report *r, bool sampled)
 	cr_assert_eq(report_add_counts(r, "NoPath", NULL, &c2, NULL), 0);
 	cr_assert_eq(report_set_census(r, "Leak::Item", &cc), 0);
 	report_finish(r);
-}
-
-static char *json_of(const struct report *r)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	report_write_json(f, r);
-	fclose(f);
-	return buf;
 }
 
 static void same_counts(const struct counts *a, const struct counts *b, bool full, const char *w)
@@ -206,16 +196,16 @@ static void round_trip(bool sampled)
 	char err[512] = "", *json;
 
 	rich_report(&r, sampled);
-	json = json_of(&r);
+	json = test_report_json(&r);
 	cr_assert_eq(json_read_buffer(json, strlen(json), "rich.json", &m, NULL, err, sizeof(err)),
 		     0, "%s", err);
 	cr_assert_eq(m.nprocs, 1);
 	same_report(&r, m.procs[0], false);
 	/* Written again, it is the same file. */
 	free(json);
-	json = json_of(m.procs[0]);
+	json = test_report_json(m.procs[0]);
 	{
-		char *again = json_of(&r);
+		char *again = test_report_json(&r);
 
 		cr_expect_str_eq(json, again);
 		free(again);
@@ -331,7 +321,7 @@ Test(json_read, malformed_truncated_and_mistyped)
 
 	/* Every cut of a real report is refused, never half read. */
 	rich_report(&r, true);
-	json = json_of(&r);
+	json = test_report_json(&r);
 	for (size_t cut = 0; cut + 2 < strlen(json); cut += 7) {
 		struct model m = {};
 		char err[512];
