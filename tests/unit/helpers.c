@@ -8,10 +8,19 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "elfinfo.h"
 #include "escape.h"
 #include "helpers.h"
 #include "ruby_versions.h"
 #include "writers.h"
+
+uint64_t test_symbol(const char *path, const char *name)
+{
+	uint64_t value;
+
+	cr_assert_eq(elf_symbol_value(path, name, &value, NULL), 0, "%s not in %s", name, path);
+	return value;
+}
 
 char *test_json_of(const char *s)
 {

@@ -8,6 +8,19 @@
 #include "report.h"
 #include "ruby_layout.h"
 
+/*
+ * Fixtures `make unit` builds; paths are relative to the repository root,
+ * where `make unit` runs the tests.  FAKE_LIB is a libruby of an unknown
+ * version, FAKE_RUBY an executable that links it, NOUSDT_LIB a copy of the
+ * host's libruby without its USDT notes.
+ */
+#define FAKE_LIB ".output/fixtures/libruby-9.9.so"
+#define FAKE_RUBY ".output/fixtures/fake_ruby"
+#define NOUSDT_LIB ".output/fixtures/nousdt/libruby-3.1.so.3.1"
+
+/* The value of symbol name in ELF file path; the test fails if it has none. */
+uint64_t test_symbol(const char *path, const char *name);
+
 /* s as json_write_string (escape.c) writes it, quotes included; malloc'd. */
 char *test_json_of(const char *s);
 
