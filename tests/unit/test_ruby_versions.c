@@ -216,6 +216,17 @@ Test(ruby_versions, alloc_points_per_series)
 	cr_expect_str_eq(ruby_traced_series(), "3.1, 3.3, 3.4");
 }
 
+Test(ruby_versions, the_31_pages)
+{
+	/* GC::INTERNAL_CONSTANTS of 3.1.7: 16 KiB pages, 409 slots of 40 B, 56-byte bitmaps. */
+	cr_expect_eq(test_layout_of("3.1.7")->page_size, 16384);
+	cr_expect_eq(test_layout_of("3.1.7")->max_slots, (16384 - 8) / 40);
+	cr_expect_eq(test_layout_of("3.1.7")->bitmap_words * 8, 56);
+	cr_expect_leq(test_layout_of("3.1.7")->page_mark_bits +
+			  test_layout_of("3.1.7")->bitmap_words * 8,
+		      test_layout_of("3.1.7")->page_read_size);
+}
+
 /* The objspace counters sampling scales by are GC.stat's, read from outside. */
 Test(ruby_versions, objspace_allocation_counters)
 {
