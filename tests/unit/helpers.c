@@ -8,11 +8,22 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "dwarf_types.h"
 #include "elfinfo.h"
 #include "escape.h"
 #include "helpers.h"
 #include "ruby_versions.h"
 #include "writers.h"
+
+struct dwarf_types *test_dwarf_open(const char *path, const char *root)
+{
+	struct dwarf_types *dt;
+	char err[512];
+
+	cr_assert_eq(access(path, R_OK), 0, "%s missing: run the tests with `make unit`", path);
+	cr_assert_eq(dwarf_types_open(path, root, &dt, err, sizeof(err)), 0, "%s", err);
+	return dt;
+}
 
 uint64_t test_symbol(const char *path, const char *name)
 {

@@ -17,6 +17,14 @@
 #define FAKE_LIB ".output/fixtures/libruby-9.9.so"
 #define FAKE_RUBY ".output/fixtures/fake_ruby"
 #define NOUSDT_LIB ".output/fixtures/nousdt/libruby-3.1.so.3.1"
+/* The DWARF reader's fixture: libfix.so, and copies under debuglink/, buildid/ and root/. */
+#define DWARF_FIX ".output/fixtures/dwarf"
+/* The test Rubies `make rubies` builds (scripts/rubies.sh). */
+#define RUBIES "/var/cache/rbmemtrace/rubies"
+
+struct dwarf_types;
+/* dwarf_types_open of path (root as there); the test fails if path is missing or has no DWARF. */
+struct dwarf_types *test_dwarf_open(const char *path, const char *root);
 
 /* The value of symbol name in ELF file path; the test fails if it has none. */
 uint64_t test_symbol(const char *path, const char *name);

@@ -21,8 +21,6 @@
 #include "layout_decode.h"
 #include "ruby_versions.h"
 
-#define RUBIES "/var/cache/rbmemtrace/rubies"
-
 struct build {
 	const char *lib;
 	bool dwarf; /* expected values from its DWARF; else from the table */

@@ -3,6 +3,8 @@
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include "dwarf_types.h"
 #include "helpers.h"
 #include "ruby_layout.h"
 #include "ruby_versions.h"
@@ -46,4 +48,40 @@ Test(ruby_layout, ages_may_lag)
 	cr_expect(ruby_layout_ages_may_lag(h31, 0x401));
 	cr_expect(!ruby_layout_ages_may_lag(h31, 0x22));
 	cr_expect(!ruby_layout_ages_may_lag(h31, 0x202));
+}
+
+/* The generator and these tests list every field: a new field must be listed too. */
+static void expect_all_listed(struct dwarf_types *dt, const char *type,
+			      const struct layout_field *fields, size_t n)
+{
+	const char *names[256];
+	struct dwarf_field f;
+	int i, count = dwarf_member_names(dt, type, names, 256), numeric = 0;
+	size_t j;
+
+	cr_assert_gt(count, 3, "%s not in the fixture", type);
+	for (i = 0; i < count; i++) {
+		if (!strcmp(names[i], "series") || !strcmp(names[i], "verified") ||
+		    !strcmp(names[i], "source"))
+			continue;
+		numeric++;
+		for (j = 0; j < n && strcmp(fields[j].name, names[i]); j++)
+			;
+		cr_expect_lt(j, n, "%s.%s is not in dwarf_layout.c's field list", type, names[i]);
+		if (j == n)
+			continue;
+		cr_assert_eq(dwarf_member(dt, type, names[i], &f), 0);
+		cr_expect_eq(f.offset, fields[j].offset, "%s", names[i]);
+		cr_expect_eq(f.size, fields[j].size, "%s", names[i]);
+	}
+	cr_expect_eq((size_t) numeric, n, "%s: %d members, %zu listed", type, numeric, n);
+}
+
+/* The DWARF fixture (tests/unit/fixtures/dwarf_fixture_private.c) holds a struct ruby_layout. */
+Test(ruby_layout, field_lists_cover_the_structures)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_FIX "/libfix.so", NULL);
+
+	expect_all_listed(dt, "struct ruby_layout", ruby_layout_fields, ruby_layout_nfields);
+	dwarf_types_close(dt);
 }
