@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,6 +102,30 @@ const char *test_system_libruby(void)
 			return candidates[i];
 	cr_assert_fail("no libruby-3.1.so.3.1 in /lib or /usr/lib (make deps)");
 	return NULL;
+}
+
+const char *test_system_libruby_real(void)
+{
+	static char real[PATH_MAX];
+
+	cr_assert_not_null(realpath(test_system_libruby(), real), "%s", test_system_libruby());
+	return real;
+}
+
+char test_tmpdir[64];
+
+void test_tmpdir_make(void)
+{
+	snprintf(test_tmpdir, sizeof(test_tmpdir), "/tmp/rbm-unit-XXXXXX");
+	cr_assert_not_null(mkdtemp(test_tmpdir));
+}
+
+void test_tmpdir_remove(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", test_tmpdir);
+	cr_assert_eq(system(cmd), 0, "could not remove %s", test_tmpdir);
 }
 
 void test_require_rubies(int checked, const char *what)

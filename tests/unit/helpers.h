@@ -78,5 +78,15 @@ void test_require_rubies(int checked, const char *what);
 
 /* This machine's libruby-3.1.so.3.1 (the test fails without one: make deps). */
 const char *test_system_libruby(void);
+/* The file it names, symbolic links resolved. */
+const char *test_system_libruby_real(void);
+
+/*
+ * A temporary directory for each test of a suite, removed with all it holds:
+ * TestSuite(name, .init = test_tmpdir_make, .fini = test_tmpdir_remove).
+ */
+extern char test_tmpdir[64];
+void test_tmpdir_make(void);
+void test_tmpdir_remove(void);
 
 #endif

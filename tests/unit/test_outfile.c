@@ -13,23 +13,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "helpers.h"
 #include "outfile.h"
-
-static char dir[64];
-
-static void make_dir(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/rbm-outfile-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-}
 
 static char *in_dir(const char *name)
 {
@@ -37,7 +22,7 @@ static char *in_dir(const char *name)
 	static int next;
 	char *p = paths[next++ % 4];
 
-	snprintf(p, 256, "%s/%s", dir, name);
+	snprintf(p, 256, "%s/%s", test_tmpdir, name);
 	return p;
 }
 
@@ -63,10 +48,10 @@ static char *read_file(const char *path)
 	return buf;
 }
 
-/* Files in dir (temporary files left behind would show here). */
+/* Files in test_tmpdir (temporary files left behind would show here). */
 static int count_entries(void)
 {
-	DIR *d = opendir(dir);
+	DIR *d = opendir(test_tmpdir);
 	struct dirent *e;
 	int n = 0;
 
@@ -78,7 +63,7 @@ static int count_entries(void)
 	return n;
 }
 
-TestSuite(outfile, .init = make_dir, .fini = remove_dir);
+TestSuite(outfile, .init = test_tmpdir_make, .fini = test_tmpdir_remove);
 
 Test(outfile, plain_success_with_the_mode_of_a_new_file)
 {
@@ -200,7 +185,7 @@ Test(outfile, unwritable_place_fails_at_open)
 
 	cr_expect_eq(outfile_open(&o, in_dir("no/such/dir/report"), err, sizeof(err)), -ENOENT);
 	cr_expect(strstr(err, "No such file or directory") != NULL, "%s", err);
-	cr_expect_eq(outfile_open(&o, dir, err, sizeof(err)), -EISDIR, "a directory");
+	cr_expect_eq(outfile_open(&o, test_tmpdir, err, sizeof(err)), -EISDIR, "a directory");
 	/* No temporary file can be made in /proc, even by root. */
 	cr_expect_lt(outfile_open(&o, "/proc/version", err, sizeof(err)), 0);
 	cr_expect(strncmp(err, "cannot write /proc/version: ", 28) == 0, "%s", err);
