@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* fleet's pure parts: host specs, the remote command's quoting, timeouts, reasons. */
+/* user/cli/fleet_hosts.c: host specs, the remote command's quoting, timeouts, reasons. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>

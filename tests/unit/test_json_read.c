@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * The JSON reader: a rich report written by report_write_json reads back
- * field for field; a model's JSON reads back as its processes; malformed,
- * truncated and mistyped input is one line naming the file and the field.
- */
+/* user/model/json_read.c: reports and models read back from their JSON. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +9,12 @@
 #include "json_read.h"
 #include "model_ops.h"
 #include "writers.h"
+
+/*
+ * A rich report written by report_write_json reads back field for field; a
+ * model's JSON reads back as its processes; malformed, truncated and
+ * mistyped input is one line naming the file and the field.
+ */
 
 static struct frame frames_a[] = {{"Class#new", "<cfunc>", 0},
 				  {"Cache#keep \"q\"", "app/c\xc3\xa4" "che.rb", 12},

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * user/output/outfile.c: the report reaches its file whole or not at all,
- * write errors are reported, and foreign symlinks are not followed.
- */
+/* user/output/outfile.c: writing the report to its file, or to standard output. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +12,11 @@
 #include <unistd.h>
 #include "helpers.h"
 #include "outfile.h"
+
+/*
+ * The report reaches its file whole or not at all, write errors are
+ * reported, and foreign symlinks are not followed.
+ */
 
 static char *in_dir(const char *name)
 {

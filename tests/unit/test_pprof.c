@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * pprof output, decoded again with protobuf-c: Go's heap sample types, one
- * sample per process, path, class and age, Ruby frames as locations under a
- * class leaf, labels pprof can filter on, bytes from the census.
- */
+/* user/output/pprof.c: the model as a pprof heap profile (model_write_pprof). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +7,12 @@
 #include "model_ops.h"
 #include "profile.pb-c.h"
 #include "writers.h"
+
+/*
+ * The profile decoded again with protobuf-c: Go's heap sample types, one
+ * sample per process, path, class and age, Ruby frames as locations under a
+ * class leaf, labels pprof can filter on, bytes from the census.
+ */
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* user/ruby/ruby_symbols.c: finding the hidden Ruby symbol table from code, naming IDs. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <string.h>
