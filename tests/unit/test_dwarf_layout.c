@@ -383,9 +383,12 @@ Test(dwarf_layout, ruby31_types_equal_the_31_table)
 		const struct layout_field *fl = &ruby_layout_fields[i];
 		uint64_t a = layout_field_get(&got, fl), b = layout_field_get(&table, fl);
 
+		/* clang-format would take "private" for C++'s and write "fl -> name" */
+		// clang-format off
 		for (j = 0; j < sizeof(private) / sizeof(private[0]); j++)
-			if (!strcmp(private[j], fl -> name))
+			if (!strcmp(private[j], fl->name))
 				break;
+		// clang-format on
 		if (j < sizeof(private) / sizeof(private[0]))
 			continue;
 		cr_expect_eq(a, b, "%s: DWARF %#llx, the table for %s %#llx", fl->name,

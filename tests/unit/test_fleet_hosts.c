@@ -102,18 +102,21 @@ Test(fleet_hosts, reasons)
 					 .stderr_tail = "root@h: Permission denied (publickey).\n"},
 		  "ssh: root@h: Permission denied (publickey).");
 	reason_is((struct fleet_outcome){.wait_status = 127 << 8,
-					 .stderr_tail = "bash: line 1: /usr/bin/rbmemtrace: No such "
-							"file or directory\n"},
+					 .stderr_tail =
+					     "bash: line 1: /usr/bin/rbmemtrace: No such "
+					     "file or directory\n"},
 		  "no rbmemtrace at /usr/bin/rbmemtrace on the host (bash: line 1: "
 		  "/usr/bin/rbmemtrace: No such file or directory)");
-	reason_is((struct fleet_outcome){.wait_status = 1 << 8,
-					 .stderr_tail = "rbmemtrace: not enough privileges: run as "
-							"root\nsome other line\n"},
-		  "rbmemtrace exited with status 1: rbmemtrace: not enough privileges: run as root");
+	reason_is(
+	    (struct fleet_outcome){.wait_status = 1 << 8,
+				   .stderr_tail = "rbmemtrace: not enough privileges: run as "
+						  "root\nsome other line\n"},
+	    "rbmemtrace exited with status 1: rbmemtrace: not enough privileges: run as root");
 	reason_is((struct fleet_outcome){.wait_status = 1 << 8,
 					 .stderr_tail = "rbmemtrace: process 42 not found\n"},
 		  "rbmemtrace exited with status 1: rbmemtrace: process 42 not found");
-	reason_is((struct fleet_outcome){.timed_out = true, .timeout = 40}, "timed out after 40 s (--timeout)");
+	reason_is((struct fleet_outcome){.timed_out = true, .timeout = 40},
+		  "timed out after 40 s (--timeout)");
 	reason_is((struct fleet_outcome){.interrupted = true}, "interrupted before it reported");
 	reason_is((struct fleet_outcome){.read_error = "h's report: malformed JSON at line 3"},
 		  "malformed report: h's report: malformed JSON at line 3");

@@ -157,7 +157,7 @@ Test(outfile, refuses_a_symlink_owned_by_another_user)
 	cr_expect_eq(outfile_open(&o, in_dir("report"), err, sizeof(err)), -EPERM);
 	snprintf(want, sizeof(want),
 		 "refusing to write %s: it is a symlink owned by uid 65534, not by you (uid %u)",
-		 in_dir("report"), (unsigned)getuid());
+		 in_dir("report"), (unsigned) getuid());
 	cr_expect_str_eq(err, want);
 	cr_expect_str_eq(read_file(in_dir("victim")), "precious\n");
 	cr_expect_eq(count_entries(), 2, "something was created");
@@ -213,7 +213,9 @@ Test(outfile, stdout_write_error_is_detected)
 		if (outfile_commit(&o, err, sizeof(err)) != -ENOSPC)
 			_exit(4);
 		_exit(strcmp(err, "cannot write the report to standard output: No space left "
-				  "on device") ? 5 : 0);
+				  "on device")
+			  ? 5
+			  : 0);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
