@@ -115,7 +115,7 @@ test "default -p: churned Strings are not retained though their slots hold other
         "keep #{keep.slice('allocated', 'retained', 'young')}, sampling #{report['sampling']}")
 end
 
-# Issue 9's bias: windows placed in wall time opened while the target slept
+# The bias of windows placed in wall time: they opened while the target slept
 # and saw the first allocations after each wake-up, the class allocated
 # first coming out ~5x over-sampled (TopChurn/TopLeakedSession traced 0.32
 # and 9.17 for a truth of 2.0).  Windows placed in the allocation stream,

@@ -52,7 +52,7 @@ test "GC.compact: warning, moves followed, counts exact" do
   check(text =~ /WARNING: GC.compact ran \d+ time/, "text report lacks the compaction warning")
 end
 
-# Issue 13's item 2: with the moves followed, a compacting loop's garbage is freed, every object once.
+# With the moves followed, a compacting loop's garbage is freed, every object once.
 test "GC.compact in a loop: the dead freed, the kept retained, nothing not followed" do
   report, truth, = trace_pid("compact_loop.rb")
   check(truth["compact_count"] >= 20, "scenario compacted #{truth['compact_count']} times")

@@ -1,13 +1,50 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "dwarf_types.h"
+#include "elfinfo.h"
+#include "escape.h"
 #include "helpers.h"
 #include "ruby_versions.h"
+#include "writers.h"
+
+struct dwarf_types *test_dwarf_open(const char *path, const char *root)
+{
+	struct dwarf_types *dt;
+	char err[512];
+
+	cr_assert_eq(access(path, R_OK), 0, "%s missing: run the tests with `make unit`", path);
+	cr_assert_eq(dwarf_types_open(path, root, &dt, err, sizeof(err)), 0, "%s", err);
+	return dt;
+}
+
+uint64_t test_symbol(const char *path, const char *name)
+{
+	uint64_t value;
+
+	cr_assert_eq(elf_symbol_value(path, name, &value, NULL), 0, "%s not in %s", name, path);
+	return value;
+}
+
+char *test_json_of(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_not_null(f);
+	json_write_string(f, s);
+	fclose(f);
+	return buf;
+}
 
 const struct ruby_layout *test_layout_of(const char *version)
 {
@@ -67,6 +104,30 @@ const char *test_system_libruby(void)
 	return NULL;
 }
 
+const char *test_system_libruby_real(void)
+{
+	static char real[PATH_MAX];
+
+	cr_assert_not_null(realpath(test_system_libruby(), real), "%s", test_system_libruby());
+	return real;
+}
+
+char test_tmpdir[64];
+
+void test_tmpdir_make(void)
+{
+	snprintf(test_tmpdir, sizeof(test_tmpdir), "/tmp/rbm-unit-XXXXXX");
+	cr_assert_not_null(mkdtemp(test_tmpdir));
+}
+
+void test_tmpdir_remove(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", test_tmpdir);
+	cr_assert_eq(system(cmd), 0, "could not remove %s", test_tmpdir);
+}
+
 void test_require_rubies(int checked, const char *what)
 {
 	const char *req = getenv("RBM_REQUIRE_RUBIES");
@@ -78,4 +139,95 @@ void test_require_rubies(int checked, const char *what)
 		  "RBM_REQUIRE_RUBIES is set (make rubies)",
 		  what);
 	cr_skip_test("%s: no test Ruby in /var/cache/rbmemtrace/rubies (make rubies)", what);
+}
+
+struct counts test_counts(uint64_t allocated, uint64_t freed, uint64_t retained)
+{
+	return (struct counts){.allocated = allocated, .freed = freed, .retained = retained};
+}
+
+void test_report_init(struct report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->pid = 4242;
+	strcpy(r->ruby_version, "3.1.7");
+	r->duration_s = 2.5;
+	r->end_reason = "duration";
+	r->exit_status = -1;
+}
+
+void test_report_add(struct report *r, const char *name, uint64_t allocated, uint64_t freed,
+		     uint64_t retained, uint64_t untracked, uint64_t not_followed)
+{
+	struct counts c = {.allocated = allocated,
+			   .freed = freed,
+			   .retained = retained,
+			   .untracked = untracked,
+			   .not_followed = not_followed};
+
+	cr_assert_eq(report_add(r, name, &c), 0);
+}
+
+void test_sample_report(struct report *r)
+{
+	struct counts a = {.allocated = 10, .freed = 4, .retained = 6};
+	struct counts b = {.allocated = 5, .freed = 5};
+	struct counts c = {.allocated = 3, .retained = 1, .untracked = 2};
+
+	memset(r, 0, sizeof(*r));
+	r->pid = 42;
+	strcpy(r->ruby_version, "3.1.7");
+	r->end_reason = "signal";
+	r->exit_status = -1;
+	report_add(r, "Zed", &b);
+	report_add(r, "Foo::Bar", &a);
+	report_add(r, "Evil\"\n\x1b[2J", &c);
+	report_add(r, "Foo::Bar", &a); /* merges */
+	report_finish(r);
+}
+
+void test_fill_report(struct report *r, const char *host, int line, uint64_t n, double scale)
+{
+	struct frame frames[] = {{"Store#put", "store.rb", line}, {"<main>", "app.rb", 1}};
+	struct stack st = {.depth = 2, .truncated = false, .frames = frames};
+	struct counts c = test_counts(n, n / 2, n - n / 2);
+	struct census_counts cc = {
+	    .live_start = 1, .live_end = n, .bytes_end = 40 * n, .old_end = 1};
+
+	snprintf(r->host, sizeof(r->host), "%s", host);
+	r->sampling.on = scale > 0;
+	r->sampling.scale = scale;
+	r->have_gc_counts = true;
+	r->gc_allocated = 100 * n;
+	r->gc_runs = 3;
+	r->with_stacks = true;
+	report_add(r, "Session", &c);
+	report_add_stack(r, "Session", &st, &c);
+	report_set_census(r, "Session", &cc);
+	report_finish(r);
+}
+
+char *test_report_text(const struct report *r, size_t top)
+{
+	struct text_options o = {.top = top, .top_stacks = 10};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_not_null(f);
+	report_write_text(f, r, &o);
+	fclose(f);
+	return buf;
+}
+
+char *test_report_json(const struct report *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_not_null(f);
+	report_write_json(f, r);
+	fclose(f);
+	return buf;
 }

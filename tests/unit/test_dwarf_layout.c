@@ -1,10 +1,5 @@
-/*
- * The DWARF reader (user/ruby/dwarf_types.c, dwarf_macros.c) on a fixture
- * compiled at test time from tests/unit/fixtures/ (expected values: the
- * compiler's own offsetof/sizeof and macro values from the same header), and
- * the Ruby layout reader (dwarf_layout.c) on the test Rubies' DWARF builds,
- * against the generated table entries and notes/layouts/ (gdb's view).
- */
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* user/ruby/dwarf_layout.c: a Ruby's layout from DWARF, against the table and notes/layouts/. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <stdio.h>
@@ -12,304 +7,18 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "dwarf_fixture.h"
 #include "dwarf_layout.h"
+#include "dwarf_types.h"
 #include "helpers.h"
 #include "mjit_offsets.h"
 #include "ruby_versions.h"
 
-#define FIX ".output/fixtures/dwarf"
-#define RUBIES "/var/cache/rbmemtrace/rubies"
-
-static struct dwarf_types *open_fix(const char *path, const char *root)
-{
-	struct dwarf_types *dt;
-	char err[512];
-
-	cr_assert_eq(access(path, R_OK), 0, "%s missing: run the tests with `make unit`", path);
-	cr_assert_eq(dwarf_types_open(path, root, &dt, err, sizeof(err)), 0, "%s", err);
-	return dt;
-}
-
-static void expect_member(struct dwarf_types *dt, const char *type, const char *path, size_t off,
-			  size_t size)
-{
-	struct dwarf_field f;
-
-	cr_assert_eq(dwarf_member(dt, type, path, &f), 0, "%s.%s not found", type, path);
-	cr_expect_eq(f.offset, off, "%s.%s: offset %lu, expected %zu", type, path,
-		     (unsigned long) f.offset, off);
-	cr_expect_eq(f.size, size, "%s.%s: size %lu, expected %zu", type, path,
-		     (unsigned long) f.size, size);
-	cr_expect_eq(f.bit_size, 0);
-}
-
-#define MEMBER(dt, type, ctype, path)                                                              \
-	expect_member(dt, type, #path, offsetof(ctype, path), sizeof(((ctype *) 0)->path))
-
-Test(dwarf_types, members_match_offsetof)
-{
-	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
-	const char *types[] = {"struct fix_outer", "fix_outer_t", "fix_const_t"};
-	struct dwarf_field f;
-	uint64_t size;
-	size_t i;
-
-	for (i = 0; i < 3; i++) {
-		MEMBER(dt, types[i], struct fix_outer, flags);
-		MEMBER(dt, types[i], struct fix_outer, as.heap.len);
-		MEMBER(dt, types[i], struct fix_outer, as.heap.ptr);
-		MEMBER(dt, types[i], struct fix_outer, as.ary);
-		MEMBER(dt, types[i], struct fix_outer, anon_i); /* anonymous union */
-		MEMBER(dt, types[i], struct fix_outer, anon_d);
-		MEMBER(dt, types[i], struct fix_outer, before_bits);
-		MEMBER(dt, types[i], struct fix_outer, inners);
-		MEMBER(dt, types[i], struct fix_outer, inners[2].v[1]);
-		MEMBER(dt, types[i], struct fix_outer, tag);  /* anonymous struct */
-		MEMBER(dt, types[i], struct fix_outer, deep); /* in one inside it */
-		MEMBER(dt, types[i], struct fix_outer, darray);
-		MEMBER(dt, types[i], struct fix_outer, priv);
-		MEMBER(dt, types[i], struct fix_outer, color);
-		MEMBER(dt, types[i], struct fix_outer, tail);
-		cr_expect_eq(dwarf_type_size(dt, types[i], &size), 0);
-		cr_expect_eq(size, sizeof(struct fix_outer));
-	}
-	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "as.ary", &f), 0);
-	cr_expect_eq(f.count, 24);
-	cr_expect_eq(f.elem_size, 1);
-	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "inners", &f), 0);
-	cr_expect_eq(f.count, 4);
-	cr_expect_eq(f.elem_size, sizeof(struct fix_inner));
-	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "as.heap.ptr", &f), 0);
-	cr_expect(f.is_pointer);
-	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "tail", &f), 0);
-	cr_expect(f.is_signed);
-	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "flags", &f), 0);
-	cr_expect(!f.is_signed && !f.is_pointer);
-
-	/* "->" follows a pointer: offsets count from the pointee (a flexible array here) */
-	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "darray->data", &f), 0);
-	cr_expect_eq(f.offset, offsetof(struct fix_darray, data));
-	cr_expect_eq(f.count, 0);
-	cr_expect_eq(f.elem_size, sizeof(struct fix_inner *));
-	MEMBER(dt, "struct fix_darray", struct fix_darray, capa);
-
-	cr_expect_eq(dwarf_type_size(dt, "FIX_VALUE", &size), 0);
-	cr_expect_eq(size, sizeof(FIX_VALUE));
-	cr_expect_eq(dwarf_type_size(dt, "enum fix_color", &size), 0);
-	cr_expect_eq(size, sizeof(enum fix_color));
-	cr_expect_eq(dwarf_type_size(dt, "struct fix_inner", &size), 0);
-	cr_expect_eq(size, sizeof(struct fix_inner));
-	dwarf_types_close(dt);
-}
-
-static uint32_t bits_mask(void (*set)(struct fix_bits *))
-{
-	union {
-		struct fix_bits b;
-		uint32_t w;
-	} u;
-
-	memset(&u, 0, sizeof(u));
-	set(&u.b);
-	return u.w;
-}
-static void set_mode(struct fix_bits *b)
-{
-	b->mode = 3;
-}
-static void set_gc(struct fix_bits *b)
-{
-	b->during_gc = 1;
-}
-static void set_pad(struct fix_bits *b)
-{
-	b->pad = 63;
-}
-static void set_last(struct fix_bits *b)
-{
-	b->last = 1;
-}
-
-Test(dwarf_types, bit_fields_as_masks_of_their_word)
-{
-	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
-	struct {
-		const char *path;
-		void (*set)(struct fix_bits *);
-		uint32_t width;
-	} bf[] = {{"bits.mode", set_mode, 2},
-		  {"bits.during_gc", set_gc, 1},
-		  {"bits.pad", set_pad, 6},
-		  {"bits.last", set_last, 1}};
-	struct dwarf_field f;
-	size_t i;
-
-	for (i = 0; i < sizeof(bf) / sizeof(bf[0]); i++) {
-		uint32_t mask = bits_mask(bf[i].set);
-
-		cr_assert_eq(dwarf_member(dt, "struct fix_outer", bf[i].path, &f), 0);
-		cr_expect_eq(f.offset, offsetof(struct fix_outer, bits), "%s", bf[i].path);
-		cr_expect_eq(f.size, 4);
-		cr_expect_eq(f.bit_size, bf[i].width, "%s", bf[i].path);
-		cr_expect_eq(((1u << f.bit_size) - 1) << f.bit_offset, mask, "%s: bit %u, mask %#x",
-			     bf[i].path, f.bit_offset, mask);
-	}
-	dwarf_types_close(dt);
-}
-
-Test(dwarf_types, enumerators_and_macros)
-{
-	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
-	struct {
-		const char *name;
-		int64_t value;
-	} c[] = {
-	    {"FIX_GREEN", FIX_GREEN},
-	    {"FIX_BLUE", (int64_t) FIX_BLUE}, /* unsigned enum: no sign extension */
-	    {"FIX_NEG", FIX_NEG},
-	    {"FIX_ANON_B", FIX_ANON_B},
-	    {"FIX_SHIFT", FIX_SHIFT},
-	    {"FIX_FLAG", (int64_t) FIX_FLAG}, /* function-like macros, casts, typedefs */
-	    {"FIX_MASK", (int64_t) FIX_MASK},
-	    {"FIX_SIZE", (int64_t) FIX_SIZE}, /* sizeof(struct), sizeof(T[N]) */
-	    {"FIX_NEGATIVE", FIX_NEGATIVE},
-	    {"FIX_TERNARY", FIX_TERNARY},
-	    {"FIX_PRECEDENCE", FIX_PRECEDENCE},
-	    {"FIX_TRUNC", FIX_TRUNC},
-	    {"FIX_ALL_ONES", (int64_t) FIX_ALL_ONES},
-	    {"FIX_RED", FIX_RED}, /* "#define FIX_RED FIX_RED": the enumerator */
-	};
-	int64_t v;
-	size_t i;
-
-	cr_assert(dwarf_types_has_macros(dt), "the fixture is built with -g3 -fdebug-macro");
-	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		cr_expect_eq(dwarf_constant(dt, c[i].name, &v), 0, "%s", c[i].name);
-		cr_expect_eq(v, c[i].value, "%s = %lld, expected %lld", c[i].name, (long long) v,
-			     (long long) c[i].value);
-	}
-	cr_expect_eq(dwarf_enumerator(dt, "FIX_NEG", &v), 0);
-	cr_expect_eq(v, -5);
-	cr_expect_eq(dwarf_enumerator(dt, "FIX_FLAG", &v), -1, "a macro is no enumerator");
-	cr_expect_eq(dwarf_constant(dt, "FIX_NOT_CONSTANT", &v), -1);
-	cr_expect_eq(dwarf_constant(dt, "FIX_USER", &v), -1, "function-like, no arguments");
-	cr_expect_eq(dwarf_constant(dt, "FIX_NO_SUCH_NAME", &v), -1);
-
-	/* a -g build: enumerators still, macros not, and it says why */
-	dwarf_types_ignore_macros(dt);
-	cr_expect(!dwarf_types_has_macros(dt));
-	cr_expect_eq(dwarf_constant(dt, "FIX_FLAG", &v), -2);
-	cr_expect_eq(dwarf_constant(dt, "FIX_RED", &v), 0);
-	cr_expect_eq(v, 1);
-	dwarf_types_close(dt);
-}
-
-Test(dwarf_types, lookups_that_must_fail)
-{
-	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
-	struct dwarf_field f;
-	uint64_t size;
-
-	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "nope", &f), -1);
-	cr_expect_eq(dwarf_member(dt, "struct no_such_type", "flags", &f), -1);
-	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "flags.x", &f), -1, "not a struct");
-	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "flags->x", &f), -1, "not a pointer");
-	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "inners[1]x", &f), -1);
-	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "flags[0]", &f), -1, "not an array");
-	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "", &f), -1);
-	cr_expect_eq(dwarf_type_size(dt, "union fix_outer", &size), -1, "a struct, not a union");
-	cr_expect_eq(dwarf_type_size(dt, "no_such_typedef", &size), -1);
-	dwarf_types_close(dt);
-}
-
-Test(dwarf_types, compile_units_chosen_by_name)
-{
-	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
-	const char *priv[] = {"dwarf_fixture_private.c", NULL};
-	const char *main_cu[] = {"tests/unit/fixtures/dwarf_fixture.c", NULL};
-	const char *none[] = {"gc.c", NULL};
-	struct dwarf_field f;
-
-	cr_expect_eq(dwarf_types_use_cus(dt, priv), 1, "matched by its last path component");
-	cr_expect_eq(dwarf_member(dt, "struct fix_private", "b", &f), 0);
-	cr_expect_eq(f.offset, 8);
-	cr_expect_eq(dwarf_types_use_cus(dt, main_cu), 1, "and by its whole name");
-	/* declared only in this CU: the definition is found in the other */
-	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "priv->b", &f), 0);
-	cr_expect_eq(f.offset, 8);
-	cr_expect_eq(dwarf_types_use_cus(dt, none), 0);
-	dwarf_types_close(dt);
-}
-
-Test(dwarf_types, separate_debug_files)
-{
-	struct dwarf_types *dt;
-	struct dwarf_field f;
-	char err[512];
-	int64_t v;
-
-	/* .gnu_debuglink, next to the file; the debug file's sections are zlib-compressed */
-	dt = open_fix(FIX "/debuglink/libfix.so", NULL);
-	cr_expect_str_eq(dwarf_types_file(dt), FIX "/debuglink/libfix.so.debug");
-	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "tail", &f), 0);
-	cr_expect_eq(f.offset, offsetof(struct fix_outer, tail));
-	cr_expect_eq(dwarf_constant(dt, "FIX_MASK", &v), 0);
-	cr_expect_eq(v, (int64_t) FIX_MASK);
-	dwarf_types_close(dt);
-
-	/* build-id, under a root (a container's /proc/PID/root) */
-	dt = open_fix(FIX "/buildid/libfix.so", FIX "/root");
-	cr_expect(strstr(dwarf_types_file(dt), "/usr/lib/debug/.build-id/"));
-	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "deep", &f), 0);
-	cr_expect_eq(f.offset, offsetof(struct fix_outer, deep));
-	dwarf_types_close(dt);
-
-	cr_expect_eq(dwarf_types_open(FIX "/buildid/libfix.so", NULL, &dt, err, sizeof(err)), -1);
-	cr_expect(strstr(err, "no DWARF"), "%s", err);
-	cr_expect_eq(dwarf_types_open(FIX "/no-such-file.so", NULL, &dt, err, sizeof(err)), -1);
-}
-
-/* The generator and these tests list every field: a new field must be listed too. */
-static void expect_all_listed(struct dwarf_types *dt, const char *type,
-			      const struct layout_field *fields, size_t n)
-{
-	const char *names[256];
-	struct dwarf_field f;
-	int i, count = dwarf_member_names(dt, type, names, 256), numeric = 0;
-	size_t j;
-
-	cr_assert_gt(count, 3, "%s not in the fixture", type);
-	for (i = 0; i < count; i++) {
-		if (!strcmp(names[i], "series") || !strcmp(names[i], "verified") ||
-		    !strcmp(names[i], "source"))
-			continue;
-		numeric++;
-		for (j = 0; j < n && strcmp(fields[j].name, names[i]); j++)
-			;
-		cr_expect_lt(j, n, "%s.%s is not in dwarf_layout.c's field list", type, names[i]);
-		if (j == n)
-			continue;
-		cr_assert_eq(dwarf_member(dt, type, names[i], &f), 0);
-		cr_expect_eq(f.offset, fields[j].offset, "%s", names[i]);
-		cr_expect_eq(f.size, fields[j].size, "%s", names[i]);
-	}
-	cr_expect_eq((size_t) numeric, n, "%s: %d members, %zu listed", type, numeric, n);
-}
-
-Test(dwarf_layout, field_lists_cover_the_structures)
-{
-	struct dwarf_types *dt = open_fix(FIX "/libfix.so", NULL);
-
-	expect_all_listed(dt, "struct ruby_layout", ruby_layout_fields, ruby_layout_nfields);
-	dwarf_types_close(dt);
-}
-
-/* ---- the test Rubies ---- */
+/* ---- the test Rubies' DWARF builds ---- */
 
 struct ruby_build {
 	const char *dir, *lib, *version;
 };
+
 static const struct ruby_build builds[] = {
     {RUBIES "/3.3.8-ruby-build", RUBIES "/3.3.8-ruby-build/lib/libruby.so.3.3.8", "3.3.8"},
     {RUBIES "/3.4.5-ruby-build", RUBIES "/3.4.5-ruby-build/lib/libruby.so.3.4.5", "3.4.5"},
@@ -408,15 +117,15 @@ Test(dwarf_layout, macro_defaults_equal_the_builds_macros)
 
 		if (!have(&builds[i]))
 			continue;
-		dt = open_fix(builds[i].lib, NULL);
+		dt = test_dwarf_open(builds[i].lib, NULL);
 		cr_assert(dwarf_types_has_macros(dt), "ruby-build compiles with -ggdb3");
 		cr_assert_eq(dwarf_layout_from(dt, builds[i].version, &with, err, sizeof(err)), 0,
 			     "%s", err);
 		dwarf_types_close(dt);
-		dt = open_fix(builds[i].lib, NULL);
+		dt = test_dwarf_open(builds[i].lib, NULL);
 		dwarf_types_ignore_macros(dt);
-		cr_assert_eq(dwarf_layout_from(dt, builds[i].version, &without, err, sizeof(err)), 0,
-			     "%s", err);
+		cr_assert_eq(dwarf_layout_from(dt, builds[i].version, &without, err, sizeof(err)),
+			     0, "%s", err);
 		cr_expect_eq(compare("defaults", &without, &with), 0);
 		/* an unknown series without macros is refused, naming the macro */
 		cr_expect_eq(dwarf_layout_from(dt, "9.9.0", &without, err, sizeof(err)), -1);
@@ -527,7 +236,8 @@ static const struct note_map note_maps[] = {
     {"objspace.flags", "objspace_flags", 0, NULL},
     {"objspace.flags.mode.bitpos", "objspace_flags_mode_mask", 1, "objspace_flags"},
     {"objspace.flags.during_compacting.bitpos", "objspace_flags_compacting", 1, "objspace_flags"},
-    {"objspace.flags.during_incremental_marking.bitpos", "objspace_flags_incremental", 1, "objspace_flags"},
+    {"objspace.flags.during_incremental_marking.bitpos", "objspace_flags_incremental", 1,
+     "objspace_flags"},
     {"objspace.flags.during_gc.bitpos", "objspace_flags_during_gc", 1, "objspace_flags"},
     {"objspace.heap_pages.sorted", "objspace_sorted", 0, NULL},
     {"objspace.heap_pages.allocated_pages", "objspace_allocated_pages", 0, NULL},
@@ -582,8 +292,7 @@ static int check_notes(const char *notes, const struct ruby_layout *l)
 				const struct layout_field *w = layout_field_named(m->word);
 
 				cr_assert(got, "%s is 0", m->field);
-				got =
-				    layout_field_get(l, w) * 8 + (uint64_t) __builtin_ctzll(got);
+				got = layout_field_get(l, w) * 8 + (uint64_t) __builtin_ctzll(got);
 			}
 			cr_expect_eq(got, v, "%s: %s = %llu in the layout, %llu in %s", name,
 				     m->field, (unsigned long long) got, v, notes);
@@ -661,7 +370,7 @@ Test(dwarf_layout, ruby31_types_equal_the_31_table)
 	    "bitmap_words",
 	    "max_slot_size",
 	    "ar_table_size"};
-	struct dwarf_types *dt = open_fix(".output/fixtures/ruby31_types.so", NULL);
+	struct dwarf_types *dt = test_dwarf_open(".output/fixtures/ruby31_types.so", NULL);
 	struct ruby_layout table, got;
 	char err[4096];
 	size_t i, j, same = 0;
@@ -674,9 +383,12 @@ Test(dwarf_layout, ruby31_types_equal_the_31_table)
 		const struct layout_field *fl = &ruby_layout_fields[i];
 		uint64_t a = layout_field_get(&got, fl), b = layout_field_get(&table, fl);
 
+		/* clang-format would take "private" for C++'s and write "fl -> name" */
+		// clang-format off
 		for (j = 0; j < sizeof(private) / sizeof(private[0]); j++)
 			if (!strcmp(private[j], fl->name))
 				break;
+		// clang-format on
 		if (j < sizeof(private) / sizeof(private[0]))
 			continue;
 		cr_expect_eq(a, b, "%s: DWARF %#llx, the table for %s %#llx", fl->name,

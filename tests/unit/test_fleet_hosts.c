@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* fleet's pure parts: host specs, the remote command's quoting, timeouts, reasons. */
+/* user/cli/fleet_hosts.c: host specs, the remote command's quoting, timeouts, reasons. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +123,8 @@ Test(fleet_hosts, reasons)
 	reason_is((struct fleet_outcome){.wait_status = 1 << 8,
 					 .stderr_tail = "rbmemtrace: process 42 not found\n"},
 		  "rbmemtrace exited with status 1: rbmemtrace: process 42 not found");
-	reason_is((struct fleet_outcome){.timed_out = true, .timeout = 40}, "timed out after 40 s (--timeout)");
+	reason_is((struct fleet_outcome){.timed_out = true, .timeout = 40},
+		  "timed out after 40 s (--timeout)");
 	reason_is((struct fleet_outcome){.interrupted = true}, "interrupted before it reported");
 	reason_is((struct fleet_outcome){.read_error = "h's report: malformed JSON at line 3"},
 		  "malformed report: h's report: malformed JSON at line 3");

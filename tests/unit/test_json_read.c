@@ -1,33 +1,44 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * The JSON reader: a rich report written by report_write_json reads back
- * field for field; a model's JSON reads back as its processes; malformed,
- * truncated and mistyped input is one line naming the file and the field.
- */
+/* user/model/json_read.c: reports and models read back from their JSON. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "helpers.h"
 #include "json_read.h"
 #include "model_ops.h"
 #include "writers.h"
 
+/*
+ * A rich report written by report_write_json reads back field for field; a
+ * model's JSON reads back as its processes; malformed, truncated and
+ * mistyped input is one line naming the file and the field.
+ */
+
 static struct frame frames_a[] = {{"Class#new", "<cfunc>", 0},
-				  {"Cache#keep \"q\"", "app/c\xc3\xa4" "che.rb", 12},
+				  {"Cache#keep \"q\"",
+				   "app/c\xc3\xa4"
+				   "che.rb",
+				   12},
 				  {"<main>", "app.rb", 3}};
 static struct frame frames_b[] = {{"block in <top (required)>", "x.rb", -5}};
 
 /* A report with every field the JSON carries set to something distinct. */
 static void rich_report(struct report *r, bool sampled)
 {
-	struct stack a = {3, false, frames_a}, b = {1, true, frames_b};
-	struct counts c1 = {.allocated = 100, .freed = 40, .retained = 50, .young = 7,
-			    .untracked = 2, .not_followed = 1};
+	struct stack a = {.depth = 3, .truncated = false, .frames = frames_a},
+		     b = {.depth = 1, .truncated = true, .frames = frames_b};
+	struct counts c1 = {.allocated = 100,
+			    .freed = 40,
+			    .retained = 50,
+			    .young = 7,
+			    .untracked = 2,
+			    .not_followed = 1};
 	struct counts c2 = {.allocated = 9, .freed = 9};
 	struct ages a1 = {{10, 20, 0, 5, 0, 0, 0, 15}};
-	struct census_counts cc = {.have = true, .live_start = 11, .live_end = 60, .bytes_end = 4800,
-				   .old_end = 33};
+	struct census_counts cc = {
+	    .have = true, .live_start = 11, .live_end = 60, .bytes_end = 4800, .old_end = 33};
 
 	memset(r, 0, sizeof(*r));
 	r->pid = 4242;
@@ -47,14 +58,30 @@ static void rich_report(struct report *r, bool sampled)
 	r->have_gc_counts = true;
 	r->gc_allocated = 2600;
 	r->gc_freed = 2500;
-	r->heap_start = (struct heap_info){.have = true, .slots = 1000, .live = 900, .free = 100,
-					   .garbage = 5, .bytes = 40000, .seconds = 0.25};
-	r->heap_end = (struct heap_info){.have = true, .slots = 2000, .live = 1900, .free = 100,
-					 .garbage = 7, .bytes = 80000, .marking = true, .seconds = 0.5};
+	r->heap_start = (struct heap_info){.have = true,
+					   .slots = 1000,
+					   .live = 900,
+					   .free = 100,
+					   .garbage = 5,
+					   .bytes = 40000,
+					   .seconds = 0.25};
+	r->heap_end = (struct heap_info){.have = true,
+					 .slots = 2000,
+					 .live = 1900,
+					 .free = 100,
+					 .garbage = 7,
+					 .bytes = 80000,
+					 .marking = true,
+					 .seconds = 0.5};
 	if (sampled)
-		r->sampling = (struct sampling_info){.on = true, .budget_percent = 2, .windows = 12,
-						     .window_time_s = 0.25, .est_overhead = 0.0125,
-						     .traced = 109, .probe_hits = 150, .scale = 25};
+		r->sampling = (struct sampling_info){.on = true,
+						     .budget_percent = 2,
+						     .windows = 12,
+						     .window_time_s = 0.25,
+						     .est_overhead = 0.0125,
+						     .traced = 109,
+						     .probe_hits = 150,
+						     .scale = 25};
 	r->with_stacks = true;
 	r->stacks_truncated = 1;
 	r->stacks_dropped = 2;
@@ -64,17 +91,6 @@ static void rich_report(struct report *r, bool sampled)
 	cr_assert_eq(report_add_counts(r, "NoPath", NULL, &c2, NULL), 0);
 	cr_assert_eq(report_set_census(r, "Leak::Item", &cc), 0);
 	report_finish(r);
-}
-
-static char *json_of(const struct report *r)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	report_write_json(f, r);
-	fclose(f);
-	return buf;
 }
 
 static void same_counts(const struct counts *a, const struct counts *b, bool full, const char *w)
@@ -206,16 +222,16 @@ static void round_trip(bool sampled)
 	char err[512] = "", *json;
 
 	rich_report(&r, sampled);
-	json = json_of(&r);
+	json = test_report_json(&r);
 	cr_assert_eq(json_read_buffer(json, strlen(json), "rich.json", &m, NULL, err, sizeof(err)),
 		     0, "%s", err);
 	cr_assert_eq(m.nprocs, 1);
 	same_report(&r, m.procs[0], false);
 	/* Written again, it is the same file. */
 	free(json);
-	json = json_of(m.procs[0]);
+	json = test_report_json(m.procs[0]);
 	{
-		char *again = json_of(&r);
+		char *again = test_report_json(&r);
 
 		cr_expect_str_eq(json, again);
 		free(again);
@@ -288,8 +304,9 @@ static void bad(const char *text, const char *want)
 	struct host_failures failed = {};
 	char err[512] = "";
 
-	cr_expect_eq(json_read_buffer(text, strlen(text), "bad.json", &m, &failed, err, sizeof(err)),
-		     -1, "accepted: %s", text);
+	cr_expect_eq(
+	    json_read_buffer(text, strlen(text), "bad.json", &m, &failed, err, sizeof(err)), -1,
+	    "accepted: %s", text);
 	cr_expect_eq(m.nprocs, 0, "a bad file added processes");
 	cr_expect(strncmp(err, "bad.json: ", 10) == 0, "not naming the file: %s", err);
 	cr_expect(strstr(err, want) != NULL, "want \"%s\" in \"%s\"", want, err);
@@ -298,7 +315,8 @@ static void bad(const char *text, const char *want)
 	host_failures_free(&failed);
 }
 
-#define MIN_REPORT "\"pid\": 1, \"ruby_version\": \"3.1.7\", \"totals\": {\"allocated\": 0, \"retained\": 0}"
+#define MIN_REPORT                                                                                 \
+	"\"pid\": 1, \"ruby_version\": \"3.1.7\", \"totals\": {\"allocated\": 0, \"retained\": 0}"
 
 Test(json_read, malformed_truncated_and_mistyped)
 {
@@ -311,17 +329,20 @@ Test(json_read, malformed_truncated_and_mistyped)
 	bad("{\"a\": 1}", "not an rbmemtrace report");
 	bad("{" MIN_REPORT "}", "not an rbmemtrace report (no \"classes\"");
 	bad("{" MIN_REPORT ", \"classes\": {}}", "classes: expected an array");
-	bad("{" MIN_REPORT ", \"classes\": [{\"name\": \"A\", \"allocated\": -1, \"retained\": 0}]}",
+	bad("{" MIN_REPORT
+	    ", \"classes\": [{\"name\": \"A\", \"allocated\": -1, \"retained\": 0}]}",
 	    "classes[0].allocated: expected a whole number >= 0");
 	bad("{" MIN_REPORT ", \"classes\": [{\"name\": 5, \"allocated\": 1, \"retained\": 0}]}",
 	    "classes[0].name: expected a string");
-	bad("{" MIN_REPORT ", \"classes\": [{\"name\": \"A\", \"allocated\": 1.5, \"retained\": 0}]}",
+	bad("{" MIN_REPORT
+	    ", \"classes\": [{\"name\": \"A\", \"allocated\": 1.5, \"retained\": 0}]}",
 	    "classes[0].allocated: expected a whole number");
 	bad("{" MIN_REPORT ", \"classes\": [{\"name\": \"A\", \"allocated\": 1}]}",
 	    "classes[0].retained: missing");
 	bad("{" MIN_REPORT ", \"classes\": [], \"age_buckets\": [1, 2, 4]}", "age_buckets");
 	bad("{" MIN_REPORT ", \"classes\": [], \"stacks\": [{\"class\": \"A\", \"allocated\": 1, "
-	    "\"retained\": 1, \"frames\": [{\"label\": \"x\", \"path\": \"y\", \"line\": \"7\"}]}]}",
+	    "\"retained\": 1, \"frames\": [{\"label\": \"x\", \"path\": \"y\", \"line\": "
+	    "\"7\"}]}]}",
 	    "stacks[0].frames[0].line: expected a whole number");
 	bad("{\"processes\": [{" MIN_REPORT ", \"classes\": []}, {\"pid\": \"x\"}]}",
 	    "processes[1].pid: expected a whole number");
@@ -331,13 +352,13 @@ Test(json_read, malformed_truncated_and_mistyped)
 
 	/* Every cut of a real report is refused, never half read. */
 	rich_report(&r, true);
-	json = json_of(&r);
+	json = test_report_json(&r);
 	for (size_t cut = 0; cut + 2 < strlen(json); cut += 7) {
 		struct model m = {};
 		char err[512];
 
-		cr_expect_eq(json_read_buffer(json, cut, "cut.json", &m, NULL, err, sizeof(err)), -1,
-			     "a report cut at %zu was accepted", cut);
+		cr_expect_eq(json_read_buffer(json, cut, "cut.json", &m, NULL, err, sizeof(err)),
+			     -1, "a report cut at %zu was accepted", cut);
 		cr_expect_eq(m.nprocs, 0);
 	}
 	free(json);
@@ -365,8 +386,8 @@ Test(json_read, deep_stacks_and_files)
 
 	/* The fewest fields a report may have: the others take their defaults. */
 	text = "{" MIN_REPORT ", \"classes\": []}";
-	cr_assert_eq(json_read_buffer(text, strlen(text), "min.json", &m, NULL, err, sizeof(err)), 0,
-		     "%s", err);
+	cr_assert_eq(json_read_buffer(text, strlen(text), "min.json", &m, NULL, err, sizeof(err)),
+		     0, "%s", err);
 	cr_expect_str_eq(m.procs[0]->end_reason, "unknown");
 	cr_expect_eq(m.procs[0]->exit_status, -1);
 	cr_expect(!m.procs[0]->with_stacks && !m.procs[0]->sampling.on);

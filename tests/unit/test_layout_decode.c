@@ -1,11 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * user/ruby/layout_decode.c on the real functions of every test Ruby: the
- * host's Debian 3.1 (stripped), Debian's 3.3 and 3.4 (stripped, in their
- * chroots) and the ruby-build 3.3 and 3.4 (DWARF): every decoder must give
- * the layout the table (stripped) or the DWARF (ruby-build) holds, and a
- * function whose instructions changed must be refused, not guessed at.
- */
+/* user/ruby/layout_decode.c: a Ruby's layout decoded from its functions' code. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <errno.h>
@@ -21,7 +15,13 @@
 #include "layout_decode.h"
 #include "ruby_versions.h"
 
-#define RUBIES "/var/cache/rbmemtrace/rubies"
+/*
+ * On the real functions of every test Ruby: the host's Debian 3.1
+ * (stripped), Debian's 3.3 and 3.4 (stripped, in their chroots) and the
+ * ruby-build 3.3 and 3.4 (DWARF): every decoder must give the layout the
+ * table (stripped) or the DWARF (ruby-build) holds, and a function whose
+ * instructions changed must be refused, not guessed at.
+ */
 
 struct build {
 	const char *lib;

@@ -1,12 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * user/ruby/layout_proof.c, each check on images it must pass and on images
- * a wrong offset would make.  The gc and heap groups read a heap laid out by
- * the 3.1 table in this process's own memory (the "target" is the test
- * itself: process_vm_readv of our pid), so that each invariant can be
- * broken alone; classes, stacks and probes read a live Ruby, with one offset
- * moved as a wrong table would.
- */
+/* user/ruby/layout_proof.c: every offset proved against the target by invariants before use. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +8,15 @@
 #include "helpers.h"
 #include "rbmemtrace.h"
 #include "ruby_target.h"
+
+/*
+ * Each check on images it must pass and on images a wrong offset would
+ * make.  The gc and heap groups read a heap laid out by the 3.1 table in
+ * this process's own memory (the "target" is the test itself:
+ * process_vm_readv of our pid), so that each invariant can be broken alone;
+ * classes, stacks and probes read a live Ruby, with one offset moved as a
+ * wrong table would.
+ */
 
 #define PAGES 8
 

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * user/output/outfile.c: the report reaches its file whole or not at all,
- * write errors are reported, and foreign symlinks are not followed.
- */
+/* user/output/outfile.c: writing the report to its file, or to standard output. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -13,23 +10,13 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "helpers.h"
 #include "outfile.h"
 
-static char dir[64];
-
-static void make_dir(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/rbm-outfile-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-}
+/*
+ * The report reaches its file whole or not at all, write errors are
+ * reported, and foreign symlinks are not followed.
+ */
 
 static char *in_dir(const char *name)
 {
@@ -37,7 +24,7 @@ static char *in_dir(const char *name)
 	static int next;
 	char *p = paths[next++ % 4];
 
-	snprintf(p, 256, "%s/%s", dir, name);
+	snprintf(p, 256, "%s/%s", test_tmpdir, name);
 	return p;
 }
 
@@ -63,10 +50,10 @@ static char *read_file(const char *path)
 	return buf;
 }
 
-/* Files in dir (temporary files left behind would show here). */
+/* Files in test_tmpdir (temporary files left behind would show here). */
 static int count_entries(void)
 {
-	DIR *d = opendir(dir);
+	DIR *d = opendir(test_tmpdir);
 	struct dirent *e;
 	int n = 0;
 
@@ -78,7 +65,7 @@ static int count_entries(void)
 	return n;
 }
 
-TestSuite(outfile, .init = make_dir, .fini = remove_dir);
+TestSuite(outfile, .init = test_tmpdir_make, .fini = test_tmpdir_remove);
 
 Test(outfile, plain_success_with_the_mode_of_a_new_file)
 {
@@ -170,7 +157,7 @@ Test(outfile, refuses_a_symlink_owned_by_another_user)
 	cr_expect_eq(outfile_open(&o, in_dir("report"), err, sizeof(err)), -EPERM);
 	snprintf(want, sizeof(want),
 		 "refusing to write %s: it is a symlink owned by uid 65534, not by you (uid %u)",
-		 in_dir("report"), (unsigned)getuid());
+		 in_dir("report"), (unsigned) getuid());
 	cr_expect_str_eq(err, want);
 	cr_expect_str_eq(read_file(in_dir("victim")), "precious\n");
 	cr_expect_eq(count_entries(), 2, "something was created");
@@ -200,7 +187,7 @@ Test(outfile, unwritable_place_fails_at_open)
 
 	cr_expect_eq(outfile_open(&o, in_dir("no/such/dir/report"), err, sizeof(err)), -ENOENT);
 	cr_expect(strstr(err, "No such file or directory") != NULL, "%s", err);
-	cr_expect_eq(outfile_open(&o, dir, err, sizeof(err)), -EISDIR, "a directory");
+	cr_expect_eq(outfile_open(&o, test_tmpdir, err, sizeof(err)), -EISDIR, "a directory");
 	/* No temporary file can be made in /proc, even by root. */
 	cr_expect_lt(outfile_open(&o, "/proc/version", err, sizeof(err)), 0);
 	cr_expect(strncmp(err, "cannot write /proc/version: ", 28) == 0, "%s", err);
@@ -226,7 +213,9 @@ Test(outfile, stdout_write_error_is_detected)
 		if (outfile_commit(&o, err, sizeof(err)) != -ENOSPC)
 			_exit(4);
 		_exit(strcmp(err, "cannot write the report to standard output: No space left "
-				  "on device") ? 5 : 0);
+				  "on device")
+			  ? 5
+			  : 0);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);

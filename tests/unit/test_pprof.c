@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * pprof output, decoded again with protobuf-c: Go's heap sample types, one
- * sample per process, path, class and age, Ruby frames as locations under a
- * class leaf, labels pprof can filter on, bytes from the census.
- */
+/* user/output/pprof.c: the model as a pprof heap profile (model_write_pprof). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +7,12 @@
 #include "model_ops.h"
 #include "profile.pb-c.h"
 #include "writers.h"
+
+/*
+ * The profile decoded again with protobuf-c: Go's heap sample types, one
+ * sample per process, path, class and age, Ruby frames as locations under a
+ * class leaf, labels pprof can filter on, bytes from the census.
+ */
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -26,10 +28,10 @@ static Profile *write_and_decode(const struct model_view *v)
 
 	cr_assert_eq(model_write_pprof(f, v), 0);
 	fclose(f);
-	cr_assert(gzlen > 18 && (unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b,
+	cr_assert(gzlen > 18 && (unsigned char) gz[0] == 0x1f && (unsigned char) gz[1] == 0x8b,
 		  "not gzip");
 	cr_assert_eq(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = (unsigned char *)gz;
+	z.next_in = (unsigned char *) gz;
 	z.avail_in = gzlen;
 	z.next_out = raw;
 	z.avail_out = cap;
@@ -44,8 +46,8 @@ static Profile *write_and_decode(const struct model_view *v)
 
 static const char *str(const Profile *p, int64_t i)
 {
-	cr_assert(i >= 0 && (size_t)i < p->n_string_table, "string %lld out of the table",
-		  (long long)i);
+	cr_assert(i >= 0 && (size_t) i < p->n_string_table, "string %lld out of the table",
+		  (long long) i);
 	return p->string_table[i];
 }
 
@@ -60,12 +62,11 @@ static const char *function_of(const Profile *p, uint64_t location_id)
 				if (p->function[j]->id == p->location[i]->line[0]->function_id)
 					return str(p, p->function[j]->name);
 		}
-	cr_assert_fail("location %llu not found", (unsigned long long)location_id);
+	cr_assert_fail("location %llu not found", (unsigned long long) location_id);
 	return NULL;
 }
 
-static bool label(const Profile *p, const Sample *s, const char *key, const char **sv,
-		  int64_t *nv)
+static bool label(const Profile *p, const Sample *s, const char *key, const char **sv, int64_t *nv)
 {
 	size_t i;
 
@@ -102,9 +103,10 @@ static const Sample *find(const Profile *p, const char *cls, int64_t pid, int64_
 
 Test(pprof, heap_profile_decodes)
 {
-	static struct frame fr[] = {{"Class#new", "<cfunc>", 0}, {"Cache#keep", "app.rb", 12},
+	static struct frame fr[] = {{"Class#new", "<cfunc>", 0},
+				    {"Cache#keep", "app.rb", 12},
 				    {"<top (required)>", "app.rb", 3}};
-	struct stack st = {3, true, fr};
+	struct stack st = {.depth = 3, .truncated = true, .frames = fr};
 	struct counts leak = {.allocated = 100, .freed = 40, .retained = 50, .young = 10};
 	struct counts other = {.allocated = 7, .retained = 2};
 	struct ages ages = {{20, 0, 0, 30}}; /* 20 survived 1 GC, 30 from 5 to 8 */

@@ -2,11 +2,15 @@
 /* user/ruby/ruby_versions.c: the built-in layouts, patch fields, macro defaults, entry points. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "classnames.h"
+#include "elfinfo.h"
 #include "helpers.h"
 #include "mjit_offsets.h"
+#include "procmaps.h"
 #include "ruby_versions.h"
+#include "target_mem.h"
 
 Test(ruby_versions, series_matching)
 {
@@ -196,7 +200,8 @@ Test(ruby_versions, alloc_points_per_series)
 	cr_expect_eq(n31, 9);
 	cr_expect_eq(n33, 9);
 	cr_expect_eq(n34, 5, "3.4 allocates through five exported functions");
-	/* 3.4's Foo.new goes through rb_wb_protected_newobj_of: probing the allocator too would count twice. */
+	/* 3.4's Foo.new goes through rb_wb_protected_newobj_of: probing the allocator too would
+	 * count twice. */
 	cr_expect(p31->hidden_class_allocator && p33->hidden_class_allocator);
 	cr_expect(!p34->hidden_class_allocator);
 	for (i = 0; i < n34; i++) {
@@ -209,4 +214,52 @@ Test(ruby_versions, alloc_points_per_series)
 	/* The allocating frame's pc is on its instruction only in 3.1. */
 	cr_expect(p31->alloc_pc_on_insn && !p33->alloc_pc_on_insn && !p34->alloc_pc_on_insn);
 	cr_expect_str_eq(ruby_traced_series(), "3.1, 3.3, 3.4");
+}
+
+Test(ruby_versions, the_31_pages)
+{
+	/* GC::INTERNAL_CONSTANTS of 3.1.7: 16 KiB pages, 409 slots of 40 B, 56-byte bitmaps. */
+	cr_expect_eq(test_layout_of("3.1.7")->page_size, 16384);
+	cr_expect_eq(test_layout_of("3.1.7")->max_slots, (16384 - 8) / 40);
+	cr_expect_eq(test_layout_of("3.1.7")->bitmap_words * 8, 56);
+	cr_expect_leq(test_layout_of("3.1.7")->page_mark_bits +
+			  test_layout_of("3.1.7")->bitmap_words * 8,
+		      test_layout_of("3.1.7")->page_read_size);
+}
+
+/* The objspace counters sampling scales by are GC.stat's, read from outside. */
+Test(ruby_versions, objspace_allocation_counters)
+{
+	char *argv[] = {"ruby", "-e",
+			"3.times { GC.start }; GC.disable; STDOUT.sync = true; "
+			"a = GC.stat(:total_allocated_objects); f = GC.stat(:total_freed_objects); "
+			"puts \"#{a} #{f} #{GC.count}\"; sleep 30",
+			NULL};
+	const struct ruby_layout *off = test_layout_of(MJIT_RUBY_VERSION);
+	uint64_t sym, vm, objspace, allocated, freed, count;
+	unsigned long want_allocated, want_freed, want_count;
+	struct ruby_image img;
+	char err[512];
+	struct test_child c;
+
+	cr_assert_not_null(off);
+	test_child_start(&c, argv);
+	cr_assert_eq(sscanf(c.line, "%lu %lu %lu", &want_allocated, &want_freed, &want_count), 3,
+		     "%s", c.line);
+	cr_assert_eq(procmaps_find_ruby(c.pid, &img, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(elf_symbol_value(img.host_path, "ruby_current_vm_ptr", &sym, NULL), 0);
+	cr_assert_eq(target_read_u64(c.pid, img.load_bias + sym, &vm), 0);
+	cr_assert_eq(target_read_u64(c.pid, vm + off->vm_objspace, &objspace), 0);
+	cr_assert_eq(target_read_u64(c.pid, objspace + off->objspace_total_allocated, &allocated),
+		     0);
+	cr_assert_eq(target_read_u64(c.pid, objspace + off->objspace_total_freed, &freed), 0);
+	/* The line itself allocated a few strings after the counter was read. */
+	cr_expect(allocated >= want_allocated && allocated <= want_allocated + 50,
+		  "objspace says %lu allocated, GC.stat said %lu", (unsigned long) allocated,
+		  want_allocated);
+	cr_expect_eq(freed, want_freed);
+	cr_assert_eq(target_read_u64(c.pid, objspace + off->objspace_gc_count, &count), 0);
+	cr_expect(want_count >= 3, "GC.count %lu", want_count);
+	cr_expect_eq(count, want_count);
+	test_child_stop(&c);
 }

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The overhead budget's arithmetic, and which first instructions a uprobe emulates. */
+/* user/probe/sampler.c: the overhead budget's arithmetic, where and when windows open. */
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
-#include "attach.h"
 #include "sampler.h"
-#include "windows.h"
 
 /* What the probes' hits cost in these tests: a 4 us trap, a 10 us program when it records. */
 static const struct hit_costs costs = {.trap = 4e-6, .record = 10e-6, .skip = 0.2e-6};
@@ -49,9 +47,9 @@ Test(sampler, windows_are_armed_uniformly_in_the_stream)
 		sampler_init(&s, 2, i + 1, 0);
 		/* A target allocating a million a second, followed for 5 s. */
 		for (t = 0; t < 5 && s.state == SAMPLER_GATED; t += 0.005)
-			sampler_step(&s, t, true, (uint64_t)(t * rate), &costs);
+			sampler_step(&s, t, true, (uint64_t) (t * rate), &costs);
 		cr_assert_eq(s.state, SAMPLER_ARMED, "armed after 5 s");
-		double u = (double)s.arm_at - s.last_pos;
+		double u = (double) s.arm_at - s.last_pos;
 
 		lo = u < lo ? u : lo;
 		hi = u > hi ? u : hi;
@@ -73,8 +71,8 @@ Test(sampler, seeds_give_different_windows)
 	sampler_init(&a, 2, 1, 0);
 	sampler_init(&b, 2, 2, 0);
 	for (t = 0; t < 1; t += 0.005) {
-		sampler_step(&a, t, true, (uint64_t)(t * 1e6), &costs);
-		sampler_step(&b, t, true, (uint64_t)(t * 1e6), &costs);
+		sampler_step(&a, t, true, (uint64_t) (t * 1e6), &costs);
+		sampler_step(&b, t, true, (uint64_t) (t * 1e6), &costs);
 	}
 	cr_expect_eq(a.state, SAMPLER_ARMED);
 	cr_expect_neq(a.arm_at, b.arm_at);
@@ -95,7 +93,7 @@ Test(sampler, windows_cover_a_whole_burst)
 	sampler_init(&s, 2, 3, 0);
 	/* 10,000 allocations in 1 ms, then 50 ms asleep, for 10 s. */
 	for (t = 0; t < 10; t += 0.0005) {
-		double phase = t - (int)(t / 0.051) * 0.051;
+		double phase = t - (int) (t / 0.051) * 0.051;
 
 		if (phase < 0.001)
 			pos += 5000;
@@ -103,11 +101,12 @@ Test(sampler, windows_cover_a_whole_burst)
 			break;
 	}
 	cr_assert_eq(s.state, SAMPLER_ARMED, "a window is due");
-	cr_expect(s.burst >= 10000 && s.burst <= 15000, "bursts of %lu", (unsigned long)s.burst);
+	cr_expect(s.burst >= 10000 && s.burst <= 15000, "bursts of %lu", (unsigned long) s.burst);
 	sampler_window_opened(&s, t, &costs, &plan);
-	cr_expect(plan.len >= s.burst, "covers %lu of a %lu burst", (unsigned long)plan.len,
-		  (unsigned long)s.burst);
-	cr_expect(plan.len * (costs.trap + costs.skip + plan.sample * costs.record) <= plan.max_cost,
+	cr_expect(plan.len >= s.burst, "covers %lu of a %lu burst", (unsigned long) plan.len,
+		  (unsigned long) s.burst);
+	cr_expect(plan.len * (costs.trap + costs.skip + plan.sample * costs.record) <=
+		      plan.max_cost,
 		  "within its cost");
 	/* At the usual share (trap / program) it would cost 86 ms, more than it may. */
 	cr_expect(plan.sample < 0.3, "a thinner share: %f", plan.sample);
@@ -115,12 +114,13 @@ Test(sampler, windows_cover_a_whole_burst)
 	/* A steady target: no idle, no burst to cover, the nominal window. */
 	sampler_init(&s, 2, 3, 0);
 	for (t = 0; t < 10; t += 0.0005)
-		if (sampler_step(&s, t, true, (uint64_t)(t * 5e6), &costs))
+		if (sampler_step(&s, t, true, (uint64_t) (t * 5e6), &costs))
 			break;
 	cr_assert_eq(s.state, SAMPLER_ARMED);
 	sampler_window_opened(&s, t, &costs, &plan);
-	cr_expect_float_eq(plan.len * (costs.trap + costs.skip + plan.sample * (costs.record - costs.skip)),
-			   0.010, 1e-4, "nominal window");
+	cr_expect_float_eq(
+	    plan.len * (costs.trap + costs.skip + plan.sample * (costs.record - costs.skip)), 0.010,
+	    1e-4, "nominal window");
 	cr_expect_float_eq(plan.sample, 4 / 9.8, 1e-9, "records as much as the traps cost");
 }
 
@@ -160,7 +160,7 @@ struct sim {
 static double sim_rand(struct sim *m)
 {
 	m->rng = m->rng * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (m->rng >> 11) / (double)(1ULL << 53);
+	return (m->rng >> 11) / (double) (1ULL << 53);
 }
 
 /* One allocation with the window as it is: what it costs, and whether it is recorded. */
@@ -238,7 +238,8 @@ static void sim_run(struct sim *m, double until)
 	}
 }
 
-/* The tracer (windows.c) and the target, for `seconds`; the worst overhead at any window's opening. */
+/* The tracer (windows.c) and the target, for `seconds`; the worst overhead at any window's opening.
+ */
 static double simulate(struct sim *m, struct sampler *s, double seconds)
 {
 	double worst = 0;
@@ -300,19 +301,19 @@ static void periodic_shares(bool b_first, uint64_t seed)
 
 	sampler_init(&s, 2, seed, 0);
 	worst = simulate(&m, &s, 120);
-	ratio = (double)m.traced[1] / m.traced[0];
+	ratio = (double) m.traced[1] / m.traced[0];
 	cr_log_info("%s first: traced B/A %.3f in %lu windows (%lu on bursts), %lu traced, %.2f%%",
-		    b_first ? "B" : "A", ratio, (unsigned long)s.windows,
-		    (unsigned long)s.burst_windows, (unsigned long)s.hits,
+		    b_first ? "B" : "A", ratio, (unsigned long) s.windows,
+		    (unsigned long) s.burst_windows, (unsigned long) s.hits,
 		    sampler_overhead(&s, m.t) * 100);
 	/* The simulated target's own count: twice as many B as A, up to the turn under way. */
 	cr_expect(m.truth[1] > 2 * m.truth[0] - 3000 && m.truth[1] < 2 * m.truth[0] + 3000,
-		  "truth %lu A, %lu B", (unsigned long)m.truth[0], (unsigned long)m.truth[1]);
-	cr_expect(m.traced[0] + m.traced[1] > 5000, "traced %lu", (unsigned long)s.hits);
+		  "truth %lu A, %lu B", (unsigned long) m.truth[0], (unsigned long) m.truth[1]);
+	cr_expect(m.traced[0] + m.traced[1] > 5000, "traced %lu", (unsigned long) s.hits);
 	cr_expect(ratio > 2 * 0.85 && ratio < 2 / 0.85,
 		  "%s first: traced B/A %.2f, the target's 2.00 (%lu A, %lu B in %lu windows)",
-		  b_first ? "B" : "A", ratio, (unsigned long)m.traced[0],
-		  (unsigned long)m.traced[1], (unsigned long)s.windows);
+		  b_first ? "B" : "A", ratio, (unsigned long) m.traced[0],
+		  (unsigned long) m.traced[1], (unsigned long) s.windows);
 	cr_expect(worst <= 0.02 + 1e-9, "overhead %f at a window's opening", worst);
 	cr_expect(sampler_overhead(&s, m.t) <= 0.02, "overhead %f", sampler_overhead(&s, m.t));
 	cr_expect(sampler_overhead(&s, m.t) >= 0.01, "overhead %f: budget unused",
@@ -348,12 +349,13 @@ static void long_bursts(bool b_first, uint64_t seed)
 	simulate(&m, &s, 300);
 	ratio = m.weighed[1] / m.weighed[0];
 	cr_log_info("long bursts, %s first: weighed B/A %.3f in %lu windows (%lu cut), %.2f%%",
-		    b_first ? "B" : "A", ratio, (unsigned long)s.windows,
-		    (unsigned long)s.truncated_windows, sampler_overhead(&s, m.t) * 100);
-	cr_expect(ratio > 2 * 0.8 && ratio < 2 / 0.8,
-		  "%s first: weighed B/A %.2f, the target's 2.00 (%lu A, %lu B traced in %lu windows)",
-		  b_first ? "B" : "A", ratio, (unsigned long)m.traced[0],
-		  (unsigned long)m.traced[1], (unsigned long)s.windows);
+		    b_first ? "B" : "A", ratio, (unsigned long) s.windows,
+		    (unsigned long) s.truncated_windows, sampler_overhead(&s, m.t) * 100);
+	cr_expect(
+	    ratio > 2 * 0.8 && ratio < 2 / 0.8,
+	    "%s first: weighed B/A %.2f, the target's 2.00 (%lu A, %lu B traced in %lu windows)",
+	    b_first ? "B" : "A", ratio, (unsigned long) m.traced[0], (unsigned long) m.traced[1],
+	    (unsigned long) s.windows);
 	cr_expect(sampler_overhead(&s, m.t) <= 0.02, "overhead %f", sampler_overhead(&s, m.t));
 }
 
@@ -381,18 +383,19 @@ Test(sampler, steady_target_stays_within_budget)
 
 	sampler_init(&s, 2, 7, 0);
 	worst = simulate(&m, &s, 120);
-	cr_expect(s.windows > 50, "%lu windows", (unsigned long)s.windows);
+	cr_expect(s.windows > 50, "%lu windows", (unsigned long) s.windows);
 	cr_expect(worst <= 0.02 + 1e-9, "overhead %f at a window", worst);
 	cr_expect(sampler_overhead(&s, m.t) >= 0.02 * 0.6, "overhead %f: windows wasted",
 		  sampler_overhead(&s, m.t));
 	cr_expect_eq(s.burst_windows, 0, "no idle, no burst window");
 }
 
-/* Cheap windows still leave the probes off most of the time: a costly window is followed by a gap. */
+/* Cheap windows still leave the probes off most of the time: a costly window is followed by a gap.
+ */
 Test(sampler, duty_is_capped)
 {
-	struct window_view v = {.hit = true, .first = 1, .last = 100, .recorded = 100,
-				.hits = 100, .cost = 0.010};
+	struct window_view v = {
+	    .hit = true, .first = 1, .last = 100, .recorded = 100, .hits = 100, .cost = 0.010};
 	struct window_plan plan;
 	struct sampler s;
 
@@ -412,9 +415,14 @@ Test(sampler, duty_is_capped)
 static void one_window(struct sampler *s, double t, uint64_t first, uint64_t recorded, bool burst,
 		       bool done)
 {
-	struct window_view v = {.hit = true, .first = first, .last = first + recorded - 1,
-				.recorded = recorded, .hits = recorded, .cost = 0.001,
-				.burst = burst, .done = done};
+	struct window_view v = {.hit = true,
+				.first = first,
+				.last = first + recorded - 1,
+				.recorded = recorded,
+				.hits = recorded,
+				.cost = 0.001,
+				.burst = burst,
+				.done = done};
 	struct window_plan plan;
 
 	s->state = SAMPLER_ARMED;
@@ -440,7 +448,7 @@ Test(sampler, doubt_few_allocations_outrun_and_cut)
 	/* The budget held windows back while most allocations were made. */
 	sampler_init(&s, 2, 1, 0);
 	for (t = 0; t < 1; t += 0.005)
-		sampler_step(&s, t, true, (uint64_t)(t * 1e6), &costs);
+		sampler_step(&s, t, true, (uint64_t) (t * 1e6), &costs);
 	one_window(&s, 1, 1000000, 5000, false, false);
 	one_window(&s, 2, 1010000, 5000, false, false);
 	/* After a window the counter is only re-based; then 5M allocations in 5 ms, held back. */
@@ -455,122 +463,11 @@ Test(sampler, doubt_few_allocations_outrun_and_cut)
 	one_window(&s, 1, 10000, 2000, true, false);
 	one_window(&s, 2, 20000, 2000, true, true);
 	cr_expect_not_null(sampler_doubt(&s, buf, sizeof(buf)));
-	cr_expect(strstr(buf, "2 of 3 windows opened at a burst's start and were cut short") != NULL,
+	cr_expect(strstr(buf, "2 of 3 windows opened at a burst's start and were cut short") !=
+		      NULL,
 		  "%s", buf);
 	/* A few, among windows that opened inside bursts: no doubt. */
 	for (t = 3; t < 9; t++)
-		one_window(&s, t, 10000 * (uint64_t)t, 2000, false, false);
+		one_window(&s, t, 10000 * (uint64_t) t, 2000, false, false);
 	cr_expect_null(sampler_doubt(&s, buf, sizeof(buf)), "%s", buf);
-}
-
-Test(uprobe_insn, push_is_emulated_others_stepped)
-{
-	static const unsigned char push_rbp[] = {0x55}, push_r13[] = {0x41, 0x55},
-				   push_rbx[] = {0x53, 0x48}, mov[] = {0x48, 0x89, 0xf8},
-				   sub[] = {0x48, 0x83, 0xec}, endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa},
-				   rex_b_mov[] = {0x41, 0x89};
-
-	cr_expect(uprobe_insn_emulated(push_rbp, sizeof(push_rbp)));
-	cr_expect(uprobe_insn_emulated(push_r13, sizeof(push_r13)));
-	cr_expect(uprobe_insn_emulated(push_rbx, sizeof(push_rbx)));
-	cr_expect_not(uprobe_insn_emulated(mov, sizeof(mov)));
-	cr_expect_not(uprobe_insn_emulated(sub, sizeof(sub)));
-	cr_expect_not(uprobe_insn_emulated(endbr64, sizeof(endbr64)));
-	cr_expect_not(uprobe_insn_emulated(rex_b_mov, sizeof(rex_b_mov)));
-	cr_expect_not(uprobe_insn_emulated(push_r13, 1)); /* a lone REX prefix */
-}
-
-
-/* Debian's -fcf-protection libruby: every entry point starts with endbr64, which the kernel steps. */
-Test(uprobe_insn, past_endbr64_only_onto_a_push)
-{
-	static const unsigned char push_rbp[] = {0x55, 0x48, 0x89, 0xf5, 0x53, 0x48},
-				   endbr_push_rbp[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48},
-				   endbr_push_r14[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x41, 0x56},
-				   endbr_testb[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xf6, 0x42, 0x40, 0x02},
-				   endbr_lea_rip[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8d, 0x05, 0x25},
-				   endbr_sub[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x83, 0xec, 0x08},
-				   sub[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x8b},
-				   endbr32_push[] = {0xf3, 0x0f, 0x1e, 0xfb, 0x55, 0x48};
-	struct uprobe_entry e;
-
-	e = uprobe_entry_classify(push_rbp, sizeof(push_rbp));
-	cr_expect(e.emulated && e.skip == 0);
-	e = uprobe_entry_classify(endbr_push_rbp, sizeof(endbr_push_rbp));
-	cr_expect(e.emulated && e.skip == 4, "the probe goes on the push");
-	e = uprobe_entry_classify(endbr_push_r14, sizeof(endbr_push_r14));
-	cr_expect(e.emulated && e.skip == 4, "the probe goes on the push");
-	/* Stepped either way: the probe stays on the entry. */
-	e = uprobe_entry_classify(endbr_testb, sizeof(endbr_testb));
-	cr_expect(!e.emulated && e.skip == 0);
-	e = uprobe_entry_classify(endbr_lea_rip, sizeof(endbr_lea_rip));
-	cr_expect(!e.emulated && e.skip == 0);
-	e = uprobe_entry_classify(endbr_sub, sizeof(endbr_sub));
-	cr_expect(!e.emulated && e.skip == 0);
-	e = uprobe_entry_classify(sub, sizeof(sub));
-	cr_expect(!e.emulated && e.skip == 0);
-	e = uprobe_entry_classify(endbr32_push, sizeof(endbr32_push));
-	cr_expect(!e.emulated && e.skip == 0, "endbr32 is not endbr64");
-	/* What follows endbr64 unread, or a lone REX prefix. */
-	e = uprobe_entry_classify(endbr_push_rbp, 4);
-	cr_expect(!e.emulated && e.skip == 0);
-	e = uprobe_entry_classify(endbr_push_r14, 5);
-	cr_expect(!e.emulated && e.skip == 0);
-}
-
-/* 3.3's hidden rb_class_allocate_instance (every Foo.new): endbr64; mov; mov; jmp. */
-Test(uprobe_insn, past_constant_arguments_onto_a_tail_call)
-{
-	static const unsigned char thunk[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xba, 0x01, 0x00,
-					      0x00, 0x00, 0xbe, 0x01, 0x20, 0x00, 0x00,
-					      0xe9, 0x1d, 0xfe, 0xff, 0xff},
-				   r8d_then_jmp8[] = {0x41, 0xb8, 0x02, 0x00, 0x00, 0x00, 0xeb, 0x10},
-				   movs_then_lea[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xba, 0x01, 0x00, 0x00,
-						      0x00, 0x48, 0x8d, 0x05, 0x25, 0x00, 0x00, 0x00},
-				   endbr_jmp[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xe9, 0x00, 0x01, 0x00, 0x00},
-				   five_movs[] = {0xb8, 1, 0, 0, 0, 0xb9, 1, 0, 0, 0,
-						  0xba, 1, 0, 0, 0, 0xbb, 1, 0, 0, 0,
-						  0xbe, 1, 0, 0, 0, 0xe9, 0, 0, 0, 0};
-	struct uprobe_entry e;
-
-	e = uprobe_entry_classify(thunk, sizeof(thunk));
-	cr_expect(e.emulated && e.skip == 14, "the probe goes on the jmp, not %u bytes in", e.skip);
-	e = uprobe_entry_classify(r8d_then_jmp8, sizeof(r8d_then_jmp8));
-	cr_expect(e.emulated && e.skip == 6);
-	e = uprobe_entry_classify(endbr_jmp, sizeof(endbr_jmp));
-	cr_expect(e.emulated && e.skip == 4);
-	/* Not onto something stepped anyway, nor past more moves than it looks at. */
-	e = uprobe_entry_classify(movs_then_lea, sizeof(movs_then_lea));
-	cr_expect(!e.emulated && e.skip == 0);
-	e = uprobe_entry_classify(five_movs, sizeof(five_movs));
-	cr_expect(!e.emulated && e.skip == 0);
-	/* The jmp cut short: its displacement unread. */
-	e = uprobe_entry_classify(thunk, 16);
-	cr_expect(!e.emulated && e.skip == 0);
-}
-
-/* A traced object's tag (probe << 56 | the probe's hit number) finds its window's weight. */
-Test(windows, an_object_weighs_what_its_window_recorded)
-{
-	struct probes probes = {.alloc_probes = 2};
-	/* Hit counters of probes 0 and 1 when each of three windows opened. */
-	uint64_t opened_at[] = {0, 0, 100, 40, 250, 41};
-	uint32_t weight[] = {3 * RBM_WEIGHT_ONE, 60 * RBM_WEIGHT_ONE, 64 * RBM_WEIGHT_ONE};
-	struct windows w = {.probes = &probes,
-			    .opened_at = opened_at,
-			    .opened_weight = weight,
-			    .nopened = 3};
-
-	cr_expect_eq(windows_weight_of(&w, 0), 3 * RBM_WEIGHT_ONE);
-	cr_expect_eq(windows_weight_of(&w, 99), 3 * RBM_WEIGHT_ONE);
-	cr_expect_eq(windows_weight_of(&w, 100), 60 * RBM_WEIGHT_ONE);
-	cr_expect_eq(windows_weight_of(&w, 249), 60 * RBM_WEIGHT_ONE);
-	cr_expect_eq(windows_weight_of(&w, 250), 64 * RBM_WEIGHT_ONE);
-	cr_expect_eq(windows_weight_of(&w, 1ULL << 40), 64 * RBM_WEIGHT_ONE);
-	cr_expect_eq(windows_weight_of(&w, 1ULL << 56 | 39), 3 * RBM_WEIGHT_ONE, "probe 1's counter");
-	cr_expect_eq(windows_weight_of(&w, 1ULL << 56 | 40), 60 * RBM_WEIGHT_ONE);
-	cr_expect_eq(windows_weight_of(&w, 1ULL << 56 | 41), 64 * RBM_WEIGHT_ONE);
-	cr_expect_eq(windows_weight_of(&w, 5ULL << 56 | 41), RBM_WEIGHT_ONE, "no such probe");
-	w.nopened = 0;
-	cr_expect_eq(windows_weight_of(&w, 7), RBM_WEIGHT_ONE, "no window: traced in full");
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* top's row model: changes against the baseline, rates, trends, sorting, summing. */
+/* user/model/top_model.c: changes against the baseline, rates, trends, sorting, summing. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>

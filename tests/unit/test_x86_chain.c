@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * user/process/x86_chain.c on the instruction shapes Ruby's accessors have
- * (copied as bytes from the test Rubies' disassembly), and on shapes it must
- * refuse.  The decoders on the real functions: test_layout_decode.c.
- */
+/* user/process/x86_chain.c: what a small x86-64 function returns, as a chain of memory loads. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <string.h>
 #include "x86_chain.h"
+
+/*
+ * On the instruction shapes Ruby's accessors have (copied as bytes from the
+ * test Rubies' disassembly), and on shapes it must refuse.  The decoders on
+ * the real functions: test_layout_decode.c.
+ */
 
 #define VADDR 0x100000ULL
 

@@ -1,7 +1,7 @@
-# The periodic target of issue 9's bias (top_leak.rb's loop): every turn a
-# run of one class, then a run of another, then strings, then a short sleep.
-# Windows placed in wall time saw the first few hundred allocations after
-# each wake-up, so whichever class came first was over-sampled ~5x.
+# A periodic target, as top_leak.rb's loop is: every turn a run of one class,
+# then a run of another, then strings, then a short sleep.  Windows placed in
+# wall time saw the first few hundred allocations after each wake-up, so
+# whichever class came first was over-sampled ~5x.
 # BURST_ORDER=leak_first|churn_first.  Truth: Ruby's own allocation count
 # per class over the loop (the scenario counts them itself).
 require_relative "../scenario"

@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The report model on its own: adding, finishing, estimates, owning stacks, merging. */
+/* user/model/report.c and report_finish.c: one unit in two files, sharing report.h. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "helpers.h"
 #include "report.h"
 #include "writers.h"
-
-static struct counts cnt(uint64_t allocated, uint64_t freed, uint64_t retained)
-{
-	return (struct counts){.allocated = allocated, .freed = freed, .retained = retained};
-}
 
 static const struct class_row *find_row(const struct report *r, const char *name)
 {
@@ -21,10 +18,161 @@ static const struct class_row *find_row(const struct report *r, const char *name
 	return NULL;
 }
 
-Test(model, add_merges_by_name_and_finish_sorts_and_sums)
+Test(report, merge_sort_totals)
+{
+	struct report r;
+
+	test_sample_report(&r);
+	cr_assert_eq(r.nrows, 3);
+	cr_expect_str_eq(r.rows[0].name, "Foo::Bar");
+	cr_expect_eq(r.rows[0].counts.allocated, 20);
+	cr_expect_eq(r.rows[0].counts.retained, 12);
+	cr_expect_str_eq(r.rows[2].name, "Zed");
+	cr_expect_eq(r.totals.allocated, 28);
+	cr_expect_eq(r.totals.untracked, 2);
+	report_free(&r);
+}
+
+Test(report, sites_and_paths_from_stacks)
+{
+	struct frame inner[] = {
+	    {"Class#new", "<cfunc>", 0}, {"build", "app.rb", 7}, {"<main>", "app.rb", 9}};
+	struct frame other[] = {{"build", "app.rb", 7}, {"other", "app.rb", 20}};
+	struct stack s1 = {.depth = 3, .truncated = false, .frames = inner},
+		     s2 = {.depth = 2, .truncated = true, .frames = other};
+	struct counts c1 = {.allocated = 5, .retained = 3}, c2 = {.allocated = 2, .retained = 2};
+	struct report r = {.end_reason = "x", .exit_status = -1, .with_stacks = true};
+	char *out;
+
+	report_add_stack(&r, "Leak", &s1, &c1);
+	report_add_stack(&r, "Leak", &s2, &c2);
+	report_add_stack(&r, "Leak", &s1, &c1);
+	report_finish(&r);
+	cr_assert_eq(r.nsites, 1, "both paths allocate at app.rb:7");
+	cr_expect_eq(r.sites[0].line, 7);
+	cr_expect_eq(r.sites[0].counts.retained, 8);
+	cr_assert_eq(r.nstacks, 2);
+	cr_expect_eq(r.stacks[0].counts.retained, 6);
+	out = test_report_json(&r);
+	cr_expect(strstr(out, "{\"class\": \"Leak\", \"path\": \"app.rb\", \"line\": 7, "
+			      "\"allocated\": 12, \"retained\": 8, \"young\": 0, "
+			      "\"retained_ages\": [0, 0, 0, 0, 0, 0, 0, 0]}") != NULL,
+		  "%s", out);
+	cr_expect(strstr(out, "\"frames\": [{\"label\": \"Class#new\", \"path\": \"<cfunc>\", "
+			      "\"line\": 0}, {\"label\": \"build\"") != NULL,
+		  "%s", out);
+	free(out);
+	report_free(&r);
+}
+
+Test(report, sort_tie_breaks)
+{
+	static const char *const order[] = {"D", "C", "A", "B", "E", "F"};
+	struct report r;
+	size_t i;
+
+	test_report_init(&r);
+	test_report_add(&r, "B", 10, 5, 5, 0, 0);
+	test_report_add(&r, "E", 100, 100, 0, 0, 0);
+	test_report_add(&r, "A", 10, 5, 5, 0, 0);
+	test_report_add(&r, "F", 1, 1, 0, 0, 0);
+	test_report_add(&r, "C", 20, 15, 5, 0, 0);
+	test_report_add(&r, "D", 9, 0, 9, 0, 0);
+	report_finish(&r);
+	cr_assert_eq(r.nrows, 6);
+	for (i = 0; i < 6; i++)
+		cr_expect_str_eq(r.rows[i].name, order[i], "row %zu", i);
+	report_free(&r);
+}
+
+Test(report, totals_sum_every_field)
+{
+	struct report r;
+
+	test_report_init(&r);
+	test_report_add(&r, "A", 10, 3, 7, 1, 2);
+	test_report_add(&r, "B", 20, 20, 0, 0, 5);
+	test_report_add(&r, "A", 1, 0, 1, 4, 0);
+	report_finish(&r);
+	cr_expect_eq(r.totals.allocated, 31);
+	cr_expect_eq(r.totals.freed, 23);
+	cr_expect_eq(r.totals.retained, 8);
+	cr_expect_eq(r.totals.untracked, 5);
+	cr_expect_eq(r.totals.not_followed, 7);
+	/* Finishing twice does not double the totals. */
+	report_finish(&r);
+	cr_expect_eq(r.totals.allocated, 31);
+	report_free(&r);
+	cr_expect_eq(r.nrows, 0);
+	cr_expect_null(r.rows);
+}
+
+/* More rows than the first allocation, each added twice in a different order. */
+Test(report, merges_many_rows)
+{
+	struct report r;
+	char name[32];
+	int i;
+
+	test_report_init(&r);
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "Class%04d", i);
+		test_report_add(&r, name, i + 1, 0, i, 0, 0);
+	}
+	for (i = 999; i >= 0; i--) {
+		snprintf(name, sizeof(name), "Class%04d", i);
+		test_report_add(&r, name, 1, 1, 0, 0, 0);
+	}
+	cr_assert_eq(r.nrows, 1000);
+	report_finish(&r);
+	cr_assert_eq(r.nrows, 1000);
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "Class%04d", 999 - i);
+		cr_assert_str_eq(r.rows[i].name, name);
+		cr_assert_eq(r.rows[i].counts.allocated, 999 - i + 2);
+		cr_assert_eq(r.rows[i].counts.freed, 1);
+		cr_assert_eq(r.rows[i].counts.retained, 999 - i);
+	}
+	report_free(&r);
+}
+
+/* Names that differ only after a prefix, or in case, are separate rows. */
+Test(report, similar_names_stay_apart)
+{
+	struct report r;
+
+	test_report_init(&r);
+	test_report_add(&r, "Foo", 1, 0, 1, 0, 0);
+	test_report_add(&r, "foo", 1, 0, 1, 0, 0);
+	test_report_add(&r, "Foo::Bar", 1, 0, 1, 0, 0);
+	test_report_add(&r, "Foo ", 1, 0, 1, 0, 0);
+	test_report_add(&r, "", 1, 0, 1, 0, 0);
+	test_report_add(&r, "Foo", 1, 0, 1, 0, 0);
+	cr_expect_eq(r.nrows, 5);
+	report_finish(&r);
+	cr_expect_str_eq(r.rows[0].name, "Foo");
+	cr_expect_eq(r.rows[0].counts.allocated, 2);
+	cr_expect_str_eq(r.rows[1].name, "");
+	report_free(&r);
+}
+
+Test(report, frame_display_names)
+{
+	struct frame ruby = {"block in foo", "/app/x.rb", 12}, c = {"Integer#times", "<cfunc>", 0};
+	char buf[64], small[8];
+
+	frame_display_name(&ruby, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "block in foo (/app/x.rb:12)");
+	frame_display_name(&c, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "Integer#times");
+	frame_display_name(&ruby, small, sizeof(small));
+	cr_expect_str_eq(small, "block i");
+}
+
+Test(report, add_merges_by_name_and_finish_sorts_and_sums)
 {
 	struct report r = {};
-	struct counts a = cnt(10, 4, 6), b = cnt(5, 5, 0), c = cnt(3, 0, 3);
+	struct counts a = test_counts(10, 4, 6), b = test_counts(5, 5, 0), c = test_counts(3, 0, 3);
 
 	cr_assert_eq(report_add(&r, "Foo", &a), 0);
 	cr_assert_eq(report_add(&r, "Bar", &b), 0);
@@ -41,12 +189,12 @@ Test(model, add_merges_by_name_and_finish_sorts_and_sums)
 	report_free(&r);
 }
 
-Test(model, stacks_are_copied_and_make_sites)
+Test(report, stacks_are_copied_and_make_sites)
 {
 	char label[32] = "Foo#build", path[32] = "app.rb";
 	struct frame frames[] = {{"Class#new", "<cfunc>", 0}, {label, path, 7}};
-	struct stack st = {2, false, frames};
-	struct counts c = cnt(4, 1, 3);
+	struct stack st = {.depth = 2, .truncated = false, .frames = frames};
+	struct counts c = test_counts(4, 1, 3);
 	struct report r = {};
 
 	cr_assert_eq(report_add(&r, "Foo", &c), 0);
@@ -66,12 +214,12 @@ Test(model, stacks_are_copied_and_make_sites)
 	report_free(&r);
 }
 
-Test(model, finish_computes_estimates_under_sampling)
+Test(report, finish_computes_estimates_under_sampling)
 {
 	struct report r = {.sampling = {.on = true, .scale = 2.5}};
 	struct frame frames[] = {{"x", "a.rb", 3}};
-	struct stack st = {1, false, frames};
-	struct counts c = cnt(4, 2, 2);
+	struct stack st = {.depth = 1, .truncated = false, .frames = frames};
+	struct counts c = test_counts(4, 2, 2);
 
 	report_add(&r, "Foo", &c);
 	report_add_stack(&r, "Foo", &st, &c);
@@ -92,11 +240,11 @@ Test(model, finish_computes_estimates_under_sampling)
  * Churn 2).  Each traced object weighs 1 / its window's share; the weights
  * scale to Ruby's count, not the traced counts.
  */
-Test(model, estimates_weigh_each_object_by_its_windows_share)
+Test(report, estimates_weigh_each_object_by_its_windows_share)
 {
 	struct report r = {.sampling = {.on = true, .scale = 1000}};
-	struct counts leak = {.allocated = 300, .retained = 300}, churn = {.allocated = 200,
-									   .freed = 200};
+	struct counts leak = {.allocated = 300, .retained = 300},
+		      churn = {.allocated = 200, .freed = 200};
 
 	/* 250 Leak in the dense window (weight 3), 50 in thin ones (60); 200 Churn in thin ones. */
 	leak.w_allocated = leak.w_retained = 250 * 3 + 50 * 60;
@@ -115,11 +263,11 @@ Test(model, estimates_weigh_each_object_by_its_windows_share)
 	report_free(&r);
 }
 
-Test(model, census_figures_live_on_their_class_row)
+Test(report, census_figures_live_on_their_class_row)
 {
 	struct report r = {};
 	struct census_counts cc = {.live_start = 5, .live_end = 9, .bytes_end = 360, .old_end = 4};
-	struct counts c = cnt(4, 0, 4);
+	struct counts c = test_counts(4, 0, 4);
 
 	report_add(&r, "Foo", &c);
 	report_set_census(&r, "Foo", &cc);
@@ -132,83 +280,13 @@ Test(model, census_figures_live_on_their_class_row)
 	report_free(&r);
 }
 
-/* Two processes, as two hosts would send them: names line up, addresses never mattered. */
-static void fill(struct report *r, const char *host, int line, uint64_t n, double scale)
-{
-	struct frame frames[] = {{"Store#put", "store.rb", line}, {"<main>", "app.rb", 1}};
-	struct stack st = {2, false, frames};
-	struct counts c = cnt(n, n / 2, n - n / 2);
-	struct census_counts cc = {.live_start = 1, .live_end = n, .bytes_end = 40 * n, .old_end = 1};
-
-	snprintf(r->host, sizeof(r->host), "%s", host);
-	r->sampling.on = scale > 0;
-	r->sampling.scale = scale;
-	r->have_gc_counts = true;
-	r->gc_allocated = 100 * n;
-	r->gc_runs = 3;
-	r->with_stacks = true;
-	report_add(r, "Session", &c);
-	report_add_stack(r, "Session", &st, &c);
-	report_set_census(r, "Session", &cc);
-	report_finish(r);
-}
-
-Test(model, merge_sums_by_name)
-{
-	struct report a = {}, b = {}, sum = {};
-
-	fill(&a, "web1", 10, 10, 0);
-	fill(&b, "web2", 10, 20, 0);
-	cr_assert_eq(report_merge(&sum, &a), 0);
-	cr_assert_eq(report_merge(&sum, &b), 0);
-	report_finish(&sum);
-	cr_expect_eq(sum.merged, 2);
-	cr_assert_eq(sum.nrows, 1);
-	cr_expect_eq(sum.rows[0].counts.allocated, 30);
-	cr_expect_eq(sum.rows[0].counts.retained, 5 + 10);
-	cr_expect_eq(sum.rows[0].census.live_end, 30);
-	cr_expect_eq(sum.rows[0].census.live_start, 2);
-	cr_expect_eq(sum.rows[0].census.bytes_end, 1200);
-	cr_assert_eq(sum.nstacks, 1, "the same path in both merges into one");
-	cr_expect_eq(sum.stacks[0].counts.allocated, 30);
-	cr_assert_eq(sum.nsites, 1);
-	cr_expect_eq(sum.sites[0].counts.retained, 15);
-	cr_expect_eq(sum.gc_runs, 6);
-	cr_expect(sum.have_gc_counts);
-	cr_expect_eq(sum.gc_allocated, 3000);
-	cr_expect_eq(sum.totals.allocated, sum.totals.freed + sum.totals.retained);
-	report_free(&a);
-	report_free(&b);
-	report_free(&sum);
-}
-
-Test(model, merge_keeps_different_lines_apart_and_sums_estimates)
-{
-	struct report a = {}, b = {}, sum = {};
-
-	fill(&a, "web1", 10, 10, 2.0);
-	fill(&b, "web2", 11, 10, 4.0);
-	report_merge(&sum, &a);
-	report_merge(&sum, &b);
-	report_finish(&sum);
-	cr_expect_eq(sum.nstacks, 2);
-	cr_expect_eq(sum.nsites, 2);
-	cr_assert(sum.have_estimates);
-	/* Each part scaled by its own rate: 10*2 + 10*4. */
-	cr_expect_eq(sum.rows[0].est.allocated, 60);
-	cr_expect_eq(sum.est_totals.allocated, 60);
-	report_free(&a);
-	report_free(&b);
-	report_free(&sum);
-}
-
-Test(model, model_owns_its_processes)
+Test(report, model_owns_its_processes)
 {
 	struct model m = {};
 	struct report *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 
-	fill(a, "web1", 1, 4, 0);
-	fill(b, "web2", 1, 4, 0);
+	test_fill_report(a, "web1", 1, 4, 0);
+	test_fill_report(b, "web2", 1, 4, 0);
 	cr_assert_eq(model_add(&m, a), 0);
 	cr_assert_eq(model_add(&m, b), 0);
 	cr_expect_eq(m.nprocs, 2);
@@ -217,23 +295,23 @@ Test(model, model_owns_its_processes)
 	cr_expect_eq(m.nprocs, 0);
 }
 
-Test(model, age_buckets_double)
+Test(report, age_buckets_double)
 {
 	static const uint64_t gcs[] = {1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 1000};
 	static const unsigned bucket[] = {0, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7};
 	unsigned i;
 
 	for (i = 0; i < sizeof(gcs) / sizeof(gcs[0]); i++)
-		cr_expect_eq(age_bucket(gcs[i]), bucket[i], "%lu GCs", (unsigned long)gcs[i]);
+		cr_expect_eq(age_bucket(gcs[i]), bucket[i], "%lu GCs", (unsigned long) gcs[i]);
 	for (i = 0; i < AGE_BUCKETS; i++)
 		cr_expect_eq(age_bucket(age_bucket_low(i)), i, "bucket %u's low bound", i);
 	cr_expect_eq(age_bucket_low(7), 65);
 }
 
-Test(model, tally_adds_counts_and_ages_to_row_site_and_path)
+Test(report, tally_adds_counts_and_ages_to_row_site_and_path)
 {
 	struct frame frames[] = {{"Store#put", "store.rb", 4}};
-	struct stack st = {1, false, frames};
+	struct stack st = {.depth = 1, .truncated = false, .frames = frames};
 	struct counts c = {.allocated = 5, .retained = 3, .young = 1, .freed = 1};
 	struct ages a = {.n = {0, 0, 3}};
 	struct report r = {};
@@ -245,19 +323,20 @@ Test(model, tally_adds_counts_and_ages_to_row_site_and_path)
 	cr_expect_eq(r.rows[0].ages.n[2], 6);
 	cr_expect_eq(r.sites[0].ages.n[2], 3);
 	cr_expect_eq(r.stacks[0].counts.young, 1);
-	cr_expect_eq(r.totals.allocated,
-		     r.totals.freed + r.totals.retained + r.totals.young + r.totals.untracked +
-			     r.totals.not_followed);
+	cr_expect_eq(r.totals.allocated, r.totals.freed + r.totals.retained + r.totals.young +
+					     r.totals.untracked + r.totals.not_followed);
 	report_free(&r);
 }
 
 /* Sampling scales traced counts up; the heap census bounds what retained may claim. */
-Test(model, census_bounds_retained_estimates)
+Test(report, census_bounds_retained_estimates)
 {
 	struct report r = {.sampling = {.on = true, .scale = 100}, .heap_end = {.have = true}};
 	struct frame f1[] = {{"a", "a.rb", 1}}, f2[] = {{"b", "b.rb", 2}};
-	struct stack s1 = {1, false, f1}, s2 = {1, false, f2};
-	struct counts c1 = {.allocated = 30, .retained = 30}, c2 = {.allocated = 10, .retained = 10};
+	struct stack s1 = {.depth = 1, .truncated = false, .frames = f1},
+		     s2 = {.depth = 1, .truncated = false, .frames = f2};
+	struct counts c1 = {.allocated = 30, .retained = 30},
+		      c2 = {.allocated = 10, .retained = 10};
 	struct census_counts cc = {.live_start = 100, .live_end = 2000};
 	struct counts other = {.allocated = 5, .retained = 5};
 
@@ -285,7 +364,7 @@ Test(model, census_bounds_retained_estimates)
  * covered) is flagged, in the model and in the text; one seen in most
  * windows is not, nor anything when windows are too few to tell.
  */
-Test(model, estimates_from_one_or_two_windows_are_flagged)
+Test(report, estimates_from_one_or_two_windows_are_flagged)
 {
 	struct report r = {.sampling = {.on = true, .scale = 100, .windows = 16}};
 	struct counts burst = {.allocated = 40, .retained = 40, .window_bits = 1ULL << 5};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* launch_find_ruby: from a command to the file that holds its Ruby. */
+/* user/process/launch.c: launch_find_ruby, from a command to the file that holds its Ruby. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <limits.h>
@@ -8,28 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "helpers.h"
 #include "launch.h"
 
-#define FAKE_LIB ".output/fixtures/libruby-9.9.so"
-#define FAKE_RUBY ".output/fixtures/fake_ruby"
-
-static char tmpdir[] = "/tmp/rbm-unit-XXXXXX";
-
-static void make_tmpdir(void)
-{
-	cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd))
-		cr_log_warn("could not remove %s", tmpdir);
-}
-
-TestSuite(launch_find, .init = make_tmpdir, .fini = remove_tmpdir);
+TestSuite(launch, .init = test_tmpdir_make, .fini = test_tmpdir_remove);
 
 /* Writes an executable script into the test's directory; returns its path. */
 static const char *script(const char *name, const char *text, mode_t mode)
@@ -37,7 +19,7 @@ static const char *script(const char *name, const char *text, mode_t mode)
 	static char path[PATH_MAX];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	snprintf(path, sizeof(path), "%s/%s", test_tmpdir, name);
 	f = fopen(path, "w");
 	cr_assert_not_null(f);
 	fputs(text, f);
@@ -46,40 +28,26 @@ static const char *script(const char *name, const char *text, mode_t mode)
 	return path;
 }
 
-static const char *system_libruby_real(void)
-{
-	static const char *const candidates[] = {"/lib/x86_64-linux-gnu/libruby-3.1.so.3.1",
-						 "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"};
-	static char real[PATH_MAX];
-	size_t i;
-
-	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (realpath(candidates[i], real))
-			return real;
-	cr_assert_fail("no libruby-3.1.so.3.1 (make deps)");
-	return NULL;
-}
-
 static void expect_finds(const char *command, const char *want)
 {
 	char file[PATH_MAX] = "", err[512] = "";
 
-	cr_expect_eq(launch_find_ruby(command, file, sizeof(file), err, sizeof(err)), 0,
-		     "%s: %s", command, err);
+	cr_expect_eq(launch_find_ruby(command, file, sizeof(file), err, sizeof(err)), 0, "%s: %s",
+		     command, err);
 	cr_expect_str_eq(file, want, "for %s", command);
 }
 
-Test(launch_find, ruby_on_path_and_absolute)
+Test(launch, ruby_on_path_and_absolute)
 {
-	const char *lib = system_libruby_real();
+	const char *lib = test_system_libruby_real();
 
 	expect_finds("ruby", lib);
 	expect_finds("/usr/bin/ruby", lib);
 }
 
-Test(launch_find, scripts_follow_shebang)
+Test(launch, scripts_follow_shebang)
 {
-	const char *lib = system_libruby_real();
+	const char *lib = test_system_libruby_real();
 
 	expect_finds(script("direct", "#!/usr/bin/ruby -w\nputs 1\n", 0755), lib);
 	expect_finds(script("env", "#!/usr/bin/env ruby\nputs 1\n", 0755), lib);
@@ -87,7 +55,7 @@ Test(launch_find, scripts_follow_shebang)
 	expect_finds(script("spaced", "#! /usr/bin/ruby\nputs 1\n", 0755), lib);
 }
 
-Test(launch_find, not_ruby)
+Test(launch, not_ruby)
 {
 	char file[PATH_MAX], err[512] = "";
 
@@ -100,7 +68,7 @@ Test(launch_find, not_ruby)
 	cr_expect(strstr(err, "does not run Ruby") != NULL, "%s", err);
 }
 
-Test(launch_find, missing_or_not_executable)
+Test(launch, missing_or_not_executable)
 {
 	char file[PATH_MAX], err[512] = "";
 
@@ -117,15 +85,12 @@ Test(launch_find, missing_or_not_executable)
 /*
  * fake_ruby links libruby-9.9.so and reads its ruby_version, so the linker
  * gave the executable a copy relocation: a *defined* ruby_version symbol in
- * its own .data.rel.ro (zeros in the file).  launch_find_ruby takes any
- * executable defining ruby_version for a static Ruby, returns fake_ruby
- * itself, and elf_symbol_string then reads "" from it: `rbmemtrace --
- * fake_ruby` reports "unsupported Ruby version  in .../fake_ruby".  Any
- * program embedding libruby that mentions ruby_version is hit the same way.
- * Disabled until launch_find_ruby prefers a DT_NEEDED libruby (or ignores
- * R_X86_64_COPY targets).
+ * its own .data.rel.ro (zeros in the file).  launch_find_ruby must still
+ * return the libruby it links, not fake_ruby itself, whose ruby_version
+ * reads "": any program embedding libruby that mentions ruby_version is
+ * such a case.
  */
-Test(launch_find, copy_relocated_ruby_version)
+Test(launch, copy_relocated_ruby_version)
 {
 	char want[PATH_MAX];
 

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* user/ruby/dwarf_types.c, dwarf_open.c, dwarf_macros.c, dwarf_cexpr.c: one unit, dwarf_types.h */
+#include <criterion/criterion.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "dwarf_fixture.h"
+#include "dwarf_types.h"
+#include "helpers.h"
+
+/*
+ * The reader on a fixture compiled at test time from tests/unit/fixtures/:
+ * the expected values are the compiler's own offsetof and sizeof, and the
+ * macro values of the same header.
+ */
+
+static void expect_member(struct dwarf_types *dt, const char *type, const char *path, size_t off,
+			  size_t size)
+{
+	struct dwarf_field f;
+
+	cr_assert_eq(dwarf_member(dt, type, path, &f), 0, "%s.%s not found", type, path);
+	cr_expect_eq(f.offset, off, "%s.%s: offset %lu, expected %zu", type, path,
+		     (unsigned long) f.offset, off);
+	cr_expect_eq(f.size, size, "%s.%s: size %lu, expected %zu", type, path,
+		     (unsigned long) f.size, size);
+	cr_expect_eq(f.bit_size, 0);
+}
+
+#define MEMBER(dt, type, ctype, path)                                                              \
+	expect_member(dt, type, #path, offsetof(ctype, path), sizeof(((ctype *) 0)->path))
+
+Test(dwarf_types, members_match_offsetof)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_FIX "/libfix.so", NULL);
+	const char *types[] = {"struct fix_outer", "fix_outer_t", "fix_const_t"};
+	struct dwarf_field f;
+	uint64_t size;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		MEMBER(dt, types[i], struct fix_outer, flags);
+		MEMBER(dt, types[i], struct fix_outer, as.heap.len);
+		MEMBER(dt, types[i], struct fix_outer, as.heap.ptr);
+		MEMBER(dt, types[i], struct fix_outer, as.ary);
+		MEMBER(dt, types[i], struct fix_outer, anon_i); /* anonymous union */
+		MEMBER(dt, types[i], struct fix_outer, anon_d);
+		MEMBER(dt, types[i], struct fix_outer, before_bits);
+		MEMBER(dt, types[i], struct fix_outer, inners);
+		MEMBER(dt, types[i], struct fix_outer, inners[2].v[1]);
+		MEMBER(dt, types[i], struct fix_outer, tag);  /* anonymous struct */
+		MEMBER(dt, types[i], struct fix_outer, deep); /* in one inside it */
+		MEMBER(dt, types[i], struct fix_outer, darray);
+		MEMBER(dt, types[i], struct fix_outer, priv);
+		MEMBER(dt, types[i], struct fix_outer, color);
+		MEMBER(dt, types[i], struct fix_outer, tail);
+		cr_expect_eq(dwarf_type_size(dt, types[i], &size), 0);
+		cr_expect_eq(size, sizeof(struct fix_outer));
+	}
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "as.ary", &f), 0);
+	cr_expect_eq(f.count, 24);
+	cr_expect_eq(f.elem_size, 1);
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "inners", &f), 0);
+	cr_expect_eq(f.count, 4);
+	cr_expect_eq(f.elem_size, sizeof(struct fix_inner));
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "as.heap.ptr", &f), 0);
+	cr_expect(f.is_pointer);
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "tail", &f), 0);
+	cr_expect(f.is_signed);
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "flags", &f), 0);
+	cr_expect(!f.is_signed && !f.is_pointer);
+
+	/* "->" follows a pointer: offsets count from the pointee (a flexible array here) */
+	cr_assert_eq(dwarf_member(dt, "struct fix_outer", "darray->data", &f), 0);
+	cr_expect_eq(f.offset, offsetof(struct fix_darray, data));
+	cr_expect_eq(f.count, 0);
+	cr_expect_eq(f.elem_size, sizeof(struct fix_inner *));
+	MEMBER(dt, "struct fix_darray", struct fix_darray, capa);
+
+	cr_expect_eq(dwarf_type_size(dt, "FIX_VALUE", &size), 0);
+	cr_expect_eq(size, sizeof(FIX_VALUE));
+	cr_expect_eq(dwarf_type_size(dt, "enum fix_color", &size), 0);
+	cr_expect_eq(size, sizeof(enum fix_color));
+	cr_expect_eq(dwarf_type_size(dt, "struct fix_inner", &size), 0);
+	cr_expect_eq(size, sizeof(struct fix_inner));
+	dwarf_types_close(dt);
+}
+
+static uint32_t bits_mask(void (*set)(struct fix_bits *))
+{
+	union {
+		struct fix_bits b;
+		uint32_t w;
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	set(&u.b);
+	return u.w;
+}
+static void set_mode(struct fix_bits *b)
+{
+	b->mode = 3;
+}
+static void set_gc(struct fix_bits *b)
+{
+	b->during_gc = 1;
+}
+static void set_pad(struct fix_bits *b)
+{
+	b->pad = 63;
+}
+static void set_last(struct fix_bits *b)
+{
+	b->last = 1;
+}
+
+Test(dwarf_types, bit_fields_as_masks_of_their_word)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_FIX "/libfix.so", NULL);
+	struct {
+		const char *path;
+		void (*set)(struct fix_bits *);
+		uint32_t width;
+	} bf[] = {{"bits.mode", set_mode, 2},
+		  {"bits.during_gc", set_gc, 1},
+		  {"bits.pad", set_pad, 6},
+		  {"bits.last", set_last, 1}};
+	struct dwarf_field f;
+	size_t i;
+
+	for (i = 0; i < sizeof(bf) / sizeof(bf[0]); i++) {
+		uint32_t mask = bits_mask(bf[i].set);
+
+		cr_assert_eq(dwarf_member(dt, "struct fix_outer", bf[i].path, &f), 0);
+		cr_expect_eq(f.offset, offsetof(struct fix_outer, bits), "%s", bf[i].path);
+		cr_expect_eq(f.size, 4);
+		cr_expect_eq(f.bit_size, bf[i].width, "%s", bf[i].path);
+		cr_expect_eq(((1u << f.bit_size) - 1) << f.bit_offset, mask, "%s: bit %u, mask %#x",
+			     bf[i].path, f.bit_offset, mask);
+	}
+	dwarf_types_close(dt);
+}
+
+Test(dwarf_types, enumerators_and_macros)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_FIX "/libfix.so", NULL);
+	struct {
+		const char *name;
+		int64_t value;
+	} c[] = {
+	    {"FIX_GREEN", FIX_GREEN},
+	    {"FIX_BLUE", (int64_t) FIX_BLUE}, /* unsigned enum: no sign extension */
+	    {"FIX_NEG", FIX_NEG},
+	    {"FIX_ANON_B", FIX_ANON_B},
+	    {"FIX_SHIFT", FIX_SHIFT},
+	    {"FIX_FLAG", (int64_t) FIX_FLAG}, /* function-like macros, casts, typedefs */
+	    {"FIX_MASK", (int64_t) FIX_MASK},
+	    {"FIX_SIZE", (int64_t) FIX_SIZE}, /* sizeof(struct), sizeof(T[N]) */
+	    {"FIX_NEGATIVE", FIX_NEGATIVE},
+	    {"FIX_TERNARY", FIX_TERNARY},
+	    {"FIX_PRECEDENCE", FIX_PRECEDENCE},
+	    {"FIX_TRUNC", FIX_TRUNC},
+	    {"FIX_ALL_ONES", (int64_t) FIX_ALL_ONES},
+	    {"FIX_RED", FIX_RED}, /* "#define FIX_RED FIX_RED": the enumerator */
+	};
+	int64_t v;
+	size_t i;
+
+	cr_assert(dwarf_types_has_macros(dt), "the fixture is built with -g3 -fdebug-macro");
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		cr_expect_eq(dwarf_constant(dt, c[i].name, &v), 0, "%s", c[i].name);
+		cr_expect_eq(v, c[i].value, "%s = %lld, expected %lld", c[i].name, (long long) v,
+			     (long long) c[i].value);
+	}
+	cr_expect_eq(dwarf_enumerator(dt, "FIX_NEG", &v), 0);
+	cr_expect_eq(v, -5);
+	cr_expect_eq(dwarf_enumerator(dt, "FIX_FLAG", &v), -1, "a macro is no enumerator");
+	cr_expect_eq(dwarf_constant(dt, "FIX_NOT_CONSTANT", &v), -1);
+	cr_expect_eq(dwarf_constant(dt, "FIX_USER", &v), -1, "function-like, no arguments");
+	cr_expect_eq(dwarf_constant(dt, "FIX_NO_SUCH_NAME", &v), -1);
+
+	/* a -g build: enumerators still, macros not, and it says why */
+	dwarf_types_ignore_macros(dt);
+	cr_expect(!dwarf_types_has_macros(dt));
+	cr_expect_eq(dwarf_constant(dt, "FIX_FLAG", &v), -2);
+	cr_expect_eq(dwarf_constant(dt, "FIX_RED", &v), 0);
+	cr_expect_eq(v, 1);
+	dwarf_types_close(dt);
+}
+
+Test(dwarf_types, lookups_that_must_fail)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_FIX "/libfix.so", NULL);
+	struct dwarf_field f;
+	uint64_t size;
+
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "nope", &f), -1);
+	cr_expect_eq(dwarf_member(dt, "struct no_such_type", "flags", &f), -1);
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "flags.x", &f), -1, "not a struct");
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "flags->x", &f), -1, "not a pointer");
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "inners[1]x", &f), -1);
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "flags[0]", &f), -1, "not an array");
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "", &f), -1);
+	cr_expect_eq(dwarf_type_size(dt, "union fix_outer", &size), -1, "a struct, not a union");
+	cr_expect_eq(dwarf_type_size(dt, "no_such_typedef", &size), -1);
+	dwarf_types_close(dt);
+}
+
+Test(dwarf_types, compile_units_chosen_by_name)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_FIX "/libfix.so", NULL);
+	const char *priv[] = {"dwarf_fixture_private.c", NULL};
+	const char *main_cu[] = {"tests/unit/fixtures/dwarf_fixture.c", NULL};
+	const char *none[] = {"gc.c", NULL};
+	struct dwarf_field f;
+
+	cr_expect_eq(dwarf_types_use_cus(dt, priv), 1, "matched by its last path component");
+	cr_expect_eq(dwarf_member(dt, "struct fix_private", "b", &f), 0);
+	cr_expect_eq(f.offset, 8);
+	cr_expect_eq(dwarf_types_use_cus(dt, main_cu), 1, "and by its whole name");
+	/* declared only in this CU: the definition is found in the other */
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "priv->b", &f), 0);
+	cr_expect_eq(f.offset, 8);
+	cr_expect_eq(dwarf_types_use_cus(dt, none), 0);
+	dwarf_types_close(dt);
+}
+
+Test(dwarf_types, separate_debug_files)
+{
+	struct dwarf_types *dt;
+	struct dwarf_field f;
+	char err[512];
+	int64_t v;
+
+	/* .gnu_debuglink, next to the file; the debug file's sections are zlib-compressed */
+	dt = test_dwarf_open(DWARF_FIX "/debuglink/libfix.so", NULL);
+	cr_expect_str_eq(dwarf_types_file(dt), DWARF_FIX "/debuglink/libfix.so.debug");
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "tail", &f), 0);
+	cr_expect_eq(f.offset, offsetof(struct fix_outer, tail));
+	cr_expect_eq(dwarf_constant(dt, "FIX_MASK", &v), 0);
+	cr_expect_eq(v, (int64_t) FIX_MASK);
+	dwarf_types_close(dt);
+
+	/* build-id, under a root (a container's /proc/PID/root) */
+	dt = test_dwarf_open(DWARF_FIX "/buildid/libfix.so", DWARF_FIX "/root");
+	cr_expect(strstr(dwarf_types_file(dt), "/usr/lib/debug/.build-id/"));
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "deep", &f), 0);
+	cr_expect_eq(f.offset, offsetof(struct fix_outer, deep));
+	dwarf_types_close(dt);
+
+	cr_expect_eq(dwarf_types_open(DWARF_FIX "/buildid/libfix.so", NULL, &dt, err, sizeof(err)),
+		     -1);
+	cr_expect(strstr(err, "no DWARF"), "%s", err);
+	cr_expect_eq(dwarf_types_open(DWARF_FIX "/no-such-file.so", NULL, &dt, err, sizeof(err)),
+		     -1);
+}
