@@ -361,6 +361,7 @@ void jr_read_stack_drops(struct json_reader *rd, struct report *r, const json_t 
 	r->stacks_truncated = jr_get_u64(rd, v, at, JK(truncated), false);
 	r->stacks_dropped = jr_get_u64(rd, v, at, JK(dropped), false);
 	r->stack_errors = jr_get_u64(rd, v, at, JK(errors), false);
+	r->no_site = jr_get_u64(rd, v, at, JK(no_site), false);
 }
 
 /* The header of a report: who, how long, what the GC did. */
