@@ -229,7 +229,7 @@ static int walk_heap(struct census *c, pid_t pid, const struct ruby_layout *hl,
 	int ret = 0;
 
 	for (i = 0; i < n; i++) {
-		ret = walk_init(&walk[i], pid, hl, c->marking, c->page, c->slot_mem);
+		ret = walk_init(&walk[i], pid, hl, c->marking, c->page, c->slot_mem, c->class_mem);
 		walk[i].job = &job;
 		if (ret) {
 			n = i + 1;
@@ -283,8 +283,9 @@ int census_take(struct census *c, pid_t pid, const struct ruby_layout *hl, uint6
 		c->page = calloc(gs.npages, sizeof(*c->page));
 		c->npage = gs.npages;
 		c->slot_mem = malloc(gs.npages * (size_t) hl->max_slots);
+		c->class_mem = malloc(gs.npages * (size_t) hl->max_slots * sizeof(*c->class_mem));
 	}
-	if (!sorted || (slot_states && (!c->page || !c->slot_mem))) {
+	if (!sorted || (slot_states && (!c->page || !c->slot_mem || !c->class_mem))) {
 		ret = fail(err, errlen, -ENOMEM, "out of memory for %llu heap pages",
 			   (unsigned long long) gs.npages);
 		goto out;
@@ -358,11 +359,115 @@ enum slot_state census_slot_info(const struct census *c, uint64_t addr, unsigned
 	return SLOT_UNKNOWN;
 }
 
+static const struct census_page *page_at(const struct census *c, uint64_t start)
+{
+	size_t lo = 0, hi = c->npage;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->page[mid].start == start)
+			return &c->page[mid];
+		if (c->page[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static unsigned int min_age(uint64_t a, unsigned int old_age)
+{
+	return a < old_age ? (unsigned int) a : old_age;
+}
+
+/*
+ * Whether live slot i of page p (in the later census) holds an object that
+ * was already there at the earlier one, `was` being the same page then
+ * (or NULL).  Ages tell, for objects the write barrier protects: an object
+ * made since has survived at most the gcs GCs that ran, one that was there
+ * with age a0 has survived them all and is min(a0 + gcs, old_age) old (or
+ * one more when the earlier census caught a GC marking).  Slots tell the
+ * rest: another object in the same slot means the first was freed by one
+ * of those GCs, so the newcomer is younger; or of another class.
+ */
+static bool old_news(const struct census_page *was, const struct census_page *p, uint32_t i,
+		     uint64_t gcs, unsigned int old_age, unsigned int slack)
+{
+	unsigned int age = (p->slot[i] >> 4) & 3, was_age;
+	bool unprotected = p->slot[i] & SLOT_WB_UNPROTECTED;
+
+	if (!unprotected && age > min_age(gcs + slack, old_age))
+		return true;
+	if (!was || was->slot_size != p->slot_size || i >= was->nslots ||
+	    (was->slot[i] & 0xf) != SLOT_LIVE || was->class_of[i] != p->class_of[i])
+		return false;
+	/* Never aged; and an object can lose the barrier's protection, never gain it. */
+	if (unprotected)
+		return true;
+	if (was->slot[i] & SLOT_WB_UNPROTECTED)
+		return false;
+	was_age = (was->slot[i] >> 4) & 3;
+	return age == min_age(was_age + gcs, old_age) ||
+	       (slack && age == min_age(was_age + gcs + 1, old_age));
+}
+
+int census_compare(const struct census *before, struct census *now, unsigned int old_age)
+{
+	struct u64map by_hash = {0};
+	uint64_t gcs;
+	unsigned int slack;
+	size_t i;
+	uint32_t j;
+
+	if (!before->page || !now->page || now->gc_count < before->gc_count)
+		return -EINVAL;
+	gcs = now->gc_count - before->gc_count;
+	slack = before->marking;
+	/* now's classes by the hash its slots remember */
+	u64map_for_each(&now->classes, i)
+	{
+		struct census_class *cc = now->classes.values[i];
+
+		cc->new_alive = cc->new_aged = cc->new_old = cc->new_unaged = 0;
+		if (u64map_put(&by_hash, census_class_hash(now->classes.keys[i]), cc)) {
+			u64map_free(&by_hash, NULL);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < now->npage; i++) {
+		const struct census_page *p = &now->page[i], *was = page_at(before, p->start);
+
+		for (j = 0; j < p->nslots; j++) {
+			struct census_class *cc;
+			unsigned int age = (p->slot[j] >> 4) & 3;
+			bool unprotected = p->slot[j] & SLOT_WB_UNPROTECTED;
+
+			if ((p->slot[j] & 0xf) != SLOT_LIVE ||
+			    old_news(was, p, j, gcs, old_age, slack) ||
+			    !(cc = u64map_get(&by_hash, p->class_of[j])))
+				continue;
+			cc->new_alive++;
+			if (unprotected)
+				cc->new_unaged++;
+			else if (age >= 1)
+				cc->new_aged++;
+			if (!unprotected && age >= old_age)
+				cc->new_old++;
+		}
+	}
+	u64map_free(&by_hash, NULL);
+	now->compared = true;
+	return 0;
+}
+
 void census_free(struct census *c)
 {
 	u64map_free(&c->classes, free);
 	free(c->slot_mem);
 	c->slot_mem = NULL;
+	free(c->class_mem);
+	c->class_mem = NULL;
 	free(c->page);
 	c->page = NULL;
 	c->npage = 0;

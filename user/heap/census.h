@@ -38,39 +38,57 @@ struct census_class {
 	uint64_t old;	  /* live with age == old_age */
 	uint64_t garbage; /* dead, not yet swept */
 	uint64_t age[4];  /* live by GCs survived (3 = old in 3.1) */
+	/*
+	 * census_compare, in the later of two censuses: of the live, those
+	 * that were not there at the earlier one (new), and of those the ones
+	 * that survived a GC (aged), are old, or whose age the write barrier
+	 * does not keep (unaged: wb-unprotected objects never age).
+	 */
+	uint64_t new_alive, new_aged, new_old, new_unaged;
 	/* census_name_classes: the class it counts as (past singletons), named while readable */
 	uint64_t object_class;
 	bool named;
 };
 
-/* One heap page of the snapshot, for census_slot_state. */
+/* One heap page of the snapshot, for census_slot_state and census_compare. */
 struct census_page {
-	uint64_t start;	    /* first slot */
+	uint64_t start; /* first slot */
 	uint32_t nslots;
 	uint32_t slot_size;
 	uint8_t *slot;	    /* per slot: enum slot_state | age << 4 */
+	uint32_t *class_of; /* per live slot: census_class_hash of its class key; 0 otherwise */
 };
+
+/* A class key as a slot remembers it: 32 bits are plenty to tell two classes in one slot apart. */
+static inline uint32_t census_class_hash(uint64_t key)
+{
+	uint32_t h = (uint32_t) (key ^ (key >> 32) ^ (key >> 17));
+
+	return h ? h : 1;
+}
 
 struct census {
 	uint64_t pages, slots, live, free, garbage, zombies, moved;
-	uint64_t unjudged;     /* counted live while marks were not final */
-	uint64_t bad_pages;    /* pages skipped: unreadable or failing the layout checks */
-	uint64_t types[32];    /* live per builtin type (for ObjectSpace.count_objects) */
+	uint64_t unjudged;	/* counted live while marks were not final */
+	uint64_t bad_pages;	/* pages skipped: unreadable or failing the layout checks */
+	uint64_t types[32];	/* live per builtin type (for ObjectSpace.count_objects) */
 	bool marking, sweeping; /* GC phase seen at the start or the end of the walk */
 	bool gc_count_changed;	/* a GC ran during the walk */
 	bool ages_may_lag;	/* at the start or the end: see ruby_layout_ages_may_lag */
 	bool ages_known;	/* slot ages are read (from the object flags) */
 	double seconds;
-	double cpu_seconds;    /* the tracer's CPU time meanwhile, all walkers' */
-	double read_seconds;   /* copying out of the target (process_vm_readv), all walkers' */
-	unsigned int walkers;  /* threads that walked the heap */
-	uint64_t gc_count;     /* GC.count at the start */
+	double cpu_seconds;   /* the tracer's CPU time meanwhile, all walkers' */
+	double read_seconds;  /* copying out of the target (process_vm_readv), all walkers' */
+	unsigned int walkers; /* threads that walked the heap */
+	uint64_t gc_count;    /* GC.count at the start */
 	uint64_t total_allocated, total_freed; /* GC.stat at the start */
 	struct u64map classes; /* class_key_id(klass, kind) -> struct census_class * */
 
 	struct census_page *page; /* sorted by start; NULL unless slot_states */
 	size_t npage;
-	uint8_t *slot_mem;	  /* the pages' slot arrays, in one block */
+	uint8_t *slot_mem;   /* the pages' slot arrays, in one block */
+	uint32_t *class_mem; /* the pages' class_of arrays, in one block */
+	bool compared;	     /* census_compare filled the classes' new_* counts */
 };
 
 /*
@@ -81,6 +99,17 @@ struct census {
  */
 int census_take(struct census *c, pid_t pid, const struct ruby_layout *hl, uint64_t objspace,
 		bool slot_states, char *err, size_t errlen);
+
+/*
+ * Which live objects of the later census `now` were not in the heap at
+ * `before` (both taken with slot_states, no compaction between): fills
+ * the new_* counts of now's classes.  Exact for objects the write barrier
+ * protects while fewer than old_age GCs ran between the two; beyond, an
+ * old object whose slot held an old object of its class at `before` counts
+ * as that one, and a wb-unprotected one (which never ages) whenever its slot
+ * held its class.  0, -EINVAL when either census lacks its slots, -ENOMEM.
+ */
+int census_compare(const struct census *before, struct census *now, unsigned int old_age);
 
 /* The state of the slot at addr in this census (SLOT_UNKNOWN if no page holds it). */
 enum slot_state census_slot_state(const struct census *c, uint64_t addr, unsigned int *age);
@@ -98,8 +127,8 @@ enum slot_state census_slot_info(const struct census *c, uint64_t addr, unsigned
  * object goes to its age bucket only; census_class_finish derives live and
  * old from the buckets once the walk is over.
  */
-static inline void census_class_count(struct census_class *cc, enum slot_state st,
-				      unsigned int age, uint64_t bytes)
+static inline void census_class_count(struct census_class *cc, enum slot_state st, unsigned int age,
+				      uint64_t bytes)
 {
 	if (st == SLOT_GARBAGE) {
 		cc->garbage++;

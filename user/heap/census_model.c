@@ -88,6 +88,13 @@ int census_to_report(const struct census *c, struct class_namer *cn, struct repo
 		row->census.bytes_end += cc->bytes;
 		row->census.old_end += cc->old;
 		row->census.garbage_end += cc->garbage;
+		if (c->compared) {
+			row->census.have_new = true;
+			row->census.new_alive += cc->new_alive;
+			row->census.new_retained += cc->new_aged;
+			row->census.new_unaged += cc->new_unaged;
+			row->census.new_old += cc->new_old;
+		}
 	}
 	return 0;
 }

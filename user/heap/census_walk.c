@@ -144,7 +144,7 @@ static bool page_fits(const struct ruby_layout *hl, uint64_t page, const uint8_t
  * or NULL.
  */
 static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *buf, uint64_t body,
-		     const struct census_page *geo, uint8_t *states)
+		     const struct census_page *geo, uint8_t *states, uint32_t *classes)
 {
 	const struct ruby_layout *hl = w->hl;
 	struct census *c = &w->part;
@@ -175,7 +175,7 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 		memcpy(wbu, pg + hl->page_wb_unprotected_bits, nwords * sizeof(wbu[0]));
 	for (i = 0; i < geo->nslots; i++, slot += slot_size) {
 		const uint64_t *words = (const void *) slot;
-		uint64_t flags = words[0], bit, key, st_addr, bytes;
+		uint64_t flags = words[0], bit, key = 0, st_addr, bytes;
 		bool marked = false, unjudged;
 		enum slot_state st;
 		unsigned int age = 0;
@@ -183,8 +183,10 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 
 		if (!flags) { /* most common after live objects: skip the rest */
 			nfree++;
-			if (states)
+			if (states) {
 				states[i] = SLOT_FREE;
+				classes[i] = 0;
+			}
 			continue;
 		}
 		if (before_sweep) {
@@ -234,6 +236,7 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 				    bit / 64 >= nwords || (wbu[bit / 64] >> (bit % 64)) & 1;
 			}
 			states[i] = st | (age & 3) << 4 | (unprotected ? SLOT_WB_UNPROTECTED : 0);
+			classes[i] = st == SLOT_LIVE ? census_class_hash(key) : 0;
 		}
 	}
 	c->slots += geo->nslots;
@@ -282,6 +285,7 @@ int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t po
 	for (i = 0; i < nbody; i++) {
 		const uint8_t *buf = w->body_buf + i * hl->page_size;
 		uint8_t *states = NULL;
+		uint32_t *classes = NULL;
 
 		/* heap_page_header.page: a freed or reused body no longer points back. */
 		if (!w->body_ok[i] || get_u64(buf, 0) != w->page_addr[i]) {
@@ -293,10 +297,12 @@ int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t po
 			states = w->slot_mem + at[i] * (size_t) hl->max_slots;
 			w->page[at[i]] = geo[i];
 			w->page[at[i]].slot = states;
+			classes = w->class_mem + at[i] * (size_t) hl->max_slots;
+			w->page[at[i]].class_of = classes;
 		}
 		c->pages++;
 		ret = walk_page(w, w->page_buf + i * hl->page_read_size, buf, w->body_addr[i],
-				&geo[i], states);
+				&geo[i], states, classes);
 		if (ret)
 			return ret;
 	}
@@ -305,7 +311,7 @@ int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t po
 }
 
 int walk_init(struct census_walk *w, pid_t pid, const struct ruby_layout *hl, bool marking,
-	      struct census_page *page, uint8_t *slot_mem)
+	      struct census_page *page, uint8_t *slot_mem, uint32_t *class_mem)
 {
 	memset(w, 0, sizeof(*w));
 	w->pid = pid;
@@ -313,6 +319,7 @@ int walk_init(struct census_walk *w, pid_t pid, const struct ruby_layout *hl, bo
 	w->marking = marking;
 	w->page = page;
 	w->slot_mem = slot_mem;
+	w->class_mem = class_mem;
 	w->page_buf = malloc(CENSUS_BATCH_PAGES * hl->page_read_size);
 	/*
 	 * Faulted in by the mmap itself: the kernel's copy into a fresh buffer

@@ -41,6 +41,7 @@ struct census_walk {
 	bool marking;
 	struct census_page *page; /* the census's, indexed like the page table; NULL: none */
 	uint8_t *slot_mem;	  /* max_slots bytes per page, same index */
+	uint32_t *class_mem;	  /* max_slots class hashes per page, same index */
 	struct census part;	  /* this walker's tallies */
 	struct census_job *job;
 
@@ -63,7 +64,7 @@ struct census_walk {
 
 /* 0 or -ENOMEM; walk_free releases it either way. */
 int walk_init(struct census_walk *w, pid_t pid, const struct ruby_layout *hl, bool marking,
-	      struct census_page *page, uint8_t *slot_mem);
+	      struct census_page *page, uint8_t *slot_mem, uint32_t *class_mem);
 
 /* Walks pages[0..n) (n <= CENSUS_BATCH_PAGES), entries pos.. of the page table. */
 int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t pos);
