@@ -151,3 +151,34 @@ bias_orders.each do |order|
     check(s["estimated_overhead_percent"] <= 2.0, "estimated overhead #{s['estimated_overhead_percent']}%")
   end
 end
+
+# Rare classes among churn: the sampler traces each a few times at most, so their retained
+# estimates come from the two heap censuses (what the trace made and the heap kept), which
+# count each class exactly here: every kept object survived the scenario's final full GC and
+# none was there before.  Stated bound: within 2 objects or 5% of Ruby's count.  A class
+# traced once or twice is a suspect only where Ruby says it kept objects.
+test "default -p: rare classes are estimated from the heap, and one sample is no suspect" do
+  report, truth, _, status = trace_pid("rare_classes.rb", rbm_args: ["--sampled"],
+                                       env: { "RBM_SECONDS" => "6" })
+  check(status.success?, "rbmemtrace exited #{status}")
+  check_totals_add_up(report)
+  rows = report["classes"].to_h { |c| [c["name"], c] }
+  off = truth["kept"].filter_map do |name, kept|
+    row = rows[name]
+    est = row ? row["est_retained"] : 0
+    "#{name}: ~#{est} (#{row && row['est_source']}, traced #{row && row['retained']}), Ruby kept #{kept}" if
+      (est - kept).abs > [2, kept / 20].max
+  end
+  check(off.empty?, "#{off.size} of 200 rare classes off: #{off.first(5).join('; ')}")
+  sampled = truth["kept"].count { |name, _| rows.dig(name, "est_source") == "heap" }
+  check(sampled >= 140, "only #{sampled} of 150 rare kept classes estimated by the heap")
+  report["suspects"].each do |s|
+    row = rows[s["class"]]
+    next if row["retained"] > 2
+
+    check(truth["kept"].fetch(s["class"], 1).positive?,
+          "suspect #{s['class']} from #{row['retained']} traced objects, Ruby kept none")
+  end
+  ranked = report["suspects"].filter_map { |s| truth["kept"][s["class"]] }
+  check(ranked == ranked.sort.reverse, "rare suspects not ranked by what Ruby kept: #{ranked}")
+end

@@ -229,7 +229,7 @@ Test(json, sampled_report_scales)
 	cr_expect(strstr(out,
 			 "class=4c65616b79 allocated:40,freed:0,retained:40,young:0,untracked:0,"
 			 "not_followed:0,est_allocated:1000,est_retained:1000,est_freed:0,"
-			 "retained_ages:[0, 0, 0, 0, 0, 0, 0, 0]\n") != NULL,
+			 "est_source:sampled,retained_ages:[0, 0, 0, 0, 0, 0, 0, 0]\n") != NULL,
 		  "%s", out);
 	free(out);
 	out = test_report_text(&r, 0);
@@ -243,7 +243,7 @@ Test(json, sampled_report_scales)
 		      NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "~RETAINED ~ALLOCATED  CLASS") != NULL, "%s", out);
-	cr_expect(strstr(out, "        40         40          0       1000       1000  Leaky\n") !=
+	cr_expect(strstr(out, "        40         40          0      1000        1000  Leaky\n") !=
 		      NULL,
 		  "%s", out);
 	free(out);

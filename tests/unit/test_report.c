@@ -396,3 +396,83 @@ Test(report, estimates_from_one_or_two_windows_are_flagged)
 	cr_expect_not(estimate_from_few_windows(&r, &find_row(&r, "OnceMade")->counts));
 	report_free(&r);
 }
+
+/*
+ * Where the two censuses were compared, a class's retained estimate lies
+ * within what they found made and kept: one traced object scaled by 100 is
+ * brought down to the heap's 10, none traced is brought up to its 44, and
+ * wb-unprotected objects (age unknown) leave a range the traced count may
+ * stay in.  Sites follow their class.
+ */
+Test(report, heap_sets_or_bounds_retained_estimates)
+{
+	struct report r = {.sampling = {.on = true, .scale = 100},
+			   .heap_start = {.have = true},
+			   .heap_end = {.have = true}};
+	struct frame f[] = {{"a", "a.rb", 1}};
+	struct stack s = {.depth = 1, .frames = f};
+	struct counts one = {.allocated = 1, .retained = 1}, three = {.allocated = 3, .retained = 3};
+	struct census_counts rare = {.live_start = 5, .live_end = 15, .have_new = true,
+				     .new_alive = 12, .new_retained = 10},
+			     unseen = {.live_start = 0, .live_end = 44, .have_new = true,
+				       .new_alive = 44, .new_retained = 44},
+			     unaged = {.live_end = 900, .have_new = true, .new_alive = 800,
+				       .new_retained = 100, .new_unaged = 600};
+
+	report_add_counts(&r, "Proc", &s, &one, NULL);
+	report_set_census(&r, "Proc", &rare);
+	report_set_census(&r, "Rare", &unseen);
+	report_add_counts(&r, "Data", &s, &three, NULL);
+	report_set_census(&r, "Data", &unaged);
+	report_finish(&r);
+	cr_assert_eq(r.nrows, 3);
+	cr_assert_str_eq(r.rows[0].name, "Data", "sorted by the estimate: 300, 44, 10");
+	cr_expect_eq(r.rows[0].est.retained, 300, "within [100, 700]: the traced estimate stands");
+	cr_expect_eq(r.rows[0].est_source, EST_SAMPLED);
+	cr_assert_str_eq(r.rows[1].name, "Rare");
+	cr_expect_eq(r.rows[1].est.retained, 44);
+	cr_expect_eq(r.rows[1].est_source, EST_HEAP);
+	cr_assert_str_eq(r.rows[2].name, "Proc");
+	cr_expect_eq(r.rows[2].est.retained, 10);
+	cr_expect_eq(r.rows[2].est_source, EST_HEAP);
+	cr_expect_eq(r.est_capped, 2);
+	cr_expect_eq(r.est_totals.retained, 354, "the sum of the rows");
+	cr_assert_eq(r.nsites, 2);
+	cr_expect_eq(r.sites[0].est.retained, 300);
+	cr_expect_eq(r.sites[1].est.retained, 10, "Proc's site follows its class");
+	report_free(&r);
+}
+
+/*
+ * Under sampling, a class with one or two traced objects is a suspect only
+ * when the heap shows it made old objects and grew; its count is then the
+ * heap's.
+ */
+Test(report, few_samples_need_the_heap_to_be_suspects)
+{
+	struct report r = {.sampling = {.on = true, .scale = 100},
+			   .gc_runs = 10,
+			   .heap_start = {.have = true},
+			   .heap_end = {.have = true}};
+	struct counts one = {.allocated = 1, .retained = 1};
+	struct ages old = {.n = {[AGE_BUCKETS - 1] = 1}};
+	struct census_counts grew = {.live_start = 10, .live_end = 60, .have_new = true,
+				     .new_alive = 50, .new_retained = 50, .new_old = 40},
+			     flat = {.live_start = 60, .live_end = 60, .have_new = true,
+				     .new_alive = 5, .new_retained = 5, .new_old = 5},
+			     young = {.live_start = 0, .live_end = 60, .have_new = true,
+				      .new_alive = 60, .new_retained = 60};
+
+	report_add_counts(&r, "Grew", NULL, &one, &old);
+	report_set_census(&r, "Grew", &grew);
+	report_add_counts(&r, "Flat", NULL, &one, &old);
+	report_set_census(&r, "Flat", &flat);
+	report_add_counts(&r, "NoOld", NULL, &one, &old);
+	report_set_census(&r, "NoOld", &young);
+	report_add_counts(&r, "NoHeap", NULL, &one, &old);
+	report_finish(&r);
+	cr_assert_eq(r.nsuspects, 1);
+	cr_expect_str_eq(r.suspects[0].class_name, "Grew");
+	cr_expect_eq(r.suspects[0].old_retained, 40, "the heap's old new objects");
+	report_free(&r);
+}

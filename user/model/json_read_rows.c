@@ -150,7 +150,13 @@ void jr_read_classes(struct json_reader *rd, struct report *r, const json_t *arr
 			row->census.change = jr_get_int(rd, o, at, JK(change), INT64_MIN, INT64_MAX,
 							(int64_t) row->census.live_end -
 							    (int64_t) row->census.live_start);
+			row->census.have_new = json_object_get(o, JK(new_alive)) != NULL;
+			row->census.new_alive = jr_get_u64(rd, o, at, JK(new_alive), false);
+			row->census.new_retained = jr_get_u64(rd, o, at, JK(new_retained), false);
+			row->census.new_unaged = jr_get_u64(rd, o, at, JK(new_unaged), false);
+			row->census.new_old = jr_get_u64(rd, o, at, JK(new_old), false);
 		}
+		row->est_source = est_source_of(jr_get_str(rd, o, at, JK(est_source), false));
 		if (rd->failed)
 			return;
 	}

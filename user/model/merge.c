@@ -14,12 +14,20 @@
 
 static void add_census(struct census_counts *to, const struct census_counts *from)
 {
+	bool first = !to->have;
+
 	to->have = true;
 	to->live_start += from->live_start;
 	to->live_end += from->live_end;
 	to->bytes_end += from->bytes_end;
 	to->old_end += from->old_end;
 	to->garbage_end += from->garbage_end;
+	/* Summed counts of new objects mean something only if every part had them. */
+	to->have_new = (to->have_new || first) && from->have_new;
+	to->new_alive += from->new_alive;
+	to->new_retained += from->new_retained;
+	to->new_unaged += from->new_unaged;
+	to->new_old += from->new_old;
 }
 
 /*
@@ -66,6 +74,12 @@ int report_merge(struct report *into, const struct report *from)
 		if (err)
 			return err;
 		estimates_add(&to->est, &row->est);
+		/* Heap counts summed stay the heap's; mixed with scaled ones, bounded. */
+		if (to->est_source_set && to->est_source != row->est_source)
+			to->est_source = EST_BOUNDED;
+		else
+			to->est_source = row->est_source;
+		to->est_source_set = true;
 		report_add_ages(into, row->name, &row->ages);
 		if (row->census.have)
 			add_census(&to->census, &row->census);

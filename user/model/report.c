@@ -30,6 +30,32 @@ bool estimate_from_few_windows(const struct report *r, const struct counts *c)
 	return r->have_estimates && r->sampling.windows >= 4 && n >= 1 && n <= 2;
 }
 
+static const char *const est_source_names[] = {
+    [EST_SAMPLED] = "sampled",
+    [EST_BOUNDED] = "bounded",
+    [EST_HEAP] = "heap",
+};
+
+const char *est_source_name(enum est_source s)
+{
+	return s <= EST_HEAP ? est_source_names[s] : "sampled";
+}
+
+enum est_source est_source_of(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; name && i <= EST_HEAP; i++)
+		if (strcmp(name, est_source_names[i]) == 0)
+			return i;
+	return EST_SAMPLED;
+}
+
+bool class_estimate_rough(const struct report *r, const struct class_row *row)
+{
+	return row->est_source == EST_SAMPLED && estimate_from_few_windows(r, &row->counts);
+}
+
 static void ages_add(struct ages *to, const struct ages *a)
 {
 	unsigned i;

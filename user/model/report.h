@@ -64,6 +64,10 @@ struct report;
  */
 bool estimate_from_few_windows(const struct report *r, const struct counts *c);
 
+struct class_row;
+/* estimate_from_few_windows, for a class whose estimate the heap did not set. */
+bool class_estimate_rough(const struct report *r, const struct class_row *row);
+
 /* What the heap held of a class, read by a census of the target's heap. */
 struct census_counts {
 	bool have;
@@ -73,7 +77,29 @@ struct census_counts {
 	uint64_t old_end;    /* of live_end, promoted to the old generation */
 	uint64_t garbage_end; /* dead at the end, on pages not yet swept */
 	int64_t change;       /* live_end - live_start (report_finish) */
+	/*
+	 * The two censuses compared slot by slot (census_compare): of live_end,
+	 * the objects that were not in the heap at the start, those of them
+	 * that survived a GC (retained, as the trace counts it), those whose age
+	 * the heap cannot tell (wb-unprotected: retained or young), and the old.
+	 */
+	bool have_new;
+	uint64_t new_alive;
+	uint64_t new_retained;
+	uint64_t new_unaged;
+	uint64_t new_old;
 };
+
+/* Where a class's retained estimate comes from, under sampling. */
+enum est_source {
+	EST_SAMPLED,  /* the traced count scaled up */
+	EST_BOUNDED,  /* that, moved into what the heap says was made and kept */
+	EST_HEAP,     /* the heap's own count: census_counts.new_retained */
+};
+
+/* "sampled", "bounded", "heap"; and back (anything else: EST_SAMPLED). */
+const char *est_source_name(enum est_source s);
+enum est_source est_source_of(const char *name);
 
 struct class_row {
 	char *name;
@@ -82,6 +108,8 @@ struct class_row {
 	struct ages ages; /* of the retained */
 	struct census_counts census;
 	double est_cap; /* est.retained was scaled by this to fit the census (1: not) */
+	enum est_source est_source;
+	bool est_source_set; /* merge: est_source is of a part already summed */
 };
 
 /* Where objects were allocated: the innermost Ruby frame. */

@@ -4,14 +4,23 @@
  * census says each class holds), the order of rows, sites and paths, the
  * totals and the suspects; and the call tree the writers print.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "calltree.h"
 #include "report.h"
 
-static int counts_cmp(const struct counts *x, const struct counts *y)
+/*
+ * Rows, sites and paths are ordered by what the reader sees first: the
+ * retained estimate under sampling (a rare class's one traced object can
+ * stand for many, or for few), the traced counts otherwise.
+ */
+static int counts_cmp(const struct counts *x, const struct counts *y, const struct estimates *ex,
+		      const struct estimates *ey, const bool *by_estimate)
 {
+	if (*by_estimate && ex->retained != ey->retained)
+		return ex->retained > ey->retained ? -1 : 1;
 	if (x->retained != y->retained)
 		return x->retained > y->retained ? -1 : 1;
 	if (x->allocated != y->allocated)
@@ -19,10 +28,10 @@ static int counts_cmp(const struct counts *x, const struct counts *y)
 	return 0;
 }
 
-static int site_cmp(const void *a, const void *b)
+static int site_cmp(const void *a, const void *b, void *by_estimate)
 {
 	const struct site_row *x = a, *y = b;
-	int c = counts_cmp(&x->counts, &y->counts);
+	int c = counts_cmp(&x->counts, &y->counts, &x->est, &y->est, by_estimate);
 
 	if (c)
 		return c;
@@ -30,18 +39,18 @@ static int site_cmp(const void *a, const void *b)
 	return c ? c : x->line - y->line;
 }
 
-static int stack_cmp(const void *a, const void *b)
+static int stack_cmp(const void *a, const void *b, void *by_estimate)
 {
 	const struct stack_row *x = a, *y = b;
-	int c = counts_cmp(&x->counts, &y->counts);
+	int c = counts_cmp(&x->counts, &y->counts, &x->est, &y->est, by_estimate);
 
 	return c ? c : strcmp(x->class_name, y->class_name);
 }
 
-static int row_cmp(const void *a, const void *b)
+static int row_cmp(const void *a, const void *b, void *by_estimate)
 {
 	const struct class_row *x = a, *y = b;
-	int c = counts_cmp(&x->counts, &y->counts);
+	int c = counts_cmp(&x->counts, &y->counts, &x->est, &y->est, by_estimate);
 
 	return c ? c : strcmp(x->name, y->name);
 }
@@ -68,10 +77,11 @@ static void estimate(struct estimates *e, const struct counts *c, const struct s
 	e->freed = scale_count(si->scale, (double) c->freed);
 }
 
-static int live_cmp(const void *a, const void *b)
+static int live_cmp(const void *a, const void *b, void *unused)
 {
 	const struct class_row *x = a, *y = b;
 
+	(void) unused;
 	if (x->census.live_end != y->census.live_end)
 		return x->census.live_end > y->census.live_end ? -1 : 1;
 	if (x->census.bytes_end != y->census.bytes_end)
@@ -79,48 +89,61 @@ static int live_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* A traced retained count scaled, within what the census says its class holds. */
-static uint64_t capped(uint64_t est, double factor)
+/* A traced retained count scaled by what its class's estimate was moved by. */
+static uint64_t rescaled(uint64_t est, double factor)
 {
-	return factor < 1 ? (uint64_t) (est * factor + 0.5) : est;
+	return factor != 1 ? (uint64_t) (est * factor + 0.5) : est;
 }
 
 /*
- * Under sampling, traced counts scale to the whole process; a retained
- * estimate never claims more objects than the heap census found alive
- * at the end: where it would, the class, its sites and paths scale down.
+ * A class's retained estimate, where the heap has a say: within what the
+ * two censuses found made during the trace and still alive (the retained
+ * among them exactly, those whose age Ruby does not keep as a range), or
+ * at least within what the end census holds.  Samples then only say where.
  */
+static void bound_by_heap(struct report *r, struct class_row *row)
+{
+	const struct census_counts *cc = &row->census;
+	uint64_t raw = row->est.retained, lo, hi;
+
+	row->est_cap = 1;
+	row->est_source = EST_SAMPLED;
+	if (!r->heap_end.have || !cc->have)
+		return;
+	lo = cc->have_new ? cc->new_retained : 0;
+	hi = cc->have_new ? cc->new_retained + cc->new_unaged : cc->live_end;
+	if (raw >= lo && raw <= hi)
+		return;
+	row->est.retained = raw < lo ? lo : hi;
+	row->est_source = cc->have_new && lo == hi ? EST_HEAP : EST_BOUNDED;
+	row->est_cap = raw ? (double) row->est.retained / raw : 0;
+	r->est_capped++;
+}
+
 static void estimate_all(struct report *r)
 {
 	const struct sampling_info *si = &r->sampling;
 	size_t i;
 
 	for (i = 0; i < r->nrows; i++) {
-		struct class_row *row = &r->rows[i];
-
-		estimate(&row->est, &row->counts, si);
-		row->est_cap = 1;
-		if (r->heap_end.have && row->census.have &&
-		    row->est.retained > row->census.live_end) {
-			row->est_cap = (double) row->census.live_end / row->est.retained;
-			row->est.retained = row->census.live_end;
-			r->est_capped++;
-		}
+		estimate(&r->rows[i].est, &r->rows[i].counts, si);
+		bound_by_heap(r, &r->rows[i]);
 	}
-	/* Row indexes are still valid here: sites and paths find their class's cap. */
+	/* Row indexes are still valid here: sites and paths follow their class. */
 	for (i = 0; i < r->nsites; i++) {
 		struct class_row *row = report_row(r, r->sites[i].class_name);
 
 		estimate(&r->sites[i].est, &r->sites[i].counts, si);
 		if (row)
-			r->sites[i].est.retained = capped(r->sites[i].est.retained, row->est_cap);
+			r->sites[i].est.retained = rescaled(r->sites[i].est.retained, row->est_cap);
 	}
 	for (i = 0; i < r->nstacks; i++) {
 		struct class_row *row = report_row(r, r->stacks[i].class_name);
 
 		estimate(&r->stacks[i].est, &r->stacks[i].counts, si);
 		if (row)
-			r->stacks[i].est.retained = capped(r->stacks[i].est.retained, row->est_cap);
+			r->stacks[i].est.retained =
+			    rescaled(r->stacks[i].est.retained, row->est_cap);
 	}
 }
 
@@ -149,9 +172,10 @@ void report_finish(struct report *r)
 		if (r->have_estimates)
 			estimate_all(r);
 	}
-	qsort(r->rows, r->nrows, sizeof(*r->rows), r->census_only ? live_cmp : row_cmp);
-	qsort(r->sites, r->nsites, sizeof(*r->sites), site_cmp);
-	qsort(r->stacks, r->nstacks, sizeof(*r->stacks), stack_cmp);
+	qsort_r(r->rows, r->nrows, sizeof(*r->rows), r->census_only ? live_cmp : row_cmp,
+		&r->have_estimates);
+	qsort_r(r->sites, r->nsites, sizeof(*r->sites), site_cmp, &r->have_estimates);
+	qsort_r(r->stacks, r->nstacks, sizeof(*r->stacks), stack_cmp, &r->have_estimates);
 	/* Row indexes changed: the indexes are no longer valid. */
 	u64map_free(&r->by_name, NULL);
 	u64map_free(&r->sites_by_key, NULL);

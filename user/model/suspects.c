@@ -32,8 +32,40 @@ static uint64_t scaled(const struct report *r, const struct class_row *row, uint
 
 	if (!r->have_estimates || !row->counts.retained)
 		return traced;
-	f = (double)row->est.retained / row->counts.retained;
-	return (uint64_t)(traced * f + 0.5);
+	f = (double) row->est.retained / row->counts.retained;
+	return (uint64_t) (traced * f + 0.5);
+}
+
+/*
+ * Under sampling, the old retained of a class: the heap's count of old
+ * objects made during the trace where the censuses were compared, or the
+ * traced ones scaled (wb-unprotected objects never show as old there).
+ */
+static uint64_t old_estimate(const struct report *r, const struct class_row *row, bool use_all)
+{
+	uint64_t traced = scaled(r, row, old_of(&row->ages, use_all, row->counts.retained));
+
+	if (!r->have_estimates || !row->census.have_new)
+		return traced;
+	if (use_all)
+		return row->est.retained;
+	if (!row->census.new_unaged)
+		return row->census.new_old;
+	return row->census.new_old > traced ? row->census.new_old : traced;
+}
+
+/*
+ * One or two traced objects scale up to anything: such a class is a
+ * suspect only when the heap itself shows it made old objects and grew.
+ */
+static bool too_few_samples(const struct report *r, const struct class_row *row, bool use_all)
+{
+	const struct census_counts *cc = &row->census;
+
+	if (!r->have_estimates || row->counts.retained > 2)
+		return false;
+	return !cc->have_new || cc->change <= 0 ||
+	       !(use_all ? cc->new_retained + cc->new_unaged : cc->new_old);
 }
 
 static uint64_t bytes_per_object(const struct class_row *row)
@@ -72,11 +104,12 @@ void report_find_suspects(struct report *r)
 		return;
 	for (i = 0; i < r->nrows; i++) {
 		const struct class_row *row = &r->rows[i];
-		uint64_t old = scaled(r, row, old_of(&row->ages, use_all, row->counts.retained));
+		uint64_t old = old_estimate(r, row, use_all);
 		bool have_change = row->census.have && r->heap_start.have;
 
 		/* A leak grows: a class the heap holds fewer of than at the start is not one. */
-		if (!old || (have_change && row->census.change <= 0))
+		if (!old || (have_change && row->census.change <= 0) ||
+		    too_few_samples(r, row, use_all))
 			continue;
 		all[n].class_name = row->name;
 		all[n].old_retained = old;

@@ -35,6 +35,12 @@ static void write_census(struct jw *w, const struct census_counts *cc)
 	jw_u64(w, JK(bytes), cc->bytes_end);
 	jw_u64(w, JK(old), cc->old_end);
 	jw_u64(w, JK(garbage), cc->garbage_end);
+	if (!cc->have_new)
+		return;
+	jw_u64(w, JK(new_alive), cc->new_alive);
+	jw_u64(w, JK(new_retained), cc->new_retained);
+	jw_u64(w, JK(new_unaged), cc->new_unaged);
+	jw_u64(w, JK(new_old), cc->new_old);
 }
 
 static void write_heap(struct jw *w, const char *key, const struct heap_info *h)
@@ -200,8 +206,10 @@ static void write_classes(struct jw *w, const struct report *r)
 		write_estimates(w, r, &row->est, true);
 		if (r->have_estimates && row->counts.window_bits) {
 			jw_u64(w, JK(windows), counts_windows(&row->counts));
-			jw_bool(w, JK(estimate_rough), estimate_from_few_windows(r, &row->counts));
+			jw_bool(w, JK(estimate_rough), class_estimate_rough(r, row));
 		}
+		if (r->have_estimates)
+			jw_string(w, JK(est_source), est_source_name(row->est_source));
 		write_census(w, &row->census);
 		write_ages(w, &row->ages);
 		jw_end(w);

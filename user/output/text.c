@@ -115,7 +115,7 @@ static void write_header(FILE *out, const struct report *r)
 			     "sweep.%s\n",
 			r->heap_start.have ? r->heap_start.live : 0, r->heap_end.live,
 			r->heap_end.bytes / 1e6, r->heap_end.garbage,
-			r->est_capped ? " Retained estimates bounded by the census." : "");
+			r->est_capped ? " Retained estimates set or bounded by the heap (= and *)." : "");
 	if (r->totals.young)
 		fprintf(out, "Young: %" PRIu64 " objects are alive but were allocated after the last "
 			     "GC started: not yet judged, not counted as retained.\n",
@@ -155,9 +155,12 @@ static void write_suspects(FILE *out, const struct report *r)
 	}
 }
 
+static const char source_mark[] = {[EST_SAMPLED] = ' ', [EST_BOUNDED] = '*', [EST_HEAP] = '='};
+
 void report_write_text(FILE *out, const struct report *r, const struct text_options *opts)
 {
 	bool est = r->have_estimates, census = r->heap_end.have, rough = false;
+	unsigned sources = 0;
 	char name[1024];
 	size_t i, shown;
 
@@ -178,18 +181,27 @@ void report_write_text(FILE *out, const struct report *r, const struct text_opti
 		if (r->totals.untracked)
 			fprintf(out, " %10" PRIu64, c->untracked);
 		if (est)
-			fprintf(out, " %10" PRIu64 " %10" PRIu64, row->est.retained,
-				row->est.allocated);
+			fprintf(out, " %9" PRIu64 "%c %10" PRIu64, row->est.retained,
+				source_mark[row->est_source], row->est.allocated);
+		if (est)
+			sources |= 1u << row->est_source;
 		if (census)
 			fprintf(out, " %10" PRIu64 " %+10" PRId64, row->census.live_end,
 				row->census.change);
-		if (estimate_from_few_windows(r, c))
+		if (class_estimate_rough(r, row))
 			rough = true;
-		fprintf(out, " %c%s\n", estimate_from_few_windows(r, c) ? '?' : ' ',
+		fprintf(out, " %c%s\n", class_estimate_rough(r, row) ? '?' : ' ',
 			term_escape(row->name, name, sizeof(name)));
 	}
 	if (shown < r->nrows)
 		fprintf(out, "... %zu more classes (--top 0 shows all)\n", r->nrows - shown);
+	if (sources & (1u << EST_HEAP))
+		fprintf(out, "= the heap's own count: the censuses at the start and the end, compared "
+			     "slot by slot, found that many objects of the class made during the trace "
+			     "and alive after a GC.\n");
+	if (sources & (1u << EST_BOUNDED))
+		fprintf(out, "* the traced count scaled up, moved into the range the heap allows "
+			     "(the censuses' count of new objects, or what the class holds).\n");
 	if (rough)
 		fprintf(out, "? estimated from objects traced in only 1 or 2 of the %" PRIu64
 			     " windows: a class made in one burst that a window covered is scaled up "

@@ -33,9 +33,12 @@ void session_heap_census(struct session *s, enum census_moment when)
 
 	if (!s->heap_layout || !s->target.objspace)
 		return;
-	/* Only the final pass asks the end census about single slots. */
-	ret = census_take(c, s->target.pid, s->heap_layout, s->target.objspace,
-			  when == CENSUS_AT_END, err, sizeof(err));
+	/*
+	 * Both keep their slots: the final pass asks the end census about
+	 * single slots, and the two compared say what the trace made and kept.
+	 */
+	ret = census_take(c, s->target.pid, s->heap_layout, s->target.objspace, true, err,
+			  sizeof(err));
 	if (ret) {
 		census_free(c);
 		if (ret != -ESRCH)
@@ -75,6 +78,23 @@ void session_heap_free(struct session *s)
 	s->have_census_start = s->have_census_end = false;
 }
 
+/*
+ * What the trace made and the heap kept, per class, from the two censuses:
+ * only where no object moved between them (a compaction, or one under way).
+ */
+static void compare_censuses(struct session *s)
+{
+	int ret;
+
+	if (!s->have_census_start || !s->have_census_end || s->target_exited ||
+	    !s->tracker.compact_count_addr || s->tracker.compactions || s->census_start.moved ||
+	    s->census_end.moved)
+		return;
+	ret = census_compare(&s->census_start, &s->census_end, s->heap_layout->old_age);
+	if (ret)
+		rbm_warn("the two heap censuses could not be compared: %s", strerror(-ret));
+}
+
 /* Stops the allocation probes and takes the census the report is made of. */
 void session_final_census(struct session *s)
 {
@@ -110,6 +130,7 @@ void session_final_census(struct session *s)
 	}
 	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
 		s->target_exited = true;
+	compare_censuses(s);
 	rbm_info("passes: %" PRIu64 " tracked objects seen garbage awaiting the sweep, %" PRIu64
 		 " whose slot a younger object took",
 		 s->tracker.garbage_seen, s->tracker.reused_seen);
