@@ -8,7 +8,7 @@ VERSION := 0.1.0
 
 CFLAGS ?= -O2 -g
 # CPPFLAGS and LDFLAGS are the caller's (a package build passes its hardening flags in them).
-# user/ has one folder per layer (see README, Development); headers are included by plain name.
+# user/ has one folder per layer (HACKING.md, "The tree"); headers are included by plain name.
 USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
 CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT) \
 	-DRBMEMTRACE_VERSION='"$(VERSION)"'
@@ -198,11 +198,12 @@ e2e: rbmemtrace $(FIXTURES) $(E2E_FIXTURES)
 		RBM_E2E_RUBY=$$dir/bin/ruby ruby tests/e2e/run.rb || status=1; \
 	done; exit $$status
 
-# The tree's rules (no include up a layer, no file over ~600 lines without a reason) and the
-# documents generated from one source.
+# The tree's rules (no include up a layer, no file over ~600 lines without a reason), the
+# documents generated from one source, and every relative link and #anchor of the documents.
 check:
 	./scripts/check-layers.sh
 	./scripts/json-doc.rb --check
+	./scripts/check-links.rb
 
 test: deps
 	$(MAKE) all

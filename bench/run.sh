@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # rbmemtrace's benchmark, one command: installs what it needs, builds, and
-# prints the tables (see README.md, "Overhead").  Needs root.
+# prints the tables (docs/benchmark.md has them, with their dates).  Needs root.
 #   bench/run.sh [micro] [gc] [rubocop] [web]      (default: all four)
 #   BENCH_RUNS=5 (rounds, medians)  BENCH_NO_UOBJNEW=1 (skip the peer)
 set -euo pipefail

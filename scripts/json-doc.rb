@@ -10,7 +10,8 @@ OUT = File.join(ROOT, "docs", "json.md")
 ORDER = %w[report class_row site stack frame suspect heap sampling layout layout_group model failed_host census top_frame top_proc].freeze
 
 def type_of(node)
-  return "[#{node['$ref'].split('/').last}](##{node['$ref'].split('/').last.tr('_', '-')})" if node["$ref"]
+  # The anchor is the heading itself: GitHub keeps "_" in an anchor.
+  return "[#{node['$ref'].split('/').last}](##{node['$ref'].split('/').last})" if node["$ref"]
   return node["oneOf"].map { |n| type_of(n) }.join(" or ") if node["oneOf"]
   return node["enum"].map { |e| "`#{e.to_json}`" }.join(", ") if node["enum"]
   case (t = node["type"])
@@ -36,7 +37,7 @@ lines = ["# rbmemtrace's JSON", "",
          "`user/model/json_keys.h`. #{SCHEMA['description']}", ""]
 ORDER.each do |name|
   d = SCHEMA["$defs"].fetch(name)
-  lines << "## #{name}" << "" << "#{d['description'].capitalize}." << ""
+  lines << "## #{name}" << "" << "#{d['description'].sub(/\A(?!rbmemtrace)./, &:upcase)}." << ""
   lines << "| member | type | always | meaning |" << "| --- | --- | --- | --- |"
   rows(d, "", lines)
   lines << ""

@@ -1,5 +1,6 @@
 # The documents that have one source: docs/json.md from docs/json-schema.json, and the schema's
-# member names from user/model/json_keys.h (the writers and the reader name members there).
+# member names from user/model/json_keys.h (the writers and the reader name members there); and
+# the links between README.md, HACKING.md and docs/, which must all lead somewhere.
 require "json"
 
 test "docs: docs/json.md is what docs/json-schema.json gives" do
@@ -8,7 +9,9 @@ test "docs: docs/json.md is what docs/json-schema.json gives" do
 end
 
 test "docs: every JSON key is in the schema, and the schema names no other" do
-  keys = File.read(File.join(ROOT, "user", "model", "json_keys.h")).scan(/X\((\w+)\)/).flatten
+  # clang-format may break "X(name)" across a continued line: join the lines first.
+  keys = File.read(File.join(ROOT, "user", "model", "json_keys.h")).gsub(/\\\n/, " ")
+             .scan(/\bX\(\s*(\w+)\s*\)/).flatten
   named = []
   walk = lambda do |node|
     case node
@@ -24,4 +27,9 @@ test "docs: every JSON key is in the schema, and the schema names no other" do
   check((keys - named).empty?, "keys not in the schema: #{(keys - named).join(', ')}")
   extra = named.uniq - keys - groups
   check(extra.empty?, "schema members json_keys.h does not declare: #{extra.join(', ')}")
+end
+
+test "docs: every relative link and #anchor of README, HACKING and docs/ resolves" do
+  out, st = Open3.capture2e(File.join(ROOT, "scripts", "check-links.rb"))
+  check(st.success?, out)
 end
