@@ -160,13 +160,20 @@ mount --bind /tmp "\$root/tmp"
 mount -t proc proc "\$root/proc"
 mount --rbind /dev "\$root/dev"
 cwd=\$(pwd -P)
-case "\$cwd" in
-/|/tmp|/tmp/*) ;;
-*)  # bind the current directory unless the chroot has its own non-empty directory there
+# The current directory's tree, bound at its top directory: binding the directory alone mkdirs
+# its parents in the chroot, and a later run from a parent would find one there, not empty.
+rest=\${cwd#/}
+top=/\${rest%%/*}
+case "\$top" in
+/|/tmp) ;;
+/usr|/bin|/sbin|/lib|/lib32|/lib64|/libx32|/etc|/var|/proc|/sys|/dev|/run|/boot)
+    # the chroot's own: the directory alone, unless the chroot has it (non-empty)
     if [ ! -e "\$root\$cwd" ] || { [ -d "\$root\$cwd" ] && [ -z "\$(ls -A "\$root\$cwd")" ]; }; then
         mkdir -p "\$root\$cwd"
         mount --bind "\$cwd" "\$root\$cwd"
     fi ;;
+*)  mkdir -p "\$root\$top"
+    mount --bind "\$top" "\$root\$top" ;;
 esac
 exec unshare --root="\$root" --wd="\$cwd" -- $2 "\$@"
 EOF
@@ -332,6 +339,8 @@ fi
 
 list_complete | while IFS= read -r d; do
     n=$(basename "$d")
+    # wrappers are cheap: always today's (an older one may bind directories wrongly)
+    [ "$(stamp_get "$d" kind)" = distro ] && write_wrapper "$d" "$(sed -n 's/^exec unshare .* -- \(\/usr\/bin\/ruby[0-9.]*\) .*/\1/p' "$d/bin/ruby")"
     how="built earlier in $(stamp_get "$d" seconds) s, reused"
     for b in "${built[@]}"; do [ "$b" = "$n" ] && how="built now in $(stamp_get "$d" seconds) s"; done
     printf '%s\t%s\t%s\n' "$d" "$("$d/bin/ruby" -v)" "$how"
