@@ -561,6 +561,14 @@ static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, 
 	live.stack_id = key.stack_id;
 	/* Ruby's own GC count, not a probe's: it ages objects with or without USDT. */
 	live.gc_epoch = 0;
+	/* The phase before the count: a GC that begins between them is one it was born before. */
+	if (ps->gc_flags_addr) {
+		__u32 flags = 0;
+
+		if (!bpf_probe_read_user(&flags, sizeof(flags), (void *)ps->gc_flags_addr) &&
+		    ((flags & ps->gc_mode_mask) == 1 || (flags & ps->gc_incremental)))
+			live.seq |= RBM_SEQ_BORN_MARKING;
+	}
 	if (ps->gc_count_addr)
 		bpf_probe_read_user(&live.gc_epoch, sizeof(live.gc_epoch), (void *)ps->gc_count_addr);
 	/* An existing entry at this address is an object GC already freed. */

@@ -55,9 +55,17 @@ struct class_counts {
 #define RBM_WEIGHT_ONE 65536
 
 /* One tracked object, keyed by its address in the target. */
+/*
+ * In live_object.seq: born while a GC was marking (incrementally), so that
+ * GC's marking judges it: it is aged by it if it lives, and may be freed
+ * within the cycle it was born in (tracker.c).
+ */
+#define RBM_SEQ_BORN_MARKING (1ULL << 55)
+#define RBM_SEQ_HIT_MASK (RBM_SEQ_BORN_MARKING - 1)
+
 struct live_object {
 	__u64 klass;
-	__u64 seq; /* allocation time (ns): tells two objects at one address apart */
+	__u64 seq; /* probe << 56 | its hit count, and RBM_SEQ_*: two objects at one address */
 	__u64 stack_id;
 	__u32 kind;
 	__u32 gc_epoch; /* GC.count (low 32 bits) at allocation: GCs survived = now - this */
@@ -171,6 +179,9 @@ struct proc_state {
 	__u64 stack_errors;	  /* execution context or frames unreadable */
 	__u64 compact_count_addr; /* the target's objspace compaction counter; 0: unknown */
 	__u64 gc_count_addr;	  /* the target's GC.count (objspace profile.count); 0: unknown */
+	__u64 gc_flags_addr;	  /* the objspace's flags word; 0: unknown */
+	__u32 gc_mode_mask;	  /* its gc_mode bits (1: marking) */
+	__u32 gc_incremental;	  /* its during_incremental_marking bit */
 	__u64 compact_count_seen;
 	__u64 compact_followed_at;   /* compact_count + 1 of the last compaction remapped */
 	__u64 moved_followed;	     /* tracked objects remapped to their new address */

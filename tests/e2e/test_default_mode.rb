@@ -98,7 +98,8 @@ test "default -p: churned Strings are not retained though their slots hold other
   site = ->(line) { report["sites"].find { |s| s["class"] == "String" && s["line"] == line } }
   churn = site.(truth["churn_line"]) or raise Failure, "no churn site in #{report['sites'].first(5)}"
   keep = site.(truth["keep_line"])
-  check(churn["allocated"] > 1000, "churn traced #{churn['allocated']}")
+  # Enough traced for one in a hundred to mean something (the windows fall where they fall).
+  check(churn["allocated"] > 400, "churn traced #{churn['allocated']}")
   # The last requests' rows may be alive at the end: far fewer than one in a hundred.
   check(churn["retained"] <= churn["allocated"] / 100,
         "churn site retained #{churn['retained']} of #{churn['allocated']} traced")

@@ -76,14 +76,16 @@ struct session {
 	/* The poll loop */
 	double start, end;
 	uint64_t seen_sweeps;	 /* with GC probes: their sweep steps */
-	uint64_t seen_gc_count;	 /* sampling: Ruby's GC count at the last look */
-	uint64_t pass_gc_count;	 /* sampling: what it was at the last pass */
-	double last_gc_look;
+	uint64_t seen_gc_count;	 /* without GC probes: Ruby's GC count at the last look */
 	double last_gc_seen;
 	double last_exec_check;
 	double last_end_check;
 	uint64_t charged_compaction_hits;
 	double last_pass, last_names;
+	/* Sampling: a pass per GC cycle (session_poll.c, pass_per_gc) */
+	uint64_t judged_count;		    /* Ruby's GC count at the last settled pass */
+	uint64_t cycles_judged, cycles_missed; /* GC cycles a pass judged, and not */
+	double last_pass_took;
 	const char *end_reason; /* set when the session ends */
 	bool final_done;
 	bool target_exited;

@@ -157,6 +157,12 @@ void session_open(struct session *s, const struct trace_options *opt)
 	if (s->target.objspace && s->target.layout.objspace_gc_count)
 		s->tracker.gc_count_addr = s->target.objspace + s->target.layout.objspace_gc_count;
 	s->st->gc_count_addr = s->tracker.gc_count_addr;
+	/* Who was born while a GC marked: only the judging of slots by age asks (tracker.c). */
+	if (s->heap_layout && s->st->gc_count_addr && s->heap_layout->objspace_flags_mode_mask) {
+		s->st->gc_flags_addr = s->target.objspace + s->heap_layout->objspace_flags;
+		s->st->gc_mode_mask = s->heap_layout->objspace_flags_mode_mask;
+		s->st->gc_incremental = s->heap_layout->objspace_flags_incremental;
+	}
 	s->st->compact_count_addr = s->tracker.compact_count_addr;
 	s->st->compact_count_seen = s->tracker.last_compact_count;
 	/* Attaching a running process is safe by default; a launched one is ours. */

@@ -107,16 +107,16 @@ static bool target_ended(struct session *s)
 }
 
 /*
- * Whether the GC may have freed tracked objects since the last pass.  With
- * the GC probes on, their sweep steps say so; without them (sampling, or a
- * Ruby without USDT) Ruby's GC count does, then a second more while lazy
- * sweeping frees what that GC found dead.
+ * Whether the GC may have freed tracked objects since the last pass, when
+ * tracing everything.  With the GC probes on, their sweep steps say so;
+ * without them (a Ruby without USDT) Ruby's GC count does, then a second
+ * more while lazy sweeping frees what that GC found dead.
  */
 static bool gc_worked(struct session *s, double t)
 {
 	uint64_t count;
 
-	if (!s->sampling && s->target.has_usdt) {
+	if (s->target.has_usdt) {
 		uint64_t sweeps = __atomic_load_n(&s->st->sweep_steps, __ATOMIC_ACQUIRE);
 
 		if (sweeps == s->seen_sweeps)
@@ -153,9 +153,47 @@ static double wait_until(double deadline, double max)
 	return wait < 0 ? 0 : wait < max ? wait : max;
 }
 
+/*
+ * Sampling sees no free outside its windows: a tracked object's death is
+ * seen by a pass after the GC that freed it, while its slot lies unswept
+ * or its newcomer is younger than the tracked object would be (tracker.c,
+ * slot_dead).  A newcomer gains an age at each GC until old (3 GCs; in 3.1
+ * one an old object holds is made old at its first), and then passes for
+ * the tracked one.  So every GC cycle gets a pass, once the GC has marked,
+ * with its marks still final at the pass's end (else it is done again).
+ * Ruby's GC count is looked at every millisecond; a pass waits twice what
+ * the last one took, so the reads never take more than a third of the
+ * time.  Returns how long the loop may sleep.
+ */
+static double pass_per_gc(struct session *s, double t)
+{
+	uint64_t count;
+	bool marking;
+	int err;
+
+	if (tracker_gc_phase(&s->tracker, &count, &marking))
+		return 0.02;
+	if (count == s->judged_count || marking)
+		return 0.001;
+	if (t - s->last_pass < 2 * s->last_pass_took)
+		return s->last_pass + 2 * s->last_pass_took - t;
+	if (s->judged_count && count > s->judged_count + 1)
+		s->cycles_missed += count - s->judged_count - 1;
+	s->last_pass = t;
+	err = tracker_pass(&s->tracker, false);
+	s->last_pass_took = now_seconds() - t;
+	if (err == -ESRCH)
+		return 0;
+	if (!err && s->tracker.last_settled) {
+		s->judged_count = count;
+		s->cycles_judged++;
+	}
+	return 0.001;
+}
+
 double session_poll(struct session *s, double t)
 {
-	bool worked = false;
+	double next = 0.02;
 
 	/* Sampling looks at the counter up to every half millisecond: /proc is read less often. */
 	if (t - s->last_end_check >= 0.01 || !s->sampling) {
@@ -186,24 +224,18 @@ double session_poll(struct session *s, double t)
 		}
 	}
 	/*
-	 * Sampling: a pass after every GC, at most every 20 ms, so that a
-	 * tracked object's death is seen while it lies unmarked or its slot's
-	 * newcomer is young (tracker.c).  The GC count is looked at every 5 ms
-	 * at most.  Sampling deletes the dead entries itself, once no probe
-	 * can write the map: no pass runs while a window is open (above: it
-	 * must not hold the probes on), and while its links come off (~0.1 s)
-	 * a pass judges all the same and its deletes wait.
+	 * Sampling deletes the dead entries itself, once no probe can write
+	 * the map: no pass runs while a window is open (above: it must not hold
+	 * the probes on), and while its links come off (~0.1 s) a pass judges
+	 * all the same and its deletes wait.  Without sampling, the GC probes
+	 * (or Ruby's GC count) say when to look.
 	 */
-	if (!s->sampling || t - s->last_gc_look >= 0.005) {
-		s->last_gc_look = t;
-		worked = gc_worked(s, t);
-	}
 	s->tracker.deletes_wait =
 	    s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE) > 0;
-	if (worked && t - s->last_pass >=
-			  (s->sampling && s->pass_gc_count != s->seen_gc_count ? 0.02 : 0.2)) {
+	if (s->sampling) {
+		next = pass_per_gc(s, t);
+	} else if (gc_worked(s, t) && t - s->last_pass >= 0.2) {
 		s->last_pass = t;
-		s->pass_gc_count = s->seen_gc_count;
 		if (tracker_pass(&s->tracker, false) == -ESRCH)
 			return 0; /* noticed at the next turn */
 	}
@@ -216,12 +248,7 @@ double session_poll(struct session *s, double t)
 		session_refresh_names(s);
 		ruby_target_gc_counts(&s->target, &s->counts_last);
 	}
-	/*
-	 * Sampling looks at least every 20 ms, to catch a reused slot before its
-	 * newcomer grows old; passes every 5 ms caught a few more but slowed a
-	 * GC-heavy target by 50% on two cores (its memory read while it mmaps).
-	 */
-	return s->sampling ? wait_until(windows_next(&s->windows), 0.02) : 0.05;
+	return s->sampling ? wait_until(windows_next(&s->windows), next) : 0.05;
 }
 
 void session_run(struct session *s, volatile sig_atomic_t *stop)

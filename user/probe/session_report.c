@@ -134,6 +134,11 @@ void session_final_census(struct session *s)
 	rbm_info("passes: %" PRIu64 " tracked objects seen garbage awaiting the sweep, %" PRIu64
 		 " whose slot a younger object took",
 		 s->tracker.garbage_seen, s->tracker.reused_seen);
+	rbm_info("passes: %" PRIu64 " in %.1f ms; %" PRIu64 " judged slots, %" PRIu64 " of them while a GC began",
+		 s->tracker.passes, s->tracker.pass_seconds * 1e3, s->tracker.judging_passes, s->tracker.unsettled_passes);
+	if (s->sampling)
+		rbm_info("GC cycles judged by a pass: %" PRIu64 ", not: %" PRIu64, s->cycles_judged,
+			 s->cycles_missed);
 	/* Nothing left to read: objects count as they stood at the last check. */
 	if (s->target_exited)
 		tracker_count_unverified(&s->tracker);

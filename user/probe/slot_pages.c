@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * One read per object and per fact would be five syscalls an object, a
- * pass over thousands of tracked objects taking longer than a GC cycle:
- * each fact is read for every object in one batched read instead.
+ * A pass must fit in a GC cycle, which an allocation-heavy target ends
+ * every few milliseconds: what the heap pages say of the tracked slots is
+ * read per page, not per object.  Thousands of tracked objects lie on a
+ * few hundred pages; each page's bitmaps are one read, its flags another,
+ * all of them batched into a few process_vm_readv calls.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,24 +13,17 @@
 #include "slots.h"
 #include "target_mem.h"
 
-static int grow(struct slot_pages *sp, size_t n)
+static int grow(void **p, size_t *cap, size_t n, size_t each)
 {
-	uint64_t **arrays[] = {&sp->addrs, &sp->pages, &sp->flags, &sp->marks, &sp->wbu, &sp->ages};
-	size_t i;
+	void *q;
 
-	if (n <= sp->cap)
+	if (n <= *cap)
 		return 0;
-	for (i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
-		uint64_t *p = realloc(*arrays[i], n * sizeof(uint64_t));
-
-		if (!p)
-			return -ENOMEM;
-		*arrays[i] = p;
-	}
-	sp->ok = realloc(sp->ok, n * sizeof(bool));
-	if (!sp->ok)
+	q = realloc(*p, n * each);
+	if (!q)
 		return -ENOMEM;
-	sp->cap = n;
+	*p = q;
+	*cap = n;
 	return 0;
 }
 
@@ -38,60 +33,84 @@ static uint64_t slot_bit(const struct ruby_layout *hl, uint64_t addr)
 	return (addr & (hl->page_size - 1)) / hl->bit_granule;
 }
 
-/* out[i] = the word at pages[i] + off(i); facts[i].known cleared where unreadable. */
-static void read_words(struct slot_pages *sp, pid_t pid, size_t n, uint64_t *out,
-		       struct slot_facts *facts,
-		       uint64_t (*off)(const struct ruby_layout *, uint64_t),
-		       const struct ruby_layout *hl, const uint64_t *slots)
+/* The page bitmaps the facts need, as one span of struct heap_page: [*lo, *hi). */
+static void bitmap_span(const struct ruby_layout *hl, uint32_t *lo, uint32_t *hi)
 {
-	size_t i;
+	uint32_t words = hl->bitmap_words * 8, a = hl->page_mark_bits, b = a + words;
 
-	for (i = 0; i < n; i++)
-		sp->addrs[i] = facts[i].known ? sp->pages[i] + off(hl, slots[i]) : 0;
-	memset(out, 0, n * sizeof(*out));
-	target_read_many(pid, sp->addrs, n, sizeof(*out), out, sp->ok);
-	for (i = 0; i < n; i++)
-		facts[i].known = facts[i].known && sp->ok[i];
+	if (hl->page_wb_unprotected_bits) {
+		a = a < hl->page_wb_unprotected_bits ? a : hl->page_wb_unprotected_bits;
+		b = b > hl->page_wb_unprotected_bits + words ? b
+							     : hl->page_wb_unprotected_bits + words;
+	}
+	if (hl->page_age_bits) {
+		a = a < hl->page_age_bits ? a : hl->page_age_bits;
+		b = b > hl->page_age_bits + 2 * words ? b : hl->page_age_bits + 2 * words;
+	}
+	*lo = a;
+	*hi = b;
 }
 
-static uint64_t flags_off(const struct ruby_layout *hl, uint64_t slot)
+static int body_cmp(const void *a, const void *b)
 {
-	(void) slot;
-	return hl->page_flags;
+	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
 }
 
-static uint64_t mark_off(const struct ruby_layout *hl, uint64_t slot)
+/* Index of body in the sorted, distinct bodies; npages if absent. */
+static size_t body_index(const uint64_t *bodies, size_t npages, uint64_t body)
 {
-	return hl->page_mark_bits + slot_bit(hl, slot) / 64 * 8;
+	size_t lo = 0, hi = npages;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bodies[mid] == body)
+			return mid;
+		if (bodies[mid] < body)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return npages;
 }
 
-static uint64_t wbu_off(const struct ruby_layout *hl, uint64_t slot)
+static uint64_t word_at(const uint8_t *span, uint32_t span_lo, uint32_t off, uint64_t word)
 {
-	return hl->page_wb_unprotected_bits + slot_bit(hl, slot) / 64 * 8;
-}
+	uint64_t v;
 
-static uint64_t age_off(const struct ruby_layout *hl, uint64_t slot)
-{
-	return hl->page_age_bits + slot_bit(hl, slot) / 32 * 8;
+	memcpy(&v, span + (off - span_lo) + word * 8, sizeof(v));
+	return v;
 }
 
 int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct ruby_layout *hl,
 		    const uint64_t *slots, const uint64_t (*headers)[2], size_t n,
 		    struct slot_facts *facts)
 {
-	size_t i;
+	uint32_t lo, hi;
+	size_t i, npages = 0;
 
-	if (grow(sp, n))
+	bitmap_span(hl, &lo, &hi);
+	if (grow((void **) &sp->bodies, &sp->cap, n ? n : 1, sizeof(uint64_t)) ||
+	    grow((void **) &sp->pages, &sp->pages_cap, n ? n : 1, sizeof(uint64_t)) ||
+	    grow((void **) &sp->addrs, &sp->addrs_cap, n ? n : 1, sizeof(uint64_t)) ||
+	    grow((void **) &sp->flags, &sp->flags_cap, n ? n : 1, sizeof(uint64_t)) ||
+	    grow((void **) &sp->ok, &sp->ok_cap, n ? n : 1, sizeof(bool)))
 		return -ENOMEM;
-	/* heap_page_header: a page body's first word points to its struct heap_page. */
+	/* The distinct page bodies; a body's first word points to its struct heap_page. */
 	for (i = 0; i < n; i++)
-		sp->addrs[i] = slots[i] & ~(uint64_t) (hl->page_size - 1);
-	target_read_many(pid, sp->addrs, n, sizeof(uint64_t), sp->pages, sp->ok);
-	for (i = 0; i < n; i++) {
-		memset(&facts[i], 0, sizeof(facts[i]));
-		facts[i].known =
-		    sp->ok[i] && sp->pages[i] && slot_bit(hl, slots[i]) / 64 < hl->bitmap_words;
-	}
+		sp->bodies[i] = slots[i] & ~(uint64_t) (hl->page_size - 1);
+	qsort(sp->bodies, n, sizeof(uint64_t), body_cmp);
+	for (i = 0; i < n; i++)
+		if (!npages || sp->bodies[npages - 1] != sp->bodies[i])
+			sp->bodies[npages++] = sp->bodies[i];
+	if (grow((void **) &sp->spans, &sp->spans_cap, (npages ? npages : 1) * (size_t) (hi - lo),
+		 1))
+		return -ENOMEM;
+	target_read_many(pid, sp->bodies, npages, sizeof(uint64_t), sp->pages, sp->ok);
+	for (i = 0; i < npages; i++)
+		sp->addrs[i] = sp->ok[i] && sp->pages[i] ? sp->pages[i] + lo : 0;
 	/*
 	 * The marks before the flags: sweeping a page clears its before_sweep
 	 * first and resets its marks to the old objects' at the end, so marks
@@ -100,23 +119,37 @@ int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct ruby_layout *
 	 * the marks were read had its final marks then.  The flags word is a
 	 * u32 inside the struct: 8 bytes read, the low half kept (x86-64).
 	 */
-	read_words(sp, pid, n, sp->marks, facts, mark_off, hl, slots);
-	read_words(sp, pid, n, sp->flags, facts, flags_off, hl, slots);
-	if (hl->page_wb_unprotected_bits)
-		read_words(sp, pid, n, sp->wbu, facts, wbu_off, hl, slots);
-	if (hl->page_age_bits)
-		read_words(sp, pid, n, sp->ages, facts, age_off, hl, slots);
+	memset(sp->spans, 0, npages * (size_t) (hi - lo));
+	target_read_many(pid, sp->addrs, npages, hi - lo, sp->spans, sp->ok);
+	for (i = 0; i < npages; i++) {
+		if (!sp->ok[i])
+			sp->pages[i] = 0;
+		sp->addrs[i] = sp->pages[i] ? sp->pages[i] + hl->page_flags : 0;
+	}
+	target_read_many(pid, sp->addrs, npages, sizeof(uint64_t), sp->flags, sp->ok);
+	for (i = 0; i < npages; i++)
+		if (!sp->ok[i])
+			sp->pages[i] = 0;
+
 	for (i = 0; i < n; i++) {
 		uint64_t bit = slot_bit(hl, slots[i]);
+		size_t p =
+		    body_index(sp->bodies, npages, slots[i] & ~(uint64_t) (hl->page_size - 1));
+		const uint8_t *span = sp->spans + p * (size_t) (hi - lo);
 
-		if (!facts[i].known)
+		memset(&facts[i], 0, sizeof(facts[i]));
+		if (p >= npages || !sp->pages[p] || bit / 64 >= hl->bitmap_words)
 			continue;
-		facts[i].before_sweep = (uint32_t) sp->flags[i] & hl->page_before_sweep;
-		facts[i].marked = (sp->marks[i] >> (bit % 64)) & 1;
+		facts[i].known = true;
+		facts[i].before_sweep = (uint32_t) sp->flags[p] & hl->page_before_sweep;
+		facts[i].marked =
+		    (word_at(span, lo, hl->page_mark_bits, bit / 64) >> (bit % 64)) & 1;
 		facts[i].unprotected =
-		    !hl->page_wb_unprotected_bits || ((sp->wbu[i] >> (bit % 64)) & 1);
+		    !hl->page_wb_unprotected_bits ||
+		    ((word_at(span, lo, hl->page_wb_unprotected_bits, bit / 64) >> (bit % 64)) & 1);
 		if (hl->page_age_bits)
-			facts[i].age = slot_age_in_bits(sp->ages[i], bit);
+			facts[i].age =
+			    slot_age_in_bits(word_at(span, lo, hl->page_age_bits, bit / 32), bit);
 		else
 			facts[i].age = slot_age(hl, headers[i][0]);
 	}
@@ -125,12 +158,11 @@ int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct ruby_layout *
 
 void slot_pages_free(struct slot_pages *sp)
 {
-	free(sp->addrs);
+	free(sp->bodies);
 	free(sp->pages);
+	free(sp->addrs);
 	free(sp->flags);
-	free(sp->marks);
-	free(sp->wbu);
-	free(sp->ages);
+	free(sp->spans);
 	free(sp->ok);
 	memset(sp, 0, sizeof(*sp));
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What the heap pages say of the tracked slots, read for a whole pass in a
- * few batched reads: whether the object is garbage awaiting the sweep, its
+ * few batched reads, page by page: whether the object is garbage awaiting the sweep, its
  * age, and whether the write barrier protects it (an unprotected object
  * never ages, so its age says nothing).
  */
@@ -21,11 +21,14 @@ struct slot_facts {
 	uint8_t age;	   /* GCs survived, up to old (from the page's bits on 3.3+) */
 };
 
-/* Scratch kept between passes. */
+/* Scratch kept between passes: per distinct page of the tracked slots. */
 struct slot_pages {
-	uint64_t *addrs, *pages, *flags, *marks, *wbu, *ages;
+	uint64_t *bodies; /* page bodies, sorted */
+	uint64_t *pages;  /* their struct heap_page; 0: unreadable */
+	uint64_t *addrs, *flags;
+	uint8_t *spans; /* each page's bitmaps */
 	bool *ok;
-	size_t cap;
+	size_t cap, pages_cap, addrs_cap, flags_cap, spans_cap, ok_cap;
 };
 
 /*

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "census.h"
+#include "clock.h"
 #include "procmaps.h"
 #include "slot_pages.h"
 #include "slots.h"
@@ -29,7 +30,7 @@ int tracker_init(struct tracker *t, pid_t pid, int live_fd, int counts_fd, struc
 	return 0;
 }
 
-static struct class_tally *tally_for(struct tracker *t, uint64_t klass, uint32_t kind,
+struct class_tally *tracker_tally_for(struct tracker *t, uint64_t klass, uint32_t kind,
 				      uint64_t stack_id)
 {
 	uint64_t id = tally_key(klass, kind, stack_id);
@@ -73,8 +74,8 @@ static void reset_retained(struct tracker *t)
  */
 static void count_alive(struct tracker *t, const struct live_object *obj)
 {
-	struct class_tally *tally = tally_for(t, obj->klass, obj->kind, obj->stack_id);
-	uint32_t survived = (uint32_t)t->gc_count - obj->gc_epoch;
+	struct class_tally *tally = tracker_tally_for(t, obj->klass, obj->kind, obj->stack_id);
+	uint32_t survived = (uint32_t) t->gc_count - obj->gc_epoch;
 	uint64_t weight;
 
 	if (!tally)
@@ -94,12 +95,17 @@ static void count_alive(struct tracker *t, const struct live_object *obj)
 /*
  * Whether an object of this age (GCs survived, up to old) in the tracked
  * object's slot is younger than the tracked one would be with gc_count GCs
- * begun: then it is another object.  A GC under way may not have aged it yet.
+ * begun: then it is another object.  A GC under way may not have aged it
+ * yet.  One born while a GC marked was judged, and aged if it lived, by
+ * that GC: its slot may be freed and taken within its own cycle, by a
+ * newcomer that then ages in step with what the GC count says of it, but
+ * is one GC younger than it (the newcomer comes after the sweep).
  */
 static bool younger_than_tracked(const struct tracker *t, unsigned int age, uint64_t gc_count,
 				 const struct live_object *obj, bool ages_may_lag)
 {
-	uint32_t survived = (uint32_t)gc_count - obj->gc_epoch;
+	uint32_t survived =
+	    (uint32_t) gc_count - obj->gc_epoch + !!(obj->seq & RBM_SEQ_BORN_MARKING);
 	unsigned int expected = survived < t->hl->old_age ? survived : t->hl->old_age;
 
 	if (ages_may_lag && expected)
@@ -141,25 +147,41 @@ static void read_gc_count(struct tracker *t)
 		t->gc_count = count;
 	/* After the count: a count that includes a GC comes with flags saying if it has marked. */
 	t->ages_may_lag = false;
-	if (t->hl && t->objspace && target_read_u64(t->pid, t->objspace + t->hl->objspace_flags, &flags) == 0)
+	if (t->hl && t->objspace &&
+	    target_read_u64(t->pid, t->objspace + t->hl->objspace_flags, &flags) == 0)
 		t->ages_may_lag = ruby_layout_ages_may_lag(t->hl, (uint32_t) flags);
 }
 
+int tracker_gc_phase(struct tracker *t, uint64_t *count, bool *marking)
+{
+	uint64_t addrs[2], words[2];
+	bool ok[2];
+
+	if (!t->gc_count_addr || !t->hl || !t->objspace)
+		return -ENOENT;
+	/* One read, the count first (as read_gc_count): it is looked at every millisecond. */
+	addrs[0] = t->gc_count_addr;
+	addrs[1] = t->objspace + t->hl->objspace_flags;
+	target_read_many(t->pid, addrs, 2, sizeof(uint64_t), words, ok);
+	if (!ok[0] || !ok[1])
+		return -EFAULT;
+	*count = words[0];
+	*marking = ruby_layout_ages_may_lag(t->hl, (uint32_t) words[1]);
+	return 0;
+}
+
 /*
- * Whether the marks read in this pass are final: no GC was marking when the
- * pass began (t->ages_may_lag) and none began since, which would have reset
- * them before finding the living again.
+ * Whether the marks read in this pass are final: no GC was marking when
+ * the pages were read (t->judge_lag) and none began since, which would
+ * have reset them before finding the living again.
  */
 static bool marks_settled(struct tracker *t)
 {
-	uint64_t count, flags;
+	uint64_t count;
+	bool marking;
 
-	if (t->ages_may_lag || target_read_u64(t->pid, t->gc_count_addr, &count) ||
-	    count != t->gc_count)
-		return false;
-	return !t->objspace ||
-	       (target_read_u64(t->pid, t->objspace + t->hl->objspace_flags, &flags) == 0 &&
-		!ruby_layout_ages_may_lag(t->hl, (uint32_t) flags));
+	return !t->judge_lag && tracker_gc_phase(t, &count, &marking) == 0 &&
+	       count == t->judge_count && !marking;
 }
 
 /*
@@ -185,7 +207,7 @@ static bool slot_dead(struct tracker *t, const struct slot_facts *f, uint64_t fl
 		t->garbage_seen++;
 		return true;
 	}
-	if (f->unprotected || !younger_than_tracked(t, f->age, t->gc_count, obj, t->ages_may_lag))
+	if (f->unprotected || !younger_than_tracked(t, f->age, t->judge_count, obj, t->judge_lag))
 		return false;
 	t->reused_seen++;
 	return true;
@@ -200,7 +222,8 @@ bool object_header_alive(uint64_t flags, uint32_t kind)
 	/* A different type means the slot was freed and reused by an untracked allocation. */
 	if (type != RBM_KIND_TYPE(kind))
 		return false;
-	if (type == RB_T_IMEMO && ((flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK) != RBM_KIND_IMEMO(kind))
+	if (type == RB_T_IMEMO &&
+	    ((flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK) != RBM_KIND_IMEMO(kind))
 		return false;
 	/* The class may have changed (singleton class, hidden objects): still the same object. */
 	return true;
@@ -336,6 +359,8 @@ int tracker_pass(struct tracker *t, bool final)
 
 	if (target_gone(t->pid))
 		return -ESRCH;
+	t->pass_started = now_seconds();
+	t->last_settled = false;
 	/* Before the headers: an object allocated after this read is young at worst. */
 	read_gc_count(t);
 	/* Read the BPF flag first: objects it counts from here on are not in this pass. */
@@ -353,10 +378,22 @@ int tracker_pass(struct tracker *t, bool final)
 	judge_slots = !final && t->direct_delete && t->hl && t->gc_count_addr &&
 		      (t->hl->fl_age_mask || t->hl->page_age_bits);
 	if (judge_slots) {
+		/*
+		 * The GC count and phase right before the pages are read: a
+		 * slot is judged by the count of the cycle its bits were read
+		 * in, and a GC the pass began before has no say in them.
+		 */
+		if (tracker_gc_phase(t, &t->judge_count, &t->judge_lag)) {
+			t->judge_count = t->gc_count;
+			t->judge_lag = true;
+		}
 		err = slot_pages_read(&t->pages, t->pid, t->hl, t->keys, t->headers, n, t->facts);
 		if (err)
 			return err;
 		marks_final = marks_settled(t);
+		t->judging_passes++;
+		t->unsettled_passes += !marks_final;
+		t->last_settled = marks_final;
 	}
 	/* A zombie answers kill() but its memory is gone: its objects did not all die. */
 	if (target_gone(t->pid))
@@ -388,7 +425,7 @@ int tracker_pass(struct tracker *t, bool final)
 	for (i = 0; i < n; i++) {
 		const struct live_object *obj = &t->values[i];
 		bool judged_dead = t->direct_delete &&
-				   (uintptr_t)u64map_get(&t->dead, t->keys[i]) == obj->seq + 1;
+				   (uintptr_t) u64map_get(&t->dead, t->keys[i]) == obj->seq + 1;
 		bool alive = !judged_dead && t->readable[i] &&
 			     object_header_alive(t->headers[i][0], obj->kind) &&
 			     (RBM_KIND_TYPE(obj->kind) == RB_T_IMEMO ||
@@ -399,7 +436,8 @@ int tracker_pass(struct tracker *t, bool final)
 		/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
 		if (alive && final && t->census && !census_still_alive(t, t->keys[i], obj))
 			alive = false;
-		else if (alive && judge_slots && slot_dead(t, &t->facts[i], t->headers[i][0], marks_final, obj))
+		else if (alive && judge_slots &&
+			 slot_dead(t, &t->facts[i], t->headers[i][0], marks_final, obj))
 			alive = false;
 
 		if (alive) {
@@ -410,7 +448,8 @@ int tracker_pass(struct tracker *t, bool final)
 		if (moved && follow_move(t, t->keys[i], obj)) {
 			t->live++;
 			count_alive(t, obj);
-		} else if (compacted && (tally = tally_for(t, obj->klass, obj->kind, obj->stack_id))) {
+		} else if (compacted &&
+			   (tally = tracker_tally_for(t, obj->klass, obj->kind, obj->stack_id))) {
 			tally->t.not_followed++;
 		}
 		if (final || (t->direct_delete && !t->deletes_wait)) {
@@ -422,130 +461,16 @@ int tracker_pass(struct tracker *t, bool final)
 				t->reap->seq[queued] = obj->seq;
 				queued++;
 			}
-			u64map_put(&t->dead, t->keys[i], (void *)(uintptr_t)(obj->seq + 1));
+			u64map_put(&t->dead, t->keys[i], (void *) (uintptr_t) (obj->seq + 1));
 		}
 	}
 	if (queued)
-		__atomic_store_n(&t->reap->len, (__u32)queued, __ATOMIC_RELEASE);
+		__atomic_store_n(&t->reap->len, (__u32) queued, __ATOMIC_RELEASE);
 	if (pending)
 		__atomic_store_n(t->compaction_pending, 0, __ATOMIC_RELEASE);
 	t->passes++;
+	t->pass_seconds += now_seconds() - t->pass_started;
 	return 0;
-}
-
-static void add_counts(struct tracker *t, const struct class_key *key,
-		       const struct class_counts *percpu, int ncpus)
-{
-	struct class_tally *tally = tally_for(t, key->klass, key->kind, key->stack_id);
-	int cpu;
-
-	if (!tally)
-		return;
-	for (cpu = 0; cpu < ncpus; cpu++) {
-		tally->t.allocated += percpu[cpu].allocated;
-		tally->t.w_allocated += percpu[cpu].weight;
-		tally->t.untracked += percpu[cpu].untracked;
-		tally->not_followed_bpf += percpu[cpu].not_followed;
-		tally->t.not_followed += percpu[cpu].not_followed;
-		tally->t.window_bits |= percpu[cpu].window_bits;
-	}
-}
-
-/* The BPF counters are totals: each collection recounts them from zero. */
-static void reset_bpf_counts(struct tracker *t)
-{
-	size_t i;
-
-	u64map_for_each(&t->tallies, i)
-	{
-		struct class_tally *tally = t->tallies.values[i];
-
-		tally->t.not_followed -= tally->not_followed_bpf;
-		tally->t.allocated = tally->t.untracked = tally->not_followed_bpf = 0;
-		tally->t.w_allocated = 0;
-		tally->t.window_bits = 0;
-	}
-}
-
-#define COUNTS_BATCH 1024
-
-/*
- * Reads the whole class_counts map a thousand entries a syscall: with call
- * paths it has an entry per (class, path), tens of thousands in a real
- * program, and two syscalls an entry every refresh took a core.
- */
-static int collect_counts_batched(struct tracker *t, int fd, int ncpus)
-{
-	struct class_key *keys = calloc(COUNTS_BATCH, sizeof(*keys));
-	struct class_counts *values = calloc((size_t)COUNTS_BATCH * ncpus, sizeof(*values));
-	struct class_key token_in, token_out;
-	void *in = NULL;
-	int err = 0;
-
-	if (!keys || !values) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-		__u32 i, count = COUNTS_BATCH;
-		bool last;
-
-		err = bpf_map_lookup_batch(fd, in, &token_out, keys, values, &count, &opts);
-		last = err && errno == ENOENT;
-		if (err && !last) {
-			err = -errno;
-			break;
-		}
-		for (i = 0; i < count; i++)
-			add_counts(t, &keys[i], &values[(size_t)i * ncpus], ncpus);
-		if (last) {
-			err = 0;
-			break;
-		}
-		token_in = token_out;
-		in = &token_in;
-	}
-out:
-	free(keys);
-	free(values);
-	return err;
-}
-
-static int collect_map(struct tracker *t, int fd, int ncpus)
-{
-	struct class_key key, next;
-	struct class_counts *percpu;
-	void *prev = NULL;
-
-	if (collect_counts_batched(t, fd, ncpus) == 0)
-		return 0;
-	/* A kernel without batch lookups: one key at a time. */
-	percpu = calloc(ncpus, sizeof(*percpu));
-	if (!percpu)
-		return -ENOMEM;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, percpu) == 0)
-			add_counts(t, &key, percpu, ncpus);
-	}
-	free(percpu);
-	return 0;
-}
-
-int tracker_collect_counts(struct tracker *t)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	int err;
-
-	if (ncpus <= 0)
-		return -EINVAL;
-	reset_bpf_counts(t);
-	err = collect_map(t, t->counts_fd, ncpus);
-	if (!err && t->fallback_fd >= 0)
-		err = collect_map(t, t->fallback_fd, ncpus);
-	return err;
 }
 
 int tracker_count_unverified(struct tracker *t)
@@ -558,7 +483,7 @@ int tracker_count_unverified(struct tracker *t)
 		return err;
 	reset_retained(t);
 	for (i = 0; i < n; i++) {
-		uintptr_t dead = (uintptr_t)u64map_get(&t->dead, t->keys[i]);
+		uintptr_t dead = (uintptr_t) u64map_get(&t->dead, t->keys[i]);
 
 		if (dead != t->values[i].seq + 1)
 			count_alive(t, &t->values[i]);
@@ -577,7 +502,7 @@ void tracker_delete_dead(struct tracker *t)
 
 		/* The slot may have a newer allocation since: that one stays. */
 		if (bpf_map_lookup_elem(t->live_fd, &addr, &obj) == 0 &&
-		    obj.seq + 1 == (uintptr_t)t->dead.values[i])
+		    obj.seq + 1 == (uintptr_t) t->dead.values[i])
 			bpf_map_delete_elem(t->live_fd, &addr);
 	}
 	forget_dead(t);

@@ -57,6 +57,12 @@ struct tracker {
 	bool deletes_wait;
 	uint64_t garbage_seen; /* tracked objects found unmarked awaiting the sweep */
 	uint64_t reused_seen;  /* tracked objects whose slot a younger object took */
+	/* Passes that judged slots, and those a GC began during (their marks not final) */
+	uint64_t judging_passes, unsettled_passes;
+	double pass_started, pass_seconds; /* the time all passes took */
+	bool last_settled; /* the last pass judged slots with final marks */
+	uint64_t judge_count; /* the GC count the slots of this pass were read in */
+	bool judge_lag;	      /* and a GC was marking then */
 	/* The heap's layout, for slot reuse (sampling); NULL: not checked */
 	const struct ruby_layout *hl;
 	uint64_t objspace;
@@ -142,5 +148,12 @@ int tracker_count_unverified(struct tracker *t);
 void tracker_delete_dead(struct tracker *t);
 
 void tracker_free(struct tracker *t);
+
+/* Ruby's GC count and whether a GC is marking now (ages may lag): 0, or -errno. */
+int tracker_gc_phase(struct tracker *t, uint64_t *count, bool *marking);
+
+/* The tally of (klass, kind, call path), made at zero if new; NULL when out of memory. */
+struct class_tally *tracker_tally_for(struct tracker *t, uint64_t klass, uint32_t kind,
+				      uint64_t stack_id);
 
 #endif

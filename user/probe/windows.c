@@ -224,7 +224,7 @@ uint32_t windows_weight_of(const struct windows *w, uint64_t tag)
 {
 	size_t probes = (size_t)w->probes->alloc_probes, lo = 0, hi = w->nopened;
 	unsigned int probe = (unsigned int)(tag >> 56);
-	uint64_t hit = tag & ((1ULL << 56) - 1);
+	uint64_t hit = tag & RBM_SEQ_HIT_MASK;
 
 	if (!w->nopened || probe >= probes)
 		return RBM_WEIGHT_ONE;

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What BPF counted per (class, call path), summed over the CPUs into the
+ * tracker's tallies: the allocation side of each record, which the passes
+ * (tracker.c) complete with what became of the objects.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tracker.h"
+
+static void add_counts(struct tracker *t, const struct class_key *key,
+		       const struct class_counts *percpu, int ncpus)
+{
+	struct class_tally *tally = tracker_tally_for(t, key->klass, key->kind, key->stack_id);
+	int cpu;
+
+	if (!tally)
+		return;
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		tally->t.allocated += percpu[cpu].allocated;
+		tally->t.w_allocated += percpu[cpu].weight;
+		tally->t.untracked += percpu[cpu].untracked;
+		tally->not_followed_bpf += percpu[cpu].not_followed;
+		tally->t.not_followed += percpu[cpu].not_followed;
+		tally->t.window_bits |= percpu[cpu].window_bits;
+	}
+}
+
+/* The BPF counters are totals: each collection recounts them from zero. */
+static void reset_bpf_counts(struct tracker *t)
+{
+	size_t i;
+
+	u64map_for_each(&t->tallies, i)
+	{
+		struct class_tally *tally = t->tallies.values[i];
+
+		tally->t.not_followed -= tally->not_followed_bpf;
+		tally->t.allocated = tally->t.untracked = tally->not_followed_bpf = 0;
+		tally->t.w_allocated = 0;
+		tally->t.window_bits = 0;
+	}
+}
+
+#define COUNTS_BATCH 1024
+
+/*
+ * Reads the whole class_counts map a thousand entries a syscall: with call
+ * paths it has an entry per (class, path), tens of thousands in a real
+ * program, and two syscalls an entry every refresh took a core.
+ */
+static int collect_counts_batched(struct tracker *t, int fd, int ncpus)
+{
+	struct class_key *keys = calloc(COUNTS_BATCH, sizeof(*keys));
+	struct class_counts *values = calloc((size_t) COUNTS_BATCH * ncpus, sizeof(*values));
+	struct class_key token_in, token_out;
+	void *in = NULL;
+	int err = 0;
+
+	if (!keys || !values) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 i, count = COUNTS_BATCH;
+		bool last;
+
+		err = bpf_map_lookup_batch(fd, in, &token_out, keys, values, &count, &opts);
+		last = err && errno == ENOENT;
+		if (err && !last) {
+			err = -errno;
+			break;
+		}
+		for (i = 0; i < count; i++)
+			add_counts(t, &keys[i], &values[(size_t) i * ncpus], ncpus);
+		if (last) {
+			err = 0;
+			break;
+		}
+		token_in = token_out;
+		in = &token_in;
+	}
+out:
+	free(keys);
+	free(values);
+	return err;
+}
+
+static int collect_map(struct tracker *t, int fd, int ncpus)
+{
+	struct class_key key, next;
+	struct class_counts *percpu;
+	void *prev = NULL;
+
+	if (collect_counts_batched(t, fd, ncpus) == 0)
+		return 0;
+	/* A kernel without batch lookups: one key at a time. */
+	percpu = calloc(ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, percpu) == 0)
+			add_counts(t, &key, percpu, ncpus);
+	}
+	free(percpu);
+	return 0;
+}
+
+int tracker_collect_counts(struct tracker *t)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int err;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	reset_bpf_counts(t);
+	err = collect_map(t, t->counts_fd, ncpus);
+	if (!err && t->fallback_fd >= 0)
+		err = collect_map(t, t->fallback_fd, ncpus);
+	return err;
+}
