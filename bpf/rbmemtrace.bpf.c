@@ -495,6 +495,27 @@ static __always_inline void forget_replaced(struct proc_state *ps, __u32 slot, _
 	bpf_map_delete_elem(live_objects, &obj);
 }
 
+/*
+ * After the trace's end, a new object in a tracked slot says when the
+ * tracked one was freed: by the GC under way at the end (it was dead at
+ * the end), or by a later one.  The final pass, which reads the target
+ * after the end, would otherwise read the newcomer as the tracked object.
+ */
+static __always_inline void mark_taken_after_end(struct proc_state *ps, __u32 slot, __u64 obj)
+{
+	void *live_objects = bpf_map_lookup_elem(&live_maps, &slot);
+	struct live_object *tracked;
+	__u64 count = 0;
+
+	if (!live_objects || !obj || !ps->gc_count_addr)
+		return;
+	tracked = bpf_map_lookup_elem(live_objects, &obj);
+	if (!tracked || (tracked->seq & RBM_SEQ_END_BITS) ||
+	    bpf_probe_read_user(&count, sizeof(count), (void *)ps->gc_count_addr))
+		return;
+	tracked->seq |= count == ps->frozen_gc_count ? RBM_SEQ_GONE_AT_END : RBM_SEQ_LIVED_TO_END;
+}
+
 static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, __u64 seq)
 {
 	void *live_objects = bpf_map_lookup_elem(&live_maps, &slot);
@@ -711,11 +732,13 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 	if (!ps)
 		return 0;
 	hit = __sync_fetch_and_add(&ps->probe_hits[probe], 1);
-	/* The probes take a while to come off: the final counts must not move meanwhile. */
-	if (ps->frozen)
-		return 0;
 	if (cookie & RBM_COOKIE_FROM_STORE)
 		obj = stored_object();
+	/* The probes take a while to come off: the final counts must not move meanwhile. */
+	if (ps->frozen) {
+		mark_taken_after_end(ps, slot, obj);
+		return 0;
+	}
 	/*
 	 * The probes go on and come off one after another: outside the span
 	 * where all are on, counting would over-sample the last ones.

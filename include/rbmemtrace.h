@@ -61,7 +61,16 @@ struct class_counts {
  * within the cycle it was born in (tracker.c).
  */
 #define RBM_SEQ_BORN_MARKING (1ULL << 55)
-#define RBM_SEQ_HIT_MASK (RBM_SEQ_BORN_MARKING - 1)
+/*
+ * Set by BPF once counting is frozen (the trace's end) and a new object
+ * takes the slot: in the GC cycle of the freeze, the tracked object was
+ * freed before the end; in a later one, it was freed by that GC or one
+ * after it, which the final pass cannot tell.
+ */
+#define RBM_SEQ_GONE_AT_END (1ULL << 54)
+#define RBM_SEQ_LIVED_TO_END (1ULL << 53)
+#define RBM_SEQ_HIT_MASK (RBM_SEQ_LIVED_TO_END - 1)
+#define RBM_SEQ_END_BITS (RBM_SEQ_GONE_AT_END | RBM_SEQ_LIVED_TO_END)
 
 struct live_object {
 	__u64 klass;
@@ -154,6 +163,8 @@ struct proc_state {
 	struct stack_config stack_cfg;
 	__u32 filter_classes;
 	__u32 frozen;		  /* the final read is under way: count nothing more */
+	__u32 pad_frozen;
+	__u64 frozen_gc_count;	  /* Ruby's GC count when frozen was set */
 	__u32 sampling;		  /* --max-overhead: count only while window_open */
 	__u32 window_open;	  /* every allocation probe is on (cleared before any comes off) */
 	__u32 reap_at_alloc;	  /* no GC probes (a Ruby without USDT): reap at allocation hits */

@@ -13,7 +13,7 @@
 	X(allocated) X(allocs_per_s) X(budget_percent) X(burst_windows) X(by_all_retained) X(      \
 	    bytes) X(capped_by_census) X(census_ms) X(change) X(check_ms) X(class)                 \
 	    X(class_overflow) X(classes) X(code_moved) X(command) X(compaction) X(confidence) X(   \
-		count) X(covered) X(doubt) X(dropped) X(duration_s) X(end_reason) X(errors)        \
+		count) X(covered) X(doubt) X(dropped) X(duration_s) X(end_read_while_compacting) X(end_reason) X(errors)        \
 		X(est_allocated) X(est_freed) X(est_retained) X(est_source) X(estimate_rough) X(                 \
 		    estimated_overhead_percent) X(exit_status) X(failed_hosts) X(followed)         \
 		    X(fraction) X(frame) X(frames) X(free) X(freed) X(from) X(garbage) X(          \

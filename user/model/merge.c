@@ -101,6 +101,7 @@ int report_merge(struct report *into, const struct report *from)
 	into->gc_runs += from->gc_runs;
 	into->compactions += from->compactions;
 	into->moved_followed += from->moved_followed;
+	into->end_read_while_compacting |= from->end_read_while_compacting;
 	into->header_read_errors += from->header_read_errors;
 	into->class_overflow += from->class_overflow;
 	into->have_gc_counts = (into->merged == 1 || into->have_gc_counts) && from->have_gc_counts;

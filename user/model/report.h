@@ -221,6 +221,7 @@ struct report {
 	uint64_t gc_runs;
 	uint64_t compactions;
 	uint64_t moved_followed;
+	bool end_read_while_compacting; /* the final read could find no pause between compactions */
 	uint64_t header_read_errors;
 	uint64_t class_overflow;
 	/* GC.stat's counters over the trace, read from the target: ground truth */

@@ -107,6 +107,10 @@ static void write_header(FILE *out, const struct report *r)
 			     " left their slots and could not be followed (moved or freed; not "
 			     "counted as freed or retained).\n",
 			r->compactions, r->moved_followed, r->totals.not_followed);
+	if (r->end_read_while_compacting)
+		fprintf(out, "The target compacted without pause when the trace ended: the final read "
+			     "ran through a compaction, and an object moving as it was read may be "
+			     "miscounted (0.3%% of the retained on a GC.compact loop).\n");
 	if (r->sampling.on)
 		write_sampling_text(out, r);
 	if (r->heap_end.have)

@@ -95,6 +95,33 @@ static void compare_censuses(struct session *s)
 		rbm_warn("the two heap censuses could not be compared: %s", strerror(-ret));
 }
 
+/*
+ * The end census, then the final pass judged against it.  A target that
+ * compacts (GC.compact in a loop) may move objects during either: the
+ * pass then judges nothing (-EAGAIN), and both are taken again, for up to
+ * a second; after that the pass judges through it, and what it cannot
+ * follow is counted as such (not_followed), never as freed.
+ */
+static void final_census_and_pass(struct session *s)
+{
+	double deadline = now_seconds() + 1;
+	int err = 0;
+
+	while (!s->target_exited) {
+		census_free(&s->census_end);
+		s->have_census_end = false;
+		session_heap_census(s, CENSUS_AT_END);
+		s->tracker.census = s->have_census_end ? &s->census_end : NULL;
+		s->tracker.judge_through_compaction = now_seconds() >= deadline;
+		err = tracker_pass(&s->tracker, true);
+		if (err == -ESRCH)
+			s->target_exited = true;
+		if (err != -EAGAIN)
+			break;
+		usleep(5000);
+	}
+}
+
 /* Stops the allocation probes and takes the census the report is made of. */
 void session_final_census(struct session *s)
 {
@@ -103,12 +130,17 @@ void session_final_census(struct session *s)
 	s->final_done = true;
 	/*
 	 * Counting stops here, and Ruby's counters are read at the same moment:
-	 * the report covers exactly the traced time.  Then the probes come off,
-	 * and the counts are read once no program can be running any more.
+	 * the report covers exactly the traced time.  Then the heap is read, the
+	 * probes come off, and the counts are read once no program can be
+	 * running any more.
 	 */
-	__atomic_store_n(&s->st->frozen, 1, __ATOMIC_RELEASE);
 	if (!s->target_exited)
 		ruby_target_gc_counts(&s->target, &s->counts_last);
+	if (s->counts_last.valid) {
+		s->st->frozen_gc_count = s->counts_last.gc_count;
+		s->tracker.end_gc_count = s->counts_last.gc_count;
+	}
+	__atomic_store_n(&s->st->frozen, 1, __ATOMIC_RELEASE);
 	if (s->sampling)
 		windows_close(&s->windows);
 	fork_sweeper_stop(&s->forks);
@@ -118,24 +150,27 @@ void session_final_census(struct session *s)
 			 " sweep(s)%s%s",
 			 s->forks.forks, s->forks.sweeps, s->forks.error ? "; one failed: " : "",
 			 s->forks.error ? strerror(-s->forks.error) : "");
+	/*
+	 * The census and the final pass before the probes come off (~0.1 s):
+	 * the target runs on, and a slot a new object takes meanwhile is marked
+	 * by the probes still on (mark_taken_after_end), not mistaken for the
+	 * tracked object.
+	 */
+	final_census_and_pass(s);
 	probes_detach_alloc(&s->probes);
 	if (s->sampling)
 		windows_stop(&s->windows, now_seconds());
 	probes_wait_detached(&s->probes);
 	tracker_collect_counts(&s->tracker);
 	session_refresh_names(s);
-	if (!s->target_exited) {
-		session_heap_census(s, CENSUS_AT_END);
-		s->tracker.census = s->have_census_end ? &s->census_end : NULL;
-	}
-	if (!s->target_exited && tracker_pass(&s->tracker, true) == -ESRCH)
-		s->target_exited = true;
 	compare_censuses(s);
 	rbm_info("passes: %" PRIu64 " tracked objects seen garbage awaiting the sweep, %" PRIu64
 		 " whose slot a younger object took",
 		 s->tracker.garbage_seen, s->tracker.reused_seen);
-	rbm_info("passes: %" PRIu64 " in %.1f ms; %" PRIu64 " judged slots, %" PRIu64 " of them while a GC began",
-		 s->tracker.passes, s->tracker.pass_seconds * 1e3, s->tracker.judging_passes, s->tracker.unsettled_passes);
+	rbm_info("passes: %" PRIu64 " in %.1f ms; %" PRIu64 " judged slots, %" PRIu64
+		 " of them while a GC began",
+		 s->tracker.passes, s->tracker.pass_seconds * 1e3, s->tracker.judging_passes,
+		 s->tracker.unsettled_passes);
 	if (s->sampling)
 		rbm_info("GC cycles judged by a pass: %" PRIu64 ", not: %" PRIu64, s->cycles_judged,
 			 s->cycles_missed);
@@ -212,6 +247,7 @@ static int report_locked(struct session *s, struct report *r)
 			 : s->st->gc_runs;
 	r->compactions = s->tracker.compactions;
 	r->moved_followed = s->tracker.moved_followed + s->st->moved_followed;
+	r->end_read_while_compacting = s->tracker.judge_through_compaction;
 	r->header_read_errors = s->st->header_read_errors;
 	r->class_overflow = s->st->class_overflow;
 	r->with_stacks = s->opt.depth > 0;

@@ -12,6 +12,7 @@
 #include "slots.h"
 #include "target_mem.h"
 #include "tracker.h"
+#include "tracker_judge.h"
 
 #define PASS_BATCH 4096
 
@@ -75,7 +76,8 @@ static void reset_retained(struct tracker *t)
 static void count_alive(struct tracker *t, const struct live_object *obj)
 {
 	struct class_tally *tally = tracker_tally_for(t, obj->klass, obj->kind, obj->stack_id);
-	uint32_t survived = (uint32_t) t->gc_count - obj->gc_epoch;
+	uint64_t now = t->end_gc_count ? t->end_gc_count : t->gc_count;
+	uint32_t survived = (uint32_t) now - obj->gc_epoch;
 	uint64_t weight;
 
 	if (!tally)
@@ -90,127 +92,6 @@ static void count_alive(struct tracker *t, const struct live_object *obj)
 	tally->t.w_retained += weight;
 	if (t->gc_count_addr)
 		tally->t.ages.n[age_bucket(survived)]++;
-}
-
-/*
- * Whether an object of this age (GCs survived, up to old) in the tracked
- * object's slot is younger than the tracked one would be with gc_count GCs
- * begun: then it is another object.  A GC under way may not have aged it
- * yet.  One born while a GC marked was judged, and aged if it lived, by
- * that GC: its slot may be freed and taken within its own cycle, by a
- * newcomer that then ages in step with what the GC count says of it, but
- * is one GC younger than it (the newcomer comes after the sweep).
- */
-static bool younger_than_tracked(const struct tracker *t, unsigned int age, uint64_t gc_count,
-				 const struct live_object *obj, bool ages_may_lag)
-{
-	uint32_t survived =
-	    (uint32_t) gc_count - obj->gc_epoch + !!(obj->seq & RBM_SEQ_BORN_MARKING);
-	unsigned int expected = survived < t->hl->old_age ? survived : t->hl->old_age;
-
-	if (ages_may_lag && expected)
-		expected--;
-	return age < expected;
-}
-
-/*
- * What the final census says of a tracked object: dead if garbage or free
- * then, and dead too if its slot now holds a younger object.  Sampling sees
- * no free, so a slot freed and taken again by an object of the same class
- * (a String for a String) would pass for the tracked one; but an object the
- * write barrier protects ages by one at every GC it survives (up to old),
- * so one younger than the GCs since the tracked allocation is another.
- */
-static bool census_still_alive(struct tracker *t, uint64_t addr, const struct live_object *obj)
-{
-	const struct census *c = t->census;
-	unsigned int age;
-	bool unprotected;
-	enum slot_state st = census_slot_info(c, addr, &age, &unprotected);
-
-	if (st == SLOT_GARBAGE || st == SLOT_FREE || st == SLOT_ZOMBIE) {
-		t->garbage_seen += st == SLOT_GARBAGE;
-		return false;
-	}
-	if (st != SLOT_LIVE || unprotected || !c->ages_known || !t->gc_count_addr || !t->hl ||
-	    !younger_than_tracked(t, age, c->gc_count, obj, c->ages_may_lag || c->gc_count_changed))
-		return true;
-	t->reused_seen++;
-	return false;
-}
-
-static void read_gc_count(struct tracker *t)
-{
-	uint64_t count, flags;
-
-	if (t->gc_count_addr && target_read_u64(t->pid, t->gc_count_addr, &count) == 0)
-		t->gc_count = count;
-	/* After the count: a count that includes a GC comes with flags saying if it has marked. */
-	t->ages_may_lag = false;
-	if (t->hl && t->objspace &&
-	    target_read_u64(t->pid, t->objspace + t->hl->objspace_flags, &flags) == 0)
-		t->ages_may_lag = ruby_layout_ages_may_lag(t->hl, (uint32_t) flags);
-}
-
-int tracker_gc_phase(struct tracker *t, uint64_t *count, bool *marking)
-{
-	uint64_t addrs[2], words[2];
-	bool ok[2];
-
-	if (!t->gc_count_addr || !t->hl || !t->objspace)
-		return -ENOENT;
-	/* One read, the count first (as read_gc_count): it is looked at every millisecond. */
-	addrs[0] = t->gc_count_addr;
-	addrs[1] = t->objspace + t->hl->objspace_flags;
-	target_read_many(t->pid, addrs, 2, sizeof(uint64_t), words, ok);
-	if (!ok[0] || !ok[1])
-		return -EFAULT;
-	*count = words[0];
-	*marking = ruby_layout_ages_may_lag(t->hl, (uint32_t) words[1]);
-	return 0;
-}
-
-/*
- * Whether the marks read in this pass are final: no GC was marking when
- * the pages were read (t->judge_lag) and none began since, which would
- * have reset them before finding the living again.
- */
-static bool marks_settled(struct tracker *t)
-{
-	uint64_t count;
-	bool marking;
-
-	return !t->judge_lag && tracker_gc_phase(t, &count, &marking) == 0 &&
-	       count == t->judge_count && !marking;
-}
-
-/*
- * Sampling sees no free, so a pass asks the slot's page.  Unmarked on a page
- * the sweeper has not reached, the object is garbage: dead, seen before its
- * slot can be taken.  Once taken, by another object of its class, the age
- * tells: an object the write barrier protects ages by one at each GC it
- * survives, so one younger than the GCs since the tracked allocation is
- * another.  But a young object an old one points to is made old at its
- * first GC (what a leak's objects are): only a pass within the GC cycle of
- * the reuse sees it young, while the garbage check has the whole cycle
- * before: a pass every GC cycle catches either.
- */
-static bool slot_dead(struct tracker *t, const struct slot_facts *f, uint64_t flags,
-		      bool marks_final, const struct live_object *obj)
-{
-	bool unjudged;
-
-	if (!f->known)
-		return false;
-	if (slot_classify(flags, f->marked, f->before_sweep, !marks_final, &unjudged) ==
-	    SLOT_GARBAGE) {
-		t->garbage_seen++;
-		return true;
-	}
-	if (f->unprotected || !younger_than_tracked(t, f->age, t->judge_count, obj, t->judge_lag))
-		return false;
-	t->reused_seen++;
-	return true;
 }
 
 bool object_header_alive(uint64_t flags, uint32_t kind)
@@ -307,6 +188,32 @@ static bool compacting_now(struct tracker *t)
 }
 
 /*
+ * Every compaction so far, the one under way included, had its moves
+ * followed by BPF (at rb_gc_update_tbl_refs, after every object moved):
+ * then an object gone from its slot died, or was moved and re-keyed.
+ */
+static bool all_moves_followed(struct tracker *t)
+{
+	uint64_t count;
+
+	return t->compact_followed_at && read_compact_count(t, &count) &&
+	       __atomic_load_n(t->compact_followed_at, __ATOMIC_ACQUIRE) >= count;
+}
+
+/*
+ * The final pass (only the compaction probe may write the live map then) of
+ * a target that compacts without pause judges through a compaction: a tracked object read before it
+ * moved is gone from the slot the pass dumped, and BPF has re-keyed it to where it went.  Its old
+ * key gone from the live map says so; a dead object's stays.
+ */
+static bool moved_and_followed(struct tracker *t, uint64_t addr)
+{
+	struct live_object still;
+
+	return all_moves_followed(t) && bpf_map_lookup_elem(t->live_fd, &addr, &still) != 0;
+}
+
+/*
  * Only a guard against a cycle in garbage: the walk stops at the first
  * class that is neither a singleton nor an iclass.  A class's own slot holds
  * its metaclass once it has one, whose chain to Class has one link per
@@ -349,10 +256,75 @@ static void forget_dead(struct tracker *t)
 	memset(&t->dead, 0, sizeof(t->dead));
 }
 
+/*
+ * The final pass reads the target after the trace's end, while it runs on:
+ * the live map is read again once the headers are read (addr -> seq), so
+ * that an object read in place of the tracked one is known for what it is.
+ * BPF marks a slot a new object took after the end (RBM_SEQ_END_BITS), and
+ * re-keys an object a compaction moved, over whatever entry its new slot
+ * had: an entry since replaced was another object's.
+ */
+static int second_look(struct tracker *t, struct u64map *now)
+{
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u64 in_batch = 0, out_batch = 0;
+	struct live_object *values = malloc(PASS_BATCH * sizeof(*values));
+	uint64_t *keys = malloc(PASS_BATCH * sizeof(*keys));
+	bool first = true;
+	int err = 0;
+
+	if (!values || !keys) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		__u32 chunk = PASS_BATCH, i;
+		int ret = bpf_map_lookup_batch(t->live_fd, first ? NULL : &in_batch, &out_batch,
+					       keys, values, &chunk, &opts);
+
+		if (ret && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		/* seq + 1: a seq of 0 is a real one */
+		for (i = 0; i < chunk && !err; i++)
+			err = u64map_put(now, keys[i], (void *) (uintptr_t) (values[i].seq + 1));
+		if (ret || err)
+			break;
+		in_batch = out_batch;
+		first = false;
+	}
+out:
+	free(values);
+	free(keys);
+	return err;
+}
+
+/*
+ * What the second look says of the tracked object obj dumped at addr:
+ * RBM_SEQ_GONE_AT_END when its slot was taken after the end in the end's
+ * GC cycle, or its entry now holds another object; 0 otherwise (also when
+ * the entry is gone: moved_and_followed() asks).
+ */
+static uint64_t second_look_says(const struct u64map *now, uint64_t addr,
+				 const struct live_object *obj)
+{
+	uint64_t seq = (uintptr_t) u64map_get(now, addr);
+
+	if (obj->seq & RBM_SEQ_GONE_AT_END)
+		return RBM_SEQ_GONE_AT_END;
+	if (!seq--)
+		return 0;
+	if ((seq & ~RBM_SEQ_END_BITS) != (obj->seq & ~RBM_SEQ_END_BITS))
+		return RBM_SEQ_GONE_AT_END; /* another object's entry */
+	return seq & RBM_SEQ_GONE_AT_END;
+}
+
 int tracker_pass(struct tracker *t, bool final)
 {
 	bool can_reap = !final && __atomic_load_n(&t->reap->len, __ATOMIC_ACQUIRE) == 0;
-	bool compacted, pending, have_count, judge_slots, marks_final = false;
+	bool compacted, pending, have_count, judge_slots, marks_final = false, compacting_at_start;
+	struct u64map seqs = {0}, end_bits = {0};
 	uint64_t count = 0, count_after;
 	size_t n, i, queued = 0;
 	int err;
@@ -362,10 +334,11 @@ int tracker_pass(struct tracker *t, bool final)
 	t->pass_started = now_seconds();
 	t->last_settled = false;
 	/* Before the headers: an object allocated after this read is young at worst. */
-	read_gc_count(t);
+	tracker_read_gc_count(t);
 	/* Read the BPF flag first: objects it counts from here on are not in this pass. */
 	pending = t->compaction_pending && __atomic_load_n(t->compaction_pending, __ATOMIC_ACQUIRE);
 	have_count = read_compact_count(t, &count);
+	compacting_at_start = have_count && compacting_now(t);
 	compacted = (have_count && count > t->last_compact_count) || pending;
 	/* Every move of every compaction so far was followed: what is gone from its slot died. */
 	if (compacted && have_count && count && t->compact_followed_at &&
@@ -375,6 +348,10 @@ int tracker_pass(struct tracker *t, bool final)
 	if (err)
 		return err;
 	target_read_many(t->pid, t->keys, n, sizeof(t->headers[0]), t->headers, t->readable);
+	if (final && (err = second_look(t, &end_bits))) {
+		u64map_free(&end_bits, NULL);
+		return err;
+	}
 	judge_slots = !final && t->direct_delete && t->hl && t->gc_count_addr &&
 		      (t->hl->fl_age_mask || t->hl->page_age_bits);
 	if (judge_slots) {
@@ -390,7 +367,7 @@ int tracker_pass(struct tracker *t, bool final)
 		err = slot_pages_read(&t->pages, t->pid, t->hl, t->keys, t->headers, n, t->facts);
 		if (err)
 			return err;
-		marks_final = marks_settled(t);
+		marks_final = tracker_marks_settled(t);
 		t->judging_passes++;
 		t->unsettled_passes += !marks_final;
 		t->last_settled = marks_final;
@@ -400,10 +377,12 @@ int tracker_pass(struct tracker *t, bool final)
 		return -ESRCH; /* every read failed because the target is gone, not its objects */
 	/*
 	 * A compaction during the reads moved objects under them, and BPF may
-	 * be remapping the entries just dumped: judge nothing, look again later.
+	 * be remapping the entries just dumped: judge nothing, look again later
+	 * (the final pass too, until the session gives up waiting).
 	 */
-	if (!final && have_count &&
-	    (!read_compact_count(t, &count_after) || count_after != count || compacting_now(t)))
+	if ((!final || !t->judge_through_compaction) && have_count &&
+	    (compacting_at_start || !read_compact_count(t, &count_after) || count_after != count ||
+	     compacting_now(t)))
 		return -EAGAIN;
 	if (have_count && count > t->last_compact_count) {
 		t->compactions += count - t->last_compact_count;
@@ -422,6 +401,15 @@ int tracker_pass(struct tracker *t, bool final)
 	 */
 	if (!t->direct_delete)
 		forget_dead(t);
+	/* The final pass through a compaction: how often each object is in the dump (below). */
+	for (i = 0; final && compacted && i < n; i++) {
+		uintptr_t seen = (uintptr_t) u64map_get(&seqs, t->values[i].seq + 1);
+
+		if (u64map_put(&seqs, t->values[i].seq + 1, (void *) (seen + 1))) {
+			u64map_free(&seqs, NULL);
+			return -ENOMEM;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		const struct live_object *obj = &t->values[i];
 		bool judged_dead = t->direct_delete &&
@@ -431,13 +419,24 @@ int tracker_pass(struct tracker *t, bool final)
 			     (RBM_KIND_TYPE(obj->kind) == RB_T_IMEMO ||
 			      same_object_class(t, t->headers[i][1], obj->klass));
 		bool moved = t->readable[i] && (t->headers[i][0] & RB_T_MASK) == RB_T_MOVED;
+		uint64_t at_end = final ? second_look_says(&end_bits, t->keys[i], obj) : 0;
 		struct class_tally *tally;
 
+		/*
+		 * Its slot was taken after the end, before the next GC: it was
+		 * freed before the end.  Taken later, it may have died at either
+		 * GC: what was read decides, as for any other.
+		 */
+		if (at_end & RBM_SEQ_GONE_AT_END) {
+			bpf_map_delete_elem(t->live_fd, &t->keys[i]);
+			continue;
+		}
+
 		/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
-		if (alive && final && t->census && !census_still_alive(t, t->keys[i], obj))
+		if (alive && final && t->census && !tracker_census_alive(t, t->keys[i], obj))
 			alive = false;
 		else if (alive && judge_slots &&
-			 slot_dead(t, &t->facts[i], t->headers[i][0], marks_final, obj))
+			 tracker_slot_dead(t, &t->facts[i], t->headers[i][0], marks_final, obj))
 			alive = false;
 
 		if (alive) {
@@ -448,7 +447,14 @@ int tracker_pass(struct tracker *t, bool final)
 		if (moved && follow_move(t, t->keys[i], obj)) {
 			t->live++;
 			count_alive(t, obj);
-		} else if (compacted &&
+		} else if (final && compacted && moved_and_followed(t, t->keys[i])) {
+			/* Counted where it went, when the dump caught it there too. */
+			if ((uintptr_t) u64map_get(&seqs, obj->seq + 1) < 2) {
+				t->live++;
+				count_alive(t, obj);
+			}
+			continue; /* its old key is gone already */
+		} else if (compacted && !(final && all_moves_followed(t)) &&
 			   (tally = tracker_tally_for(t, obj->klass, obj->kind, obj->stack_id))) {
 			tally->t.not_followed++;
 		}
@@ -468,6 +474,8 @@ int tracker_pass(struct tracker *t, bool final)
 		__atomic_store_n(&t->reap->len, (__u32) queued, __ATOMIC_RELEASE);
 	if (pending)
 		__atomic_store_n(t->compaction_pending, 0, __ATOMIC_RELEASE);
+	u64map_free(&seqs, NULL);
+	u64map_free(&end_bits, NULL);
 	t->passes++;
 	t->pass_seconds += now_seconds() - t->pass_started;
 	return 0;

@@ -63,6 +63,10 @@ struct tracker {
 	bool last_settled; /* the last pass judged slots with final marks */
 	uint64_t judge_count; /* the GC count the slots of this pass were read in */
 	bool judge_lag;	      /* and a GC was marking then */
+	/* The final pass judges even if a compaction moved objects during it. */
+	bool judge_through_compaction;
+	/* Ruby's GC count at the trace's end (0: unknown): what the final pass ages by. */
+	uint64_t end_gc_count;
 	/* The heap's layout, for slot reuse (sampling); NULL: not checked */
 	const struct ruby_layout *hl;
 	uint64_t objspace;
