@@ -106,8 +106,8 @@ static double turn(void *ctx, struct many *m, double now)
 	return p->next - now < wait ? (p->next > now ? p->next - now : 0) : wait;
 }
 
-void periodic_run(struct periodic *p, const struct many_options *mo, double every, bool at_start,
-		  bool outlive, const struct periodic_sink *sink, volatile sig_atomic_t *stop)
+void periodic_attach(struct periodic *p, const struct many_options *mo, double every, bool at_start,
+		     bool outlive, const struct periodic_sink *sink)
 {
 	p->mo = *mo;
 	p->every = every;
@@ -115,13 +115,25 @@ void periodic_run(struct periodic *p, const struct many_options *mo, double ever
 	p->sink = sink;
 	p->hooks = (struct many_hooks){
 	    .ctx = p, .added = added, .turn = turn, .ended = ended, .outlive_targets = outlive};
-	/* Periods count from the first attach: a process found later has a shorter first one. */
 	p->start = now_seconds();
 	p->next = p->start + every;
 	many_attach(&p->m, &p->mo, &p->hooks);
+	/* Periods count from the end of the first attach: a process found later has a shorter first
+	 * one. */
 	p->start = now_seconds();
 	p->next = p->start + every;
+}
+
+void periodic_loop(struct periodic *p, volatile sig_atomic_t *stop)
+{
 	many_run(&p->m, stop);
+}
+
+void periodic_run(struct periodic *p, const struct many_options *mo, double every, bool at_start,
+		  bool outlive, const struct periodic_sink *sink, volatile sig_atomic_t *stop)
+{
+	periodic_attach(p, mo, every, at_start, outlive, sink);
+	periodic_loop(p, stop);
 }
 
 void periodic_close(struct periodic *p)

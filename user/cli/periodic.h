@@ -51,6 +51,10 @@ struct periodic {
  */
 void periodic_run(struct periodic *p, const struct many_options *mo, double every, bool at_start,
 		  bool outlive, const struct periodic_sink *sink, volatile sig_atomic_t *stop);
+/* The same in two steps: attach (the first reports made), then loop until stopped. */
+void periodic_attach(struct periodic *p, const struct many_options *mo, double every, bool at_start,
+		     bool outlive, const struct periodic_sink *sink);
+void periodic_loop(struct periodic *p, volatile sig_atomic_t *stop);
 /* Detaches every probe; frees the sessions and the reports kept. */
 void periodic_close(struct periodic *p);
 
