@@ -25,6 +25,8 @@ Test(http_route, the_routes)
 	cr_expect_eq(r.kind, ROUTE_HEAP);
 	cr_expect_eq(r.pid, 4242);
 	cr_expect_eq(r.seconds, 30);
+	http_route("GET", "/debug/pprof/allocs", NULL, NULL, &r);
+	cr_expect_eq(r.kind, ROUTE_HEAP, "allocs: the same profile, as Go serves it");
 	http_route("GET", "/debug/pprof/", NULL, NULL, &r);
 	cr_expect_eq(r.kind, ROUTE_INDEX);
 	http_route("GET", "/debug/pprof", NULL, NULL, &r);

@@ -38,15 +38,16 @@ void http_route(const char *method, const char *path, const char *pid, const cha
 		return error(r, 405, "only GET and HEAD are answered");
 	if (!strcmp(path, "/healthz")) {
 		r->kind = ROUTE_HEALTHZ;
-	} else if (!strcmp(path, "/debug/pprof/heap")) {
+	} else if (!strcmp(path, "/debug/pprof/heap") || !strcmp(path, "/debug/pprof/allocs")) {
+		/* allocs: Go serves the same profile there, and Alloy scrapes it by default. */
 		r->kind = ROUTE_HEAP;
 	} else if (!strcmp(path, "/debug/pprof/") || !strcmp(path, "/debug/pprof") ||
 		   !strcmp(path, "/")) {
 		r->kind = ROUTE_INDEX;
 	} else {
 		return error(r, 404,
-			     "not found: rbmemtrace serves /debug/pprof/heap, /debug/pprof/ "
-			     "and /healthz");
+			     "not found: rbmemtrace serves /debug/pprof/heap (and allocs), "
+			     "/debug/pprof/ and /healthz");
 	}
 	if (pid) {
 		r->pid = (pid_t) whole(pid, 0x7fffffff);
