@@ -371,6 +371,7 @@ static void end_fresh(struct periodic *p, struct pending *pd)
 			memset(&made[n], 0, sizeof(made[n]));
 			continue;
 		}
+		made[n].end_reason = "period";
 		info.time = (double) time(NULL);
 		info.duration_s = pd->want.seconds;
 		if (report_set_period(&made[n], pd->base[j], &info)) {

@@ -47,6 +47,7 @@ static void take_period(struct periodic *p, size_t i, double now)
 		pp->census_refused |= err == -EOPNOTSUPP;
 		return;
 	}
+	r.end_reason = "period"; /* the trace goes on */
 	info.time = unix_now();
 	info.duration_s = now - (pp->have_last ? pp->last_at : s->start);
 	if (report_set_period(&r, pp->have_last ? &pp->last : NULL, &info))
