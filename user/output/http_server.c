@@ -400,52 +400,24 @@ void http_server_watchdog(struct http_server *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static void format_bound(const struct sockaddr_storage *ss, char *out, size_t n)
-{
-	char host[INET6_ADDRSTRLEN] = "?";
-
-	if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *) ss;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		snprintf(out, n, "[%s]:%u", host, ntohs(in6->sin6_port));
-	} else {
-		const struct sockaddr_in *in = (const void *) ss;
-
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		snprintf(out, n, "%s:%u", host, ntohs(in->sin_port));
-	}
-}
-
 int http_server_open(struct http_server **out, const void *addr, unsigned len,
 		     const struct http_limits *lim, double every, char *bound, size_t boundlen,
 		     char *err, size_t n)
 {
-	const struct sockaddr *sa = addr;
-	struct sockaddr_storage got;
-	socklen_t glen = sizeof(got);
-	struct http_server *s;
-	int one = 1, ret;
+	struct http_server *s = calloc(1, sizeof(*s));
 
-	format_bound((const struct sockaddr_storage *) addr, bound, boundlen);
-	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, n, "out of memory");
 		return -ENOMEM;
 	}
-	s->fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s->fd, sa, len) || listen(s->fd, 64) ||
-	    getsockname(s->fd, (struct sockaddr *) &got, &glen)) {
-		ret = -errno;
-		snprintf(err, n, "cannot listen on %s: %s", bound, strerror(errno));
-		if (s->fd >= 0)
-			close(s->fd);
+	s->fd = http_listen_socket(addr, len, bound, boundlen, err, n);
+	if (s->fd < 0) {
+		int ret = s->fd;
+
 		free(s);
 		return ret;
 	}
-	format_bound(&got, bound, boundlen);
-	s->family = sa->sa_family;
+	s->family = ((const struct sockaddr *) addr)->sa_family;
 	s->lim = *lim;
 	if (s->lim.max_fresh > MAX_FRESH)
 		s->lim.max_fresh = MAX_FRESH;
@@ -524,8 +496,13 @@ size_t http_server_take_fresh(struct http_server *s, struct http_fresh *out, siz
 	return n;
 }
 
-/* Hands f its answer and wakes its connection; the lock is held. */
-static void answer_locked(struct fresh *f, int status, void *body, size_t len)
+/*
+ * Hands f its answer, the lock held; the caller resumes the connection it
+ * returns once the lock is released (libmicrohttpd takes its own lock to
+ * resume, and its thread may be waiting for ours in a callback).  f stays
+ * until its request completes, which cannot happen before the resume.
+ */
+static struct MHD_Connection *answer_locked(struct fresh *f, int status, void *body, size_t len)
 {
 	f->done = true;
 	f->status = status;
@@ -535,12 +512,13 @@ static void answer_locked(struct fresh *f, int status, void *body, size_t len)
 		f->c->suspended = false;
 		f->c->since = mono(); /* sending it has its own time */
 	}
-	MHD_resume_connection(f->conn);
+	return f->conn;
 }
 
 void http_server_answer_fresh(struct http_server *s, uint64_t id, int status, const void *body,
 			      size_t len)
 {
+	struct MHD_Connection *wake = NULL;
 	char *copy = malloc(len + 1);
 	size_t i;
 
@@ -554,10 +532,12 @@ void http_server_answer_fresh(struct http_server *s, uint64_t id, int status, co
 	pthread_mutex_lock(&s->lock);
 	for (i = 0; i < MAX_FRESH; i++)
 		if (s->fresh[i] && s->fresh[i]->want.id == id && !s->fresh[i]->done) {
-			answer_locked(s->fresh[i], status, copy, copy ? len : 0);
+			wake = answer_locked(s->fresh[i], status, copy, copy ? len : 0);
 			copy = NULL;
 		}
 	pthread_mutex_unlock(&s->lock);
+	if (wake)
+		MHD_resume_connection(wake);
 	free(copy);
 }
 
@@ -568,13 +548,18 @@ void http_server_stop(struct http_server *s)
 
 	if (!s)
 		return;
+	struct MHD_Connection *wake[MAX_FRESH];
+	size_t nwake = 0;
+
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
 	for (i = 0; i < MAX_FRESH; i++)
 		if (s->fresh[i] && !s->fresh[i]->done)
-			answer_locked(s->fresh[i], MHD_HTTP_SERVICE_UNAVAILABLE,
-				      strdup("rbmemtrace is stopping"), 0);
+			wake[nwake++] = answer_locked(s->fresh[i], MHD_HTTP_SERVICE_UNAVAILABLE,
+						      strdup("rbmemtrace is stopping"), 0);
 	pthread_mutex_unlock(&s->lock);
+	for (i = 0; i < nwake; i++)
+		MHD_resume_connection(wake[i]);
 	/* Resumed connections are answered by the thread: a moment for it, bounded. */
 	for (tries = 0; tries < 50; tries++) {
 		bool waiting = false;

@@ -47,6 +47,9 @@ struct http_proc_info {
 int http_server_open(struct http_server **out, const void *addr, unsigned len,
 		     const struct http_limits *lim, double every, char *bound, size_t boundlen,
 		     char *err, size_t n);
+/* The listening socket of addr: its fd, or -errno with a one-line reason (http_listen.c). */
+int http_listen_socket(const void *addr, unsigned len, char *bound, size_t boundlen, char *err,
+		       size_t n);
 /* Starts answering, on the server's own thread.  0 or -errno with err. */
 int http_server_start(struct http_server *s, char *err, size_t n);
 
