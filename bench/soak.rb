@@ -4,6 +4,7 @@
 # periodic_leak.rb: a request loop, nothing kept), its own CPU and RSS
 # sampled every STEP seconds.  RSS must level off, not grow with time.
 #   make && ruby bench/soak.rb [SECONDS] [STEP] [--serve]   (default 3600 s, every 60 s)
+require "net/http"
 require "tmpdir"
 
 ROOT = File.expand_path("..", __dir__)
@@ -25,6 +26,19 @@ Dir.mktmpdir("rbm-soak-") do |dir|
            ["-p", pid, "--every", "10", "--format", "pprof", "-o", File.join(dir, "h-%{time}.pb.gz"), "--keep", "6"]
          end
   rbm = Process.spawn(ENV.fetch("RBM_BIN", File.join(ROOT, "rbmemtrace")), *args, err: File.join(dir, "err"))
+  scrapes = 0
+  if serve # a scraper, as Alloy would be: the latest profile every 10 s
+    sleep 0.1 until File.read(File.join(dir, "err")) =~ %r{127\.0\.0\.1:(\d+)/}
+    port = Regexp.last_match(1)
+    Thread.new do
+      loop do
+        sleep 10
+        scrapes += 1 if Net::HTTP.get_response(URI("http://127.0.0.1:#{port}/debug/pprof/heap")).code == "200"
+      rescue StandardError
+        nil
+      end
+    end
+  end
   t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   puts format("%8s %10s %9s %10s %8s", "t (s)", "cpu (s)", "cpu %", "rss (KB)", "target%")
   last_cpu = 0
@@ -45,6 +59,7 @@ Dir.mktmpdir("rbm-soak-") do |dir|
   Process.kill("TERM", rbm)
   Process.wait(rbm)
   puts "rbmemtrace exited #{$?.exitstatus}; files kept: #{Dir[File.join(dir, '*.pb.gz')].size}" unless serve
+  puts "rbmemtrace exited #{$?.exitstatus}; #{scrapes} profiles scraped" if serve
   target.puts "exit"
   target.close
 end
