@@ -50,7 +50,7 @@ static const char doc[] =
     "USAGE: rbmemtrace serve -p PID|--all|--match REGEX [--listen ADDR:PORT] [OPTIONS]\n"
     "\n"
     "EXAMPLES:\n"
-    "    rbmemtrace serve -p 1234                  # http://127.0.0.1:6060/debug/pprof/heap\n"
+    "    rbmemtrace serve -p 1234      # on 127.0.0.1:6060\n"
     "    rbmemtrace serve --match puma --listen 127.0.0.1:6061 --every 15\n"
     "    go tool pprof -top http://127.0.0.1:6060/debug/pprof/heap";
 
