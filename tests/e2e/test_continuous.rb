@@ -286,3 +286,32 @@ test "serve: a busy port, a bad --listen, nothing to serve: one line, exit 1" do
 ensure
   busy&.close
 end
+
+test "serve: several processes, one path each (?pid=N), and every one's profile without pid" do
+  a_io, a, = start_leaky("LEAK_AT_START" => "3000")
+  b_io, b, = start_leaky("LEAK_AT_START" => "5000")
+  err_r, err_w = IO.pipe
+  rbm = Process.spawn(RBM, "serve", "-p", a.to_s, "-p", b.to_s, "--listen", "127.0.0.1:0", "--every", "2", err: err_w)
+  err_w.close
+  port = expect_line(err_r, %r{serving http://127\.0\.0\.1:(\d+)/}, "serve start")[1].to_i
+  Dir.mktmpdir do |d|
+    { a => 3000, b => 5000, nil => 8000 }.each do |pid, count|
+      res = http_get(port, pid ? "/debug/pprof/heap?pid=#{pid}" : "/debug/pprof/heap")
+      check_eq(res.code, "200", "heap?pid=#{pid}")
+      path = File.join(d, "p#{pid}.pb.gz")
+      File.binwrite(path, res.body)
+      check_eq(leak_inuse(path), count, "PeriodicLeak in use, pid=#{pid.inspect}")
+      tags, = go_pprof("-tags", path)
+      pids = tags[/ pid: Total.*?(?=\n\n|\z)/m].to_s.scan(/: (\d+)$/).flatten.map(&:to_i).sort
+      check_eq(pids, pid ? [pid] : [a, b].sort, "pid labels of heap?pid=#{pid.inspect}")
+    end
+  end
+  index = http_get(port, "/debug/pprof/").body
+  [a, b].each { |pid| check(index.include?("heap?pid=#{pid}"), "the index links PID #{pid}") }
+  Process.kill("TERM", rbm)
+  check(Timeout.timeout(10) { Process.wait2(rbm)[1] }.success?, "exit after SIGTERM")
+ensure
+  Process.kill("KILL", rbm) rescue nil if rbm
+  stop_leaky(a_io, a) if a_io
+  stop_leaky(b_io, b) if b_io
+end
