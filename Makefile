@@ -13,8 +13,8 @@ USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
 CFLAGS += -Wall -Wextra -std=gnu11 -Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT) \
 	-DRBMEMTRACE_VERSION='"$(VERSION)"'
 LDLIBS := $(shell pkg-config --libs libbpf libelf zlib jansson libprotobuf-c libdw libdebuginfod \
-	ncursesw 2>/dev/null || echo -lbpf -lelf -lz -ljansson -lprotobuf-c -ldw -ldebuginfod \
-	-lncursesw -ltinfo) -lpthread
+	ncursesw libmicrohttpd 2>/dev/null || echo -lbpf -lelf -lz -ljansson -lprotobuf-c -ldw \
+	-ldebuginfod -lncursesw -ltinfo -lmicrohttpd) -lpthread -lm
 # clang -target bpf does not search the host's multiarch include dir (asm/errno.h).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')

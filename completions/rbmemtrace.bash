@@ -5,7 +5,7 @@
 # values of --format, --sort, --tree= and --empty-probes, and for -p the PIDs of the Ruby
 # processes this user can see.  Needs nothing from the bash-completion package.
 
-_rbmemtrace_subcommands="trace census top merge fleet"
+_rbmemtrace_subcommands="trace census top merge fleet serve"
 
 # The formats each subcommand's parser accepts (cmd_trace.c, cli_json_format in common.c for
 # census and top, cli_model_format in model_out.c for merge and fleet).
@@ -13,6 +13,7 @@ _rbmemtrace_formats() {
 	case $1 in
 	trace | merge) echo "text json folded pprof" ;;
 	fleet) echo "text json pprof" ;;
+	serve) echo "" ;; # serve has no --format: it serves pprof
 	*) echo "text json" ;;
 	esac
 }
@@ -119,6 +120,10 @@ _rbmemtrace() {
 		;;
 	-p | --pid)
 		_rbmemtrace_reply -W "$(_rbmemtrace_ruby_pids)" -- "$cur"
+		return 0
+		;;
+	--listen)
+		_rbmemtrace_reply -W "127.0.0.1:6060 127.0.0.1:0 [::1]:6060" -- "$cur"
 		return 0
 		;;
 	-o | --output | --hosts | --remote-path)

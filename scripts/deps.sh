@@ -8,6 +8,8 @@ packages=(
 	libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev
 	libcriterion-dev
 	libjansson-dev libprotobuf-c-dev protobuf-c-compiler libncurses-dev tmux
+	libmicrohttpd-dev # rbmemtrace serve's HTTP server
+	curl # tests/e2e/test_continuous.rb: a real client of serve (and go tool pprof, from golang-go)
 	golang-go openssh-client openssh-server
 	debuginfod iproute2 # tests/e2e: a local debuginfod server in a network namespace
 	ruby ruby-dev

@@ -15,6 +15,7 @@
 #include "outfile.h"
 #include "rbmemtrace.h"
 #include "session.h"
+#include "trace_every.h"
 #include "trace_many.h"
 #include "writers.h"
 
@@ -35,6 +36,9 @@ static struct trace_args {
 	size_t npids;
 	bool all;
 	const char *match;
+	/* continuous (trace_every.c) */
+	double every;
+	unsigned long keep;
 } args = {
 	.trace = {.max_objects = 1 << 20, .depth = 128, .max_stacks = 65536},
 	.top = 30,
@@ -51,12 +55,14 @@ static const char doc[] =
 	"USAGE: rbmemtrace [trace] -p PID [-d SECONDS] [--format text|json] [-o FILE]\n"
 	"       rbmemtrace [trace] -p PID -p PID ... | --all | --match REGEX [OPTIONS]\n"
 	"       rbmemtrace [trace] [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       rbmemtrace [trace] -p PID|--all|--match REGEX --every SECONDS -o PATTERN [--keep N]\n"
 	"       rbmemtrace census|top|merge|fleet ...   (rbmemtrace --help lists them)\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    rbmemtrace -p 1234              # trace until Ctrl-C, then report\n"
 	"    rbmemtrace -p 1234 -d 30 --format json -o leak.json\n"
-	"    rbmemtrace -- ruby app.rb       # trace a program from its first Ruby instruction";
+	"    rbmemtrace -- ruby app.rb       # trace a program from its first Ruby instruction\n"
+	"    rbmemtrace -p 1234 --every 30 --format pprof -o 'heap-%{pid}-%{time}.pb.gz' --keep 48";
 
 enum {
 	OPT_FORMAT = 0x100,
@@ -73,6 +79,8 @@ enum {
 	OPT_MAX_OVERHEAD,
 	OPT_ALL,
 	OPT_MATCH,
+	OPT_EVERY,
+	OPT_KEEP,
 };
 
 static const struct argp_option opts[] = {
@@ -85,7 +93,15 @@ static const struct argp_option opts[] = {
 	{"format", OPT_FORMAT, "FORMAT", 0,
 	 "Report format: text (default), json, folded (flame graph input, by retained), or pprof "
 	 "(gzipped profile.proto: go tool pprof; needs -o)", 0},
-	{"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
+	{"output", 'o', "FILE", 0,
+	 "Write the report to FILE instead of standard output; with --every, a PATTERN: "
+	 "%{pid}, %{time} (ISO 8601, UTC) and %{host} are expanded, %% is a %", 0},
+	{"every", OPT_EVERY, "SECONDS", 0,
+	 "Run until stopped and every SECONDS (1 to 86400) write a report of that moment per "
+	 "process: in use as a heap census counts it, and what the period allocated", 0},
+	{"keep", OPT_KEEP, "N", 0,
+	 "With --every: keep the newest N files of each process, removing the oldest it wrote "
+	 "(PATTERN needs %{time})", 0},
 	{"max-objects", OPT_MAX_OBJECTS, "N",
 	 0, "Track at most N live objects (default 1048576); more are counted as untracked", 0},
 	{"top", OPT_TOP, "N", 0, "Show the N classes that retain most in text (default 30, 0: all)", 0},
@@ -146,6 +162,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		args.output = arg;
+		break;
+	case OPT_EVERY:
+		if (cli_real(arg, &args.every) || !(args.every >= 1) || args.every > 86400)
+			rbm_die("invalid --every: %s (expected seconds from 1 to 86400)", arg);
+		break;
+	case OPT_KEEP:
+		args.keep = cli_number(arg, "--keep", 1, 1UL << 20);
 		break;
 	case OPT_MAX_OBJECTS:
 		t->max_objects = cli_number(arg, "--max-objects", 1024, 1UL << 28);
@@ -214,6 +237,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			rbm_die("give either --all or --match, not both");
 		if ((args.npids > 1 || args.all || args.match) && t->empty_probes)
 			rbm_die("--empty-probes takes one -p PID");
+		if (args.keep && !args.every)
+			rbm_die("--keep counts the files of --every: give --every SECONDS");
+		if (args.every && t->command)
+			rbm_die("--every traces running processes until stopped: give -p PID, --all "
+				"or --match REGEX, not -- COMMAND");
+		if (args.every && !args.output)
+			rbm_die("--every writes a file per process per period: give -o PATTERN");
+		if (args.every && t->empty_probes)
+			rbm_die("--every and --empty-probes do not go together");
+		if (args.every && t->duration && t->duration < args.every)
+			rbm_die("-d %g is shorter than --every %g: no period would end", t->duration,
+				args.every);
 		if (!args.max_objects_given)
 			t->max_objects =
 			    cli_live_map_size(args.npids > 1 || args.all || args.match, t->full);
@@ -299,6 +334,7 @@ static void install_signals(void)
 static int trace_several(void)
 {
 	static struct many_options mo;
+	static struct every_options eo;
 	static const int formats[] = {[FORMAT_TEXT] = MODEL_TEXT, [FORMAT_JSON] = MODEL_JSON,
 				      [FORMAT_FOLDED] = MODEL_FOLDED, [FORMAT_PPROF] = MODEL_PPROF};
 
@@ -311,6 +347,14 @@ static int trace_several(void)
 	mo.output = args.output;
 	mo.text = (struct text_options){.top = args.top, .top_stacks = args.paths,
 					.tree = args.tree, .tree_callee = args.tree_callee, .prune = args.prune};
+	if (args.every) {
+		eo = (struct every_options){
+		    .every = args.every, .keep = args.keep, .pattern = args.output};
+		mo.output = NULL;
+		trace_every_check(&mo, &eo);
+		install_signals();
+		return trace_every(&mo, &eo, &stop_requested);
+	}
 	install_signals();
 	return trace_many(&mo, &stop_requested);
 }
@@ -326,7 +370,7 @@ int cmd_trace(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
 	cli_check_bpf_privileges();
-	if (args.npids > 1 || args.all || args.match)
+	if (args.npids > 1 || args.all || args.match || args.every)
 		return trace_several();
 	if (args.format == FORMAT_PPROF && !args.output && isatty(STDOUT_FILENO))
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");

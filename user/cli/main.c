@@ -18,6 +18,7 @@ static const struct subcommand {
 	{"top", cmd_top, "a live, top-like view of what a process keeps"},
 	{"merge", cmd_merge, "merge JSON reports from several processes or hosts"},
 	{"fleet", cmd_fleet, "trace many hosts over ssh and merge their reports"},
+	{"serve", cmd_serve, "serve continuous heap profiles over HTTP (/debug/pprof/heap)"},
 };
 
 #define NSUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))

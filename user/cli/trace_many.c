@@ -26,18 +26,6 @@
 
 #define RESCAN_EVERY 2.0 /* seconds between looks for new processes */
 
-struct many {
-	const struct many_options *mo;
-	struct session *sessions[MANY_MAX];
-	bool ended[MANY_MAX];
-	size_t n;
-	pid_t refused[MANY_MAX]; /* could not be traced: said once, not tried again */
-	size_t nrefused;
-	regex_t re;
-	bool have_re;
-	double last_scan;
-};
-
 static bool traced(const struct many *m, pid_t pid)
 {
 	size_t i;
@@ -93,6 +81,8 @@ static void add_process(struct many *m, pid_t pid, bool skippable)
 	rbm_info("PID %d: attached in %.0f ms (%.0f to open its session, %.0f to start it)", pid,
 		 (now_seconds() - t0) * 1e3, (t1 - t0) * 1e3, (now_seconds() - t1) * 1e3);
 	m->sessions[m->n++] = s;
+	if (m->hooks && m->hooks->added)
+		m->hooks->added(m->hooks->ctx, m, m->n - 1);
 }
 
 /*
@@ -121,7 +111,7 @@ static bool all_ended(const struct many *m)
 	return true;
 }
 
-static void run(struct many *m, volatile sig_atomic_t *stop)
+void many_run(struct many *m, volatile sig_atomic_t *stop)
 {
 	double start = now_seconds();
 	bool scanning = m->mo->all || m->mo->match;
@@ -149,12 +139,20 @@ static void run(struct many *m, volatile sig_atomic_t *stop)
 				m->sessions[i]->end = now_seconds();
 				rbm_info("PID %d: %s", m->sessions[i]->target.pid,
 					 m->sessions[i]->end_reason);
+				if (m->hooks && m->hooks->ended)
+					m->hooks->ended(m->hooks->ctx, m, i);
 			} else if (w < wait) {
 				wait = w;
 			}
 		}
+		if (m->hooks && m->hooks->turn) {
+			double w = m->hooks->turn(m->hooks->ctx, m, now_seconds());
+
+			if (w < wait)
+				wait = w;
+		}
 		/* Given processes that all ended: nothing is left to trace. */
-		if (!scanning && all_ended(m))
+		if (!scanning && all_ended(m) && !(m->hooks && m->hooks->outlive_targets))
 			break;
 		usleep(wait > 0 ? wait * 1e6 : 0);
 	}
@@ -168,9 +166,53 @@ static void run(struct many *m, volatile sig_atomic_t *stop)
 	}
 }
 
+void many_attach(struct many *m, const struct many_options *mo, const struct many_hooks *hooks)
+{
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->mo = mo;
+	m->hooks = hooks;
+	if (mo->match) {
+		if (regcomp(&m->re, mo->match, REG_EXTENDED | REG_NOSUB))
+			rbm_die("invalid --match: %s (an extended regular expression)", mo->match);
+		m->have_re = true;
+	}
+	m->attaching = true;
+	/* Of several -p, one that exits while the others attach is skipped, not fatal. */
+	for (i = 0; i < mo->npids; i++)
+		add_process(m, cli_process_of(mo->pids[i]), mo->npids > 1);
+	if (mo->npids > 1 && !m->n && !mo->all && !mo->match)
+		rbm_die("none of the %zu processes could be traced", mo->npids);
+	if (mo->all || mo->match) {
+		m->last_scan = now_seconds();
+		scan(m);
+		if (!m->n)
+			rbm_die("no Ruby process that can be traced %s%s",
+				mo->match ? "matches " : "is running", mo->match ? mo->match : "");
+	}
+	m->attaching = false;
+	fprintf(stderr, "rbmemtrace: tracing %zu process%s%s\n", m->n, m->n == 1 ? "" : "es",
+		mo->all || mo->match ? " (and those that start)" : "");
+}
+
+void many_close(struct many *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		session_close(m->sessions[i]);
+		free(m->sessions[i]);
+	}
+	m->n = 0;
+	if (m->have_re)
+		regfree(&m->re);
+	m->have_re = false;
+}
+
 int trace_many(const struct many_options *mo, volatile sig_atomic_t *stop)
 {
-	struct many m = {.mo = mo};
+	struct many m;
 	struct model model = {};
 	struct report summary;
 	struct model_view view = {.model = &model, .summary = &summary};
@@ -182,26 +224,8 @@ int trace_many(const struct many_options *mo, volatile sig_atomic_t *stop)
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");
 	/* Opened first, so a bad path fails before any probe; replaced only when complete. */
 	cli_output_open(&of, mo->output);
-	if (mo->match) {
-		if (regcomp(&m.re, mo->match, REG_EXTENDED | REG_NOSUB))
-			rbm_die("invalid --match: %s (an extended regular expression)", mo->match);
-		m.have_re = true;
-	}
-	/* Of several -p, one that exits while the others attach is skipped, not fatal. */
-	for (i = 0; i < mo->npids; i++)
-		add_process(&m, cli_process_of(mo->pids[i]), mo->npids > 1);
-	if (mo->npids > 1 && !m.n && !mo->all && !mo->match)
-		rbm_die("none of the %zu processes could be traced", mo->npids);
-	if (mo->all || mo->match) {
-		m.last_scan = now_seconds();
-		scan(&m);
-		if (!m.n)
-			rbm_die("no Ruby process that can be traced %s%s",
-				mo->match ? "matches " : "is running", mo->match ? mo->match : "");
-	}
-	fprintf(stderr, "rbmemtrace: tracing %zu process%s%s\n", m.n, m.n == 1 ? "" : "es",
-		mo->all || mo->match ? " (and those that start)" : "");
-	run(&m, stop);
+	many_attach(&m, mo, NULL);
+	many_run(&m, stop);
 	for (i = 0; i < m.n; i++) {
 		struct session *s = m.sessions[i];
 		struct report *r = calloc(1, sizeof(*r));
@@ -222,13 +246,8 @@ int trace_many(const struct many_options *mo, volatile sig_atomic_t *stop)
 			strerror(-err));
 	}
 	cli_output_commit(&of);
-	for (i = 0; i < m.n; i++) {
-		session_close(m.sessions[i]);
-		free(m.sessions[i]);
-	}
+	many_close(&m);
 	report_free(&summary);
 	model_free(&model);
-	if (m.have_re)
-		regfree(&m.re);
 	return 0;
 }

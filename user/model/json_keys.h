@@ -2,41 +2,142 @@
 /*
  * Every member name of rbmemtrace's JSON, declared once: the writers
  * (output/) and the reader (model/json_read.c) both name members JK(name),
- * and docs/json-schema.json describes each (tests/unit/test_json_keys.c
- * checks that every key here is in the schema).
+ * and docs/json-schema.json describes each (tests/e2e/test_docs.rb checks
+ * that every key here is in the schema, and the schema names no other).
+ * One per line, sorted: two branches adding keys merge without a fight.
  */
 #ifndef RBM_JSON_KEYS_H
 #define RBM_JSON_KEYS_H
 
-#define JSON_KEYS(X)                                                                               \
-	X(age_buckets)                                                                             \
-	X(allocated) X(allocs_per_s) X(budget_percent) X(burst_windows) X(by_all_retained) X(      \
-	    bytes) X(capped_by_census) X(census_ms) X(change) X(check_ms) X(class)                 \
-	    X(class_overflow) X(classes) X(code_moved) X(command) X(compaction) X(confidence) X(   \
-		count) X(covered) X(doubt) X(dropped) X(duration_s) X(end_read_while_compacting) X(end_reason) X(errors)        \
-		X(est_allocated) X(est_freed) X(est_retained) X(est_source) X(estimate_rough) X(                 \
-		    estimated_overhead_percent) X(exit_status) X(failed_hosts) X(followed)         \
-		    X(fraction) X(frame) X(frames) X(free) X(freed) X(from) X(garbage) X(          \
-			garbage_types) X(gc_count) X(gc_ran) X(gc_runs) X(gc_stat) X(gcs_per_s)    \
-			X(gone) X(groups) X(header_read_errors) X(heap) X(heap_end) X(             \
-			    heap_start) X(host) X(interval_s) X(label) X(layout) X(libruby)        \
-			    X(line) X(live) X(live_change) X(live_end) X(live_start) X(marking) X( \
-				max_overhead_percent) X(missing) X(name) X(new_alive) X(new_old) X(new_retained) X(new_unaged) X(no_site) X(not_followed) X(ns_pid) \
-				X(old) X(old_retained) X(pages) X(path) X(per_min) X(pid)          \
-				    X(probe_hits) X(processes) X(proved) X(rbmemtrace_version) X(  \
-					reason) X(retained) X(retained_ages) X(rss_bytes)          \
-					X(ruby_version) X(sample) X(sampling) X(scale) X(seconds)  \
-					    X(site) X(sites) X(slots) X(sort) X(stack_drops)       \
-						X(stacks) X(state) X(summary) X(summed)            \
-						    X(suspects) X(sweeping) X(target_exited)       \
-							X(time) X(total_allocated_objects)         \
-							    X(total_freed_objects) X(totals)       \
-								X(traced) X(trend) X(truncated)    \
-								    X(types) X(unjudged)           \
-									X(untracked) X(uptime_s)   \
-									    X(why) X(window_s)     \
-										X(windows)         \
-										    X(young)
+// clang-format off
+#define JSON_KEYS(X) \
+	X(age_buckets) \
+	X(allocated) \
+	X(allocs_per_s) \
+	X(budget_percent) \
+	X(burst_windows) \
+	X(by_all_retained) \
+	X(bytes) \
+	X(capped_by_census) \
+	X(census_ms) \
+	X(change) \
+	X(check_ms) \
+	X(class) \
+	X(class_overflow) \
+	X(classes) \
+	X(code_moved) \
+	X(command) \
+	X(compaction) \
+	X(confidence) \
+	X(count) \
+	X(covered) \
+	X(doubt) \
+	X(dropped) \
+	X(duration_s) \
+	X(end_read_while_compacting) \
+	X(end_reason) \
+	X(errors) \
+	X(est_allocated) \
+	X(est_freed) \
+	X(est_period_allocated) \
+	X(est_retained) \
+	X(est_source) \
+	X(estimate_rough) \
+	X(estimated_overhead_percent) \
+	X(exit_status) \
+	X(failed_hosts) \
+	X(followed) \
+	X(fraction) \
+	X(frame) \
+	X(frames) \
+	X(free) \
+	X(freed) \
+	X(from) \
+	X(garbage) \
+	X(garbage_types) \
+	X(gc_count) \
+	X(gc_ran) \
+	X(gc_runs) \
+	X(gc_stat) \
+	X(gcs_per_s) \
+	X(gone) \
+	X(groups) \
+	X(header_read_errors) \
+	X(heap) \
+	X(heap_end) \
+	X(heap_start) \
+	X(host) \
+	X(interval_s) \
+	X(label) \
+	X(layout) \
+	X(libruby) \
+	X(line) \
+	X(live) \
+	X(live_change) \
+	X(live_end) \
+	X(live_start) \
+	X(marking) \
+	X(max_overhead_percent) \
+	X(missing) \
+	X(name) \
+	X(new_alive) \
+	X(new_old) \
+	X(new_retained) \
+	X(new_unaged) \
+	X(no_site) \
+	X(not_followed) \
+	X(ns_pid) \
+	X(number) \
+	X(old) \
+	X(old_retained) \
+	X(pages) \
+	X(path) \
+	X(per_min) \
+	X(period) \
+	X(period_allocated) \
+	X(pid) \
+	X(probe_hits) \
+	X(processes) \
+	X(proved) \
+	X(rbmemtrace_version) \
+	X(reason) \
+	X(retained) \
+	X(retained_ages) \
+	X(rss_bytes) \
+	X(ruby_version) \
+	X(sample) \
+	X(sampling) \
+	X(scale) \
+	X(seconds) \
+	X(site) \
+	X(sites) \
+	X(slots) \
+	X(sort) \
+	X(stack_drops) \
+	X(stacks) \
+	X(state) \
+	X(summary) \
+	X(summed) \
+	X(suspects) \
+	X(sweeping) \
+	X(target_exited) \
+	X(time) \
+	X(total_allocated_objects) \
+	X(total_freed_objects) \
+	X(totals) \
+	X(traced) \
+	X(trend) \
+	X(truncated) \
+	X(types) \
+	X(unjudged) \
+	X(untraced) \
+	X(untracked) \
+	X(uptime_s) \
+	X(why) \
+	X(window_s) \
+	X(windows) \
+	X(young)
+// clang-format on
 
 enum json_key {
 #define JSON_KEY_ENUM(k) JK_##k,

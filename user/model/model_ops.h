@@ -38,7 +38,8 @@ struct profile_row {
  * young ones at age 0, then the retained in their age buckets; what no call
  * path covers (paths off, dropped, filtered) under the class alone.  Bytes are
  * the census's bytes per object of the class, else PROFILE_SLOT_BYTES.
- * Free *rows.  0 or -ENOMEM.
+ * A period's report (r->period.on) gives its period's samples instead
+ * (period.h).  Free *rows.  0 or -ENOMEM.
  */
 int report_profile_rows(const struct report *r, struct profile_row **rows, size_t *n);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model_ops.h"
+#include "period.h"
 
 struct rows {
 	struct profile_row *v;
@@ -170,6 +171,11 @@ int report_profile_rows(const struct report *r, struct profile_row **out, size_t
 	size_t i, from;
 	int err = cv ? 0 : -ENOMEM;
 
+	/* A period's profile: in use as the census counted it, allocated during the period. */
+	if (r->period.on) {
+		free(cv);
+		return period_profile_rows(r, out, nout);
+	}
 	for (i = 0; !err && i < r->nrows; i++)
 		if (!u64map_get(&index, str_hash(r->rows[i].name)))
 			err = u64map_put(&index, str_hash(r->rows[i].name),

@@ -101,9 +101,21 @@ enum est_source {
 const char *est_source_name(enum est_source s);
 enum est_source est_source_of(const char *name);
 
+/*
+ * A continuous trace (trace --every, serve) writes a profile per period:
+ * what was allocated during the period alone (period.c), beside the
+ * counts since the trace began.  Under sampling est is the traced weight
+ * of the period scaled to Ruby's own count of the period's allocations.
+ */
+struct period_counts {
+	uint64_t allocated;
+	uint64_t est_allocated;
+};
+
 struct class_row {
 	char *name;
 	struct counts counts;
+	struct period_counts period;
 	struct estimates est;
 	struct ages ages; /* of the retained */
 	struct census_counts census;
@@ -118,6 +130,7 @@ struct site_row {
 	const char *path; /* interned in the report's pool */
 	int line;
 	struct counts counts;
+	struct period_counts period;
 	struct estimates est;
 	struct ages ages;
 };
@@ -127,6 +140,7 @@ struct stack_row {
 	char *class_name;
 	const struct stack *stack;
 	struct counts counts;
+	struct period_counts period;
 	struct estimates est;
 	struct ages ages;
 };
@@ -148,6 +162,25 @@ struct sampling_info {
 	double scale;		/* target allocations / traced; 0 when unknown */
 	double weight_scale;	/* target allocations / traced weight; 0: estimates scale counts */
 	char doubt[256];	/* why estimates are rough; "" when sure enough */
+};
+
+/*
+ * One period of a continuous trace: the report is as of its end, with a
+ * heap census taken then as its end figures (heap_end, live_end), and its
+ * rows' period counts are what was allocated during it (report_set_period).
+ */
+struct period_info {
+	bool on;
+	uint64_t number;	/* 1, 2, ...; 0: the profile at the start (serve) */
+	double time;		/* Unix seconds: when its census was taken */
+	double duration_s;	/* since the previous period's end, or the trace's start */
+	bool have_gc_counts;
+	uint64_t gc_allocated;	/* Ruby's own count of the period's allocations (GC.stat) */
+	uint64_t traced;	/* allocations traced during it */
+	double scale;		/* sampling: gc_allocated / traced; 0 unknown */
+	bool estimated;		/* est_allocated holds estimates (sampling) */
+	bool untraced;		/* sampling: Ruby allocated, no window traced any of it */
+	bool target_gone;	/* the process is gone: its last profile */
 };
 
 /* The heap as a census read it (rbmemtrace census, and trace's start and end). */
@@ -229,6 +262,7 @@ struct report {
 	uint64_t gc_allocated;
 	uint64_t gc_freed;
 	struct sampling_info sampling;
+	struct period_info period;
 	struct heap_info heap_start, heap_end;
 	struct counts totals;
 	struct estimates est_totals;

@@ -70,6 +70,38 @@ static void write_estimates(struct jw *w, const struct report *r, const struct e
 		jw_u64(w, JK(est_freed), e->freed);
 }
 
+/* A period of a continuous trace: what each row allocated during it alone. */
+static void write_period_counts(struct jw *w, const struct report *r, const struct period_counts *p)
+{
+	if (!r->period.on)
+		return;
+	jw_u64(w, JK(period_allocated), p->allocated);
+	if (r->period.estimated)
+		jw_u64(w, JK(est_period_allocated), p->est_allocated);
+}
+
+static void write_period(struct jw *w, const struct report *r)
+{
+	const struct period_info *p = &r->period;
+
+	if (!p->on)
+		return;
+	jw_object(w, JK(period), JW_INLINE);
+	jw_u64(w, JK(number), p->number);
+	jw_double(w, JK(time), "%.3f", p->time);
+	jw_double(w, JK(duration_s), "%.3f", p->duration_s);
+	if (p->have_gc_counts)
+		jw_u64(w, JK(allocated), p->gc_allocated);
+	else
+		jw_null(w, JK(allocated));
+	jw_u64(w, JK(traced), p->traced);
+	if (p->estimated) {
+		jw_double(w, JK(scale), "%.3f", p->scale);
+		jw_bool(w, JK(untraced), p->untraced);
+	}
+	jw_end(w);
+}
+
 static void write_sampling(struct jw *w, const struct report *r)
 {
 	const struct sampling_info *si = &r->sampling;
@@ -129,6 +161,7 @@ static void write_sites(struct jw *w, const struct report *r)
 		jw_u64(w, JK(retained), site->counts.retained);
 		jw_u64(w, JK(young), site->counts.young);
 		write_estimates(w, r, &site->est, false);
+		write_period_counts(w, r, &site->period);
 		write_ages(w, &site->ages);
 		jw_end(w);
 	}
@@ -156,6 +189,7 @@ static void write_stacks(struct jw *w, const struct report *r)
 		jw_u64(w, JK(retained), row->counts.retained);
 		jw_u64(w, JK(young), row->counts.young);
 		write_estimates(w, r, &row->est, false);
+		write_period_counts(w, r, &row->period);
 		write_ages(w, &row->ages);
 		jw_bool(w, JK(truncated), row->stack->truncated);
 		write_frames(w, row->stack);
@@ -204,6 +238,7 @@ static void write_classes(struct jw *w, const struct report *r)
 		jw_string(w, JK(name), row->name);
 		write_counts(w, &row->counts);
 		write_estimates(w, r, &row->est, true);
+		write_period_counts(w, r, &row->period);
 		if (r->have_estimates && row->counts.window_bits) {
 			jw_u64(w, JK(windows), counts_windows(&row->counts));
 			jw_bool(w, JK(estimate_rough), class_estimate_rough(r, row));
@@ -253,6 +288,7 @@ void report_write_json_members(struct jw *w, const struct report *r, bool identi
 		jw_end(w);
 	}
 	write_sampling(w, r);
+	write_period(w, r);
 	write_heap(w, JK(heap_start), &r->heap_start);
 	write_heap(w, JK(heap_end), &r->heap_end);
 	jw_array(w, JK(age_buckets), JW_INLINE);

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE /* asprintf */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -32,6 +33,7 @@ typedef Perftools__Profiles__ValueType ValueType;
 
 #define NVALUES 4
 #define MAX_LABELS 6
+#define MAX_COMMENTS 8
 
 /*
  * Unique ids for strings: the string table, and keys that stand for a
@@ -298,6 +300,25 @@ static void add_sample(struct builder *b, const struct report *r, const struct p
 		add_label(e, b, "age", NULL, row->age);
 }
 
+/* What a reader of a period's profile must know of a process: gone, or not sampled. */
+static void period_comment(struct builder *b, const struct report *r, int64_t *comments)
+{
+	char line[160];
+
+	if (r->period.target_gone)
+		snprintf(line, sizeof(line),
+			 "PID %d has exited: this is its last profile (period %" PRIu64 ")", r->pid,
+			 r->period.number);
+	else if (r->period.untraced)
+		snprintf(line, sizeof(line),
+			 "PID %d: no sampled window traced an allocation in this period: "
+			 "its allocations are on no call path",
+			 r->pid);
+	else
+		return;
+	comments[b->p.n_comment++] = str_id(b, line);
+}
+
 /* Go's heap profile types, in Go's order, so pprof tools treat this as one. */
 static const char *const sample_types[NVALUES][2] = {
 	{"alloc_objects", "count"},
@@ -315,7 +336,8 @@ static void set_header(struct builder *b, const struct model_view *v, ValueType 
 		       ValueType **type_ptrs, ValueType *period_type, int64_t *comments)
 {
 	ValueType init = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	double duration = 0, scale = 1;
+	double duration = 0, scale = 1, time = 0;
+	bool period = false;
 	size_t i;
 
 	str_id(b, ""); /* string 0 */
@@ -335,7 +357,19 @@ static void set_header(struct builder *b, const struct model_view *v, ValueType 
 	b->p.period_type = period_type;
 	for (i = 0; i < v->model->nprocs; i++) {
 		const struct report *r = v->model->procs[i];
+		const struct period_info *pi = &r->period;
 
+		if (pi->on) {
+			/* A period: its own length, ending at its census (time_nanos). */
+			if (pi->duration_s > duration)
+				duration = pi->duration_s;
+			if (pi->time > time)
+				time = pi->time;
+			if (pi->estimated && pi->scale > scale)
+				scale = pi->scale;
+			period = true;
+			continue;
+		}
 		if (r->duration_s > duration)
 			duration = r->duration_s;
 		if (r->have_estimates && r->sampling.scale > scale)
@@ -343,11 +377,22 @@ static void set_header(struct builder *b, const struct model_view *v, ValueType 
 	}
 	b->p.period = (int64_t)(scale + 0.5);
 	b->p.duration_nanos = (int64_t)(duration * 1e9);
-	comments[0] = str_id(b, "rbmemtrace " RBMEMTRACE_VERSION
-				"; inuse = retained + young objects (alive at the end)");
-	comments[1] = str_id(b, "bytes: the census's bytes per object of the class, "
-				"else 40 per object (one Ruby heap slot)");
+	b->p.time_nanos = (int64_t)(time * 1e9);
+	if (period) {
+		comments[0] = str_id(b, "rbmemtrace " RBMEMTRACE_VERSION
+					"; inuse = the heap census's live objects and bytes of each "
+					"class at the period's end, on the call paths traced objects give");
+		comments[1] = str_id(b, "alloc = allocated during the period (its duration), "
+					"not since the process started");
+	} else {
+		comments[0] = str_id(b, "rbmemtrace " RBMEMTRACE_VERSION
+					"; inuse = retained + young objects (alive at the end)");
+		comments[1] = str_id(b, "bytes: the census's bytes per object of the class, "
+					"else 40 per object (one Ruby heap slot)");
+	}
 	b->p.n_comment = 2;
+	for (i = 0; period && i < v->model->nprocs && b->p.n_comment < MAX_COMMENTS; i++)
+		period_comment(b, v->model->procs[i], comments);
 	b->p.comment = comments;
 }
 
@@ -453,7 +498,7 @@ int model_write_pprof(FILE *out, const struct model_view *v)
 	Profile init = PERFTOOLS__PROFILES__PROFILE__INIT;
 	ValueType types[NVALUES], *type_ptrs[NVALUES], period_type;
 	struct builder b = {.p = init};
-	int64_t comments[2];
+	int64_t comments[MAX_COMMENTS];
 	uint8_t *buf = NULL;
 	size_t i, j, len;
 	int err = 0;

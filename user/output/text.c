@@ -84,6 +84,17 @@ static void write_sampling_text(FILE *out, const struct report *r)
 		fprintf(out, "Estimates are rough: %s.\n", si->doubt);
 }
 
+/* A period of a continuous trace (--every): how long, and what Ruby allocated in it. */
+static void write_period(FILE *out, const struct period_info *p)
+{
+	fprintf(out, "Period %" PRIu64 ": the last %.1f s; ", p->number, p->duration_s);
+	if (p->have_gc_counts)
+		fprintf(out, "Ruby allocated %" PRIu64 " objects in it, %" PRIu64 " traced.\n",
+			p->gc_allocated, p->traced);
+	else
+		fprintf(out, "%" PRIu64 " allocations traced in it.\n", p->traced);
+}
+
 static void write_header(FILE *out, const struct report *r)
 {
 	fprintf(out, "rbmemtrace: PID %d, ruby %s, traced %.1f s (%s), %" PRIu64 " GC runs\n",
@@ -91,6 +102,8 @@ static void write_header(FILE *out, const struct report *r)
 	report_write_layout_text(out, "", &r->layout);
 	if (r->exit_status >= 0)
 		fprintf(out, "Command exited with status %d.\n", r->exit_status);
+	if (r->period.on)
+		write_period(out, &r->period);
 	fprintf(out, "Counts are of objects allocated while tracing; retained = alive at the end "
 		     "and survived a GC since allocated%s.\n",
 		r->target_exited ? " (as of the last GC check before the target exited)" : "");

@@ -115,6 +115,13 @@ void session_finish(struct session *s);
 int session_report(struct session *s, struct report *r);
 /* The same while the session runs (top's drill-down): what it learned so far. */
 int session_report_now(struct session *s, struct report *r);
+/*
+ * The same with a heap census taken now as its end figures (heap_end and
+ * every class's live_end, bytes): a period's report (trace --every, serve).
+ * 0, or -errno with why (-ESRCH: the target is gone; -EOPNOTSUPP: its heap
+ * cannot be read).
+ */
+int session_report_census(struct session *s, struct report *r, char *why, size_t n);
 void session_close(struct session *s);
 /* The exit status rbmemtrace returns: the command's in launch mode, else 0. */
 int session_exit_status(const struct session *s);

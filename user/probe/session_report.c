@@ -214,7 +214,7 @@ static void sampling_facts(struct session *s, struct report *r)
 		si->doubt[0] = 0;
 }
 
-static int report_locked(struct session *s, struct report *r);
+static int report_locked(struct session *s, struct report *r, const struct census *now);
 
 int session_report(struct session *s, struct report *r)
 {
@@ -222,12 +222,12 @@ int session_report(struct session *s, struct report *r)
 
 	new_stacks_flush();
 	pthread_mutex_lock(&s->names_lock);
-	err = report_locked(s, r);
+	err = report_locked(s, r, NULL);
 	pthread_mutex_unlock(&s->names_lock);
 	return err;
 }
 
-static int report_locked(struct session *s, struct report *r)
+static int report_locked(struct session *s, struct report *r, const struct census *now)
 {
 	size_t i;
 	int err;
@@ -275,6 +275,8 @@ static int report_locked(struct session *s, struct report *r)
 			return err;
 	}
 	err = session_heap_report(s, r);
+	if (!err && now)
+		err = census_to_report(now, &s->namer, r, CENSUS_AT_END, wanted, s);
 	if (err)
 		return err;
 	report_finish(r);
@@ -289,6 +291,40 @@ int session_report_now(struct session *s, struct report *r)
 	s->end = now_seconds();
 	err = session_report(s, r);
 	s->end = end;
+	return err;
+}
+
+int session_report_census(struct session *s, struct report *r, char *why, size_t n)
+{
+	struct census now = {};
+	double end = s->end;
+	int err;
+
+	if (!s->heap_layout || !s->target.objspace) {
+		snprintf(why, n, "its heap layout is not proved, so its heap cannot be read");
+		return -EOPNOTSUPP;
+	}
+	/* The counts, names and Ruby's counters as close to the census as can be. */
+	tracker_collect_counts(&s->tracker);
+	session_refresh_names(s);
+	ruby_target_gc_counts(&s->target, &s->counts_last);
+	err = census_take(&now, s->target.pid, s->heap_layout, s->target.objspace, false, why, n);
+	if (err) {
+		census_free(&now);
+		if (err == -ESRCH)
+			snprintf(why, n, "the process is gone");
+		return err;
+	}
+	new_stacks_flush();
+	pthread_mutex_lock(&s->names_lock);
+	census_name_classes(&now, &s->namer);
+	s->end = now_seconds();
+	err = report_locked(s, r, &now);
+	s->end = end;
+	pthread_mutex_unlock(&s->names_lock);
+	census_free(&now);
+	if (err)
+		snprintf(why, n, "%s", strerror(-err));
 	return err;
 }
 

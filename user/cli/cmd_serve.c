@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rbmemtrace serve: continuous heap profiles of running Ruby processes,
+ * served as Go's net/http/pprof serves /debug/pprof/heap, for the
+ * profiling servers that scrape such endpoints (Pyroscope through Alloy's
+ * pyroscope.scrape, Parca).  The trace is trace --every's (periodic.c);
+ * each period's profile of each process, and of all of them, is handed to
+ * the HTTP server (output/http_server.c), which answers on its own thread.
+ * A fresh profile (?seconds=N) is made here, on the loop's thread: a report
+ * of the process when the request arrives, and its period N seconds later.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cli.h"
+#include "clock.h"
+#include "diag.h"
+#include "http_route.h"
+#include "http_server.h"
+#include "period.h"
+#include "periodic.h"
+#include "writers.h"
+
+static struct serve_args {
+	struct many_options mo;
+	const char *listen;
+	double every;
+	struct http_limits lim;
+	bool max_objects_given;
+} args = {
+    .mo = {.trace = {.depth = 128, .max_stacks = 65536}},
+    .listen = "127.0.0.1:6060",
+    .every = 15,
+    .lim = {.timeout_s = 10, .max_clients = 32, .max_per_ip = 16, .max_fresh = 4, .memory = 16384},
+};
+
+static const char doc[] =
+    "Serve continuous heap profiles of running Ruby processes over HTTP, as Go's "
+    "net/http/pprof serves them: GET /debug/pprof/heap is the latest period's profile "
+    "(gzipped pprof; ?pid=N one process of several, ?seconds=N a fresh one of the next "
+    "N seconds), /debug/pprof/ lists them, /healthz says how each process is.  Profiles "
+    "are made every --every seconds: in use as a heap census counts it, on the call "
+    "paths the sampled allocations give, and what the period allocated.\n"
+    "\n"
+    "USAGE: rbmemtrace serve -p PID|--all|--match REGEX [--listen ADDR:PORT] [OPTIONS]\n"
+    "\n"
+    "EXAMPLES:\n"
+    "    rbmemtrace serve -p 1234      # on 127.0.0.1:6060\n"
+    "    rbmemtrace serve --match puma --listen 127.0.0.1:6061 --every 15\n"
+    "    go tool pprof -top http://127.0.0.1:6060/debug/pprof/heap";
+
+enum {
+	OPT_ALL = 0x100,
+	OPT_MATCH,
+	OPT_LISTEN,
+	OPT_EVERY,
+	OPT_MAX_OVERHEAD,
+	OPT_FULL,
+	OPT_DEPTH,
+	OPT_MAX_STACKS,
+	OPT_MAX_OBJECTS,
+	OPT_TIMEOUT,
+	OPT_MAX_CLIENTS,
+};
+
+static const struct argp_option opts[] = {
+    {"pid", 'p', "PID", 0, "Ruby process to serve profiles of (repeat for several)", 0},
+    {"all", OPT_ALL, NULL, 0, "Every Ruby process on the host (and those that start)", 0},
+    {"match", OPT_MATCH, "REGEX", 0,
+     "Every Ruby process whose command line matches REGEX (and those that start)", 0},
+    {"listen", OPT_LISTEN, "ADDR:PORT", 0,
+     "Where to listen (default 127.0.0.1:6060; a PORT alone is on 127.0.0.1; port 0 "
+     "picks one).  Any address but loopback must be given here, and is warned of",
+     0},
+    {"every", OPT_EVERY, "SECONDS", 0,
+     "A new profile every SECONDS, 1 to 86400 (default 15: set it to the scrape interval)", 0},
+    {"duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or SIGTERM)", 0},
+    {"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
+     "Slow each target by at most PERCENT (default 2): allocations are traced in sampled "
+     "windows, across the periods",
+     0},
+    {"full", OPT_FULL, NULL, 0, "Trace every allocation (exact counts, a much slower target)", 0},
+    {"depth", OPT_DEPTH, "N", 0, "Ruby frames per allocation (default and max 128)", 0},
+    {"max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct call paths kept (default 65536)", 0},
+    {"max-objects", OPT_MAX_OBJECTS, "N", 0,
+     "Live objects followed per process (default 1048576 for one, 65536 each for more)", 0},
+    {"request-timeout", OPT_TIMEOUT, "SECONDS", 0,
+     "A request must be received and answered within SECONDS, 1 to 300 (default 10; a "
+     "fresh profile: after it is made)",
+     0},
+    {"max-clients", OPT_MAX_CLIENTS, "N", 0,
+     "Connections at once, 1 to 1000 (default 32; 16 from one address); more are closed", 0},
+    {"verbose", 'v', NULL, 0, "Explain what is found, attached and served", 0},
+    {NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
+    {},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	struct trace_options *t = &args.mo.trace;
+
+	switch (key) {
+	case 'p':
+		if (args.mo.npids == MANY_MAX)
+			rbm_die("too many -p (at most %d)", MANY_MAX);
+		args.mo.pids[args.mo.npids++] = cli_number(arg, "PID", 1, INT32_MAX);
+		break;
+	case OPT_ALL:
+		args.mo.all = true;
+		break;
+	case OPT_MATCH:
+		args.mo.match = arg;
+		break;
+	case OPT_LISTEN:
+		args.listen = arg;
+		break;
+	case OPT_EVERY:
+		if (cli_real(arg, &args.every) || !(args.every >= 1) || args.every > 86400)
+			rbm_die("invalid --every: %s (expected seconds from 1 to 86400)", arg);
+		break;
+	case 'd':
+		if (cli_real(arg, &t->duration) || !(t->duration > 0))
+			rbm_die("invalid duration: %s (expected seconds > 0)", arg);
+		break;
+	case OPT_MAX_OVERHEAD:
+		if (cli_real(arg, &t->max_overhead) || !(t->max_overhead >= 0.1) ||
+		    t->max_overhead > 50)
+			rbm_die("invalid --max-overhead: %s (expected a percentage from 0.1 to 50)",
+				arg);
+		break;
+	case OPT_FULL:
+		t->full = true;
+		break;
+	case OPT_DEPTH:
+		t->depth = cli_number(arg, "--depth", 0, MAX_STACK_DEPTH);
+		break;
+	case OPT_MAX_STACKS:
+		t->max_stacks = cli_number(arg, "--max-stacks", 16, 1UL << 22);
+		break;
+	case OPT_MAX_OBJECTS:
+		t->max_objects = cli_number(arg, "--max-objects", 1024, 1UL << 28);
+		args.max_objects_given = true;
+		break;
+	case OPT_TIMEOUT:
+		args.lim.timeout_s = cli_number(arg, "--request-timeout", 1, 300);
+		break;
+	case OPT_MAX_CLIENTS:
+		args.lim.max_clients = cli_number(arg, "--max-clients", 1, 1000);
+		if (args.lim.max_per_ip > args.lim.max_clients)
+			args.lim.max_per_ip = args.lim.max_clients;
+		break;
+	case 'v':
+		rbm_verbose++;
+		break;
+	case 'h':
+		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		rbm_die("serve takes no arguments (%s): give -p PID, --all or --match REGEX", arg);
+	case ARGP_KEY_END:
+		if (!args.mo.npids && !args.mo.all && !args.mo.match)
+			rbm_die(
+			    "nothing to serve: give -p PID, --all or --match REGEX (see --help)");
+		if (args.mo.all && args.mo.match)
+			rbm_die("give either --all or --match, not both");
+		if (t->full && t->max_overhead)
+			rbm_die("give either --full or --max-overhead, not both");
+		if (t->duration && t->duration < args.every)
+			rbm_die("-d %g is shorter than --every %g: no period would end",
+				t->duration, args.every);
+		if (!args.max_objects_given)
+			t->max_objects = cli_live_map_size(
+			    args.mo.npids > 1 || args.mo.all || args.mo.match, t->full);
+		cli_check_max_objects(t->max_objects);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* A fresh profile under way: the processes' reports when it was asked for. */
+struct pending {
+	struct http_fresh want;
+	double deadline;
+	size_t n;
+	size_t idx[MANY_MAX];
+	struct report *base[MANY_MAX];
+};
+
+#define MAX_PENDING 16
+
+static struct served {
+	struct http_server *http;
+	bool dirty; /* a process's profile changed: every process's must be made again */
+	double last_watch;
+	struct pending *pending[MAX_PENDING];
+} sv;
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+/* A model of reports as gzipped pprof, in memory; 0 or -errno. */
+static int pprof_bytes(struct report **reps, size_t n, char **buf, size_t *len)
+{
+	struct model m = {.procs = reps, .nprocs = n, .cap = n};
+	struct model_view v = {.model = &m, .summary = reps[0]};
+	FILE *f = open_memstream(buf, len);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = model_write_pprof(f, &v);
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
+}
+
+static void info_of(struct http_proc_info *in, const struct session *s, const struct report *r)
+{
+	memset(in, 0, sizeof(*in));
+	in->pid = s->target.pid;
+	snprintf(in->command, sizeof(in->command), "%s", s->command);
+	snprintf(in->ruby_version, sizeof(in->ruby_version), "%s", s->target.version);
+	in->period = r->period.number;
+	in->time = r->period.time;
+	in->gone = r->period.target_gone;
+	snprintf(in->state, sizeof(in->state), "%s",
+		 in->gone ? (s->end_reason ? s->end_reason : "gone") : "running");
+}
+
+static void publish_one(struct session *s, const struct report *r)
+{
+	struct report *one = (struct report *) r;
+	struct http_proc_info in;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (pprof_bytes(&one, 1, &buf, &len)) {
+		rbm_warn("PID %d: the profile of period %llu could not be made", s->target.pid,
+			 (unsigned long long) r->period.number);
+		return;
+	}
+	info_of(&in, s, r);
+	if (http_server_publish(sv.http, s->target.pid, buf, len, &in))
+		rbm_warn("out of memory publishing PID %d's profile", s->target.pid);
+	free(buf);
+	sv.dirty = true;
+}
+
+static void publish(void *ctx, struct periodic *p, size_t i, const struct report *r)
+{
+	(void) ctx;
+	publish_one(p->m.sessions[i], r);
+}
+
+static void gone(void *ctx, struct periodic *p, size_t i, const struct report *last)
+{
+	(void) ctx;
+	fprintf(stderr, "rbmemtrace: PID %d %s: %s\n", p->m.sessions[i]->target.pid,
+		p->m.sessions[i]->end_reason ? p->m.sessions[i]->end_reason : "ended",
+		last ? "its last profile is still served" : "it had no profile yet");
+	if (last)
+		publish_one(p->m.sessions[i], last);
+}
+
+/* Every process's latest profile as one (pid 0: /debug/pprof/heap with no pid). */
+static void publish_all(struct periodic *p)
+{
+	struct report *reps[MANY_MAX];
+	struct http_proc_info in = {};
+	char *buf = NULL;
+	size_t i, n = 0, len = 0;
+
+	for (i = 0; i < p->m.n; i++)
+		if (p->procs[i].have_last)
+			reps[n++] = &p->procs[i].last;
+	if (!n || pprof_bytes(reps, n, &buf, &len))
+		return;
+	snprintf(in.state, sizeof(in.state), "every process");
+	http_server_publish(sv.http, 0, buf, len, &in);
+	free(buf);
+	sv.dirty = false;
+}
+
+static void free_pending(struct pending *pd)
+{
+	size_t j;
+
+	for (j = 0; j < pd->n; j++) {
+		if (pd->base[j]) {
+			report_free(pd->base[j]);
+			free(pd->base[j]);
+		}
+	}
+	free(pd);
+}
+
+static void answer_line(uint64_t id, int status, const char *line)
+{
+	http_server_answer_fresh(sv.http, id, status, line, strlen(line));
+}
+
+/* A fresh request taken: the reports its period will be counted from. */
+static void begin_fresh(struct periodic *p, const struct http_fresh *want)
+{
+	struct pending *pd = calloc(1, sizeof(*pd));
+	size_t i, slot;
+
+	for (slot = 0; slot < MAX_PENDING && sv.pending[slot]; slot++)
+		;
+	if (!pd || slot == MAX_PENDING) {
+		free(pd);
+		answer_line(want->id, 503, "too many fresh profiles under way");
+		return;
+	}
+	pd->want = *want;
+	pd->deadline = now_seconds() + want->seconds;
+	for (i = 0; i < p->m.n; i++) {
+		struct session *s = p->m.sessions[i];
+
+		if (p->m.ended[i] || (want->pid && s->target.pid != want->pid))
+			continue;
+		pd->base[pd->n] = calloc(1, sizeof(struct report));
+		if (!pd->base[pd->n] || session_report_now(s, pd->base[pd->n])) {
+			free(pd->base[pd->n]);
+			pd->base[pd->n] = NULL;
+			continue;
+		}
+		pd->idx[pd->n++] = i;
+	}
+	if (!pd->n) {
+		answer_line(want->id, want->pid ? 410 : 503,
+			    want->pid ? "the process has exited: /debug/pprof/heap without seconds "
+					"has its last profile"
+				      : "no process is running");
+		free_pending(pd);
+		return;
+	}
+	sv.pending[slot] = pd;
+}
+
+/* A fresh request whose seconds are over: its period, now. */
+static void end_fresh(struct periodic *p, struct pending *pd)
+{
+	struct report *reps[MANY_MAX];
+	struct report *made = calloc(pd->n + 1, sizeof(*made));
+	size_t j, n = 0, len = 0;
+	char *buf = NULL, why[256];
+
+	for (j = 0; made && j < pd->n; j++) {
+		size_t i = pd->idx[j];
+		struct period_info info = {.number = 0};
+
+		if (p->m.ended[i] ||
+		    session_report_census(p->m.sessions[i], &made[n], why, sizeof(why))) {
+			report_free(&made[n]);
+			memset(&made[n], 0, sizeof(made[n]));
+			continue;
+		}
+		made[n].end_reason = "period";
+		info.time = (double) time(NULL);
+		info.duration_s = pd->want.seconds;
+		if (report_set_period(&made[n], pd->base[j], &info)) {
+			report_free(&made[n]);
+			memset(&made[n], 0, sizeof(made[n]));
+			continue;
+		}
+		reps[n] = &made[n];
+		n++;
+	}
+	if (n && !pprof_bytes(reps, n, &buf, &len))
+		http_server_answer_fresh(sv.http, pd->want.id, 200, buf, len);
+	else
+		answer_line(pd->want.id, pd->want.pid ? 410 : 503,
+			    n ? "the fresh profile could not be made"
+			      : "the process exited before the seconds were over");
+	free(buf);
+	for (j = 0; made && j < n; j++)
+		report_free(&made[j]);
+	free(made);
+}
+
+static double turn(void *ctx, struct periodic *p, double now)
+{
+	struct http_fresh fresh[MAX_PENDING];
+	double wait = 0.05;
+	size_t i, n;
+
+	(void) ctx;
+	if (sv.dirty)
+		publish_all(p);
+	n = http_server_take_fresh(sv.http, fresh, MAX_PENDING);
+	for (i = 0; i < n; i++)
+		begin_fresh(p, &fresh[i]);
+	for (i = 0; i < MAX_PENDING; i++) {
+		struct pending *pd = sv.pending[i];
+
+		if (!pd)
+			continue;
+		if (now >= pd->deadline) {
+			end_fresh(p, pd);
+			free_pending(pd);
+			sv.pending[i] = NULL;
+		} else if (pd->deadline - now < wait) {
+			wait = pd->deadline - now;
+		}
+	}
+	if (now - sv.last_watch >= 0.5) {
+		sv.last_watch = now;
+		http_server_watchdog(sv.http);
+	}
+	return wait;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
+	static struct periodic p;
+	struct periodic_sink sink = {.publish = publish, .gone = gone, .turn = turn};
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	char err[512], bound[96];
+	bool loopback;
+	size_t i;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 1;
+	if (http_parse_listen(args.listen, &ss, &sslen, &loopback, err, sizeof(err)))
+		rbm_die("%s", err);
+	cli_check_bpf_privileges();
+	/* Bound before anything is traced: a busy port or a bad address fails at once. */
+	if (http_server_open(&sv.http, &ss, sslen, &args.lim, args.every, bound, sizeof(bound), err,
+			     sizeof(err)))
+		rbm_die("%s", err);
+	if (!loopback)
+		rbm_warn("serving on %s, which is not a loopback address: whoever reaches it reads "
+			 "the profiles (class names, file paths, command names)",
+			 bound);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	periodic_attach(&p, &args.mo, args.every, true, true, &sink);
+	if (http_server_start(sv.http, err, sizeof(err)))
+		rbm_die("%s", err);
+	publish_all(&p);
+	fprintf(stderr, "rbmemtrace: serving http://%s/debug/pprof/heap (a profile every %g s)\n",
+		bound, args.every);
+	periodic_loop(&p, &stop_requested);
+	for (i = 0; i < MAX_PENDING; i++)
+		if (sv.pending[i]) {
+			answer_line(sv.pending[i]->want.id, 503, "rbmemtrace is stopping");
+			free_pending(sv.pending[i]);
+			sv.pending[i] = NULL;
+		}
+	http_server_stop(sv.http);
+	periodic_close(&p);
+	fprintf(stderr, "rbmemtrace: stopped serving; every probe is detached\n");
+	return 0;
+}

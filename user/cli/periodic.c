@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The loop of a continuous trace: the sessions of trace_many.c polled as
+ * ever, and at every period's end (start + k * every, the same moment for
+ * every process) a report of each with a census taken then, its period
+ * counted from the report before (period.c).  The sampling windows go on
+ * across periods: each session's budget runs over the whole trace.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "clock.h"
+#include "diag.h"
+#include "period.h"
+#include "periodic.h"
+
+static double unix_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One process's report of the period ending now, handed to the sink. */
+static void take_period(struct periodic *p, size_t i, double now)
+{
+	struct session *s = p->m.sessions[i];
+	struct periodic_proc *pp = &p->procs[i];
+	struct report r = {};
+	struct period_info info = {.number = pp->number};
+	char why[256] = "";
+	int err;
+
+	err = session_report_census(s, &r, why, sizeof(why));
+	if (err) {
+		report_free(&r);
+		/* A process gone is noticed by the next poll; one whose heap cannot be read, said
+		 * once. */
+		if (err == -EOPNOTSUPP && !pp->census_refused)
+			rbm_warn("PID %d: no profiles: %s", s->target.pid, why);
+		else if (err != -ESRCH && err != -EOPNOTSUPP)
+			rbm_warn("PID %d: no profile for period %llu: %s", s->target.pid,
+				 (unsigned long long) pp->number, why);
+		pp->census_refused |= err == -EOPNOTSUPP;
+		return;
+	}
+	r.end_reason = "period"; /* the trace goes on */
+	info.time = unix_now();
+	info.duration_s = now - (pp->have_last ? pp->last_at : s->start);
+	if (report_set_period(&r, pp->have_last ? &pp->last : NULL, &info))
+		rbm_die("out of memory building the period's report");
+	p->sink->publish(p->sink->ctx, p, i, &r);
+	if (pp->have_last)
+		report_free(&pp->last);
+	pp->last = r;
+	pp->have_last = true;
+	pp->last_at = now;
+	pp->number++;
+}
+
+static void added(void *ctx, struct many *m, size_t i)
+{
+	struct periodic *p = ctx;
+
+	(void) m;
+	memset(&p->procs[i], 0, sizeof(p->procs[i]));
+	p->procs[i].number = p->at_start ? 0 : 1;
+	if (p->at_start)
+		take_period(p, i, now_seconds());
+}
+
+static void ended(void *ctx, struct many *m, size_t i)
+{
+	struct periodic *p = ctx;
+	struct periodic_proc *pp = &p->procs[i];
+
+	(void) m;
+	if (pp->have_last)
+		pp->last.period.target_gone = true;
+	if (p->sink->gone)
+		p->sink->gone(p->sink->ctx, p, i, pp->have_last ? &pp->last : NULL);
+}
+
+static double turn(void *ctx, struct many *m, double now)
+{
+	struct periodic *p = ctx;
+	double wait = 1;
+	size_t i;
+
+	if (now >= p->next) {
+		for (i = 0; i < m->n; i++)
+			if (!m->ended[i])
+				take_period(p, i, now);
+		/* A period the loop was too late for is not made up: the next one is whole. */
+		p->next = p->start + (floor((now_seconds() - p->start) / p->every) + 1) * p->every;
+	}
+	if (p->sink->turn) {
+		double w = p->sink->turn(p->sink->ctx, p, now_seconds());
+
+		if (w < wait)
+			wait = w;
+	}
+	now = now_seconds();
+	return p->next - now < wait ? (p->next > now ? p->next - now : 0) : wait;
+}
+
+void periodic_attach(struct periodic *p, const struct many_options *mo, double every, bool at_start,
+		     bool outlive, const struct periodic_sink *sink)
+{
+	p->mo = *mo;
+	p->every = every;
+	p->at_start = at_start;
+	p->sink = sink;
+	p->hooks = (struct many_hooks){
+	    .ctx = p, .added = added, .turn = turn, .ended = ended, .outlive_targets = outlive};
+	p->start = now_seconds();
+	p->next = p->start + every;
+	many_attach(&p->m, &p->mo, &p->hooks);
+	/* Periods count from the end of the first attach: a process found later has a shorter first
+	 * one. */
+	p->start = now_seconds();
+	p->next = p->start + every;
+}
+
+void periodic_loop(struct periodic *p, volatile sig_atomic_t *stop)
+{
+	many_run(&p->m, stop);
+}
+
+void periodic_run(struct periodic *p, const struct many_options *mo, double every, bool at_start,
+		  bool outlive, const struct periodic_sink *sink, volatile sig_atomic_t *stop)
+{
+	periodic_attach(p, mo, every, at_start, outlive, sink);
+	periodic_loop(p, stop);
+}
+
+void periodic_close(struct periodic *p)
+{
+	size_t i;
+
+	many_close(&p->m);
+	for (i = 0; i < MANY_MAX; i++)
+		if (p->procs[i].have_last) {
+			report_free(&p->procs[i].last);
+			p->procs[i].have_last = false;
+		}
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A continuous trace (trace --every, serve): the processes of a run
+ * (trace_many.h) traced on and on, and every period, for each, a report as
+ * of that moment with a heap census and what the period allocated
+ * (period.h), handed to a sink that writes it to a file or serves it.
+ */
+#ifndef RBM_PERIODIC_H
+#define RBM_PERIODIC_H
+#include <signal.h>
+#include <stdbool.h>
+#include "trace_many.h"
+
+struct periodic;
+
+/* Where the periods' reports go; called on the loop's thread. */
+struct periodic_sink {
+	void *ctx;
+	/* Process i's report of a period, finished; the sink may keep r until its next one. */
+	void (*publish)(void *ctx, struct periodic *p, size_t i, const struct report *r);
+	/* Process i ended; last is its last period's report (NULL: it had none), marked gone. */
+	void (*gone)(void *ctx, struct periodic *p, size_t i, const struct report *last);
+	/* Each turn of the loop (serve's requests): the longest wait before the next. */
+	double (*turn)(void *ctx, struct periodic *p, double now);
+};
+
+struct periodic_proc {
+	struct report last; /* the last period's report: the next one is counted from it */
+	bool have_last;
+	double last_at;	     /* its end, on the monotonic clock */
+	uint64_t number;     /* of the next period */
+	bool census_refused; /* its heap cannot be read: said once */
+};
+
+struct periodic {
+	struct many m;
+	struct many_options mo;
+	double every;
+	double start, next; /* monotonic */
+	bool at_start;	    /* a first report as each process is attached (serve) */
+	const struct periodic_sink *sink;
+	struct many_hooks hooks;
+	struct periodic_proc procs[MANY_MAX];
+};
+
+/*
+ * Attaches to mo's processes and hands a report of each to sink every
+ * `every` seconds until the duration or a signal (or every given process
+ * ended, unless outlive).  at_start: also a report of each as it is
+ * attached (period 0), so a server has one at once.
+ */
+void periodic_run(struct periodic *p, const struct many_options *mo, double every, bool at_start,
+		  bool outlive, const struct periodic_sink *sink, volatile sig_atomic_t *stop);
+/* The same in two steps: attach (the first reports made), then loop until stopped. */
+void periodic_attach(struct periodic *p, const struct many_options *mo, double every, bool at_start,
+		     bool outlive, const struct periodic_sink *sink);
+void periodic_loop(struct periodic *p, volatile sig_atomic_t *stop);
+/* Detaches every probe; frees the sessions and the reports kept. */
+void periodic_close(struct periodic *p);
+
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The HTTP side of rbmemtrace serve, on libmicrohttpd (Debian's
+ * libmicrohttpd-dev): it answers from what the tracer's loop published
+ * (http_route.h says which route), on its own thread, so a client can
+ * never hold up the tracer.  No request reaches a process, a file or a
+ * command: a profile is only ever one the loop made of a process it
+ * traces.  Requests are bounded: headers and URL in a small memory pool,
+ * a whole request within its time (its inactivity and its total), a
+ * number of clients at once, fewer per address; past them a client is
+ * refused or cut off.
+ */
+#ifndef RBM_HTTP_SERVER_H
+#define RBM_HTTP_SERVER_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct http_server;
+
+struct http_limits {
+	unsigned timeout_s;   /* a request's time, headers to last byte (and inactivity) */
+	unsigned max_clients; /* connections at once */
+	unsigned max_per_ip;  /* of them from one address */
+	unsigned max_fresh;   /* ?seconds=N requests waiting at once */
+	size_t memory;	      /* per connection: the request line and headers must fit */
+};
+
+/* What the index and a profile's headers say of a process. */
+struct http_proc_info {
+	pid_t pid;
+	char command[64]; /* untrusted: escaped where shown */
+	char ruby_version[32];
+	uint64_t period; /* the latest profile's period number */
+	double time;	 /* its end, Unix seconds */
+	bool gone;	 /* the process exited: its last profile is kept */
+	char state[96];	 /* "running", "exited", ... */
+};
+
+/*
+ * Binds and listens on addr (a sockaddr of len) now, so a bad or busy
+ * address fails before anything is traced; serves nothing until
+ * http_server_start.  0, or -errno with a one-line reason in err; *bound
+ * gets the address as bound ("127.0.0.1:41234").
+ */
+int http_server_open(struct http_server **out, const void *addr, unsigned len,
+		     const struct http_limits *lim, double every, char *bound, size_t boundlen,
+		     char *err, size_t n);
+/* The listening socket of addr: its fd, or -errno with a one-line reason (http_listen.c). */
+int http_listen_socket(const void *addr, unsigned len, char *bound, size_t boundlen, char *err,
+		       size_t n);
+/* Starts answering, on the server's own thread.  0 or -errno with err. */
+int http_server_start(struct http_server *s, char *err, size_t n);
+
+/*
+ * Publishes pid's latest profile (pid 0: the one of every process) and
+ * what the index says of it; the server copies them.
+ */
+int http_server_publish(struct http_server *s, pid_t pid, const void *gz, size_t len,
+			const struct http_proc_info *info);
+
+/* A request for a fresh profile (?seconds=N) the loop has to make. */
+struct http_fresh {
+	uint64_t id;
+	pid_t pid; /* 0: every process */
+	unsigned seconds;
+};
+/* The fresh requests that arrived since the last call: at most max; how many. */
+size_t http_server_take_fresh(struct http_server *s, struct http_fresh *out, size_t max);
+/* Answers fresh request id: status 200 with a gzipped profile, or another with a line. */
+void http_server_answer_fresh(struct http_server *s, uint64_t id, int status, const void *body,
+			      size_t len);
+
+/* Cuts off the connections past their time; for the loop to call about every second. */
+void http_server_watchdog(struct http_server *s);
+
+/* Answers what waits with 503, stops the thread and closes every connection. */
+void http_server_stop(struct http_server *s);
+
+#endif
