@@ -21,7 +21,7 @@ static struct frame frames_b[] = {{"block in <top (required)>", "x.rb", -5}};
 /* A report with every field the JSON carries set to something distinct. */
 static void rich_report(struct report *r, bool sampled)
 {
-	struct stack a = {3, false, frames_a}, b = {1, true, frames_b};
+	struct stack a = {.depth = 3, .truncated = false, .frames = frames_a}, b = {.depth = 1, .truncated = true, .frames = frames_b};
 	struct counts c1 = {.allocated = 100, .freed = 40, .retained = 50, .young = 7,
 			    .untracked = 2, .not_followed = 1};
 	struct counts c2 = {.allocated = 9, .freed = 9};

@@ -146,7 +146,7 @@ Test(report, sites_and_paths_from_stacks)
 	struct frame inner[] = {{"Class#new", "<cfunc>", 0}, {"build", "app.rb", 7},
 				{"<main>", "app.rb", 9}};
 	struct frame other[] = {{"build", "app.rb", 7}, {"other", "app.rb", 20}};
-	struct stack s1 = {3, false, inner}, s2 = {2, true, other};
+	struct stack s1 = {.depth = 3, .truncated = false, .frames = inner}, s2 = {.depth = 2, .truncated = true, .frames = other};
 	struct counts c1 = {.allocated = 5, .retained = 3}, c2 = {.allocated = 2, .retained = 2};
 	struct report r = {.end_reason = "x", .exit_status = -1, .with_stacks = true};
 	char *out;

@@ -45,7 +45,7 @@ Test(model, stacks_are_copied_and_make_sites)
 {
 	char label[32] = "Foo#build", path[32] = "app.rb";
 	struct frame frames[] = {{"Class#new", "<cfunc>", 0}, {label, path, 7}};
-	struct stack st = {2, false, frames};
+	struct stack st = {.depth = 2, .truncated = false, .frames = frames};
 	struct counts c = cnt(4, 1, 3);
 	struct report r = {};
 
@@ -70,7 +70,7 @@ Test(model, finish_computes_estimates_under_sampling)
 {
 	struct report r = {.sampling = {.on = true, .scale = 2.5}};
 	struct frame frames[] = {{"x", "a.rb", 3}};
-	struct stack st = {1, false, frames};
+	struct stack st = {.depth = 1, .truncated = false, .frames = frames};
 	struct counts c = cnt(4, 2, 2);
 
 	report_add(&r, "Foo", &c);
@@ -136,7 +136,7 @@ Test(model, census_figures_live_on_their_class_row)
 static void fill(struct report *r, const char *host, int line, uint64_t n, double scale)
 {
 	struct frame frames[] = {{"Store#put", "store.rb", line}, {"<main>", "app.rb", 1}};
-	struct stack st = {2, false, frames};
+	struct stack st = {.depth = 2, .truncated = false, .frames = frames};
 	struct counts c = cnt(n, n / 2, n - n / 2);
 	struct census_counts cc = {.live_start = 1, .live_end = n, .bytes_end = 40 * n, .old_end = 1};
 
@@ -233,7 +233,7 @@ Test(model, age_buckets_double)
 Test(model, tally_adds_counts_and_ages_to_row_site_and_path)
 {
 	struct frame frames[] = {{"Store#put", "store.rb", 4}};
-	struct stack st = {1, false, frames};
+	struct stack st = {.depth = 1, .truncated = false, .frames = frames};
 	struct counts c = {.allocated = 5, .retained = 3, .young = 1, .freed = 1};
 	struct ages a = {.n = {0, 0, 3}};
 	struct report r = {};
@@ -256,7 +256,7 @@ Test(model, census_bounds_retained_estimates)
 {
 	struct report r = {.sampling = {.on = true, .scale = 100}, .heap_end = {.have = true}};
 	struct frame f1[] = {{"a", "a.rb", 1}}, f2[] = {{"b", "b.rb", 2}};
-	struct stack s1 = {1, false, f1}, s2 = {1, false, f2};
+	struct stack s1 = {.depth = 1, .truncated = false, .frames = f1}, s2 = {.depth = 1, .truncated = false, .frames = f2};
 	struct counts c1 = {.allocated = 30, .retained = 30}, c2 = {.allocated = 10, .retained = 10};
 	struct census_counts cc = {.live_start = 100, .live_end = 2000};
 	struct counts other = {.allocated = 5, .retained = 5};

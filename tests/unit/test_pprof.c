@@ -104,7 +104,7 @@ Test(pprof, heap_profile_decodes)
 {
 	static struct frame fr[] = {{"Class#new", "<cfunc>", 0}, {"Cache#keep", "app.rb", 12},
 				    {"<top (required)>", "app.rb", 3}};
-	struct stack st = {3, true, fr};
+	struct stack st = {.depth = 3, .truncated = true, .frames = fr};
 	struct counts leak = {.allocated = 100, .freed = 40, .retained = 50, .young = 10};
 	struct counts other = {.allocated = 7, .retained = 2};
 	struct ages ages = {{20, 0, 0, 30}}; /* 20 survived 1 GC, 30 from 5 to 8 */

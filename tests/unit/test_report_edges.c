@@ -399,7 +399,7 @@ Test(report_edges, json_with_stacks_parses)
 {
 	struct frame f1[] = {{"Array#map", "<cfunc>", 0}, {"block in \"q\"", "a b.rb", 3},
 			     {"<main>", "a b.rb", 1}};
-	struct stack s1 = {3, true, f1};
+	struct stack s1 = {.depth = 3, .truncated = true, .frames = f1};
 	struct counts c = {.allocated = 4, .retained = 2};
 	struct report r;
 	char *out;
@@ -431,7 +431,7 @@ Test(report_edges, folded_output)
 	struct frame f1[] = {{"Class#new", "<cfunc>", 0}, {"build", "app.rb", 7},
 			     {"<main>", "app.rb", 9}};
 	struct frame f2[] = {{"other;x", "app.rb", 20}};
-	struct stack s1 = {3, false, f1}, s2 = {1, true, f2}, s3 = {1, false, f2};
+	struct stack s1 = {.depth = 3, .truncated = false, .frames = f1}, s2 = {.depth = 1, .truncated = true, .frames = f2}, s3 = {.depth = 1, .truncated = false, .frames = f2};
 	struct counts c1 = {.allocated = 5, .retained = 3}, c2 = {.allocated = 2, .retained = 2},
 		      c0 = {.allocated = 9};
 	struct report r;
