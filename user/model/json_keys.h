@@ -10,33 +10,141 @@
 
 #define JSON_KEYS(X)                                                                               \
 	X(age_buckets)                                                                             \
-	X(allocated) X(allocs_per_s) X(budget_percent) X(burst_windows) X(by_all_retained) X(      \
-	    bytes) X(capped_by_census) X(census_ms) X(change) X(check_ms) X(class)                 \
-	    X(class_overflow) X(classes) X(code_moved) X(command) X(compaction) X(confidence) X(   \
-		count) X(covered) X(doubt) X(dropped) X(duration_s) X(end_reason) X(errors)        \
-		X(est_allocated) X(est_freed) X(est_retained) X(estimate_rough) X(                 \
-		    estimated_overhead_percent) X(exit_status) X(failed_hosts) X(followed)         \
-		    X(fraction) X(frame) X(frames) X(free) X(freed) X(from) X(garbage) X(          \
-			garbage_types) X(gc_count) X(gc_ran) X(gc_runs) X(gc_stat) X(gcs_per_s)    \
-			X(gone) X(groups) X(header_read_errors) X(heap) X(heap_end) X(             \
-			    heap_start) X(host) X(interval_s) X(label) X(layout) X(libruby)        \
-			    X(line) X(live) X(live_change) X(live_end) X(live_start) X(marking) X( \
-				max_overhead_percent) X(missing) X(name) X(no_site) X(not_followed) X(ns_pid) \
-				X(old) X(old_retained) X(pages) X(path) X(per_min) X(pid)          \
-				    X(probe_hits) X(processes) X(proved) X(rbmemtrace_version) X(  \
-					reason) X(retained) X(retained_ages) X(rss_bytes)          \
-					X(ruby_version) X(sample) X(sampling) X(scale) X(seconds)  \
-					    X(site) X(sites) X(slots) X(sort) X(stack_drops)       \
-						X(stacks) X(state) X(summary) X(summed)            \
-						    X(suspects) X(sweeping) X(target_exited)       \
-							X(time) X(total_allocated_objects)         \
-							    X(total_freed_objects) X(totals)       \
-								X(traced) X(trend) X(truncated)    \
-								    X(types) X(unjudged)           \
-									X(untracked) X(uptime_s)   \
-									    X(why) X(window_s)     \
-										X(windows)         \
-										    X(young)
+	X(allocated)                                                                               \
+	X(allocs_per_s)                                                                            \
+	X(budget_percent)                                                                          \
+	X(burst_windows)                                                                           \
+	X(by_all_retained)                                                                         \
+	X(bytes)                                                                                   \
+	X(capped_by_census)                                                                        \
+	X(census_ms)                                                                               \
+	X(change)                                                                                  \
+	X(check_ms)                                                                                \
+	X(class)                                                                                   \
+	X(class_overflow)                                                                          \
+	X(classes)                                                                                 \
+	X(code_moved)                                                                              \
+	X(command)                                                                                 \
+	X(compaction)                                                                              \
+	X(confidence)                                                                              \
+	X(count)                                                                                   \
+	X(covered)                                                                                 \
+	X(doubt)                                                                                   \
+	X(dropped)                                                                                 \
+	X(duration_s)                                                                              \
+	X(edges)                                                                                   \
+	X(end_reason)                                                                              \
+	X(errors)                                                                                  \
+	X(est_allocated)                                                                           \
+	X(est_freed)                                                                               \
+	X(est_retained)                                                                            \
+	X(estimate_rough)                                                                          \
+	X(estimated_overhead_percent)                                                              \
+	X(exit_status)                                                                             \
+	X(failed_hosts)                                                                            \
+	X(followed)                                                                                \
+	X(fraction)                                                                                \
+	X(frame)                                                                                   \
+	X(frames)                                                                                  \
+	X(free)                                                                                    \
+	X(freed)                                                                                   \
+	X(from)                                                                                    \
+	X(frozen)                                                                                  \
+	X(garbage)                                                                                 \
+	X(garbage_types)                                                                           \
+	X(gc_count)                                                                                \
+	X(gc_ran)                                                                                  \
+	X(gc_runs)                                                                                 \
+	X(gc_stat)                                                                                 \
+	X(gcs_per_s)                                                                               \
+	X(gone)                                                                                    \
+	X(groups)                                                                                  \
+	X(header_read_errors)                                                                      \
+	X(heap)                                                                                    \
+	X(heap_end)                                                                                \
+	X(heap_seconds)                                                                            \
+	X(heap_start)                                                                              \
+	X(host)                                                                                    \
+	X(interval_s)                                                                              \
+	X(kind)                                                                                    \
+	X(label)                                                                                   \
+	X(layout)                                                                                  \
+	X(libruby)                                                                                 \
+	X(line)                                                                                    \
+	X(live)                                                                                    \
+	X(live_change)                                                                             \
+	X(live_end)                                                                                \
+	X(live_start)                                                                              \
+	X(marking)                                                                                 \
+	X(max_overhead_percent)                                                                    \
+	X(missing)                                                                                 \
+	X(name)                                                                                    \
+	X(no_site)                                                                                 \
+	X(not_followed)                                                                            \
+	X(not_walked)                                                                              \
+	X(ns_pid)                                                                                  \
+	X(objects)                                                                                 \
+	X(old)                                                                                     \
+	X(old_retained)                                                                            \
+	X(opaque_data)                                                                             \
+	X(pages)                                                                                   \
+	X(path)                                                                                    \
+	X(paths)                                                                                   \
+	X(paused_ms)                                                                               \
+	X(per_min)                                                                                 \
+	X(pid)                                                                                     \
+	X(probe_hits)                                                                              \
+	X(processes)                                                                               \
+	X(proved)                                                                                  \
+	X(rbmemtrace_version)                                                                      \
+	X(reached)                                                                                 \
+	X(reads)                                                                                   \
+	X(reason)                                                                                  \
+	X(rechecked)                                                                               \
+	X(retained)                                                                                \
+	X(retained_ages)                                                                           \
+	X(root)                                                                                    \
+	X(roots)                                                                                   \
+	X(rss_bytes)                                                                               \
+	X(ruby_version)                                                                            \
+	X(sample)                                                                                  \
+	X(sampling)                                                                                \
+	X(scale)                                                                                   \
+	X(seconds)                                                                                 \
+	X(selection)                                                                               \
+	X(site)                                                                                    \
+	X(sites)                                                                                   \
+	X(slots)                                                                                   \
+	X(sort)                                                                                    \
+	X(stack_drops)                                                                             \
+	X(stacks)                                                                                  \
+	X(state)                                                                                   \
+	X(summary)                                                                                 \
+	X(summed)                                                                                  \
+	X(suspects)                                                                                \
+	X(sweeping)                                                                                \
+	X(target_exited)                                                                           \
+	X(targets)                                                                                 \
+	X(time)                                                                                    \
+	X(total_allocated_objects)                                                                 \
+	X(total_freed_objects)                                                                     \
+	X(totals)                                                                                  \
+	X(traced)                                                                                  \
+	X(tracer_bytes)                                                                            \
+	X(trend)                                                                                   \
+	X(truncated)                                                                               \
+	X(types)                                                                                   \
+	X(unexplained)                                                                             \
+	X(unjudged)                                                                                \
+	X(unread)                                                                                  \
+	X(untracked)                                                                               \
+	X(uptime_s)                                                                                \
+	X(via)                                                                                     \
+	X(walk)                                                                                    \
+	X(why)                                                                                     \
+	X(window_s)                                                                                \
+	X(windows)                                                                                 \
+	X(young)
 
 enum json_key {
 #define JSON_KEY_ENUM(k) JK_##k,

@@ -116,6 +116,7 @@ static void read_vm_objects(struct rd *r, struct ruby_layout *o)
 	o->env_env = rd_need_off(r, "rb_env_t", "env");
 	o->env_size = rd_need_off(r, "rb_env_t", "env_size");
 	o->env_data_size = (uint32_t) rd_need_const(r, "VM_ENV_DATA_SIZE");
+	o->env_flag_local = (uint32_t) rd_need_const(r, "VM_ENV_FLAG_LOCAL");
 	o->body_local_table = rd_need_off(r, body, "local_table");
 	o->body_local_table_size = rd_need_off(r, body, "local_table_size");
 	o->imemo_cref = (uint32_t) rd_need_const(r, "imemo_cref");
@@ -144,6 +145,12 @@ static void read_roots(struct rd *r, struct ruby_layout *o)
 	o->vm_load_path = rd_need_off(r, "rb_vm_t", "load_path");
 	o->vm_expanded_load_path = rd_need_off(r, "rb_vm_t", "expanded_load_path");
 	o->vm_loaded_features = rd_need_off(r, "rb_vm_t", "loaded_features");
+	/* 3.4: rb_gc_register_mark_object's objects in a list of pinned arrays, a T_DATA */
+	o->pin_list_array = rd_opt_off(r, "struct pin_array_list", "array", 0);
+	if (o->pin_list_array) {
+		o->pin_list_len = rd_need_off(r, "struct pin_array_list", "len");
+		o->pin_list_next = rd_need_off(r, "struct pin_array_list", "next");
+	}
 	/* 3.4 keeps rb_gc_register_address's list in the VM, before in the objspace */
 	o->vm_global_list = rd_opt_off(r, "rb_vm_t", "global_object_list", 0);
 	o->ractor_threads_set = rd_need_off(r, "rb_ractor_t", "threads.set");

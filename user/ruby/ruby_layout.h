@@ -268,8 +268,9 @@ struct ruby_layout {
 	uint32_t env_iseq;
 	uint32_t env_ep;
 	uint32_t env_env;
-	uint32_t env_size;	/* u32 */
-	uint32_t env_data_size; /* VM_ENV_DATA_SIZE */
+	uint32_t env_size;	 /* u32 */
+	uint32_t env_data_size;	 /* VM_ENV_DATA_SIZE */
+	uint32_t env_flag_local; /* VM_ENV_FLAG_LOCAL in ep[0]: no outer env */
 	uint32_t body_local_table;
 	uint32_t body_local_table_size; /* int */
 	uint32_t imemo_cref;
@@ -293,6 +294,10 @@ struct ruby_layout {
 	uint32_t vm_load_path;
 	uint32_t vm_expanded_load_path;
 	uint32_t vm_loaded_features;
+	/* 3.4: mark_object_ary is a pin_array_list (T_DATA) {next, len, array}; 0: an Array */
+	uint32_t pin_list_array;
+	uint32_t pin_list_len;
+	uint32_t pin_list_next;	       /* (0 is real) */
 	uint32_t vm_global_list;       /* 3.4: vm->global_object_list; 0: in the objspace */
 	uint32_t objspace_global_list; /* <= 3.3: objspace->global_list; 0: in the vm */
 	uint32_t ractor_threads_set;   /* ccan list of rb_thread_t, linked by lt_node (at 0) */

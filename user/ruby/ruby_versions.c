@@ -236,6 +236,7 @@ static const struct ruby_layout layouts[] = {
 		.env_env = 24,
 		.env_size = 32,
 		.env_data_size = 3,
+		.env_flag_local = 0x2,
 		.body_local_table = 152,
 		.body_local_table_size = 240,
 		.imemo_cref = 1,

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* why_select.h: from the target to the report: proving, roots, walk, paths. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "clock.h"
+#include "diag.h"
+#include "freeze.h"
+#include "refgraph.h"
+#include "report.h"
+#include "retainers.h"
+#include "vm_roots.h"
+#include "why_select.h"
+
+#define NOT_SELECTED ((void *) 1)
+
+struct traced {
+	struct why_site site;
+	uint32_t target;
+};
+
+int why_parse_site(const char *arg, struct why_selection *s)
+{
+	const char *colon = strrchr(arg, ':');
+	char *end;
+	long line;
+
+	if (!colon || colon == arg)
+		return -EINVAL;
+	line = strtol(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || line <= 0 || line > 1 << 30)
+		return -EINVAL;
+	s->site_path = strndup(arg, (size_t) (colon - arg));
+	s->site_line = (int) line;
+	return s->site_path ? 0 : -ENOMEM;
+}
+
+/* Frames as the call paths name them: "App::Handler#call (app.rb:23)". */
+static void label_frame(void *ctx, uint64_t iseq, uint64_t pc, char *buf, size_t n)
+{
+	static uint64_t next_id = 1;
+	const struct stack *st = symbolizer_add_site(ctx, next_id++ << 1, iseq, pc, 0);
+
+	if (st && st->depth)
+		frame_display_name(&st->frames[0], buf, n);
+	else
+		snprintf(buf, n, "a frame");
+}
+
+static int name_id(void *ctx, uint64_t id, char *buf, size_t n)
+{
+	return ruby_id_name(ctx, id, buf, n);
+}
+
+void why_context_open(struct why_context *c, struct ruby_target *t)
+{
+	const unsigned int need = PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_HEAP) |
+				  PROOF_BIT(PROOF_CLASSES) | PROOF_BIT(PROOF_REFS);
+	char err[512];
+
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	/* frames are named when the stacks group holds; without it they print as "a frame" */
+	ruby_target_require_or_die(t, need | PROOF_BIT(PROOF_STACKS), need, false);
+	if (class_namer_init(&c->namer, t->pid, &t->layout, ruby_target_global(t, "rb_cObject"),
+			     err, sizeof(err)))
+		rbm_die("%s", err);
+	if (ruby_symbols_init(&c->syms, t->pid, &t->img, &t->layout, err, sizeof(err)))
+		rbm_die("cannot name Ruby's IDs in PID %d: %s", t->pid, err);
+	if (refs_find_globals(t, &c->globals, err, sizeof(err)))
+		rbm_die("%s", err);
+	symbolizer_init(&c->symbolizer, t->pid, &t->layout, &c->namer, name_id, &c->syms);
+	refs_meta_init(&c->meta, t->pid, &t->layout);
+	c->meta.shape_list = c->globals.shape_list;
+	c->meta.libruby_lo = c->globals.libruby_lo;
+	c->meta.libruby_hi = c->globals.libruby_hi;
+	refs_namer_init(&c->names, t->pid, &t->layout, &c->meta, &c->namer, &c->syms);
+	if (ruby_target_proved(t, PROOF_STACKS)) {
+		c->names.frame_label = label_frame;
+		c->names.frame_ctx = &c->symbolizer;
+	}
+	rbm_info("why: globals found by %s; shape list 0x%llx", c->globals.from,
+		 (unsigned long long) c->globals.shape_list);
+}
+
+static int add_target(struct why_context *c, const char *name, const struct why_site *site)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntargets; i++)
+		if (!strcmp(c->target_names[i], name))
+			return (int) i;
+	if (c->ntargets == WHY_MAX_TARGETS)
+		return -1;
+	c->target_names[c->ntargets] = strdup(name);
+	if (site)
+		c->target_sites[c->ntargets] =
+		    (struct why_site){site->path ? strdup(site->path) : NULL, site->line};
+	return (int) c->ntargets++;
+}
+
+int why_select(struct why_context *c, const struct why_selection *s, double duration)
+{
+	int i;
+
+	(void) duration;
+	if (s->nclasses) {
+		c->selection = "class";
+		for (i = 0; i < s->nclasses; i++)
+			add_target(c, s->classes[i], NULL);
+		return 0;
+	}
+	snprintf(c->err, sizeof(c->err), "give --class NAME (other selections are not built yet)");
+	return -1;
+}
+
+/* rg_select.pick: a class's live objects, or the traced ones. */
+static int pick(void *ctx, uint64_t addr, uint64_t flags, uint64_t klass)
+{
+	struct why_context *c = ctx;
+	uint32_t type = flags & RB_T_MASK;
+	void *v;
+	size_t i;
+
+	if (c->by_object) {
+		const struct traced *t = u64map_get(&c->objects, addr);
+
+		return t ? (int) t->target : -1;
+	}
+	if (!klass || type == RB_T_IMEMO || type == RB_T_ICLASS)
+		return -1;
+	v = u64map_get(&c->by_klass, klass);
+	if (!v) {
+		const char *name =
+		    class_namer_name(&c->namer, class_namer_object_class(&c->namer, klass));
+
+		v = NOT_SELECTED;
+		for (i = 0; i < c->ntargets; i++)
+			if (!strcmp(name, c->target_names[i]))
+				v = (void *) (uintptr_t) (i + 2);
+		u64map_put(&c->by_klass, klass, v);
+	}
+	return v == NOT_SELECTED ? -1 : (int) ((uintptr_t) v - 2);
+}
+
+static const struct why_site *site_of(void *ctx, uint64_t addr)
+{
+	const struct traced *t = u64map_get(&((struct why_context *) ctx)->objects, addr);
+
+	return t ? &t->site : NULL;
+}
+
+/* What no walk reads, in words, for the objects no path explains. */
+static void not_walked(struct why_report *r, const struct root_set *roots,
+		       const struct refs_meta *m)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "the native machine stacks and registers of %u thread%s",
+		 roots->threads, roots->threads == 1 ? "" : "s");
+	r->unexplained.not_walked[r->unexplained.nnot_walked++] = why_intern(r, buf);
+	if (m->gaps.n[GAP_OPAQUE_DATA]) {
+		snprintf(buf, sizeof(buf),
+			 "%llu T_DATA objects of %llu types marked by C code (C extensions)",
+			 (unsigned long long) m->gaps.n[GAP_OPAQUE_DATA],
+			 (unsigned long long) m->opaque_types);
+		r->unexplained.not_walked[r->unexplained.nnot_walked++] = why_intern(r, buf);
+	}
+	r->unexplained.not_walked[r->unexplained.nnot_walked++] =
+	    why_intern(r, "fibers other than each thread's current one");
+	r->unexplained.not_walked[r->unexplained.nnot_walked++] =
+	    why_intern(r, "generic ivars of objects that are not T_OBJECT");
+	r->unexplained.opaque_data = m->gaps.n[GAP_OPAQUE_DATA];
+	r->unexplained.unread = m->gaps.n[GAP_UNREAD];
+}
+
+int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *out)
+{
+	struct ruby_target *t = c->t;
+	struct rg_select sel = {pick, c};
+	struct root_set roots;
+	struct refgraph g;
+	struct freeze fz = {0};
+	double t0 = now_seconds();
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->pid = t->pid;
+	snprintf(out->ruby_version, sizeof(out->ruby_version), "%s", t->version);
+	out->selection = c->selection;
+	if (freeze_ms && freeze_start(&fz, t->pid, freeze_ms, c->err, sizeof(c->err)))
+		return -1;
+	ret = vm_roots_collect(&roots, t, &c->globals, &c->namer, &c->syms, c->err, sizeof(c->err));
+	if (!ret)
+		ret = refgraph_build(&g, t->pid, &t->layout, &c->meta, t->objspace, &sel, c->err,
+				     sizeof(c->err));
+	if (freeze_ms) {
+		freeze_end(&fz);
+		out->walk.frozen = true;
+		out->walk.paused_ms = fz.paused_ms;
+		if (fz.expired)
+			rbm_warn("--freeze %lu: the walk took longer; the target ran again after "
+				 "%.1f ms",
+				 freeze_ms, fz.paused_ms);
+	}
+	if (ret) {
+		vm_roots_free(&roots);
+		return -1;
+	}
+	rbm_info("why: %zu roots (%u modules, %u constants, %u globals, %u threads, %u frames); "
+		 "heap: %llu live of %u slots, %llu references in %.1f ms (%.1f reading), %llu "
+		 "reads",
+		 roots.n, roots.modules, roots.constants, roots.globals, roots.threads,
+		 roots.frames, (unsigned long long) g.live, g.nnodes, (unsigned long long) g.nedges,
+		 g.seconds * 1e3, g.read_seconds * 1e3, (unsigned long long) g.reads);
+	{
+		struct retainers_in in = {
+		    .g = &g,
+		    .roots = &roots,
+		    .namer = &c->names,
+		    .target_names = c->target_names,
+		    .target_sites = c->target_sites,
+		    .ntargets = c->ntargets,
+		    .site_of = c->objects.len ? site_of : NULL,
+		    .site_ctx = c,
+		};
+
+		ret = retainers_explain(&in, out, c->err, sizeof(c->err));
+	}
+	out->walk.objects = g.live;
+	out->walk.edges = g.nedges;
+	out->walk.roots = roots.n;
+	out->walk.heap_seconds = g.seconds;
+	out->walk.tracer_bytes = refgraph_bytes(&g) + (uint64_t) g.nnodes * 8;
+	out->walk.reads = g.reads;
+	out->walk.gc_ran = g.gc_ran;
+	not_walked(out, &roots, &c->meta);
+	out->walk.seconds = now_seconds() - t0;
+	refgraph_free(&g);
+	vm_roots_free(&roots);
+	return ret ? -1 : 0;
+}
+
+static void free_traced(void *p)
+{
+	struct traced *t = p;
+
+	free((char *) t->site.path);
+	free(t);
+}
+
+void why_context_close(struct why_context *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntargets; i++) {
+		free((char *) c->target_names[i]);
+		free((char *) c->target_sites[i].path);
+	}
+	u64map_free(&c->by_klass, NULL);
+	u64map_free(&c->objects, free_traced);
+	refs_namer_free(&c->names);
+	refs_meta_free(&c->meta);
+	symbolizer_free(&c->symbolizer);
+	class_namer_free(&c->namer);
+}
