@@ -119,7 +119,8 @@ static void decode_object(struct refs_meta *m, const uint64_t *words, uint32_t s
 	if (l->shape_size) {
 		uint32_t shape_id = (uint32_t) (flags >> l->shape_id_shift);
 
-		if (flags & l->obj_embed)
+		/* too complex: the st_table is at as.heap.ivptr whatever the embed flag says */
+		if ((flags & l->obj_embed) && shape_id != l->shape_too_complex_id)
 			refs_shape_ivars(m, shape_id, words + start / 8, (slot_size - start) / 8, 0,
 					 s);
 		else

@@ -1,0 +1,78 @@
+# rbmemtrace why: retainer paths read from outside, against Ruby's own reachability.
+# Runs on the Ruby under test (RBM_E2E_RUBY: run.rb runs this file once per test Ruby).
+require_relative "why_lib"
+
+# The planted chains of scenarios/why_target.rb, as `why` must print them.
+WHY_PLANTED = {
+  "ConstSession" => "constant App::Store::SESSIONS (Hash) {value} ConstSession",
+  "GlobalItem" => "global $why_registry (Array) [] GlobalItem",
+  "IvarItem" => "constant Keeper (Class) @items Array [] IvarItem",
+  "DeepItem" => "constant DEEP (DeepA) @b DeepB @c DeepC @d Array [] DeepItem",
+  "CapturedItem" => "constant HANDLER (Proc) captured held Array [] CapturedItem",
+  "ThreadItem" => "fiber_local Thread.current[:why_cache] (Array) [] ThreadItem",
+  "StructItem" => "constant PAIR (WhyPair) .left Array [] StructItem",
+  "ArItem" => "constant SMALL (Hash) {value} ArItem",
+  "EmbedItem" => "constant EMB (Array) [] EmbedItem",
+  "ComplexItem" => "constant COMPLEX (Varied) @held Array [] ComplexItem",
+}.freeze
+
+test "why: planted chains are found, counted as Ruby's own reachability counts them" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_target.rb", 300)
+  truth = facts["classes"]
+  classes = truth.keys.flat_map { |c| ["--class", c] }
+  doc, err, st = WhyDriver.why(facts["pid"], *classes, "--paths", "3")
+  check(st.success?, "why failed (#{st}): #{err}")
+  check_eq(doc["ruby_version"], facts["ruby_version"], "ruby_version")
+  check_eq(doc["walk"]["dropped"], 0, "paths dropped on an idle target")
+  WHY_PLANTED.each do |name, line|
+    t = WhyDriver.target(doc, name) or raise Failure, "no target #{name}"
+    f = truth.fetch(name)
+    check_eq(t["count"], f["live"], "#{name}: live objects (ObjectSpace.each_object)")
+    check(f["held"] == f["reachable"] && f["held"] == f["live"],
+          "#{name}: the scenario's own truth is inconsistent: #{f}")
+    top = t["paths"].first or raise Failure, "#{name}: no path"
+    check_eq(WhyDriver.path_line(top), line, "#{name}: top path")
+    check_eq(top["count"], f["held"], "#{name}: objects on the planted path (reachable_objects_from)")
+    check_eq(t["unexplained"], 0, "#{name}: unexplained")
+  end
+  %w[WeakItem GarbageItem].each do |name|
+    t = WhyDriver.target(doc, name) or raise Failure, "no target #{name}"
+    check_eq(t["count"], truth[name]["live"], "#{name}: live objects")
+    check_eq(truth[name]["reachable"], 0, "#{name}: Ruby's own roots reach none")
+    check(t["paths"].empty?, "#{name} held by nobody is on a path: #{t['paths'].map { |p| WhyDriver.path_line(p) }}")
+    check_eq(t["unexplained"], t["count"], "#{name}: all unexplained")
+  end
+ensure
+  WhyDriver.stop(io)
+end
+
+test "why: text is a tree by root; folded chains are root first" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_target.rb", 50)
+  text, err, st = WhyDriver.why(facts["pid"], "--class", "DeepItem", "--class", "WeakItem", format: "text")
+  check(st.success?, "why failed (#{st}): #{err}")
+  check(text =~ /^DeepItem: 54 live/, "a line per class: #{text}")
+  check(text =~ /^\s+54 100\.0%  constant DEEP \(DeepA\)\n\s+@b  DeepB\n\s+@c  DeepC\n\s+@d  Array\n\s+\[\]  DeepItem\n/,
+        "the chain under its root, one step a line: #{text}")
+  check(text =~ /^\s+58 100\.0%  unexplained: no root walked reaches them/, "weak objects unexplained: #{text}")
+  check(text =~ /^Not walked, and could hold the 58 unexplained objects: the native machine stacks/,
+        "says what is not walked: #{text}")
+  folded, err, st = WhyDriver.why(facts["pid"], "--class", "DeepItem", format: "folded")
+  check(st.success?, "why --format folded failed: #{err}")
+  check_eq(folded, "constant DEEP (DeepA);@b DeepB;@c DeepC;@d Array;[] DeepItem 54\n", "folded")
+ensure
+  WhyDriver.stop(io)
+end
+
+test "why: refuses in one line, exit 1, when its layout (refs) cannot be proved" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_target.rb", 10)
+  out, err, st = Open3.capture3({ "RBMEMTRACE_SKEW_LAYOUT" => "refs" }, WhyDriver::RBM, "why", "-p",
+                                facts["pid"].to_s, "--class", "DeepItem")
+  check_eq(st.exitstatus, 1, "exit status")
+  check(out.empty?, "no report: #{out}")
+  lines = err.lines.reject { |l| l.include?("RBMEMTRACE_SKEW_LAYOUT") }
+  check_eq(lines.size, 1, "one line: #{err}")
+  check(lines[0] =~ /its refs layout is not proved \(Object's constants: .*\), and this mode needs retainer paths/,
+        "says why: #{lines[0]}")
+ensure
+  WhyDriver.stop(io)
+end
