@@ -41,7 +41,10 @@ test "why: planted chains are found, counted as Ruby's own reachability counts t
     check_eq(truth[name]["reachable"], 0, "#{name}: Ruby's own roots reach none")
     check(t["paths"].empty?, "#{name} held by nobody is on a path: #{t['paths'].map { |p| WhyDriver.path_line(p) }}")
     check_eq(t["unexplained"], t["count"], "#{name}: all unexplained")
+    check_eq(t["young"], t["count"], "#{name}: all allocated since the last GC")
   end
+  check(doc["unexplained"]["not_walked"].any? { |w| w.start_with?("the native machine stacks") },
+        "says what is not walked: #{doc['unexplained']}")
 ensure
   WhyDriver.stop(io)
 end
@@ -53,9 +56,9 @@ test "why: text is a tree by root; folded chains are root first" do
   check(text =~ /^DeepItem: 54 live/, "a line per class: #{text}")
   check(text =~ /^\s+54 100\.0%  constant DEEP \(DeepA\)\n\s+@b  DeepB\n\s+@c  DeepC\n\s+@d  Array\n\s+\[\]  DeepItem\n/,
         "the chain under its root, one step a line: #{text}")
-  check(text =~ /^\s+58 100\.0%  unexplained: no root walked reaches them/, "weak objects unexplained: #{text}")
-  check(text =~ /^Not walked, and could hold the 58 unexplained objects: the native machine stacks/,
-        "says what is not walked: #{text}")
+  # made after the last GC and held only weakly: no GC has judged them yet
+  check(text =~ /^\s+58 100\.0%  unexplained and allocated since the last GC: probably garbage$/,
+        "weak objects unexplained, and young: #{text}")
   folded, err, st = WhyDriver.why(facts["pid"], "--class", "DeepItem", format: "folded")
   check(st.success?, "why --format folded failed: #{err}")
   check_eq(folded, "constant DEEP (DeepA);@b DeepB;@c DeepC;@d Array;[] DeepItem 54\n", "folded")

@@ -8,6 +8,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,23 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static volatile sig_atomic_t stop_requested;
+
+/* Ctrl-C during the trace that selects ends it early; then why goes on. */
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 int cmd_why(int argc, char **argv)
 {
 	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
@@ -145,7 +163,10 @@ int cmd_why(int argc, char **argv)
 	out = outfile_stream(&of);
 	ruby_target_open(&target, cli_process_of(args.pid), RUBY_NEED_MEMORY);
 	why_context_open(&ctx, &target);
-	ret = why_select(&ctx, &args.sel, args.duration);
+	if (!args.sel.nclasses && !args.sel.from)
+		cli_check_bpf_privileges(); /* a sampled trace finds what to explain */
+	install_signals();
+	ret = why_select(&ctx, &args.sel, args.duration, &stop_requested);
 	if (!ret)
 		ret = why_run(&ctx, args.freeze_ms, &report);
 	if (ret)

@@ -272,12 +272,18 @@ static void walk_page(struct walk *w, const struct rg_page *p, const uint8_t *hd
 	const struct ruby_layout *l = g->l;
 	bool before_sweep = get_u64(hdr, l->page_flags) & l->page_before_sweep;
 	uint32_t nwords = l->bitmap_words < 64 ? l->bitmap_words : 64, i;
-	uint64_t bits[64], base = (p->start - body) / l->bit_granule;
+	uint64_t bits[64], wbu[64], ages[128], base = (p->start - body) / l->bit_granule;
 	uint64_t step = p->slot_size / l->bit_granule;
 	const uint8_t *slot = buf + (p->start - body);
 
 	if (before_sweep)
 		memcpy(bits, hdr + l->page_mark_bits, nwords * sizeof(bits[0]));
+	if (w->sel) {
+		/* a selected object's age: young ones no GC has seen are likely garbage */
+		memcpy(wbu, hdr + l->page_wb_unprotected_bits, nwords * sizeof(wbu[0]));
+		if (l->page_age_bits)
+			memcpy(ages, hdr + l->page_age_bits, 2 * nwords * sizeof(ages[0]));
+	}
 	for (i = 0; i < p->nslots; i++, slot += p->slot_size) {
 		const uint64_t *words = (const void *) slot;
 		uint64_t bit, addr = p->start + (uint64_t) i * p->slot_size;
@@ -303,11 +309,20 @@ static void walk_page(struct walk *w, const struct rg_page *p, const uint8_t *hd
 		if (w->sel &&
 		    (target = w->sel->pick(w->sel->ctx, addr, words[0], slot_klass(words))) >= 0) {
 			uint64_t st_addr;
+			unsigned int age;
+			bool protected;
 
+			bit = base + i * step;
+			protected = bit / 64 < nwords && !((wbu[bit / 64] >> (bit % 64)) & 1);
+			age = l->page_age_bits
+				  ? (bit / 32 < 2 * nwords ? slot_age_in_bits(ages[bit / 32], bit)
+							   : 1)
+				  : slot_age(l, words[0]);
 			if (grow((void **) &g->sel, &g->cap_sel, g->nsel + 1, sizeof(*g->sel)))
 				g->sel[g->nsel++] = (struct rg_selected){
 				    w->cur, (uint32_t) target,
-				    p->slot_size + slot_owned_bytes(l, words, &st_addr)};
+				    p->slot_size + slot_owned_bytes(l, words, &st_addr),
+				    protected && age == 0};
 			else
 				w->nomem = true;
 		}

@@ -48,8 +48,9 @@ struct rg_select {
 
 struct rg_selected {
 	uint32_t node;
-	uint32_t target; /* what pick returned */
-	uint64_t bytes;	 /* slot and owned memory, as the census counts it */
+	uint32_t target;     /* what pick returned */
+	uint64_t bytes : 63; /* slot and owned memory, as the census counts it */
+	uint64_t young : 1;  /* survived no GC yet (age 0, write-barrier protected) */
 };
 
 struct refgraph {

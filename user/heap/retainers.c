@@ -62,6 +62,8 @@ struct explain {
 	struct u64map cache; /* node + 1 -> struct decoded * */
 	uint64_t cached_refs;
 	struct ref_out *scratch;
+	uint8_t *root_state; /* per root: 0 not re-read yet, 1 still holds, 2 does not */
+	char **root_names;   /* per root: its words, made once */
 };
 
 static void decoded_free(void *p)
@@ -225,15 +227,20 @@ static size_t fold_runs(struct named *e, size_t n)
 	return out;
 }
 
-static int add_named(struct explain *x, struct why_report *out, struct why_target *t,
-		     const struct root *root, struct named *e, size_t n, uint64_t bytes)
+static int add_named(struct explain *x, struct why_report *out, struct why_target *t, uint32_t ri,
+		     struct named *e, size_t n, uint64_t bytes)
 {
 	struct why_edge edges[WHY_MAX_EDGES + 2];
+	const struct root *root = &x->in->roots->r[ri];
 	struct why_path p = {0};
 	char root_name[TEXT * 2];
 	size_t i, k = 0;
 
-	refs_root_text(x->in->namer, root, root_name, sizeof(root_name));
+	if (!x->root_names[ri]) {
+		refs_root_text(x->in->namer, root, root_name, sizeof(root_name));
+		x->root_names[ri] = strdup(root_name);
+	}
+	snprintf(root_name, sizeof(root_name), "%s", x->root_names[ri] ? x->root_names[ri] : "?");
 	p.root_kind = root_kind_name(root->kind);
 	/* a frame's escaped env and the local read from it: that local of the frame */
 	if (root->kind == ROOT_FRAME_ENV && n > 1 && e[1].label.kind == REF_LOCAL &&
@@ -287,8 +294,14 @@ static int explain_one(struct explain *x, const uint32_t *parent, const struct r
 		chain[i] = chain[n - 1 - i];
 		chain[n - 1 - i] = tmp;
 	}
-	/* the root still holds its object */
-	if (root->src && (target_read_u64(x->g->pid, root->src, &now) || now != root->value))
+	/* the root still holds its object (read once per root, shared by its paths) */
+	if (!x->root_state[ri])
+		x->root_state[ri] =
+		    !root->src ||
+			    (target_read_u64(x->g->pid, root->src, &now) == 0 && now == root->value)
+			? 1
+			: 2;
+	if (x->root_state[ri] != 1)
 		return 0;
 	for (i = 0; i < n; i++) {
 		struct hop h = {.node = chain[i]};
@@ -324,7 +337,7 @@ static int explain_one(struct explain *x, const uint32_t *parent, const struct r
 		site_of(x, chain[i], &at->site);
 		k++;
 	}
-	return add_named(x, out, t, root, e, k, s->bytes) ? -ENOMEM : 1;
+	return add_named(x, out, t, ri, e, k, s->bytes) ? -ENOMEM : 1;
 }
 
 int retainers_explain(const struct retainers_in *in, struct why_report *out, char *err,
@@ -339,7 +352,9 @@ int retainers_explain(const struct retainers_in *in, struct why_report *out, cha
 	int ret = 0;
 
 	x.scratch = malloc(MAX_REFS_PER_OBJECT * sizeof(*x.scratch));
-	if (!parent || !chain || !e || !x.scratch) {
+	x.root_state = calloc(in->roots->n + 1, 1);
+	x.root_names = calloc(in->roots->n + 1, sizeof(*x.root_names));
+	if (!parent || !chain || !e || !x.scratch || !x.root_state || !x.root_names) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -370,8 +385,10 @@ int retainers_explain(const struct retainers_in *in, struct why_report *out, cha
 		if (parent[s->node] == RG_NONE) {
 			t->unexplained++;
 			t->unexplained_bytes += s->bytes;
+			t->unexplained_young += s->young;
 			out->unexplained.objects++;
 			out->unexplained.bytes += s->bytes;
+			out->unexplained.young += s->young;
 			continue;
 		}
 		held = explain_one(&x, parent, s, out, t, chain, e);
@@ -390,6 +407,10 @@ out:
 		snprintf(err, errlen, "retainer paths: %s", strerror(-ret));
 	u64map_free(&x.cache, decoded_free);
 	free(x.scratch);
+	free(x.root_state);
+	for (i = 0; x.root_names && i < in->roots->n; i++)
+		free(x.root_names[i]);
+	free(x.root_names);
 	free(parent);
 	free(chain);
 	free(e);

@@ -155,6 +155,7 @@ int why_merge(struct why_report *into, const struct why_report *from)
 		t->bytes += f->bytes;
 		t->unexplained += f->unexplained;
 		t->unexplained_bytes += f->unexplained_bytes;
+		t->unexplained_young += f->unexplained_young;
 		t->dropped += f->dropped;
 		if (!t->site.path && f->site.path)
 			t->site = (struct why_site){why_intern(into, f->site.path), f->site.line};
@@ -177,6 +178,7 @@ int why_merge(struct why_report *into, const struct why_report *from)
 	into->walk.gc_ran |= from->walk.gc_ran;
 	into->unexplained.objects += from->unexplained.objects;
 	into->unexplained.bytes += from->unexplained.bytes;
+	into->unexplained.young += from->unexplained.young;
 	into->unexplained.opaque_data += from->unexplained.opaque_data;
 	into->unexplained.unread += from->unexplained.unread;
 	for (k = 0; k < from->unexplained.nnot_walked; k++) {

@@ -49,7 +49,8 @@ struct why_target {
 	size_t npaths, cap;
 	struct u64map by_key; /* path key -> index + 1 */
 	uint64_t unexplained, unexplained_bytes;
-	uint64_t dropped; /* objects whose path no longer held when re-read */
+	uint64_t unexplained_young; /* of those, allocated since the last GC: likely garbage */
+	uint64_t dropped;	    /* objects whose path no longer held when re-read */
 };
 
 struct why_walk {
@@ -70,6 +71,7 @@ struct why_walk {
 #define WHY_MAX_NOT_WALKED 8
 struct why_unexplained {
 	uint64_t objects, bytes; /* selected objects no walked path reaches */
+	uint64_t young;		 /* of those, allocated since the last GC: likely garbage */
 	uint64_t opaque_data;	 /* live T_DATA objects whose mark function is C code */
 	uint64_t unread;	 /* pieces of memory that could not be read */
 	const char *not_walked[WHY_MAX_NOT_WALKED]; /* what could hold them, in words */

@@ -99,9 +99,16 @@ static void write_target_text(FILE *out, const struct why_target *t, size_t max_
 			    ? 100.0 * (t->count - t->unexplained - t->dropped - shown) / t->count
 			    : 0,
 			t->npaths - i);
-	if (t->unexplained)
+	if (t->unexplained > t->unexplained_young)
 		fprintf(out, "  %8" PRIu64 " %5.1f%%  unexplained: no root walked reaches them\n",
-			t->unexplained, t->count ? 100.0 * t->unexplained / t->count : 0);
+			t->unexplained - t->unexplained_young,
+			t->count ? 100.0 * (t->unexplained - t->unexplained_young) / t->count : 0);
+	if (t->unexplained_young)
+		fprintf(out,
+			"  %8" PRIu64 " %5.1f%%  unexplained and allocated since the last GC: "
+			"probably garbage\n",
+			t->unexplained_young,
+			t->count ? 100.0 * t->unexplained_young / t->count : 0);
 	if (t->dropped)
 		fprintf(out, "  %8" PRIu64 " %5.1f%%  path no longer held when re-read (dropped)\n",
 			t->dropped, t->count ? 100.0 * t->dropped / t->count : 0);
@@ -136,9 +143,9 @@ void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)
 		fprintf(out, "\nNo live object was selected.\n");
 	for (i = 0; i < r->ntargets; i++)
 		write_target_text(out, &r->targets[i], max_paths);
-	if (r->unexplained.objects) {
+	if (r->unexplained.objects > r->unexplained.young) {
 		fprintf(out, "\nNot walked, and could hold the %" PRIu64 " unexplained objects:",
-			r->unexplained.objects);
+			r->unexplained.objects - r->unexplained.young);
 		for (i = 0; i < r->unexplained.nnot_walked; i++)
 			fprintf(out, "%s %s", i ? ";" : "", r->unexplained.not_walked[i]);
 		fprintf(out, ".\n");
@@ -206,6 +213,7 @@ void why_write_json_members(struct jw *w, const struct why_report *r, size_t max
 		jw_u64(w, JK(bytes), t->bytes);
 		site_json(w, &t->site);
 		jw_u64(w, JK(unexplained), t->unexplained);
+		jw_u64(w, JK(young), t->unexplained_young);
 		jw_u64(w, JK(dropped), t->dropped);
 		jw_array(w, JK(paths), JW_LINES);
 		for (j = 0; j < t->npaths && (!max_paths || j < max_paths); j++)
@@ -217,6 +225,7 @@ void why_write_json_members(struct jw *w, const struct why_report *r, size_t max
 	jw_object(w, JK(unexplained), JW_INLINE);
 	jw_u64(w, JK(objects), r->unexplained.objects);
 	jw_u64(w, JK(bytes), r->unexplained.bytes);
+	jw_u64(w, JK(young), r->unexplained.young);
 	jw_u64(w, JK(opaque_data), r->unexplained.opaque_data);
 	jw_u64(w, JK(unread), r->unexplained.unread);
 	jw_array(w, JK(not_walked), JW_INLINE);

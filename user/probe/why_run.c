@@ -15,11 +15,6 @@
 
 #define NOT_SELECTED ((void *) 1)
 
-struct traced {
-	struct why_site site;
-	uint32_t target;
-};
-
 int why_parse_site(const char *arg, struct why_selection *s)
 {
 	const char *colon = strrchr(arg, ':');
@@ -84,37 +79,6 @@ void why_context_open(struct why_context *c, struct ruby_target *t)
 		 (unsigned long long) c->globals.shape_list);
 }
 
-static int add_target(struct why_context *c, const char *name, const struct why_site *site)
-{
-	size_t i;
-
-	for (i = 0; i < c->ntargets; i++)
-		if (!strcmp(c->target_names[i], name))
-			return (int) i;
-	if (c->ntargets == WHY_MAX_TARGETS)
-		return -1;
-	c->target_names[c->ntargets] = strdup(name);
-	if (site)
-		c->target_sites[c->ntargets] =
-		    (struct why_site){site->path ? strdup(site->path) : NULL, site->line};
-	return (int) c->ntargets++;
-}
-
-int why_select(struct why_context *c, const struct why_selection *s, double duration)
-{
-	int i;
-
-	(void) duration;
-	if (s->nclasses) {
-		c->selection = "class";
-		for (i = 0; i < s->nclasses; i++)
-			add_target(c, s->classes[i], NULL);
-		return 0;
-	}
-	snprintf(c->err, sizeof(c->err), "give --class NAME (other selections are not built yet)");
-	return -1;
-}
-
 /* rg_select.pick: a class's live objects, or the traced ones. */
 static int pick(void *ctx, uint64_t addr, uint64_t flags, uint64_t klass)
 {
@@ -124,9 +88,10 @@ static int pick(void *ctx, uint64_t addr, uint64_t flags, uint64_t klass)
 	size_t i;
 
 	if (c->by_object) {
-		const struct traced *t = u64map_get(&c->objects, addr);
+		int target = -1;
 
-		return t ? (int) t->target : -1;
+		why_traced_site(c, addr, &target, klass);
+		return target;
 	}
 	if (!klass || type == RB_T_IMEMO || type == RB_T_ICLASS)
 		return -1;
@@ -146,9 +111,36 @@ static int pick(void *ctx, uint64_t addr, uint64_t flags, uint64_t klass)
 
 static const struct why_site *site_of(void *ctx, uint64_t addr)
 {
-	const struct traced *t = u64map_get(&((struct why_context *) ctx)->objects, addr);
+	return why_traced_site(ctx, addr, NULL, 0);
+}
 
-	return t ? &t->site : NULL;
+/* "1204 T_DATA objects marked by C code: time 1100, foo 100 and 2 more types" */
+static void opaque_types(const struct refs_meta *m, char *buf, size_t n)
+{
+	const struct data_type_info *top[3] = {NULL, NULL, NULL};
+	size_t i, k, at;
+	int j;
+
+	u64map_for_each(&m->data_types, i)
+	{
+		const struct data_type_info *ti = m->data_types.values[i];
+
+		for (k = 0; k < 3 && ti->objects; k++) {
+			if (!top[k] || ti->objects > top[k]->objects) {
+				for (j = 2; j > (int) k; j--)
+					top[j] = top[j - 1];
+				top[k] = ti;
+				break;
+			}
+		}
+	}
+	at = (size_t) snprintf(buf, n, "%llu T_DATA objects marked by C code (",
+			       (unsigned long long) m->gaps.n[GAP_OPAQUE_DATA]);
+	for (k = 0; k < 3 && top[k] && at < n; k++)
+		at += (size_t) snprintf(buf + at, n - at, "%s%s %llu", k ? ", " : "", top[k]->name,
+					(unsigned long long) top[k]->objects);
+	if (at < n)
+		snprintf(buf + at, n - at, "%s)", m->opaque_types > 3 ? ", ..." : "");
 }
 
 /* What no walk reads, in words, for the objects no path explains. */
@@ -161,10 +153,7 @@ static void not_walked(struct why_report *r, const struct root_set *roots,
 		 roots->threads, roots->threads == 1 ? "" : "s");
 	r->unexplained.not_walked[r->unexplained.nnot_walked++] = why_intern(r, buf);
 	if (m->gaps.n[GAP_OPAQUE_DATA]) {
-		snprintf(buf, sizeof(buf),
-			 "%llu T_DATA objects of %llu types marked by C code (C extensions)",
-			 (unsigned long long) m->gaps.n[GAP_OPAQUE_DATA],
-			 (unsigned long long) m->opaque_types);
+		opaque_types(m, buf, sizeof(buf));
 		r->unexplained.not_walked[r->unexplained.nnot_walked++] = why_intern(r, buf);
 	}
 	r->unexplained.not_walked[r->unexplained.nnot_walked++] =
@@ -242,14 +231,6 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 	return ret ? -1 : 0;
 }
 
-static void free_traced(void *p)
-{
-	struct traced *t = p;
-
-	free((char *) t->site.path);
-	free(t);
-}
-
 void why_context_close(struct why_context *c)
 {
 	size_t i;
@@ -259,7 +240,7 @@ void why_context_close(struct why_context *c)
 		free((char *) c->target_sites[i].path);
 	}
 	u64map_free(&c->by_klass, NULL);
-	u64map_free(&c->objects, free_traced);
+	u64map_free(&c->objects, why_traced_free);
 	refs_namer_free(&c->names);
 	refs_meta_free(&c->meta);
 	symbolizer_free(&c->symbolizer);

@@ -9,6 +9,7 @@
  */
 #ifndef RBM_WHY_SELECT_H
 #define RBM_WHY_SELECT_H
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,8 +61,16 @@ struct why_context {
  * globals, class and ID names.  Dies with a one-line error.
  */
 void why_context_open(struct why_context *c, struct ruby_target *t);
-/* Chooses the targets; duration: seconds of trace for suspects or --site.  0 or -1 (c->err). */
-int why_select(struct why_context *c, const struct why_selection *s, double duration);
+/*
+ * Chooses the targets (why_trace.c); duration: seconds of sampled trace for the
+ * suspects or --site, which stop ends early.  0 or -1 (c->err).
+ */
+int why_select(struct why_context *c, const struct why_selection *s, double duration,
+	       volatile sig_atomic_t *stop);
+/* A traced object's site, and the target it was selected for (-1: none); NULL: not traced. */
+const struct why_site *why_traced_site(const struct why_context *c, uint64_t addr, int *target,
+				       uint64_t klass);
+void why_traced_free(void *p);
 /*
  * Collects the roots, walks the heap (the target stopped for at most
  * freeze_ms when not 0) and explains the targets' objects into out.

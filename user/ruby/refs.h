@@ -146,6 +146,7 @@ struct data_type_info {
 	size_t *offsets; /* DATA_DECL: VALUE fields of the struct */
 	size_t noffsets;
 	uint32_t struct_len; /* DATA_DECL: bytes to read (up to the last field) */
+	uint64_t objects;    /* DATA_OPAQUE: objects of this type met */
 };
 
 struct shape_info {
@@ -169,7 +170,7 @@ struct refs_meta {
 void refs_meta_init(struct refs_meta *m, pid_t pid, const struct ruby_layout *l);
 void refs_meta_free(struct refs_meta *m);
 /* The kind of a data type (read once, then cached).  Never NULL. */
-const struct data_type_info *refs_data_type(struct refs_meta *m, uint64_t type);
+struct data_type_info *refs_data_type(struct refs_meta *m, uint64_t type);
 /* A shape's ivar count and type (read once, then cached); NULL if unreadable. */
 const struct shape_info *refs_shape(struct refs_meta *m, uint32_t shape_id);
 

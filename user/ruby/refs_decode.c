@@ -318,7 +318,7 @@ static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *word
 {
 	const struct ruby_layout *l = m->l;
 	uint64_t typed = refs_slot_word(words, slot_size, l->tdata_typed_flag), data;
-	const struct data_type_info *ti;
+	struct data_type_info *ti;
 	uint32_t len;
 
 	/* RTypedData.typed_flag is 1 (3.3+: | TYPED_DATA_EMBEDDED); RData has dfree there */
@@ -354,6 +354,7 @@ static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *word
 		break;
 	case DATA_OPAQUE:
 		m->gaps.n[GAP_OPAQUE_DATA]++;
+		ti->objects++;
 		break;
 	default:
 		break; /* holds nothing, or only weakly */

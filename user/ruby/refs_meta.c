@@ -99,9 +99,9 @@ static void classify(struct refs_meta *m, uint64_t type, struct data_type_info *
 		m->opaque_types++;
 }
 
-const struct data_type_info *refs_data_type(struct refs_meta *m, uint64_t type)
+struct data_type_info *refs_data_type(struct refs_meta *m, uint64_t type)
 {
-	static const struct data_type_info unknown = {.kind = DATA_OPAQUE, .name = "(no memory)"};
+	static struct data_type_info unknown = {.kind = DATA_OPAQUE, .name = "(no memory)"};
 	struct data_type_info *ti = u64map_get(&m->data_types, type ? type : 1);
 
 	if (ti)

@@ -33,6 +33,8 @@ void refs_namer_free(struct refs_namer *n)
 	u64map_free(&n->ivars, free);
 	u64map_free(&n->locals, free);
 	u64map_free(&n->members, free);
+	u64map_free(&n->classes, free);
+	u64map_free(&n->ids, free);
 }
 
 static struct id_list *list_new(size_t n)
@@ -220,11 +222,23 @@ static struct id_list *members_make(struct refs_namer *n, uint64_t klass)
 	return list;
 }
 
-/* The name of ID id, or "" */
+/* The name of ID id, or "": read once per ID (every label of every path asks). */
 static void id_text(struct refs_namer *n, uint64_t id, char *buf, size_t len)
 {
-	if (!id || ruby_id_name(n->syms, id, buf, len))
-		buf[0] = '\0';
+	char *name = id ? u64map_get(&n->ids, id) : NULL;
+
+	if (!name && id) {
+		if (ruby_id_name(n->syms, id, buf, len))
+			buf[0] = '\0';
+		name = strdup(buf);
+		if (name && u64map_put(&n->ids, id, name)) {
+			free(name);
+			name = NULL;
+		}
+		if (!name)
+			return;
+	}
+	snprintf(buf, len, "%s", name ? name : "");
 }
 
 static void listed_name(struct refs_namer *n, struct u64map *m, uint64_t key,
@@ -377,8 +391,19 @@ const char *refs_class_text(struct refs_namer *n, uint64_t flags, uint64_t klass
 	uint32_t type = flags & RB_T_MASK;
 	uint32_t kind =
 	    type == RB_T_IMEMO ? RBM_KIND(type, (flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK) : type;
+	char *name;
 
-	if (type != RB_T_IMEMO && klass)
-		klass = class_namer_object_class(n->cn, klass);
-	return class_namer_key_name(n->cn, type == RB_T_IMEMO ? 0 : klass, kind);
+	if (type == RB_T_IMEMO || type == RB_T_ICLASS || !klass)
+		return class_namer_key_name(n->cn, 0,
+					    kind); /* no read: <imemo:env>, <hidden:...> */
+	/* every object on a path asks: past singletons once per class, not per object */
+	name = u64map_get(&n->classes, klass);
+	if (name)
+		return name;
+	name = strdup(class_namer_name(n->cn, class_namer_object_class(n->cn, klass)));
+	if (!name || u64map_put(&n->classes, klass, name)) {
+		free(name);
+		return class_namer_name(n->cn, class_namer_object_class(n->cn, klass));
+	}
+	return name;
 }

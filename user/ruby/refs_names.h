@@ -35,6 +35,8 @@ struct refs_namer {
 	struct u64map ivars;   /* class (3.1) or shape id + 1 (3.3+) -> struct id_list * */
 	struct u64map locals;  /* iseq -> struct id_list * */
 	struct u64map members; /* struct class -> struct id_list * */
+	struct u64map classes; /* klass -> its name as a path prints it (char *) */
+	struct u64map ids;     /* ID -> its name (char *; "" for none) */
 };
 
 void refs_namer_init(struct refs_namer *n, pid_t pid, const struct ruby_layout *l,
