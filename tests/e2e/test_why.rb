@@ -79,3 +79,78 @@ test "why: refuses in one line, exit 1, when its layout (refs) cannot be proved"
 ensure
   WhyDriver.stop(io)
 end
+
+# Paths of a target that allocates hard: the leak's is found, and the counts add up with the
+# paths that no longer held when read again (ChurnItems move between two arrays all the time).
+def check_loop_report(doc)
+  leak = WhyDriver.target(doc, "LeakedSession") or raise Failure, "no LeakedSession target"
+  top = leak["paths"].first or raise Failure, "no path for the leak"
+  check_eq(WhyDriver.path_line(top), "constant Loop::Store::SESSIONS (Hash) {value} LeakedSession",
+           "the leak's path")
+  check(top["count"] >= leak["count"] * 0.9, "the leak's path holds #{top['count']} of #{leak['count']}")
+  doc["targets"].each do |t|
+    on_paths = t["paths"].sum { |p| p["count"] }
+    check_eq(on_paths + t["dropped"] + t["unexplained"], t["count"],
+             "#{t['class']}: on paths + dropped + unexplained")
+  end
+  check_eq(doc["walk"]["dropped"], doc["targets"].sum { |t| t["dropped"] }, "walk.dropped")
+  check_eq(doc["walk"]["rechecked"], doc["targets"].sum { |t| t["count"] - t["unexplained"] },
+           "every object on a path re-read (walk.rechecked)")
+end
+
+test "why: a request loop's leak is found while it runs; paths that moved are dropped, counted" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
+  doc, err, st = WhyDriver.why(facts["pid"], "--class", "LeakedSession", "--class", "ChurnItem",
+                               "--paths", "0")
+  check(st.success?, "why failed (#{st}): #{err}")
+  check_loop_report(doc)
+  check(!doc["walk"]["frozen"] && doc["walk"]["paused_ms"].zero?, "not stopped: #{doc['walk']}")
+  after = WhyDriver.finish(io)
+  check(after["requests"] > WhyDriver.target(doc, "LeakedSession")["count"], "the target served on: #{after}")
+ensure
+  WhyDriver.stop(io)
+end
+
+test "why --freeze 50: the target is stopped at most 55 ms, and runs again" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
+  doc, err, st = WhyDriver.why(facts["pid"], "--class", "LeakedSession", "--class", "ChurnItem",
+                               "--paths", "0", "--freeze", "50")
+  check(st.success?, "why failed (#{st}): #{err}")
+  check_loop_report(doc)
+  walk = doc["walk"]
+  check(walk["frozen"], "frozen: #{walk}")
+  check(walk["paused_ms"].positive? && walk["paused_ms"] <= 55, "paused #{walk['paused_ms']} ms (at most 50 + 10%)")
+  after = WhyDriver.finish(io) or raise Failure, "the target did not answer after the freeze"
+  # the target saw the stop: no request ended for about as long as it lasted
+  check(after["max_gap_ms"] >= walk["paused_ms"] * 0.8,
+        "the target's longest gap #{after['max_gap_ms']} ms, paused #{walk['paused_ms']} ms")
+ensure
+  WhyDriver.stop(io)
+end
+
+# The state letter of a process (/proc/PID/stat): "T" when stopped.
+def proc_state(pid)
+  File.read("/proc/#{pid}/stat")[/\) (\S)/, 1]
+end
+
+test "why --freeze: a signal to rbmemtrace while the target is stopped lets it run again" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
+  pid = facts["pid"]
+  err_r, err_w = IO.pipe
+  rbm = Process.spawn({ "RBMEMTRACE_TEST_FREEZE_HOLD" => "1" }, WhyDriver::RBM, "why", "-p", pid.to_s,
+                      "--class", "ChurnItem", "--freeze", "20000", err: err_w, out: File::NULL)
+  err_w.close
+  deadline = Time.now + 10
+  sleep 0.01 until proc_state(pid) == "T" || Time.now > deadline
+  check_eq(proc_state(pid), "T", "the target is stopped while frozen")
+  Process.kill("TERM", rbm)
+  _, status = Process.wait2(rbm)
+  check_eq(status.termsig, Signal.list["TERM"], "rbmemtrace ends by its signal")
+  sleep 0.01 until proc_state(pid) != "T" || Time.now > deadline
+  check(proc_state(pid) != "T", "the target runs again (state #{proc_state(pid)})")
+  after = WhyDriver.finish(io) or raise Failure, "the target did not answer after the freeze"
+  check(after["max_gap_ms"] >= 5, "it was stopped a while: #{after}")
+ensure
+  err_r&.close
+  WhyDriver.stop(io)
+end

@@ -37,8 +37,19 @@ module WhyDriver
     [io, facts]
   end
 
+  # Tells the scenario to end and returns the JSON line it answers with.
+  def finish(io)
+    io.puts "exit"
+    io.flush
+    line = io.gets
+    io.close
+    line && JSON.parse(line)
+  end
+
   def stop(io)
     return unless io
+
+    return if io.closed?
 
     io.puts "exit" rescue nil
     io.close rescue nil

@@ -167,6 +167,9 @@ int cmd_why(int argc, char **argv)
 		cli_check_bpf_privileges(); /* a sampled trace finds what to explain */
 	install_signals();
 	ret = why_select(&ctx, &args.sel, args.duration, &stop_requested);
+	/* past the trace, a signal ends rbmemtrace (a frozen target is let go first) */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	if (!ret)
 		ret = why_run(&ctx, args.freeze_ms, &report);
 	if (ret)

@@ -276,7 +276,6 @@ static int explain_one(struct explain *x, const uint32_t *parent, const struct r
 	const struct root *root;
 	uint32_t n = 0, v = s->node, ri;
 	bool skipped = false;
-	uint64_t now;
 	size_t i, k = 0;
 
 	while (v < x->g->nnodes && n < MAX_CHAIN) {
@@ -296,11 +295,7 @@ static int explain_one(struct explain *x, const uint32_t *parent, const struct r
 	}
 	/* the root still holds its object (read once per root, shared by its paths) */
 	if (!x->root_state[ri])
-		x->root_state[ri] =
-		    !root->src ||
-			    (target_read_u64(x->g->pid, root->src, &now) == 0 && now == root->value)
-			? 1
-			: 2;
+		x->root_state[ri] = vm_root_holds(x->g->pid, x->g->l, root) ? 1 : 2;
 	if (x->root_state[ri] != 1)
 		return 0;
 	for (i = 0; i < n; i++) {

@@ -181,6 +181,9 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 	if (freeze_ms && freeze_start(&fz, t->pid, freeze_ms, c->err, sizeof(c->err)))
 		return -1;
 	ret = vm_roots_collect(&roots, t, &c->globals, &c->namer, &c->syms, c->err, sizeof(c->err));
+	/* tests only: hold the target stopped until the watchdog or a signal ends it */
+	if (freeze_ms && getenv("RBMEMTRACE_TEST_FREEZE_HOLD"))
+		freeze_hold(&fz);
 	if (!ret)
 		ret = refgraph_build(&g, t->pid, &t->layout, &c->meta, t->objspace, &sel, c->err,
 				     sizeof(c->err));

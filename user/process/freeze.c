@@ -169,6 +169,17 @@ int freeze_start(struct freeze *f, pid_t pid, unsigned long ms, char *err, size_
 	return 0;
 }
 
+void freeze_hold(struct freeze *f)
+{
+	pthread_mutex_lock(&f->lock);
+	while (f->active) {
+		pthread_mutex_unlock(&f->lock);
+		usleep(1000);
+		pthread_mutex_lock(&f->lock);
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
 void freeze_end(struct freeze *f)
 {
 	size_t i;

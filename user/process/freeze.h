@@ -31,6 +31,8 @@ struct freeze {
 
 /* Stops pid for at most ms milliseconds.  0, or -errno with err. */
 int freeze_start(struct freeze *f, pid_t pid, unsigned long ms, char *err, size_t errlen);
+/* Waits until the watchdog ends the freeze (tests: a signal meanwhile must still thaw). */
+void freeze_hold(struct freeze *f);
 /* Lets it run again (if the watchdog did not already) and measures the pause. */
 void freeze_end(struct freeze *f);
 

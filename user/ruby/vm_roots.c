@@ -49,6 +49,7 @@ struct collect {
 	const struct refs_globals *g;
 	struct class_namer *cn;
 	struct ruby_symbols *syms;
+	uint64_t ec; /* the execution context whose VM stack is walked now; 0: none */
 	bool nomem;
 };
 
@@ -70,7 +71,7 @@ static void add(struct collect *c, uint64_t value, uint64_t src, enum root_kind 
 		s->r = r;
 		s->cap = cap;
 	}
-	s->r[s->n++] = (struct root){value, src, (uint8_t) kind, thread, a, b, name};
+	s->r[s->n++] = (struct root){value, src, (uint8_t) kind, thread, a, b, name, c->ec};
 }
 
 static const char *intern(struct collect *c, const char *s)
@@ -425,7 +426,9 @@ static void walk_thread(struct collect *c, uint16_t th, uint64_t thread)
 	fiber_locals(c, th, ec);
 	if (l->ec_storage && target_read_u64(pid, ec + l->ec_storage, &v) == 0)
 		add(c, v, ec + l->ec_storage, ROOT_FIBER_STORAGE, th, 0, 0, NULL);
+	c->ec = ec;
 	walk_vm_stack(c, th, ec);
+	c->ec = 0;
 	add(c, self, thread + l->thread_self, ROOT_THREAD, th, 0, 0, NULL);
 	if (target_read_u64(pid, ec + l->ec_errinfo, &v) == 0)
 		add(c, v, ec + l->ec_errinfo, ROOT_ERRINFO, th, 0, 0, NULL);
@@ -525,7 +528,7 @@ int vm_roots_collect(struct root_set *set, const struct ruby_target *t,
 		     const struct refs_globals *g, struct class_namer *cn,
 		     struct ruby_symbols *syms, char *err, size_t errlen)
 {
-	struct collect c = {set, t, &t->layout, g, cn, syms, false};
+	struct collect c = {.set = set, .t = t, .l = &t->layout, .g = g, .cn = cn, .syms = syms};
 	uint64_t object;
 
 	memset(set, 0, sizeof(*set));
@@ -544,6 +547,23 @@ int vm_roots_collect(struct root_set *set, const struct ruby_target *t,
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+bool vm_root_holds(pid_t pid, const struct ruby_layout *l, const struct root *r)
+{
+	uint64_t now, cfp, sp;
+
+	if (!r->src)
+		return true;
+	if (target_read_u64(pid, r->src, &now) || now != r->value)
+		return false;
+	if (!r->ec)
+		return true;
+	/* values below the innermost frame's sp, frames at or above ec->cfp */
+	if (target_read_u64(pid, r->ec + l->ec_cfp, &cfp) ||
+	    target_read_u64(pid, cfp + l->cfp_sp, &sp))
+		return false;
+	return r->src < sp || r->src >= cfp;
 }
 
 void vm_roots_free(struct root_set *set)

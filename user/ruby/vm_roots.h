@@ -53,6 +53,7 @@ struct root {
 	uint16_t thread; /* 0: the main thread */
 	uint64_t a, b;
 	const char *name; /* interned, or static; NULL where a, b name it */
+	uint64_t ec; /* on a VM stack: its execution context, to tell the frame is still live */
 };
 
 struct root_set {
@@ -76,6 +77,14 @@ int vm_roots_collect(struct root_set *set, const struct ruby_target *t,
 		     const struct refs_globals *g, struct class_namer *cn,
 		     struct ruby_symbols *syms, char *err, size_t errlen);
 void vm_roots_free(struct root_set *set);
+
+/*
+ * Whether r still holds value now: its source re-read, and for a VM stack's
+ * root, the slot still inside the stack's live part (below the top frame's
+ * sp, or among the live control frames): a returned frame's slots keep
+ * their old values.
+ */
+bool vm_root_holds(pid_t pid, const struct ruby_layout *l, const struct root *r);
 
 /* An ID for an rb_id_table key (a serial): operators are their own serial. */
 uint64_t ruby_id_of_serial(const struct ruby_layout *l, uint64_t serial);
