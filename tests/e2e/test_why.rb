@@ -154,3 +154,59 @@ ensure
   err_r&.close
   WhyDriver.stop(io)
 end
+
+# The samples of `go tool pprof -traces FILE`: [[frames innermost first], value].
+def pprof_traces(file)
+  out, err, st = Open3.capture3("go", "tool", "pprof", "-traces", file)
+  raise Failure, "go tool pprof -traces failed: #{err}" unless st.success?
+
+  out.split(/^-+\+-+$/).drop(1).map do |block|
+    lines = block.lines.map(&:strip).reject { |l| l.empty? || l.include?(":  ") }
+    first = lines.shift or next
+    value, frame = first.split(/\s+/, 2)
+    [[frame] + lines, Integer(value)]
+  end.compact
+end
+
+test "why: pprof is read by go tool pprof, the chain as the stack; merge sums two processes" do
+  a, fa = WhyDriver.start(TARGET_RUBY, "why_target.rb", 40)
+  b, fb = WhyDriver.start(TARGET_RUBY, "why_target.rb", 70)
+  Dir.mktmpdir do |dir|
+    pb = File.join(dir, "why.pb.gz")
+    _, err, st = WhyDriver.why(fa["pid"], "--class", "DeepItem", "--format", "pprof", "-o", pb, format: "pprof")
+    check(st.success?, "why --format pprof failed: #{err}")
+    traces = pprof_traces(pb)
+    deep = traces.find { |frames, _| frames.first == "DeepItem (held)" } or raise Failure, "no DeepItem sample: #{traces}"
+    check_eq(deep[0], ["DeepItem (held)", "[] DeepItem", "@d Array", "@c DeepC", "@b DeepB", "constant DEEP (DeepA)"],
+             "the chain, held class innermost, root outermost")
+    check_eq(deep[1], fa["classes"]["DeepItem"]["held"], "inuse_objects of the chain")
+    files = [[fa, "a.json"], [fb, "b.json"]].map do |f, name|
+      doc, err, st = WhyDriver.why(f["pid"], "--class", "ConstSession", "--class", "DeepItem")
+      check(st.success?, "why failed: #{err}")
+      path = File.join(dir, name)
+      File.write(path, JSON.generate(doc))
+      path
+    end
+    out, err, st = Open3.capture3(WhyDriver::RBM, "merge", *files, "--format", "json")
+    check(st.success?, "merge failed: #{err}")
+    merged = rbm_json(out)
+    check_eq(merged["selection"], "merged", "selection")
+    %w[ConstSession DeepItem].each do |name|
+      t = WhyDriver.target(merged, name) or raise Failure, "merge lacks #{name}"
+      want = fa["classes"][name]["held"] + fb["classes"][name]["held"]
+      check_eq(t["count"], want, "#{name}: summed count")
+      check_eq(t["paths"].size, 1, "#{name}: one path, the two processes' summed")
+      check_eq(t["paths"][0]["count"], want, "#{name}: summed path")
+      check_eq(WhyDriver.path_line(t["paths"][0]), WHY_PLANTED[name], "#{name}: the path")
+    end
+    mpb = File.join(dir, "merged.pb.gz")
+    _, err, st = Open3.capture3(WhyDriver::RBM, "merge", *files, "--format", "pprof", "-o", mpb)
+    check(st.success?, "merge --format pprof failed: #{err}")
+    total = pprof_traces(mpb).select { |frames, _| frames.first == "ConstSession (held)" }.sum { |_, v| v }
+    check_eq(total, fa["classes"]["ConstSession"]["held"] + fb["classes"]["ConstSession"]["held"],
+             "merged pprof's ConstSession samples")
+  end
+ensure
+  WhyDriver.stop(a)
+  WhyDriver.stop(b)
+end

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include "cli.h"
 #include "clock.h"
 #include "diag.h"
@@ -24,7 +25,7 @@
 #include "why_out.h"
 #include "why_select.h"
 
-enum why_format { WHY_TEXT, WHY_JSON, WHY_FOLDED };
+enum why_format { WHY_TEXT, WHY_JSON, WHY_FOLDED, WHY_PPROF };
 
 static struct why_args {
 	pid_t pid;
@@ -63,7 +64,10 @@ static const struct argp_option opts[] = {
      "Stop the target (every thread) for at most MS milliseconds while its heap is read, for "
      "a consistent walk; the pause is measured and reported",
      0},
-    {"format", OPT_FORMAT, "FORMAT", 0, "text (default), json or folded (chains, root first)", 0},
+    {"format", OPT_FORMAT, "FORMAT", 0,
+     "text (default), json, folded (chains, root first) or pprof (gzipped profile.proto, "
+     "the chain as the stack: go tool pprof; needs -o)",
+     0},
     {"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
     {"verbose", 'v', NULL, 0, "Explain what is found and read", 0},
     {},
@@ -105,8 +109,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			args.format = WHY_JSON;
 		else if (!strcmp(arg, "folded"))
 			args.format = WHY_FOLDED;
+		else if (!strcmp(arg, "pprof"))
+			args.format = WHY_PPROF;
 		else
-			rbm_die("invalid format: %s (expected text, json or folded)", arg);
+			rbm_die("invalid format: %s (expected text, json, folded or pprof)", arg);
 		break;
 	case 'o':
 		args.output = arg;
@@ -159,6 +165,8 @@ int cmd_why(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
+	if (args.format == WHY_PPROF && !args.output && isatty(STDOUT_FILENO))
+		rbm_die("pprof output is binary: give -o FILE.pb.gz");
 	cli_output_open(&of, args.output);
 	out = outfile_stream(&of);
 	ruby_target_open(&target, cli_process_of(args.pid), RUBY_NEED_MEMORY);
@@ -187,6 +195,10 @@ int cmd_why(int argc, char **argv)
 		break;
 	case WHY_FOLDED:
 		why_write_folded(out, &report);
+		break;
+	case WHY_PPROF:
+		if (why_write_pprof(out, &report))
+			rbm_die("cannot write the pprof profile");
 		break;
 	default:
 		why_write_text(out, &report, args.paths);

@@ -14,5 +14,11 @@ struct jw;
 void why_write_json_members(struct jw *w, const struct why_report *r, size_t max_paths);
 /* "root;via class;... count" lines, root first, for flamegraph.pl and speedscope. */
 void why_write_folded(FILE *out, const struct why_report *r);
+/*
+ * pprof (profile.proto, gzipped): each path a sample whose stack is the
+ * chain, the held class innermost and the root outermost (goref's
+ * convention), valued inuse_objects and inuse_space.  0 or -errno.
+ */
+int why_write_pprof(FILE *out, const struct why_report *r);
 
 #endif
