@@ -143,13 +143,15 @@ test "why --freeze: a signal to rbmemtrace while the target is stopped lets it r
   deadline = Time.now + 10
   sleep 0.01 until proc_state(pid) == "T" || Time.now > deadline
   check_eq(proc_state(pid), "T", "the target is stopped while frozen")
+  sleep 0.1
+  check_eq(proc_state(pid), "T", "held stopped")
   Process.kill("TERM", rbm)
   _, status = Process.wait2(rbm)
   check_eq(status.termsig, Signal.list["TERM"], "rbmemtrace ends by its signal")
   sleep 0.01 until proc_state(pid) != "T" || Time.now > deadline
   check(proc_state(pid) != "T", "the target runs again (state #{proc_state(pid)})")
   after = WhyDriver.finish(io) or raise Failure, "the target did not answer after the freeze"
-  check(after["max_gap_ms"] >= 5, "it was stopped a while: #{after}")
+  check(after["max_gap_ms"] >= 90, "it was stopped a while: #{after}")
 ensure
   err_r&.close
   WhyDriver.stop(io)

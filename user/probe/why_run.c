@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "clock.h"
 #include "diag.h"
 #include "freeze.h"
@@ -172,12 +173,22 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 	struct refgraph g;
 	struct freeze fz = {0};
 	double t0 = now_seconds();
-	int ret;
+	int ret, old_nice = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->pid = t->pid;
 	snprintf(out->ruby_version, sizeof(out->ruby_version), "%s", t->version);
 	out->selection = c->selection;
+	/*
+	 * A running target shares the cores with the walk: at nice 19 the walk
+	 * takes what the target leaves (bench/why.rb, on 2 loaded cores: the
+	 * target 3.5% slower during a walk instead of 43%).  A stopped one has
+	 * nothing to lose: the walk then runs as it is, to end the pause soon.
+	 */
+	if (!freeze_ms) {
+		old_nice = getpriority(PRIO_PROCESS, 0);
+		setpriority(PRIO_PROCESS, 0, 19);
+	}
 	if (freeze_ms && freeze_start(&fz, t->pid, freeze_ms, c->err, sizeof(c->err)))
 		return -1;
 	ret = vm_roots_collect(&roots, t, &c->globals, &c->namer, &c->syms, c->err, sizeof(c->err));
@@ -229,6 +240,8 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 	out->walk.gc_ran = g.gc_ran;
 	not_walked(out, &roots, &c->meta);
 	out->walk.seconds = now_seconds() - t0;
+	if (!freeze_ms)
+		setpriority(PRIO_PROCESS, 0, old_nice); /* as root; others stay nice */
 	refgraph_free(&g);
 	vm_roots_free(&roots);
 	return ret ? -1 : 0;
