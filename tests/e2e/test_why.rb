@@ -54,7 +54,7 @@ test "why: text is a tree by root; folded chains are root first" do
   text, err, st = WhyDriver.why(facts["pid"], "--class", "DeepItem", "--class", "WeakItem", format: "text")
   check(st.success?, "why failed (#{st}): #{err}")
   check(text =~ /^DeepItem: 54 live/, "a line per class: #{text}")
-  check(text =~ /^\s+54 100\.0%  constant DEEP \(DeepA\)\n\s+@b  DeepB\n\s+@c  DeepC\n\s+@d  Array\n\s+\[\]  DeepItem\n/,
+  check(text =~ /^\s+54 100\.0%  constant DEEP  DeepA\n\s+@b  DeepB\n\s+@c  DeepC\n\s+@d  Array\n\s+\[\]  DeepItem\n/,
         "the chain under its root, one step a line: #{text}")
   # made after the last GC and held only weakly: no GC has judged them yet
   check(text =~ /^\s+58 100\.0%  unexplained and allocated since the last GC: probably garbage$/,
@@ -87,7 +87,11 @@ def check_loop_report(doc)
   top = leak["paths"].first or raise Failure, "no path for the leak"
   check_eq(WhyDriver.path_line(top), "constant Loop::Store::SESSIONS (Hash) {value} LeakedSession",
            "the leak's path")
-  check(top["count"] >= leak["count"] * 0.9, "the leak's path holds #{top['count']} of #{leak['count']}")
+  # every session a path explains is on the leak's; those made after the walk read the Hash
+  # are not reached (unexplained), fewer than half on this busy loop
+  check_eq(top["count"], leak["count"] - leak["unexplained"] - leak["dropped"],
+           "sessions on the leak's path (the one path)")
+  check(leak["unexplained"] < leak["count"] / 2, "unexplained: #{leak['unexplained']} of #{leak['count']}")
   doc["targets"].each do |t|
     on_paths = t["paths"].sum { |p| p["count"] }
     check_eq(on_paths + t["dropped"] + t["unexplained"], t["count"],

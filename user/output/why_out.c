@@ -78,7 +78,7 @@ static void write_target_text(FILE *out, const struct why_target *t, size_t max_
 			fprintf(out, "  %*s(as above)\n", (int) (2 * same - 2), "");
 		} else {
 			site_text(&p->root_site, c, sizeof(c));
-			fprintf(out, "  %s %s (%s%s)\n", p->root_kind,
+			fprintf(out, "  %s %s  %s%s\n", p->root_kind,
 				esc(p->root_name, a, sizeof(a)), esc(p->root_class, b, sizeof(b)),
 				c);
 			same = 1;

@@ -517,11 +517,11 @@ static void walk_vm(struct collect *c)
 
 	vm_field(c, l->vm_top_self, "main");
 	for (i = 0; i < 5; i++)
-		vm_field(c, l->vm_special_exceptions + 8 * i, "vm.special_exceptions");
+		vm_field(c, l->vm_special_exceptions + 8 * i, "special_exceptions");
 	vm_field(c, l->vm_load_path, "$LOAD_PATH");
-	vm_field(c, l->vm_expanded_load_path, "vm.expanded_load_path");
+	vm_field(c, l->vm_expanded_load_path, "expanded_load_path");
 	vm_field(c, l->vm_loaded_features, "$LOADED_FEATURES");
-	vm_field(c, l->vm_mark_object_ary, "vm.mark_object_ary");
+	vm_field(c, l->vm_mark_object_ary, "mark_object_ary");
 }
 
 int vm_roots_collect(struct root_set *set, const struct ruby_target *t,

@@ -42,7 +42,7 @@ enum root_kind {
 	ROOT_ERRINFO,	    /* the exception a thread is handling ($!) */
 	ROOT_AT_EXIT,	    /* an at_exit block */
 	ROOT_REGISTERED,    /* a C variable registered with the GC; a: its address */
-	ROOT_VM,	    /* a list of the VM; name: "vm.load_path"... */
+	ROOT_VM,	    /* a list of the VM; name: "mark_object_ary", "$LOAD_PATH"... */
 	ROOT_KINDS,
 };
 
