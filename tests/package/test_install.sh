@@ -18,7 +18,7 @@ make -s --no-print-directory rbmemtrace man >/dev/null || {
 	exit 1
 }
 pages=$(cd man && ls *.8.scd | sed 's/\.scd$//')
-[ "$(echo "$pages" | wc -l)" -eq 6 ] || fail "expected 6 man pages in man/, found: $pages"
+[ "$(echo "$pages" | wc -l)" -eq 7 ] || fail "expected 7 man pages in man/, found: $pages"
 
 for prefix in /usr/local /usr; do
 	dest=$(mktemp -d)
