@@ -216,3 +216,26 @@ ensure
   WhyDriver.stop(a)
   WhyDriver.stop(b)
 end
+
+test "trace: each leak suspect gains its top retainer path, read by why as the trace ends" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
+  Dir.mktmpdir do |dir|
+    out = File.join(dir, "trace.json")
+    _, err, st = Open3.capture3(WhyDriver::RBM, "-p", facts["pid"].to_s, "-d", "2", "--format", "json",
+                                "-o", out)
+    check(st.success?, "trace failed (#{st}): #{err}")
+    report = rbm_json(File.read(out))
+    leak = report["suspects"].find { |s| s["class"] == "LeakedSession" } or
+      raise Failure, "LeakedSession is no suspect: #{report['suspects'].map { |s| s['class'] }}"
+    r = leak["retainer"] or raise Failure, "no retainer for the leak: #{leak}"
+    check_eq([r["kind"], r["path"]], ["constant", "Loop::Store::SESSIONS Hash > {value} LeakedSession"],
+             "the leak's retainer")
+    check(r["count"].positive? && r["count"] <= r["live"], "counts: #{r}")
+    _, err, st = Open3.capture3(WhyDriver::RBM, "-p", facts["pid"].to_s, "-d", "1", "--no-why",
+                                "--format", "json", "-o", out)
+    check(st.success?, "trace --no-why failed: #{err}")
+    check(rbm_json(File.read(out))["suspects"].none? { |s| s.key?("retainer") }, "--no-why: no retainer")
+  end
+ensure
+  WhyDriver.stop(io)
+end

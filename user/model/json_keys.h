@@ -103,6 +103,7 @@
 	X(rechecked)                                                                               \
 	X(retained)                                                                                \
 	X(retained_ages)                                                                           \
+	X(retainer)                                                                                \
 	X(root)                                                                                    \
 	X(roots)                                                                                   \
 	X(rss_bytes)                                                                               \

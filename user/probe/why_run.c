@@ -49,23 +49,22 @@ static int name_id(void *ctx, uint64_t id, char *buf, size_t n)
 	return ruby_id_name(ctx, id, buf, n);
 }
 
-void why_context_open(struct why_context *c, struct ruby_target *t)
+/* What the context needs once the target's layout is proved: names and hidden globals. */
+static int context_init(struct why_context *c, struct ruby_target *t, char *err, size_t errlen)
 {
-	const unsigned int need = PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_HEAP) |
-				  PROOF_BIT(PROOF_CLASSES) | PROOF_BIT(PROOF_REFS);
-	char err[512];
+	uint64_t object;
 
-	memset(c, 0, sizeof(*c));
-	c->t = t;
-	/* frames are named when the stacks group holds; without it they print as "a frame" */
-	ruby_target_require_or_die(t, need | PROOF_BIT(PROOF_STACKS), need, false);
-	if (class_namer_init(&c->namer, t->pid, &t->layout, ruby_target_global(t, "rb_cObject"),
-			     err, sizeof(err)))
-		rbm_die("%s", err);
-	if (ruby_symbols_init(&c->syms, t->pid, &t->img, &t->layout, err, sizeof(err)))
-		rbm_die("cannot name Ruby's IDs in PID %d: %s", t->pid, err);
-	if (refs_find_globals(t, &c->globals, err, sizeof(err)))
-		rbm_die("%s", err);
+	if (ruby_target_global_value(t, "rb_cObject", &object) ||
+	    class_namer_init(&c->namer, t->pid, &t->layout, object, err, errlen))
+		return -1;
+	if (ruby_symbols_init(&c->syms, t->pid, &t->img, &t->layout, err, errlen)) {
+		class_namer_free(&c->namer);
+		return -1;
+	}
+	if (refs_find_globals(t, &c->globals, err, errlen)) {
+		class_namer_free(&c->namer);
+		return -1;
+	}
 	symbolizer_init(&c->symbolizer, t->pid, &t->layout, &c->namer, name_id, &c->syms);
 	refs_meta_init(&c->meta, t->pid, &t->layout);
 	c->meta.shape_list = c->globals.shape_list;
@@ -78,6 +77,64 @@ void why_context_open(struct why_context *c, struct ruby_target *t)
 	}
 	rbm_info("why: globals found by %s; shape list 0x%llx", c->globals.from,
 		 (unsigned long long) c->globals.shape_list);
+	return 0;
+}
+
+#define WHY_NEEDS                                                                                  \
+	(PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_HEAP) | PROOF_BIT(PROOF_CLASSES) |                  \
+	 PROOF_BIT(PROOF_REFS))
+
+void why_context_open(struct why_context *c, struct ruby_target *t)
+{
+	char err[512];
+
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	/* frames are named when the stacks group holds; without it they print as "a frame" */
+	ruby_target_require_or_die(t, WHY_NEEDS | PROOF_BIT(PROOF_STACKS), WHY_NEEDS, false);
+	if (context_init(c, t, err, sizeof(err)))
+		rbm_die("%s", err);
+}
+
+void why_path_line(const struct why_path *p, char *buf, size_t n)
+{
+	size_t i, at = (size_t) snprintf(buf, n, "%s %s", p->root_name, p->root_class);
+
+	for (i = 0; i < p->nedges && at < n; i++)
+		at += (size_t) snprintf(buf + at, n - at, " > %s %s", p->edges[i].via,
+					p->edges[i].class_name);
+}
+
+int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
+		  struct why_report *out, char *err, size_t errlen)
+{
+	static struct why_context c;
+	size_t i;
+	int g, ret;
+
+	memset(&c, 0, sizeof(c));
+	c.t = t;
+	/* every group again: the prover's results are of one run (a trace proved its own) */
+	ruby_target_prove(t, WHY_NEEDS | PROOF_BIT(PROOF_STACKS), false);
+	for (g = 0; g < PROOF_GROUPS; g++) {
+		if ((WHY_NEEDS & PROOF_BIT(g)) && !ruby_target_proved(t, (enum proof_group) g)) {
+			snprintf(err, errlen, "its %s layout is not proved (%s)",
+				 proof_group_name((enum proof_group) g), t->proof.groups[g].why);
+			return -1;
+		}
+	}
+	if (context_init(&c, t, err, errlen))
+		return -1;
+	c.selection = "class";
+	for (i = 0; i < n && i < WHY_MAX_TARGETS; i++)
+		c.target_names[c.ntargets++] = strdup(classes[i]);
+	ret = why_run(&c, 0, out);
+	if (ret)
+		snprintf(err, errlen, "%s", c.err);
+	else
+		why_finish(out);
+	why_context_close(&c);
+	return ret;
 }
 
 /* rg_select.pick: a class's live objects, or the traced ones. */

@@ -79,4 +79,15 @@ void why_traced_free(void *p);
 int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *out);
 void why_context_close(struct why_context *c);
 
+/*
+ * The retainer paths of the live objects of classes in t (a target found
+ * and proved for another mode: a trace at its end, top's drill-down), into
+ * out, finished.  0, or -1 with why in err (one line): the refs layout not
+ * proved, the target gone...  Never dies.
+ */
+int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
+		  struct why_report *out, char *err, size_t errlen);
+/* "root name root class > via class > ..." : a path in one line. */
+void why_path_line(const struct why_path *p, char *buf, size_t n);
+
 #endif
