@@ -30,6 +30,8 @@
 #define MAX_FRAMES 256
 #define MAX_GC_COUNT (1ULL << 40)
 #define MAX_OBJECTS (1ULL << 40)
+/* Object < its included modules' iclasses < BasicObject: a Rails app includes dozens */
+#define MAX_ANCESTORS 256
 
 static const char *const group_names[PROOF_GROUPS] = {
     [PROOF_GC] = "gc",	       [PROOF_HEAP] = "heap",	  [PROOF_CLASSES] = "classes",
@@ -336,8 +338,8 @@ static void prove_classes(struct prover *p)
 	    named(p, &cn, "rb_mKernel", "Kernel", RB_T_MODULE) &&
 	    named(p, &cn, "rb_cString", "String", RB_T_CLASS) &&
 	    ruby_target_global_value(p->t, "rb_cBasicObject", &basic) == 0) {
-		/* Object's superclasses: Kernel's iclass, then BasicObject */
-		for (klass = object, hops = 0; hops < 4 && klass != basic; hops++)
+		/* Object's superclasses: the iclasses of what it includes (Kernel...), then BasicObject */
+		for (klass = object, hops = 0; hops < MAX_ANCESTORS && klass != basic; hops++)
 			if (!proof_read_word(p, klass + l->rclass_super, &klass) ||
 			    !proof_read_word(p, klass, &flags))
 				break;
