@@ -5,13 +5,13 @@
 # values of --format, --sort, --tree= and --empty-probes, and for -p the PIDs of the Ruby
 # processes this user can see.  Needs nothing from the bash-completion package.
 
-_rbmemtrace_subcommands="trace census top merge fleet serve"
+_rbmemtrace_subcommands="trace census top why merge fleet serve"
 
 # The formats each subcommand's parser accepts (cmd_trace.c, cli_json_format in common.c for
-# census and top, cli_model_format in model_out.c for merge and fleet).
+# census and top, cli_model_format in model_out.c for merge and fleet, cmd_why.c).
 _rbmemtrace_formats() {
 	case $1 in
-	trace | merge) echo "text json folded pprof" ;;
+	trace | merge | why) echo "text json folded pprof" ;;
 	fleet) echo "text json pprof" ;;
 	serve) echo "" ;; # serve has no --format: it serves pprof
 	*) echo "text json" ;;

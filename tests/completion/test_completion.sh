@@ -54,7 +54,7 @@ expect_absent() {
 }
 
 expect "census" ce
-expect "census fleet merge serve top trace" ""
+expect "census fleet merge serve top trace why" ""
 expect "folded json pprof text" --format ""
 expect "json" --format j
 expect "folded json pprof text" trace --format ""
@@ -84,7 +84,7 @@ expect "" fleet --hosts h -- --hos
 expect_among "ruby" -- rub
 expect_among "Makefile" -- ruby Makef
 # Every option of each subcommand's --help is offered.
-for sub in trace census top merge fleet serve; do
+for sub in trace census top why merge fleet serve; do
 	for opt in $(LC_ALL=C ARGP_HELP_FMT=rmargin=1000 "$binary" "$sub" --help |
 		sed -n 's/^ \{1,6\}\(-[^ ,-], \)\{0,1\}\(--[a-z][a-z-]*\).*/\2/p'); do
 		expect_among "$opt" "$sub" --
@@ -92,7 +92,7 @@ for sub in trace census top merge fleet serve; do
 done
 
 # The formats and sort keys offered are those the parsers take, and no more.
-for sub in trace census top merge fleet serve; do
+for sub in trace census top why merge fleet serve; do
 	offered=" $(complete_line "$sub" --format "") "
 	for format in text json folded pprof; do
 		checks=$((checks + 1))

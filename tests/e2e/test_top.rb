@@ -98,6 +98,10 @@ test "top: under tmux the leak climbs to the top, keys sort, filter, drill down,
   check(s.include?("TOP ALLOCATION SITES") && s.include?("TOP CALL PATHS"), "drill-down:\n#{s}")
   check(s =~ /^TopLeakedSession  live /, "drill-down title:\n#{s}")
   check(s =~ /budget 2%/, "the budget is shown:\n#{s}")
+  # w: who holds it, read by why from the process
+  pane.type("w")
+  s = pane.wait_for("who holds it", timeout: 30) { |x| x.include?("WHO HOLDS IT") && x.include?("read in") }
+  check(s =~ /^\s+\S+\s+constant SESSIONS Array > \[\] TopLeakedSession$/, "the leak's retainer path:\n#{s}")
   pane.key("Escape")
   pane.wait_for("back to the rows") { |x| screen_rows(x).size >= 2 }
   # Reset: every change column starts again from zero

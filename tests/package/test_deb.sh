@@ -78,6 +78,7 @@ for f in /usr/sbin/rbmemtrace /usr/share/bash-completion/completions/rbmemtrace 
 	/usr/share/man/man8/rbmemtrace.8.gz /usr/share/man/man8/rbmemtrace-trace.8.gz \
 	/usr/share/man/man8/rbmemtrace-census.8.gz /usr/share/man/man8/rbmemtrace-top.8.gz \
 	/usr/share/man/man8/rbmemtrace-merge.8.gz /usr/share/man/man8/rbmemtrace-fleet.8.gz \
+	/usr/share/man/man8/rbmemtrace-why.8.gz \
 	/usr/share/doc/rbmemtrace/copyright; do
 	grep -qx "$f" <<<"$files" || fail "the package lacks $f"
 	[ -e "$f" ] || fail "$f not installed"

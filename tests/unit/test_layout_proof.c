@@ -296,6 +296,14 @@ Test(layout_proof, live_ruby_wrong_offsets)
 	    {PROOF_GC, "vm_objspace", 8, "objspace"},	 /* at_exit: nil */
 	    {PROOF_GC, "vm_objspace", 16, "size pools"}, /* frozen_strings: an st_table */
 	    {PROOF_GC, "objspace_pools", 8, "size pools"},
+	    {PROOF_REFS, "classext_const_tbl", 8, "Object's constants"},
+	    {PROOF_REFS, "const_entry_value", 8, "Object's constants"},
+	    {PROOF_REFS, "gvar_data", 8, "$/'s global"},
+	    {PROOF_REFS, "gvar_marker", 8, "$/'s global"},
+	    {PROOF_REFS, "ractor_threads_set", 16, "threads"},
+	    {PROOF_REFS, "tdata_type", 8, "Thread data"},
+	    {PROOF_REFS, "datatype_name", 8, "Thread data"},
+	    {PROOF_REFS, "vm_special_exceptions", 8, "VM lists"},
 	};
 	struct test_child c;
 	struct ruby_target t, good;

@@ -12,6 +12,7 @@ int cmd_top(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_why(int argc, char **argv);
 
 /* A whole argument as a number from min to max; dies with a one-line error otherwise. */
 unsigned long cli_number(const char *arg, const char *what, unsigned long min, unsigned long max);

@@ -7,9 +7,13 @@
 #include <argp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "cli.h"
 #include "diag.h"
 #include "json_read.h"
+#include "outfile.h"
+#include "why_out.h"
+#include "why_read.h"
 #include "writers.h"
 
 /* Some inputs could not be read and were skipped (--keep-going): the rest merged. */
@@ -29,7 +33,8 @@ static struct merge_args {
 static const char doc[] =
 	"Merge JSON reports of rbmemtrace (trace, merge or fleet; any hosts, any Ruby versions) "
 	"into one: each process is kept, and their sum by class, site and call path is the "
-	"summary.\n"
+	"summary.  Reports of `rbmemtrace why` merge into one why report: retainer paths summed "
+	"by class, root and chain (--paths: the paths shown per class).\n"
 	"\n"
 	"Exit status: 0 when every file merged; 1 on an error (a bad file without "
 	"--keep-going, or none readable); 3 when --keep-going skipped some files.\n"
@@ -94,6 +99,47 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* why reports (rbmemtrace why --format json): summed by class, root and chain. */
+static int merge_why(void)
+{
+	struct why_report sum = {0};
+	struct outfile of;
+	int i, skipped = 0;
+	char err[512];
+	FILE *out;
+
+	for (i = 0; i < args.nfiles; i++) {
+		if (!why_json_is_why(args.files[i]))
+			snprintf(err, sizeof(err), "%s: not a why report (the first file is one)",
+				 args.files[i]);
+		else if (!why_read_file(args.files[i], &sum, err, sizeof(err)))
+			continue;
+		if (!args.keep_going)
+			rbm_die("%s", err);
+		rbm_warn("skipped %s", err);
+		skipped++;
+	}
+	if (skipped == args.nfiles)
+		rbm_die("merge: no report could be read");
+	sum.selection = "merged";
+	why_finish(&sum);
+	if (args.format == MODEL_PPROF && !args.output && isatty(STDOUT_FILENO))
+		rbm_die("pprof output is binary: give -o FILE.pb.gz");
+	cli_output_open(&of, args.output);
+	out = outfile_stream(&of);
+	if (args.format == MODEL_JSON)
+		why_write_json(out, &sum, args.topts.top_stacks);
+	else if (args.format == MODEL_FOLDED)
+		why_write_folded(out, &sum);
+	else if (args.format == MODEL_PPROF && why_write_pprof(out, &sum))
+		rbm_die("cannot write the pprof profile");
+	else if (args.format == MODEL_TEXT)
+		why_write_text(out, &sum, args.topts.top_stacks);
+	cli_output_commit(&of);
+	why_free(&sum);
+	return skipped ? EXIT_SKIPPED : 0;
+}
+
 int cmd_merge(int argc, char **argv)
 {
 	static const struct argp argp = {opts, parse_arg, "FILE...", doc, 0, 0, 0};
@@ -106,6 +152,8 @@ int cmd_merge(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
+	if (why_json_is_why(args.files[0]))
+		return merge_why();
 	for (i = 0; i < args.nfiles; i++) {
 		if (!json_read_file(args.files[i], &model, &failed, err, sizeof(err)))
 			continue;

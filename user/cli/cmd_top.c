@@ -431,6 +431,13 @@ static bool handle_key(int ch)
 	case 'h':
 		ui.help = true;
 		break;
+	case 'w':
+	case 'W':
+		if (ui.drill) {
+			say(2, "reading who holds it...");
+			top_collect_why(&collector, ui.drill_pid, &ui);
+		}
+		break;
 	case '\n':
 	case '\r':
 	case KEY_ENTER:

@@ -17,6 +17,7 @@
 #include "session.h"
 #include "trace_every.h"
 #include "trace_many.h"
+#include "why_select.h"
 #include "writers.h"
 
 enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
@@ -31,6 +32,7 @@ static struct trace_args {
 	bool tree;
 	bool tree_callee;
 	bool max_objects_given;
+	bool no_why; /* --no-why: the suspects without their retainer paths */
 	/* several processes (trace_many.c) */
 	pid_t pids[MANY_MAX];
 	size_t npids;
@@ -81,6 +83,7 @@ enum {
 	OPT_MATCH,
 	OPT_EVERY,
 	OPT_KEEP,
+	OPT_NO_WHY,
 };
 
 static const struct argp_option opts[] = {
@@ -119,6 +122,10 @@ static const struct argp_option opts[] = {
 	 "random in the allocation stream and scale the counts (default 2 with -p; -- COMMAND "
 	 "traces everything)", 0},
 	{"full", OPT_FULL, NULL, 0, "Trace every allocation, for exact counts (the default with --)",
+	 0},
+	{"no-why", OPT_NO_WHY, NULL, 0,
+	 "Do not read the leak suspects' top retainer paths from the target when the trace ends "
+	 "(rbmemtrace why)",
 	 0},
 	{"verbose", 'v', NULL, 0, "Explain what is found and attached", 0},
 	{"empty-probes", OPT_EMPTY_PROBES, "uprobe|uretprobe", 0,
@@ -206,6 +213,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FULL:
 		t->full = true;
+		break;
+	case OPT_NO_WHY:
+		args.no_why = true;
 		break;
 	case OPT_MAX_OVERHEAD:
 		if (cli_real(arg, &t->max_overhead) || !(t->max_overhead >= 0.1) ||
@@ -302,6 +312,42 @@ static void warn_unmatched_classes(const struct report *r)
 	}
 }
 
+/*
+ * Each leak suspect's top retainer path, read by `why` from the target the
+ * trace leaves running: who holds what it keeps.  Said, never fatal: a
+ * Ruby whose refs layout cannot be proved has its report without them.
+ */
+static void add_retainers(struct session *s, struct report *r)
+{
+	const char *classes[MAX_SUSPECTS];
+	struct why_report why = {0};
+	char err[512], line[2048];
+	size_t i, j;
+
+	for (i = 0; i < r->nsuspects; i++)
+		classes[i] = r->suspects[i].class_name;
+	if (why_top_paths(&s->target, classes, r->nsuspects, &why, err, sizeof(err))) {
+		rbm_warn("no retainer paths for the leak suspects: %s", err);
+		why_free(&why);
+		return;
+	}
+	for (i = 0; i < why.ntargets; i++) {
+		const struct why_target *t = &why.targets[i];
+
+		if (!t->npaths)
+			continue;
+		why_path_line(&t->paths[0], line, sizeof(line));
+		for (j = 0; j < r->nsuspects; j++)
+			if (!strcmp(r->suspects[j].class_name, t->class_name))
+				break;
+		if (j < r->nsuspects &&
+		    report_add_retainer(r, t->class_name, t->paths[0].root_kind, line,
+					t->paths[0].count, t->count))
+			rbm_die("out of memory");
+	}
+	why_free(&why);
+}
+
 static void write_report(FILE *out, struct report *r)
 {
 	struct text_options topts = {.top = args.top, .top_stacks = args.paths,
@@ -395,6 +441,8 @@ int cmd_trace(int argc, char **argv)
 	session_finish(&s);
 	if (session_report(&s, &report))
 		rbm_die("out of memory building the report");
+	if (!s.launched && !s.target_exited && report.nsuspects && !args.no_why)
+		add_retainers(&s, &report);
 	warn_unmatched_classes(&report);
 	write_report(outfile_stream(&out), &report);
 	cli_output_commit(&out);

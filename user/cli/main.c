@@ -15,6 +15,7 @@ static const struct subcommand {
 } subcommands[] = {
 	{"trace", cmd_trace, "trace allocations and frees of a live Ruby (the default)"},
 	{"census", cmd_census, "count every live object of the heap by class, at zero cost"},
+	{"why", cmd_why, "who holds what a process keeps: retainer paths from Ruby's roots"},
 	{"top", cmd_top, "a live, top-like view of what a process keeps"},
 	{"merge", cmd_merge, "merge JSON reports from several processes or hosts"},
 	{"fleet", cmd_fleet, "trace many hosts over ssh and merge their reports"},

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include "proc_info.h"
 #include "procmaps.h"
 #include "top_collect.h"
+#include "top_out.h"
+#include "why_select.h"
 
 void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bool skippable)
 {
@@ -281,4 +284,45 @@ void top_collect_free(struct top_collector *c)
 		report_free(&c->merged);
 	c->have_merged = false;
 	c->ntargets = 0;
+}
+
+/* top_collect.h: key w's retainer paths, read from the drilled process now. */
+void top_collect_why(struct top_collector *collector, pid_t pid, struct top_ui *ui)
+{
+	const char *classes[1] = {ui->drill_name};
+	struct why_report why = {0};
+	struct top_target *tt = NULL;
+	char err[512];
+	double t0 = now_seconds();
+	size_t i;
+
+	for (i = 0; i < collector->ntargets && !tt; i++)
+		if (!collector->targets[i].gone &&
+		    (!pid || collector->targets[i].target.pid == pid))
+			tt = &collector->targets[i];
+	snprintf(ui->why_class, sizeof(ui->why_class), "%s", ui->drill_name);
+	ui->nwhy = 0;
+	if (!tt) {
+		snprintf(ui->why_status, sizeof(ui->why_status), "(its process is gone)");
+		return;
+	}
+	if (why_top_paths(&tt->target, classes, 1, &why, err, sizeof(err))) {
+		snprintf(ui->why_status, sizeof(ui->why_status), "(not read: %.200s)", err);
+		why_free(&why);
+		return;
+	}
+	for (i = 0; why.ntargets && i < why.targets[0].npaths && i < 3; i++) {
+		const struct why_path *p = &why.targets[0].paths[i];
+		char kind_line[600];
+
+		why_path_line(p, kind_line, sizeof(kind_line));
+		snprintf(ui->why_lines[i], sizeof(ui->why_lines[i]), "%s %.480s", p->root_kind, kind_line);
+		ui->why_counts[i] = p->count;
+		ui->nwhy++;
+	}
+	snprintf(ui->why_status, sizeof(ui->why_status),
+		 "PID %d: %" PRIu64 " live, %" PRIu64 " on no walked path; read in %.1f s",
+		 (int) tt->target.pid, why.ntargets ? why.targets[0].count : 0,
+		 why.ntargets ? why.targets[0].unexplained : 0, now_seconds() - t0);
+	why_free(&why);
 }

@@ -51,4 +51,13 @@ double top_collect_poll(struct top_collector *c, double now, double max);
 const struct report *top_collect_drill(struct top_collector *c, pid_t pid);
 void top_collect_free(struct top_collector *c);
 
+struct top_ui;
+/*
+ * Key w in the drill-down: the top retainer paths of ui->drill_name in pid's
+ * process (the first one alive when pid is 0), read now by `why` into ui's
+ * why_* lines.  The screen waits: a walk takes about a second per million
+ * objects.
+ */
+void top_collect_why(struct top_collector *c, pid_t pid, struct top_ui *ui);
+
 #endif

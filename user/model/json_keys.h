@@ -34,6 +34,7 @@
 	X(doubt) \
 	X(dropped) \
 	X(duration_s) \
+	X(edges) \
 	X(end_read_while_compacting) \
 	X(end_reason) \
 	X(errors) \
@@ -53,6 +54,7 @@
 	X(free) \
 	X(freed) \
 	X(from) \
+	X(frozen) \
 	X(garbage) \
 	X(garbage_types) \
 	X(gc_count) \
@@ -65,9 +67,11 @@
 	X(header_read_errors) \
 	X(heap) \
 	X(heap_end) \
+	X(heap_seconds) \
 	X(heap_start) \
 	X(host) \
 	X(interval_s) \
+	X(kind) \
 	X(label) \
 	X(layout) \
 	X(libruby) \
@@ -86,12 +90,17 @@
 	X(new_unaged) \
 	X(no_site) \
 	X(not_followed) \
+	X(not_walked) \
 	X(ns_pid) \
 	X(number) \
+	X(objects) \
 	X(old) \
 	X(old_retained) \
+	X(opaque_data) \
 	X(pages) \
 	X(path) \
+	X(paths) \
+	X(paused_ms) \
 	X(per_min) \
 	X(period) \
 	X(period_allocated) \
@@ -100,15 +109,22 @@
 	X(processes) \
 	X(proved) \
 	X(rbmemtrace_version) \
+	X(reached) \
+	X(reads) \
 	X(reason) \
+	X(rechecked) \
 	X(retained) \
 	X(retained_ages) \
+	X(retainer) \
+	X(root) \
+	X(roots) \
 	X(rss_bytes) \
 	X(ruby_version) \
 	X(sample) \
 	X(sampling) \
 	X(scale) \
 	X(seconds) \
+	X(selection) \
 	X(site) \
 	X(sites) \
 	X(slots) \
@@ -121,18 +137,24 @@
 	X(suspects) \
 	X(sweeping) \
 	X(target_exited) \
+	X(targets) \
 	X(time) \
 	X(total_allocated_objects) \
 	X(total_freed_objects) \
 	X(totals) \
 	X(traced) \
+	X(tracer_bytes) \
 	X(trend) \
 	X(truncated) \
 	X(types) \
+	X(unexplained) \
 	X(unjudged) \
+	X(unread) \
 	X(untraced) \
 	X(untracked) \
 	X(uptime_s) \
+	X(via) \
+	X(walk) \
 	X(why) \
 	X(window_s) \
 	X(windows) \

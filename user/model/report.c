@@ -384,6 +384,40 @@ int report_add_counts(struct report *r, const char *class_name, const struct sta
 	return st ? add_stack(r, class_name, st, c, NULL, a) : 0;
 }
 
+int report_add_retainer(struct report *r, const char *class_name, const char *root_kind,
+			const char *path, uint64_t count, uint64_t live)
+{
+	struct report_retainer *n = realloc(r->retainers, (r->nretainers + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	r->retainers = n;
+	n = &r->retainers[r->nretainers];
+	n->class_name = strdup(class_name);
+	n->root_kind = strdup(root_kind);
+	n->path = strdup(path);
+	n->count = count;
+	n->live = live;
+	if (!n->class_name || !n->root_kind || !n->path) {
+		free(n->class_name);
+		free(n->root_kind);
+		free(n->path);
+		return -ENOMEM;
+	}
+	r->nretainers++;
+	return 0;
+}
+
+const struct report_retainer *report_retainer_of(const struct report *r, const char *class_name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nretainers; i++)
+		if (!strcmp(r->retainers[i].class_name, class_name))
+			return &r->retainers[i];
+	return NULL;
+}
+
 void report_free(struct report *r)
 {
 	size_t i;
@@ -403,6 +437,14 @@ void report_free(struct report *r)
 	free(r->stacks);
 	u64map_free(&r->stacks_by_key, NULL);
 	strpool_free(&r->strings);
+	for (i = 0; i < r->nretainers; i++) {
+		free(r->retainers[i].class_name);
+		free(r->retainers[i].root_kind);
+		free(r->retainers[i].path);
+	}
+	free(r->retainers);
+	r->retainers = NULL;
+	r->nretainers = 0;
 	r->sites = NULL;
 	r->stacks = NULL;
 	r->nsites = r->nstacks = 0;

@@ -295,8 +295,29 @@ struct report {
 
 	struct suspect suspects[MAX_SUSPECTS];
 	size_t nsuspects;
+	/* `why` at the end of a trace: each suspect class's top retainer path (may be none) */
+	struct report_retainer *retainers;
+	size_t nretainers;
 	bool suspects_by_all_retained; /* fewer than 3 GCs ran: age could not tell */
 };
+
+/*
+ * A suspect's top retainer path, as `why` found it at the end of the trace:
+ * its root's kind, the path in one line ("local store in <main> (app.rb:46)
+ * App::SessionStore > @sessions Hash > {value} Session"), and how many of
+ * the class's live objects it holds.
+ */
+struct report_retainer {
+	char *class_name;
+	char *root_kind;
+	char *path;
+	uint64_t count, live;
+};
+/* Keeps the retainer of class_name (copied).  0 or -ENOMEM. */
+int report_add_retainer(struct report *r, const char *class_name, const char *root_kind,
+			const char *path, uint64_t count, uint64_t live);
+/* The retainer found for class_name, or NULL. */
+const struct report_retainer *report_retainer_of(const struct report *r, const char *class_name);
 
 /* The row called name, created with zero counts if new; NULL when out of memory. */
 struct class_row *report_row(struct report *r, const char *name);

@@ -200,6 +200,7 @@ static void write_stacks(struct jw *w, const struct report *r)
 
 static void write_suspects(struct jw *w, const struct report *r)
 {
+	const struct report_retainer *rt;
 	size_t i;
 
 	jw_array(w, JK(suspects), JW_LINES);
@@ -221,6 +222,14 @@ static void write_suspects(struct jw *w, const struct report *r)
 		}
 		if (s->stack)
 			write_frames(w, s->stack->stack);
+		if ((rt = report_retainer_of(r, s->class_name))) {
+			jw_object(w, JK(retainer), JW_INLINE);
+			jw_string(w, JK(kind), rt->root_kind);
+			jw_string(w, JK(path), rt->path);
+			jw_u64(w, JK(count), rt->count);
+			jw_u64(w, JK(live), rt->live);
+			jw_end(w);
+		}
 		jw_end(w);
 	}
 	jw_end(w);

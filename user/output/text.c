@@ -145,6 +145,7 @@ static void write_header(FILE *out, const struct report *r)
 
 static void write_suspects(FILE *out, const struct report *r)
 {
+	const struct report_retainer *rt;
 	char name[1024], frame[1024];
 	size_t i, j;
 
@@ -169,6 +170,10 @@ static void write_suspects(FILE *out, const struct report *r)
 			frame_display_name(&s->stack->stack->frames[j], frame, sizeof(frame));
 			fprintf(out, "    %s %s\n", j ? "  from" : "  in", term_escape(frame, name, sizeof(name)));
 		}
+		if ((rt = report_retainer_of(r, s->class_name)))
+			fprintf(out, "    held by %s %s (%" PRIu64 " of %" PRIu64 " live)\n",
+				rt->root_kind, term_escape(rt->path, name, sizeof(name)), rt->count,
+				rt->live);
 	}
 }
 

@@ -27,6 +27,12 @@ struct top_ui {
 	bool ascii;	      /* no UTF-8 terminal: ASCII trend */
 	char message[256];    /* one line for the status bar; "" none */
 	double message_until; /* when it gives the bar back to the keys */
+	/* The drill-down's `why` (key w): who holds the class's live objects */
+	char why_class[512];	/* the class it was read for; "" none */
+	char why_status[256];	/* "45000 live, read in 0.3 s", or why not */
+	char why_lines[3][512]; /* the top paths, each in one line */
+	uint64_t why_counts[3];
+	size_t nwhy;
 	double interval;
 };
 

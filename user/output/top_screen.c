@@ -196,6 +196,27 @@ static int cmp_stacks(const void *a, const void *b)
 	return cmp_counts(&x->counts, &x->est, &x->ages, &y->counts, &y->est, &y->ages);
 }
 
+/* Key w: the class's top retainer paths, as `why` read them (the paths' names escaped). */
+static int draw_why(const struct top_ui *ui, int y, int bottom)
+{
+	char line[1200], esc[1100], n1[32];
+	size_t i;
+
+	if (!ui->why_class[0] || strcmp(ui->why_class, ui->drill_name))
+		return y;
+	attron(A_BOLD);
+	snprintf(line, sizeof(line), "  WHO HOLDS IT (w: read again)  %s", ui->why_status);
+	put_clipped(y++, 0, line);
+	attroff(A_BOLD);
+	for (i = 0; i < ui->nwhy && y < bottom - 1; i++) {
+		term_escape(ui->why_lines[i], esc, sizeof(esc));
+		snprintf(line, sizeof(line), "  %10s  %s",
+			 top_fmt_count((double) ui->why_counts[i], n1, sizeof(n1)), esc);
+		put_clipped(y++, 0, line);
+	}
+	return y + 1;
+}
+
 static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct report *d, int y,
 		       int bottom)
 {
@@ -214,8 +235,9 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 	snprintf(line, sizeof(line), "%s%s  live %s  change %+" PRId64 "%s", name,
 		 ui->drill_pid ? "" : " (all processes)",
 		 row ? top_fmt_count(row->live, n1, sizeof(n1)) : "0", row ? row->change : 0,
-		 "   (Esc or Left: back)");
+		 "   (Esc or Left: back; w: who holds it)");
 	put_bar(y++, line);
+	y = draw_why(ui, y, bottom);
 	if (!d || !d->sampling.on || d->sampling.windows == 0) {
 		put_clipped(y + 1, 2,
 			    "Sampling allocation windows within the budget; the first "
@@ -310,6 +332,7 @@ static void draw_help(int y)
 	    "  Enter           the selected class's allocation sites and call paths",
 	    "                  (starts sampled windows within --max-overhead)",
 	    "  Esc, Left       back from the sites",
+	    "  w               in the sites: who holds the class's live objects (rbmemtrace why)",
 	    "  s               rows summed by class over processes / per process",
 	    "  Up Down PgUp PgDn Home End   move",
 	    "  q               quit",

@@ -21,4 +21,12 @@ static inline int target_read_u64(pid_t pid, uint64_t addr, uint64_t *v)
  */
 void target_read_many(pid_t pid, const uint64_t *addrs, size_t n, size_t each, void *out, bool *ok);
 
+/*
+ * Reads lens[i] bytes at addrs[i] for each i < n, one piece after another
+ * into out (the sum of lens), up to a thousand pieces a call; ok[i] says
+ * whether piece i was readable.
+ */
+void target_read_each(pid_t pid, const uint64_t *addrs, const uint32_t *lens, size_t n, void *out,
+		      bool *ok);
+
 #endif

@@ -102,7 +102,11 @@ static bool type_name(struct ev *e, const char *s, size_t n, uint64_t *size, boo
 		if (!isalnum((unsigned char) *q) && *q != '_' && *q != '*' &&
 		    !isspace((unsigned char) *q))
 			return false;
-	if (memchr(s, '*', n)) {
+	if ((q = memchr(s, '*', n))) {
+		/* "(T *)" is a cast; "(SIZEOF_VALUE * 8)" a product: only stars follow a type's */
+		for (; q < end; q++)
+			if (*q != '*' && !isspace((unsigned char) *q))
+				return false;
 		*size = 8;
 		*is_signed = false;
 		return true;

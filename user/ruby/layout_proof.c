@@ -18,6 +18,7 @@
 #include "elf_code.h"
 #include "gc_counters.h"
 #include "layout_proof.h"
+#include "layout_proof_impl.h"
 #include "procmaps.h"
 #include "rbmemtrace.h"
 #include "ruby_string.h"
@@ -29,16 +30,18 @@
 #define MAX_FRAMES 256
 #define MAX_GC_COUNT (1ULL << 40)
 #define MAX_OBJECTS (1ULL << 40)
+/* Object < its included modules' iclasses < BasicObject: a Rails app includes dozens */
+#define MAX_ANCESTORS 256
 
 static const char *const group_names[PROOF_GROUPS] = {
     [PROOF_GC] = "gc",	       [PROOF_HEAP] = "heap",	  [PROOF_CLASSES] = "classes",
-    [PROOF_STACKS] = "stacks", [PROOF_PROBES] = "probes",
+    [PROOF_STACKS] = "stacks", [PROOF_PROBES] = "probes",	  [PROOF_REFS] = "refs",
 };
 
 static const char *const group_gives[PROOF_GROUPS] = {
     [PROOF_GC] = "GC counters or object ages", [PROOF_HEAP] = "heap census",
     [PROOF_CLASSES] = "class names",	       [PROOF_STACKS] = "sites or call paths",
-    [PROOF_PROBES] = "allocation probes",
+    [PROOF_PROBES] = "allocation probes",	       [PROOF_REFS] = "retainer paths",
 };
 
 const char *proof_group_name(enum proof_group g)
@@ -51,18 +54,8 @@ const char *proof_group_gives(enum proof_group g)
 	return g < PROOF_GROUPS ? group_gives[g] : "?";
 }
 
-struct prover {
-	struct ruby_target *t;
-	struct group_proof *g;
-	bool launched; /* stopped before its main script ran: no Ruby frame yet */
-	/* what the gc and heap groups read, for the checks that join them */
-	struct gc_counters counters;
-	uint64_t heap_slots;
-	uint64_t pages;
-};
-
 /* Records a check of the current group; false if it failed (the group then fails). */
-static bool check(struct prover *p, const char *name, bool ok, const char *fmt, ...)
+bool proof_check(struct prover *p, const char *name, bool ok, const char *fmt, ...)
 {
 	struct group_proof *g = p->g;
 	struct proof_check *c;
@@ -83,14 +76,14 @@ static bool check(struct prover *p, const char *name, bool ok, const char *fmt, 
 	return ok;
 }
 
-static bool readable(struct prover *p, uint64_t addr, void *buf, size_t len)
+bool proof_readable(struct prover *p, uint64_t addr, void *buf, size_t len)
 {
 	return addr && !(addr & 7) && target_read(p->t->pid, addr, buf, len) == 0;
 }
 
-static bool read_word(struct prover *p, uint64_t addr, uint64_t *v)
+bool proof_read_word(struct prover *p, uint64_t addr, uint64_t *v)
 {
-	return readable(p, addr, v, sizeof(*v));
+	return proof_readable(p, addr, v, sizeof(*v));
 }
 
 /* ---- gc: vm -> objspace and its counters ---- */
@@ -107,11 +100,11 @@ static bool check_pools(struct prover *p)
 			      l->pool_slot_size;
 
 		if (target_read(p->t->pid, at, &size, sizeof(size)) || size != l->slot_size << i)
-			return check(p, "size pools", false,
+			return proof_check(p, "size pools", false,
 				     "pool %u's slot size (objspace +%" PRIu64 ") reads %u, not %u",
 				     i, at - p->t->objspace, size, l->slot_size << i);
 	}
-	return check(p, "size pools", true, "%u pools of slots %u..%u bytes", l->pool_count,
+	return proof_check(p, "size pools", true, "%u pools of slots %u..%u bytes", l->pool_count,
 		     l->slot_size, l->slot_size << (l->pool_count - 1));
 }
 
@@ -123,38 +116,38 @@ static void prove_gc(struct prover *p)
 	uint32_t mode;
 	bool ok;
 
-	if (!check(p, "vm", p->t->vm_ptr_addr && p->t->vm && !(p->t->vm & 7),
+	if (!proof_check(p, "vm", p->t->vm_ptr_addr && p->t->vm && !(p->t->vm & 7),
 		   "ruby_current_vm_ptr at 0x%" PRIx64 " holds 0x%" PRIx64, p->t->vm_ptr_addr,
 		   p->t->vm))
 		return;
-	ok = p->t->objspace && !(p->t->objspace & 7) && read_word(p, p->t->objspace, &word);
-	if (!check(p, "objspace", ok, "vm->objspace (vm + %u) is 0x%" PRIx64, l->vm_objspace,
+	ok = p->t->objspace && !(p->t->objspace & 7) && proof_read_word(p, p->t->objspace, &word);
+	if (!proof_check(p, "objspace", ok, "vm->objspace (vm + %u) is 0x%" PRIx64, l->vm_objspace,
 		   p->t->objspace))
 		return;
 	ok = gc_counters_read(p->t->pid, l, p->t->objspace, &p->counters) == 0;
-	if (!check(p, "counters", ok, "%s at objspace 0x%" PRIx64, ok ? "read" : "unreadable",
+	if (!proof_check(p, "counters", ok, "%s at objspace 0x%" PRIx64, ok ? "read" : "unreadable",
 		   p->t->objspace))
 		return;
 	/* a bit-field word of a dozen flags: what lies above them is 0 */
 	mode = p->counters.flags & l->objspace_flags_mode_mask;
-	if (!check(p, "flags", mode <= 2 && p->counters.flags < (1u << 16),
+	if (!proof_check(p, "flags", mode <= 2 && p->counters.flags < (1u << 16),
 		   "mode %u in flags 0x%x (at +%u)", mode, p->counters.flags, l->objspace_flags))
 		return;
 	if (!check_pools(p))
 		return;
-	if (!check(p, "GC.count", p->counters.gc_count < MAX_GC_COUNT, "%" PRIu64 " (at +%u)",
+	if (!proof_check(p, "GC.count", p->counters.gc_count < MAX_GC_COUNT, "%" PRIu64 " (at +%u)",
 		   p->counters.gc_count, l->objspace_gc_count))
 		return;
 	live = p->counters.allocated - p->counters.freed;
-	if (!check(p, "allocated >= freed",
+	if (!proof_check(p, "allocated >= freed",
 		   p->counters.allocated >= p->counters.freed && live > 0 && live < MAX_OBJECTS,
 		   "allocated %" PRIu64 ", freed %" PRIu64, p->counters.allocated,
 		   p->counters.freed))
 		return;
 	if (l->objspace_compact_count) {
-		ok = read_word(p, p->t->objspace + l->objspace_compact_count, &compact) &&
+		ok = proof_read_word(p, p->t->objspace + l->objspace_compact_count, &compact) &&
 		     compact <= p->counters.gc_count;
-		if (!check(p, "compactions <= GCs", ok,
+		if (!proof_check(p, "compactions <= GCs", ok,
 			   "compact_count %" PRIu64 " (at +%u), GC.count %" PRIu64, compact,
 			   l->objspace_compact_count, p->counters.gc_count))
 			return;
@@ -162,7 +155,7 @@ static void prove_gc(struct prover *p)
 	ok = gc_counters_read(p->t->pid, l, p->t->objspace, &again) == 0 &&
 	     again.allocated >= p->counters.allocated && again.freed >= p->counters.freed &&
 	     again.gc_count >= p->counters.gc_count && again.gc_count - p->counters.gc_count < 1000;
-	check(p, "counters only grow", ok,
+	proof_check(p, "counters only grow", ok,
 	      "allocated %" PRIu64 " then %" PRIu64 ", GC.count %" PRIu64 " then %" PRIu64,
 	      p->counters.allocated, again.allocated, p->counters.gc_count, again.gc_count);
 }
@@ -184,7 +177,7 @@ static const char *page_fault(struct prover *p, uint64_t page, uint64_t *start, 
 	uint16_t total, slot_size = (uint16_t) l->slot_size;
 	uint32_t i;
 
-	if (l->page_read_size > sizeof(hdr) || !readable(p, page, hdr, l->page_read_size)) {
+	if (l->page_read_size > sizeof(hdr) || !proof_readable(p, page, hdr, l->page_read_size)) {
 		snprintf(detail, n, "page 0x%" PRIx64 " unreadable", page);
 		return "page";
 	}
@@ -193,7 +186,7 @@ static const char *page_fault(struct prover *p, uint64_t page, uint64_t *start, 
 	if (l->pool_count > 1)
 		memcpy(&slot_size, hdr + l->page_slot_size, 2);
 	body = *start & ~(uint64_t) (l->page_size - 1);
-	if (!read_word(p, body, &back) || back != page) {
+	if (!proof_read_word(p, body, &back) || back != page) {
 		snprintf(detail, n,
 			 "page 0x%" PRIx64 ": start 0x%" PRIx64
 			 " (at +%u), its body's first word 0x%" PRIx64,
@@ -209,7 +202,7 @@ static const char *page_fault(struct prover *p, uint64_t page, uint64_t *start, 
 	}
 	p->heap_slots += total;
 	for (i = 0; i < 8 && i < total; i++) {
-		if (!read_word(p, *start + (uint64_t) i * slot_size, &flags) ||
+		if (!proof_read_word(p, *start + (uint64_t) i * slot_size, &flags) ||
 		    !valid_type(flags & RB_T_MASK)) {
 			snprintf(detail, n, "slot %u of page 0x%" PRIx64 ": flags 0x%" PRIx64, i,
 				 page, flags);
@@ -224,13 +217,13 @@ static int read_page_table(struct prover *p, uint64_t **table)
 	const struct ruby_layout *l = &p->t->layout;
 	uint64_t sorted, npages;
 
-	if (!read_word(p, p->t->objspace + l->objspace_sorted, &sorted))
+	if (!proof_read_word(p, p->t->objspace + l->objspace_sorted, &sorted))
 		return -EFAULT;
 	if (l->sorted_darray_data) {
-		if (!read_word(p, sorted, &npages))
+		if (!proof_read_word(p, sorted, &npages))
 			return -EFAULT;
 		sorted += l->sorted_darray_data;
-	} else if (!read_word(p, p->t->objspace + l->objspace_allocated_pages, &npages)) {
+	} else if (!proof_read_word(p, p->t->objspace + l->objspace_allocated_pages, &npages)) {
 		return -EFAULT;
 	}
 	p->pages = npages;
@@ -239,7 +232,7 @@ static int read_page_table(struct prover *p, uint64_t **table)
 	*table = malloc(npages * sizeof(**table));
 	if (!*table)
 		return -ENOMEM;
-	if (!readable(p, sorted, *table, npages * sizeof(**table))) {
+	if (!proof_readable(p, sorted, *table, npages * sizeof(**table))) {
 		free(*table);
 		return -EFAULT;
 	}
@@ -277,7 +270,7 @@ static void prove_heap(struct prover *p, bool counters_proved)
 	int ret;
 
 	ret = read_page_table(p, &table);
-	if (!check(p, "page table", ret == 0, "%" PRIu64 " pages (%s)", p->pages,
+	if (!proof_check(p, "page table", ret == 0, "%" PRIu64 " pages (%s)", p->pages,
 		   ret ? strerror(-ret) : "readable"))
 		return;
 	step = p->pages > SAMPLE_PAGES ? p->pages / SAMPLE_PAGES : 1;
@@ -292,10 +285,10 @@ static void prove_heap(struct prover *p, bool counters_proved)
 		last_start = start;
 	}
 	if (fault) {
-		check(p, fault, false, "%s", detail);
+		proof_check(p, fault, false, "%s", detail);
 		goto out;
 	}
-	check(p, "pages", true,
+	proof_check(p, "pages", true,
 	      "%zu of %" PRIu64 " sampled: each body points back at its page, its slots fit, "
 	      "hold objects, in address order",
 	      sampled, p->pages);
@@ -304,7 +297,7 @@ static void prove_heap(struct prover *p, bool counters_proved)
 	/* GC.stat's live objects fit the heap's slots (objects made meanwhile: a margin) */
 	slots = all_slots(p, table);
 	live = p->counters.allocated - p->counters.freed;
-	check(p, "live objects fit the slots", slots && live <= slots + slots / 4,
+	proof_check(p, "live objects fit the slots", slots && live <= slots + slots / 4,
 	      "%" PRIu64 " live by GC.stat, %" PRIu64 " slots in %" PRIu64 " pages", live, slots,
 	      p->pages);
 out:
@@ -319,10 +312,10 @@ static bool named(struct prover *p, struct class_namer *cn, const char *global, 
 	uint64_t klass, flags = 0;
 	const char *name = "";
 
-	if (ruby_target_global_value(p->t, global, &klass) == 0 && read_word(p, klass, &flags) &&
+	if (ruby_target_global_value(p->t, global, &klass) == 0 && proof_read_word(p, klass, &flags) &&
 	    (flags & RB_T_MASK) == type)
 		name = class_namer_name(cn, klass);
-	return check(p, want, !strcmp(name, want), "%s reads as \"%s\" (flags 0x%" PRIx64 ")",
+	return proof_check(p, want, !strcmp(name, want), "%s reads as \"%s\" (flags 0x%" PRIx64 ")",
 		     global, name, flags);
 }
 
@@ -337,7 +330,7 @@ static void prove_classes(struct prover *p)
 
 	ok = ruby_target_global_value(p->t, "rb_cObject", &object) == 0 &&
 	     class_namer_init(&cn, p->t->pid, l, object, err, sizeof(err)) == 0;
-	if (!check(p, "Object's class path", ok, "%s",
+	if (!proof_check(p, "Object's class path", ok, "%s",
 		   ok ? "found among its ivars or in its classext" : err))
 		return;
 	if (named(p, &cn, "rb_cObject", "Object", RB_T_CLASS) &&
@@ -345,12 +338,12 @@ static void prove_classes(struct prover *p)
 	    named(p, &cn, "rb_mKernel", "Kernel", RB_T_MODULE) &&
 	    named(p, &cn, "rb_cString", "String", RB_T_CLASS) &&
 	    ruby_target_global_value(p->t, "rb_cBasicObject", &basic) == 0) {
-		/* Object's superclasses: Kernel's iclass, then BasicObject */
-		for (klass = object, hops = 0; hops < 4 && klass != basic; hops++)
-			if (!read_word(p, klass + l->rclass_super, &klass) ||
-			    !read_word(p, klass, &flags))
+		/* Object's superclasses: the iclasses of what it includes (Kernel...), then BasicObject */
+		for (klass = object, hops = 0; hops < MAX_ANCESTORS && klass != basic; hops++)
+			if (!proof_read_word(p, klass + l->rclass_super, &klass) ||
+			    !proof_read_word(p, klass, &flags))
 				break;
-		check(p, "Object < BasicObject", klass == basic,
+		proof_check(p, "Object < BasicObject", klass == basic,
 		      "%s through RClass.super (+%u) in %d steps",
 		      klass == basic ? "reached" : "not reached", l->rclass_super, hops);
 	}
@@ -366,17 +359,17 @@ static bool valid_iseq(struct prover *p, uint64_t iseq, uint64_t pc, char *label
 	uint32_t size = 0;
 
 	label[0] = '\0';
-	if (!read_word(p, iseq, &flags) || (flags & RB_T_MASK) != RB_T_IMEMO ||
+	if (!proof_read_word(p, iseq, &flags) || (flags & RB_T_MASK) != RB_T_IMEMO ||
 	    ((flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK) != l->imemo_iseq)
 		return false;
-	if (!read_word(p, iseq + l->iseq_body, &body) ||
-	    !read_word(p, body + l->body_iseq_encoded, &encoded) ||
+	if (!proof_read_word(p, iseq + l->iseq_body, &body) ||
+	    !proof_read_word(p, body + l->body_iseq_encoded, &encoded) ||
 	    target_read(p->t->pid, body + l->body_iseq_size, &size, sizeof(size)) ||
 	    target_read(p->t->pid, body + l->body_first_lineno, &lineno, l->body_first_lineno_size))
 		return false;
 	if (l->body_first_lineno_size == 8)
 		lineno >>= 1; /* a Fixnum */
-	if (!read_word(p, body + l->body_location_label, &flags) ||
+	if (!proof_read_word(p, body + l->body_location_label, &flags) ||
 	    ruby_read_string(p->t->pid, l, flags, label, n))
 		return false;
 	/* pc inside the instructions, a plausible first line, a printable label */
@@ -393,30 +386,30 @@ static void prove_stacks(struct prover *p)
 	unsigned int frames = 0, ruby_frames = 0;
 	bool ok;
 
-	ok = read_word(p, ractor_var, &ractor) && ractor;
-	if (!check(p, "main ractor", ok,
+	ok = proof_read_word(p, ractor_var, &ractor) && ractor;
+	if (!proof_check(p, "main ractor", ok,
 		   "ruby_single_main_ractor at 0x%" PRIx64 " holds 0x%" PRIx64, ractor_var, ractor))
 		return;
-	ok = read_word(p, ractor + l->ractor_main_thread, &thread) &&
-	     read_word(p, thread + l->thread_self, &self) && read_word(p, self, &back) &&
+	ok = proof_read_word(p, ractor + l->ractor_main_thread, &thread) &&
+	     proof_read_word(p, thread + l->thread_self, &self) && proof_read_word(p, self, &back) &&
 	     (back & RB_T_MASK) == 0x0c; /* T_DATA: the Thread object */
-	if (!check(p, "main thread", ok,
+	if (!proof_check(p, "main thread", ok,
 		   "ractor +%u -> thread 0x%" PRIx64 ", its self (+%u) 0x%" PRIx64
 		   " (flags 0x%" PRIx64 ")",
 		   l->ractor_main_thread, thread, l->thread_self, self, back))
 		return;
 	back = 0;
-	ok = read_word(p, thread + l->thread_ec, &ec) &&
-	     read_word(p, ec + l->ec_thread_ptr, &back) && back == thread;
-	if (!check(p, "thread's ec", ok,
+	ok = proof_read_word(p, thread + l->thread_ec, &ec) &&
+	     proof_read_word(p, ec + l->ec_thread_ptr, &back) && back == thread;
+	if (!proof_check(p, "thread's ec", ok,
 		   "thread +%u -> ec 0x%" PRIx64 ", whose thread_ptr (+%u) is 0x%" PRIx64,
 		   l->thread_ec, ec, l->ec_thread_ptr, back))
 		return;
-	ok = read_word(p, ec + l->ec_vm_stack, &stack) &&
-	     read_word(p, ec + l->ec_vm_stack_size, &size) && read_word(p, ec + l->ec_cfp, &cfp) &&
+	ok = proof_read_word(p, ec + l->ec_vm_stack, &stack) &&
+	     proof_read_word(p, ec + l->ec_vm_stack_size, &size) && proof_read_word(p, ec + l->ec_cfp, &cfp) &&
 	     size >= 1024 && size < (1u << 28) && cfp > stack && cfp < stack + size * 8 &&
 	     (stack + size * 8 - cfp) % l->cfp_size == 0;
-	if (!check(p, "frame in its VM stack", ok,
+	if (!proof_check(p, "frame in its VM stack", ok,
 		   "vm_stack 0x%" PRIx64 " of %" PRIu64 " words, cfp 0x%" PRIx64 " (frames of %u)",
 		   stack, size, cfp, l->cfp_size))
 		return;
@@ -425,7 +418,7 @@ static void prove_stacks(struct prover *p)
 	for (; cfp < end && frames < MAX_FRAMES; cfp += l->cfp_size, frames++) {
 		uint64_t iseq, pc;
 
-		if (l->cfp_size > sizeof(frame) || !readable(p, cfp, frame, l->cfp_size))
+		if (l->cfp_size > sizeof(frame) || !proof_readable(p, cfp, frame, l->cfp_size))
 			break;
 		iseq = frame[l->cfp_iseq / 8];
 		pc = frame[l->cfp_pc / 8];
@@ -434,10 +427,10 @@ static void prove_stacks(struct prover *p)
 		if (!valid_iseq(p, iseq, pc, label, sizeof(label))) {
 			uint64_t flags = 0;
 
-			read_word(p, iseq, &flags);
+			proof_read_word(p, iseq, &flags);
 			if ((flags & RB_T_MASK) != RB_T_IMEMO)
 				continue; /* a C frame's iseq slot holds its method entry */
-			check(p, "frames name their code", false,
+			proof_check(p, "frames name their code", false,
 			      "frame %u: iseq 0x%" PRIx64 " pc 0x%" PRIx64 " does not read as one",
 			      frames, iseq, pc);
 			return;
@@ -445,12 +438,12 @@ static void prove_stacks(struct prover *p)
 		if (!ruby_frames++)
 			snprintf(first, sizeof(first), "%s", label);
 	}
-	if (!check(p, "frames name their code", ruby_frames || p->launched,
+	if (!proof_check(p, "frames name their code", ruby_frames || p->launched,
 		   "%u Ruby frames of %u (innermost \"%s\", outermost \"%s\")", ruby_frames, frames,
 		   first, label))
 		return;
 	ok = ruby_target_ec_tls(p->t, &modid, &tls) == 0;
-	check(p, "ruby_current_ec's TLS", ok, "module %" PRIu64 ", offset %" PRIu64, modid, tls);
+	proof_check(p, "ruby_current_ec's TLS", ok, "module %" PRIu64 ", offset %" PRIu64, modid, tls);
 }
 
 /* ---- probes: the allocation entry points ---- */
@@ -463,24 +456,24 @@ static void prove_probes(struct prover *p)
 	uint64_t vaddr, file_offset;
 	size_t i, len;
 
-	if (!check(p, "entry points known", a != NULL, "%s for Ruby %s", a ? "listed" : "none",
+	if (!proof_check(p, "entry points known", a != NULL, "%s for Ruby %s", a ? "listed" : "none",
 		   p->t->version) ||
-	    !check(p, "libruby readable", elf_code_open(p->t->img.host_path, &ec) == 0, "%s",
+	    !proof_check(p, "libruby readable", elf_code_open(p->t->img.host_path, &ec) == 0, "%s",
 		   p->t->img.path))
 		return;
 	for (i = 0; a->functions[i]; i++) {
 		len = sizeof(code);
 		if (elf_code_function(ec, a->functions[i], code, &len, &vaddr) || len < 4) {
-			check(p, "entry points exist", false, "%s is not a function of %s",
+			proof_check(p, "entry points exist", false, "%s is not a function of %s",
 			      a->functions[i], p->t->img.path);
 			goto out;
 		}
 	}
-	check(p, "entry points exist", i > 0, "%zu functions of %s", i, p->t->img.path);
+	proof_check(p, "entry points exist", i > 0, "%zu functions of %s", i, p->t->img.path);
 	if (a->hidden_class_allocator) {
 		bool ok = ruby_target_class_allocator_offset(p->t, &file_offset) == 0;
 
-		check(p, "rb_class_allocate_instance", ok,
+		proof_check(p, "rb_class_allocate_instance", ok,
 		      "BasicObject's allocator (classext +%u) %s", p->t->layout.classext_allocator,
 		      ok ? "points into libruby's code" : "is no code of libruby");
 	}
@@ -509,7 +502,7 @@ static void run(struct prover *p, enum proof_group g, unsigned int groups)
 		break;
 	case PROOF_HEAP:
 		if (p->t->proof.groups[PROOF_GC].status == PROOF_FAILED)
-			check(p, "objspace", false, "the gc group failed");
+			proof_check(p, "objspace", false, "the gc group failed");
 		else
 			prove_heap(p, p->t->proof.groups[PROOF_GC].status == PROOF_PROVED);
 		break;
@@ -521,6 +514,9 @@ static void run(struct prover *p, enum proof_group g, unsigned int groups)
 		break;
 	case PROOF_PROBES:
 		prove_probes(p);
+		break;
+	case PROOF_REFS:
+		prove_refs(p);
 		break;
 	default:
 		break;

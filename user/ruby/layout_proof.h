@@ -12,6 +12,8 @@
  *   classes  Object, BasicObject, Kernel, String read as themselves: names
  *   stacks   the main thread's frames: sites, labels, lines, call paths
  *   probes   the allocation entry points exist: tracing at all
+ *   refs     constants, globals, threads, data types, shapes read as Ruby's
+ *            own: retainer paths (`why`)
  *
  * What a mode refuses without, and what it only does without, is the
  * caller's (ruby_target_require).  -v lists every check.
@@ -27,6 +29,7 @@ enum proof_group {
 	PROOF_CLASSES,
 	PROOF_STACKS,
 	PROOF_PROBES,
+	PROOF_REFS,
 	PROOF_GROUPS,
 };
 #define PROOF_BIT(g) (1u << (g))

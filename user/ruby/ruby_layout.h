@@ -204,6 +204,116 @@ struct ruby_layout {
 	uint32_t fl_age_shift;
 	uint32_t old_age;   /* RVALUE_OLD_AGE */
 	uint32_t fl_exivar; /* generic ivars elsewhere: not counted */
+
+	/*
+	 * References, for `why` (proof group "refs"): what Ruby's GC marks, read
+	 * the way gc_mark_children and rb_gc_mark_roots read it.  Several of
+	 * these are at offset 0 in every series (noted "0 is real"); the fields
+	 * of one way of storing a thing (3.1's iv_index_tbl, 3.3+'s shapes) are
+	 * meaningful only where shape_size says that way is the series'.
+	 */
+	uint32_t refs_unknown; /* refs fields a DWARF read could not find; 0: all known */
+	/* T_OBJECT ivars: 3.1 as.heap {numiv, ivptr} or as.ary[obj_embed_max]; 3.3+ by shape */
+	uint32_t obj_ivptr;
+	uint32_t obj_embed_start;
+	uint32_t obj_embed_max;		/* ROBJECT_EMBED_LEN_MAX (3.1); 0: the shape says (3.3+) */
+	uint32_t classext_iv_index_tbl; /* 3.1: st_table ID -> iv_index entry (0 is real) */
+	uint32_t iv_index_entry_index;	/* 3.1: rb_iv_index_tbl_entry.index, u32 (0 is real) */
+	uint32_t classext_iv_ptr;	/* 3.3+: VALUE *iv_ptr, by the class's shape (0 is real) */
+	uint32_t classext_const_tbl;	/* rb_id_table of rb_const_entry_t * */
+	uint32_t const_entry_value;
+	/* Shapes (3.3+): rb_shape_tree_ptr->shape_list[flags >> shape_id_shift] */
+	uint32_t shape_size; /* sizeof(rb_shape_t); 0: no shapes (3.1) */
+	uint32_t shape_edge_name;
+	uint32_t shape_next_iv_index;	 /* u32 */
+	uint32_t shape_type;		 /* u8 */
+	uint32_t shape_parent_id;	 /* u32 */
+	uint32_t shape_id_shift;	 /* SHAPE_FLAG_SHIFT */
+	uint32_t shape_type_ivar;	 /* SHAPE_IVAR */
+	uint32_t shape_type_too_complex; /* SHAPE_OBJ_TOO_COMPLEX: ivars in an st_table */
+	uint32_t shape_too_complex_id;	 /* OBJ_TOO_COMPLEX_SHAPE_ID */
+	uint32_t shape_tree_list;	 /* rb_shape_tree_t.shape_list (0 is real) */
+	/* Arrays, strings, hashes, structs */
+	uint32_t ary_aux_shared;     /* as.heap.aux.shared_root: a shared array's root */
+	uint32_t str_aux_shared;     /* as.heap.aux.shared */
+	uint32_t hash_ifnone;	     /* the default value or proc */
+	uint64_t hash_proc_default;  /* RHASH_PROC_DEFAULT */
+	uint64_t hash_ar_bound_mask; /* RHASH_AR_TABLE_BOUND_MASK */
+	uint32_t hash_ar_bound_shift;
+	uint32_t ar_table_pairs;     /* {key, value}[8] in the ar_table (0 is real in 3.1) */
+	uint32_t struct_embed_shift; /* RSTRUCT_EMBED_LEN_SHIFT */
+	uint32_t struct_ptr;	     /* as.heap.ptr */
+	uint32_t struct_embed_start; /* as.ary */
+	/* T_DATA: RData, RTypedData and rb_data_type_t */
+	uint32_t data_dmark;
+	uint32_t data_data;
+	uint32_t tdata_type;
+	uint32_t tdata_typed_flag;
+	uint32_t tdata_data;
+	uint32_t tdata_embedded; /* TYPED_DATA_EMBEDDED in typed_flag; 0: none (3.1) */
+	uint32_t tdata_size;	 /* sizeof(struct RTypedData): where embedded data starts */
+	uint32_t datatype_name;	 /* wrap_struct_name (0 is real) */
+	uint32_t datatype_dmark; /* function.dmark: with decl_marking, the offsets list */
+	uint32_t datatype_flags;
+	uint64_t typed_decl_marking; /* RUBY_TYPED_DECL_MARKING; 0: none (3.1) */
+	/* Blocks: rb_proc_t (and rb_binding_t) start with struct rb_block */
+	uint32_t block_self; /* as.captured.self (0 is real) */
+	uint32_t block_ep;   /* as.captured.ep */
+	uint32_t block_code; /* as.captured.code */
+	uint32_t block_type; /* enum rb_block_type, u32 */
+	uint32_t block_type_iseq;
+	uint32_t block_type_ifunc;
+	/* imemo: env, cref, ifunc, memo; method entries and definitions */
+	uint32_t imemo_env; /* (0 is real) */
+	uint32_t env_iseq;
+	uint32_t env_ep;
+	uint32_t env_env;
+	uint32_t env_size;	 /* u32 */
+	uint32_t env_data_size;	 /* VM_ENV_DATA_SIZE */
+	uint32_t env_flag_local; /* VM_ENV_FLAG_LOCAL in ep[0]: no outer env */
+	uint32_t body_local_table;
+	uint32_t body_local_table_size; /* int */
+	uint32_t imemo_cref;
+	uint32_t cref_klass;
+	uint32_t cref_next;
+	uint32_t imemo_ifunc;
+	uint32_t ifunc_data;
+	uint32_t imemo_memo;
+	uint32_t memo_v1;
+	uint32_t memo_v2;
+	uint32_t me_defined_class;
+	uint32_t def_bmethod_proc;
+	uint32_t def_alias_me;
+	uint32_t def_iseq_cref;
+	uint32_t method_type_bmethod;
+	uint32_t method_type_alias;
+	/* Roots: rb_vm_t, the objspace's registered addresses, threads, globals, at_exit */
+	uint32_t vm_mark_object_ary;
+	uint32_t vm_special_exceptions; /* VALUE[5] */
+	uint32_t vm_top_self;
+	uint32_t vm_load_path;
+	uint32_t vm_expanded_load_path;
+	uint32_t vm_loaded_features;
+	/* 3.4: mark_object_ary is a pin_array_list (T_DATA) {next, len, array}; 0: an Array */
+	uint32_t pin_list_array;
+	uint32_t pin_list_len;
+	uint32_t pin_list_next;	       /* (0 is real) */
+	uint32_t vm_global_list;       /* 3.4: vm->global_object_list; 0: in the objspace */
+	uint32_t objspace_global_list; /* <= 3.3: objspace->global_list; 0: in the vm */
+	uint32_t ractor_threads_set;   /* ccan list of rb_thread_t, linked by lt_node (at 0) */
+	uint32_t thread_value;
+	uint32_t thread_invoke_proc; /* invoke_arg.proc.proc */
+	uint32_t thread_invoke_type; /* u32 */
+	uint32_t thread_invoke_type_proc;
+	uint32_t ec_local_storage; /* rb_id_table: Thread#[] (fiber locals) */
+	uint32_t ec_storage;	   /* 3.2+: Fiber[] storage; 0: none (3.1) */
+	uint32_t ec_errinfo;
+	uint32_t cfp_sp;
+	uint32_t gentry_var; /* rb_global_entry.var (0 is real) */
+	uint32_t gvar_data;
+	uint32_t gvar_marker;
+	uint32_t endproc_data; /* struct end_proc_data {func, data, next} */
+	uint32_t endproc_next;
 };
 
 /*

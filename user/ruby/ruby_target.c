@@ -329,6 +329,8 @@ static void skew_for_tests(struct ruby_target *t)
 		l->rclass_super += 8;
 	else if (!strcmp(g, "stacks"))
 		l->ec_cfp += 8;
+	else if (!strcmp(g, "refs"))
+		l->classext_const_tbl += 8;
 	else if (!strcmp(g, "probes") && t->alloc) {
 		static struct ruby_alloc_points skewed;
 

@@ -1,0 +1,241 @@
+# rbmemtrace why: retainer paths read from outside, against Ruby's own reachability.
+# Runs on the Ruby under test (RBM_E2E_RUBY: run.rb runs this file once per test Ruby).
+require_relative "why_lib"
+
+# The planted chains of scenarios/why_target.rb, as `why` must print them.
+WHY_PLANTED = {
+  "ConstSession" => "constant App::Store::SESSIONS (Hash) {value} ConstSession",
+  "GlobalItem" => "global $why_registry (Array) [] GlobalItem",
+  "IvarItem" => "constant Keeper (Class) @items Array [] IvarItem",
+  "DeepItem" => "constant DEEP (DeepA) @b DeepB @c DeepC @d Array [] DeepItem",
+  "CapturedItem" => "constant HANDLER (Proc) captured held Array [] CapturedItem",
+  "ThreadItem" => "fiber_local Thread.current[:why_cache] (Array) [] ThreadItem",
+  "StructItem" => "constant PAIR (WhyPair) .left Array [] StructItem",
+  "ArItem" => "constant SMALL (Hash) {value} ArItem",
+  "EmbedItem" => "constant EMB (Array) [] EmbedItem",
+  "ComplexItem" => "constant COMPLEX (Varied) @held Array [] ComplexItem",
+}.freeze
+
+test "why: planted chains are found, counted as Ruby's own reachability counts them" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_target.rb", 300)
+  truth = facts["classes"]
+  classes = truth.keys.flat_map { |c| ["--class", c] }
+  doc, err, st = WhyDriver.why(facts["pid"], *classes, "--paths", "3")
+  check(st.success?, "why failed (#{st}): #{err}")
+  check_eq(doc["ruby_version"], facts["ruby_version"], "ruby_version")
+  check_eq(doc["walk"]["dropped"], 0, "paths dropped on an idle target")
+  WHY_PLANTED.each do |name, line|
+    t = WhyDriver.target(doc, name) or raise Failure, "no target #{name}"
+    f = truth.fetch(name)
+    check_eq(t["count"], f["live"], "#{name}: live objects (ObjectSpace.each_object)")
+    check(f["held"] == f["reachable"] && f["held"] == f["live"],
+          "#{name}: the scenario's own truth is inconsistent: #{f}")
+    top = t["paths"].first or raise Failure, "#{name}: no path"
+    check_eq(WhyDriver.path_line(top), line, "#{name}: top path")
+    check_eq(top["count"], f["held"], "#{name}: objects on the planted path (reachable_objects_from)")
+    check_eq(t["unexplained"], 0, "#{name}: unexplained")
+  end
+  %w[WeakItem GarbageItem].each do |name|
+    t = WhyDriver.target(doc, name) or raise Failure, "no target #{name}"
+    check_eq(t["count"], truth[name]["live"], "#{name}: live objects")
+    check_eq(truth[name]["reachable"], 0, "#{name}: Ruby's own roots reach none")
+    check(t["paths"].empty?, "#{name} held by nobody is on a path: #{t['paths'].map { |p| WhyDriver.path_line(p) }}")
+    check_eq(t["unexplained"], t["count"], "#{name}: all unexplained")
+    check_eq(t["young"], t["count"], "#{name}: all allocated since the last GC")
+  end
+  check(doc["unexplained"]["not_walked"].any? { |w| w.start_with?("the native machine stacks") },
+        "says what is not walked: #{doc['unexplained']}")
+ensure
+  WhyDriver.stop(io)
+end
+
+test "why: text is a tree by root; folded chains are root first" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_target.rb", 50)
+  text, err, st = WhyDriver.why(facts["pid"], "--class", "DeepItem", "--class", "WeakItem", format: "text")
+  check(st.success?, "why failed (#{st}): #{err}")
+  check(text =~ /^DeepItem: 54 live/, "a line per class: #{text}")
+  check(text =~ /^\s+54 100\.0%  constant DEEP  DeepA\n\s+@b  DeepB\n\s+@c  DeepC\n\s+@d  Array\n\s+\[\]  DeepItem\n/,
+        "the chain under its root, one step a line: #{text}")
+  # made after the last GC and held only weakly: no GC has judged them yet
+  check(text =~ /^\s+58 100\.0%  unexplained and allocated since the last GC: probably garbage$/,
+        "weak objects unexplained, and young: #{text}")
+  folded, err, st = WhyDriver.why(facts["pid"], "--class", "DeepItem", format: "folded")
+  check(st.success?, "why --format folded failed: #{err}")
+  check_eq(folded, "constant DEEP (DeepA);@b DeepB;@c DeepC;@d Array;[] DeepItem 54\n", "folded")
+ensure
+  WhyDriver.stop(io)
+end
+
+test "why: refuses in one line, exit 1, when its layout (refs) cannot be proved" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_target.rb", 10)
+  out, err, st = Open3.capture3({ "RBMEMTRACE_SKEW_LAYOUT" => "refs" }, WhyDriver::RBM, "why", "-p",
+                                facts["pid"].to_s, "--class", "DeepItem")
+  check_eq(st.exitstatus, 1, "exit status")
+  check(out.empty?, "no report: #{out}")
+  lines = err.lines.reject { |l| l.include?("RBMEMTRACE_SKEW_LAYOUT") }
+  check_eq(lines.size, 1, "one line: #{err}")
+  check(lines[0] =~ /its refs layout is not proved \(Object's constants: .*\), and this mode needs retainer paths/,
+        "says why: #{lines[0]}")
+ensure
+  WhyDriver.stop(io)
+end
+
+# Paths of a target that allocates hard: the leak's is found, and the counts add up with the
+# paths that no longer held when read again (ChurnItems move between two arrays all the time).
+def check_loop_report(doc)
+  leak = WhyDriver.target(doc, "LeakedSession") or raise Failure, "no LeakedSession target"
+  top = leak["paths"].first or raise Failure, "no path for the leak"
+  check_eq(WhyDriver.path_line(top), "constant Loop::Store::SESSIONS (Hash) {value} LeakedSession",
+           "the leak's path")
+  # every session a path explains is on the leak's; those made after the walk read the Hash
+  # are not reached (unexplained), fewer than half on this busy loop
+  check_eq(top["count"], leak["count"] - leak["unexplained"] - leak["dropped"],
+           "sessions on the leak's path (the one path)")
+  check(leak["unexplained"] < leak["count"] / 2, "unexplained: #{leak['unexplained']} of #{leak['count']}")
+  doc["targets"].each do |t|
+    on_paths = t["paths"].sum { |p| p["count"] }
+    check_eq(on_paths + t["dropped"] + t["unexplained"], t["count"],
+             "#{t['class']}: on paths + dropped + unexplained")
+  end
+  check_eq(doc["walk"]["dropped"], doc["targets"].sum { |t| t["dropped"] }, "walk.dropped")
+  check_eq(doc["walk"]["rechecked"], doc["targets"].sum { |t| t["count"] - t["unexplained"] },
+           "every object on a path re-read (walk.rechecked)")
+end
+
+test "why: a request loop's leak is found while it runs; paths that moved are dropped, counted" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
+  doc, err, st = WhyDriver.why(facts["pid"], "--class", "LeakedSession", "--class", "ChurnItem",
+                               "--paths", "0")
+  check(st.success?, "why failed (#{st}): #{err}")
+  check_loop_report(doc)
+  check(!doc["walk"]["frozen"] && doc["walk"]["paused_ms"].zero?, "not stopped: #{doc['walk']}")
+  after = WhyDriver.finish(io)
+  check(after["requests"] > WhyDriver.target(doc, "LeakedSession")["count"], "the target served on: #{after}")
+ensure
+  WhyDriver.stop(io)
+end
+
+test "why --freeze 50: the target is stopped at most 55 ms, and runs again" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
+  doc, err, st = WhyDriver.why(facts["pid"], "--class", "LeakedSession", "--class", "ChurnItem",
+                               "--paths", "0", "--freeze", "50")
+  check(st.success?, "why failed (#{st}): #{err}")
+  check_loop_report(doc)
+  walk = doc["walk"]
+  check(walk["frozen"], "frozen: #{walk}")
+  check(walk["paused_ms"].positive? && walk["paused_ms"] <= 55, "paused #{walk['paused_ms']} ms (at most 50 + 10%)")
+  after = WhyDriver.finish(io) or raise Failure, "the target did not answer after the freeze"
+  # the target saw the stop: no request ended for about as long as it lasted
+  check(after["max_gap_ms"] >= walk["paused_ms"] * 0.8,
+        "the target's longest gap #{after['max_gap_ms']} ms, paused #{walk['paused_ms']} ms")
+ensure
+  WhyDriver.stop(io)
+end
+
+# The state letter of a process (/proc/PID/stat): "T" when stopped.
+def proc_state(pid)
+  File.read("/proc/#{pid}/stat")[/\) (\S)/, 1]
+end
+
+test "why --freeze: a signal to rbmemtrace while the target is stopped lets it run again" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
+  pid = facts["pid"]
+  err_r, err_w = IO.pipe
+  rbm = Process.spawn({ "RBMEMTRACE_TEST_FREEZE_HOLD" => "1" }, WhyDriver::RBM, "why", "-p", pid.to_s,
+                      "--class", "ChurnItem", "--freeze", "20000", err: err_w, out: File::NULL)
+  err_w.close
+  deadline = Time.now + 10
+  sleep 0.01 until proc_state(pid) == "T" || Time.now > deadline
+  check_eq(proc_state(pid), "T", "the target is stopped while frozen")
+  sleep 0.1
+  check_eq(proc_state(pid), "T", "held stopped")
+  Process.kill("TERM", rbm)
+  _, status = Process.wait2(rbm)
+  check_eq(status.termsig, Signal.list["TERM"], "rbmemtrace ends by its signal")
+  sleep 0.01 until proc_state(pid) != "T" || Time.now > deadline
+  check(proc_state(pid) != "T", "the target runs again (state #{proc_state(pid)})")
+  after = WhyDriver.finish(io) or raise Failure, "the target did not answer after the freeze"
+  check(after["max_gap_ms"] >= 90, "it was stopped a while: #{after}")
+ensure
+  err_r&.close
+  WhyDriver.stop(io)
+end
+
+# The samples of `go tool pprof -traces FILE`: [[frames innermost first], value].
+def pprof_traces(file)
+  out, err, st = Open3.capture3("go", "tool", "pprof", "-traces", file)
+  raise Failure, "go tool pprof -traces failed: #{err}" unless st.success?
+
+  out.split(/^-+\+-+$/).drop(1).map do |block|
+    lines = block.lines.map(&:strip).reject { |l| l.empty? || l.include?(":  ") }
+    first = lines.shift or next
+    value, frame = first.split(/\s+/, 2)
+    [[frame] + lines, Integer(value)]
+  end.compact
+end
+
+test "why: pprof is read by go tool pprof, the chain as the stack; merge sums two processes" do
+  a, fa = WhyDriver.start(TARGET_RUBY, "why_target.rb", 40)
+  b, fb = WhyDriver.start(TARGET_RUBY, "why_target.rb", 70)
+  Dir.mktmpdir do |dir|
+    pb = File.join(dir, "why.pb.gz")
+    _, err, st = WhyDriver.why(fa["pid"], "--class", "DeepItem", "--format", "pprof", "-o", pb, format: "pprof")
+    check(st.success?, "why --format pprof failed: #{err}")
+    traces = pprof_traces(pb)
+    deep = traces.find { |frames, _| frames.first == "DeepItem (held)" } or raise Failure, "no DeepItem sample: #{traces}"
+    check_eq(deep[0], ["DeepItem (held)", "[] DeepItem", "@d Array", "@c DeepC", "@b DeepB", "constant DEEP (DeepA)"],
+             "the chain, held class innermost, root outermost")
+    check_eq(deep[1], fa["classes"]["DeepItem"]["held"], "inuse_objects of the chain")
+    files = [[fa, "a.json"], [fb, "b.json"]].map do |f, name|
+      doc, err, st = WhyDriver.why(f["pid"], "--class", "ConstSession", "--class", "DeepItem")
+      check(st.success?, "why failed: #{err}")
+      path = File.join(dir, name)
+      File.write(path, JSON.generate(doc))
+      path
+    end
+    out, err, st = Open3.capture3(WhyDriver::RBM, "merge", *files, "--format", "json")
+    check(st.success?, "merge failed: #{err}")
+    merged = rbm_json(out)
+    check_eq(merged["selection"], "merged", "selection")
+    %w[ConstSession DeepItem].each do |name|
+      t = WhyDriver.target(merged, name) or raise Failure, "merge lacks #{name}"
+      want = fa["classes"][name]["held"] + fb["classes"][name]["held"]
+      check_eq(t["count"], want, "#{name}: summed count")
+      check_eq(t["paths"].size, 1, "#{name}: one path, the two processes' summed")
+      check_eq(t["paths"][0]["count"], want, "#{name}: summed path")
+      check_eq(WhyDriver.path_line(t["paths"][0]), WHY_PLANTED[name], "#{name}: the path")
+    end
+    mpb = File.join(dir, "merged.pb.gz")
+    _, err, st = Open3.capture3(WhyDriver::RBM, "merge", *files, "--format", "pprof", "-o", mpb)
+    check(st.success?, "merge --format pprof failed: #{err}")
+    total = pprof_traces(mpb).select { |frames, _| frames.first == "ConstSession (held)" }.sum { |_, v| v }
+    check_eq(total, fa["classes"]["ConstSession"]["held"] + fb["classes"]["ConstSession"]["held"],
+             "merged pprof's ConstSession samples")
+  end
+ensure
+  WhyDriver.stop(a)
+  WhyDriver.stop(b)
+end
+
+test "trace: each leak suspect gains its top retainer path, read by why as the trace ends" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
+  Dir.mktmpdir do |dir|
+    out = File.join(dir, "trace.json")
+    _, err, st = Open3.capture3(WhyDriver::RBM, "-p", facts["pid"].to_s, "-d", "2", "--format", "json",
+                                "-o", out)
+    check(st.success?, "trace failed (#{st}): #{err}")
+    report = rbm_json(File.read(out))
+    leak = report["suspects"].find { |s| s["class"] == "LeakedSession" } or
+      raise Failure, "LeakedSession is no suspect: #{report['suspects'].map { |s| s['class'] }}"
+    r = leak["retainer"] or raise Failure, "no retainer for the leak: #{leak}"
+    check_eq([r["kind"], r["path"]], ["constant", "Loop::Store::SESSIONS Hash > {value} LeakedSession"],
+             "the leak's retainer")
+    check(r["count"].positive? && r["count"] <= r["live"], "counts: #{r}")
+    _, err, st = Open3.capture3(WhyDriver::RBM, "-p", facts["pid"].to_s, "-d", "1", "--no-why",
+                                "--format", "json", "-o", out)
+    check(st.success?, "trace --no-why failed: #{err}")
+    check(rbm_json(File.read(out))["suspects"].none? { |s| s.key?("retainer") }, "--no-why: no retainer")
+  end
+ensure
+  WhyDriver.stop(io)
+end

@@ -1,0 +1,501 @@
+/*
+ * The edge decoders of ruby/refs.h on slot images built with each series'
+ * layout (the 3.1 table, the 3.3 and 3.4 entries generated from DWARF): the
+ * memory a decoder asks for is served from a fake heap, and each reference
+ * must come out with its label, as gc_mark_children would mark it.
+ * Metadata (shapes, data types) is put in the decoder's caches, so nothing
+ * is read from a process.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "helpers.h"
+#include "refs.h"
+#include "ruby_versions.h"
+
+#define FLU(n) (1ULL << (12 + (n)))
+#define MAX_REGIONS 32
+#define MAX_OUT 256
+
+/* A fake target: regions of bytes at addresses. */
+struct region {
+	uint64_t addr;
+	size_t len;
+	uint8_t *bytes;
+};
+
+static struct region regions[MAX_REGIONS];
+static size_t nregions;
+
+static uint8_t *put(uint64_t addr, size_t len)
+{
+	struct region *r = &regions[nregions++];
+
+	cr_assert_leq(nregions, MAX_REGIONS);
+	r->addr = addr;
+	r->len = len;
+	r->bytes = calloc(1, len);
+	return r->bytes;
+}
+
+static void set64(uint8_t *at, uint32_t off, uint64_t v)
+{
+	memcpy(at + off, &v, 8);
+}
+
+static void set32(uint8_t *at, uint32_t off, uint32_t v)
+{
+	memcpy(at + off, &v, 4);
+}
+
+static bool fake_read(uint64_t addr, void *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < nregions; i++)
+		if (addr >= regions[i].addr && addr + len <= regions[i].addr + regions[i].len) {
+			memcpy(buf, regions[i].bytes + (addr - regions[i].addr), len);
+			return true;
+		}
+	return false;
+}
+
+/* The decoder's output, and its pending reads, served from the fake heap. */
+struct run {
+	struct ref_out out[MAX_OUT];
+	size_t n;
+	struct {
+		uint64_t addr, aux;
+		uint32_t len;
+		uint8_t step;
+	} q[MAX_OUT];
+	size_t nq, head;
+};
+
+static void on_ref(void *arg, uint64_t v, const struct ref_label *l)
+{
+	struct run *r = arg;
+
+	cr_assert_lt(r->n, MAX_OUT);
+	r->out[r->n++] = (struct ref_out){v, *l};
+}
+
+static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux)
+{
+	struct run *r = arg;
+
+	cr_assert_lt(r->nq, MAX_OUT);
+	r->q[r->nq].addr = addr;
+	r->q[r->nq].len = len;
+	r->q[r->nq].step = step;
+	r->q[r->nq++].aux = aux;
+}
+
+static void decode(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struct run *r)
+{
+	struct refs_sink sink = {on_ref, on_need, r};
+	uint64_t words[80];
+	uint8_t buf[1 << 16];
+
+	memset(r, 0, sizeof(*r));
+	cr_assert(fake_read(addr, words, slot_size), "no slot at 0x%llx",
+		  (unsigned long long) addr);
+	refs_decode(m, addr, words, slot_size, &sink);
+	while (r->head < r->nq) {
+		typeof(r->q[0]) p = r->q[r->head++];
+		bool ok = p.len <= sizeof(buf) && fake_read(p.addr, buf, p.len);
+
+		refs_resume(m, addr, p.step, p.aux, p.addr, buf, p.len, ok, &sink);
+	}
+}
+
+/* The first reference to value; NULL if none. */
+static const struct ref_label *label_of(const struct run *r, uint64_t value)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->out[i].value == value)
+			return &r->out[i].label;
+	return NULL;
+}
+
+static void expect_ref(const struct run *r, uint64_t value, uint8_t kind, uint32_t index,
+		       uint64_t a)
+{
+	const struct ref_label *l = label_of(r, value);
+
+	cr_assert_not_null(l, "no reference to 0x%llx", (unsigned long long) value);
+	cr_expect_eq(l->kind, kind, "0x%llx: kind %u, not %u", (unsigned long long) value, l->kind,
+		     kind);
+	cr_expect_eq(l->index, index, "0x%llx: index %u, not %u", (unsigned long long) value,
+		     l->index, index);
+	cr_expect_eq(l->a, a, "0x%llx: a 0x%llx, not 0x%llx", (unsigned long long) value,
+		     (unsigned long long) l->a, (unsigned long long) a);
+}
+
+static struct refs_meta meta;
+static struct ruby_layout layout;
+
+static void setup(const char *version)
+{
+	size_t i;
+
+	for (i = 0; i < nregions; i++)
+		free(regions[i].bytes);
+	nregions = 0;
+	cr_assert_eq(ruby_versions_layout(version, &layout), 0, "%s", version);
+	refs_meta_init(&meta, 0, &layout);
+}
+
+static void teardown(void)
+{
+	refs_meta_free(&meta);
+}
+
+#define KLASS 0x7000000100ull
+#define OBJ 0x7000001000ull
+#define HEAPMEM 0x7100000000ull
+
+/* A heap object's slot: flags, klass. */
+static uint8_t *slot(uint64_t addr, uint32_t size, uint64_t flags, uint64_t klass)
+{
+	uint8_t *s = put(addr, size);
+
+	set64(s, 0, flags);
+	set64(s, 8, klass);
+	return s;
+}
+
+Test(refs_decode, object_31_embedded_and_heap_ivars)
+{
+	struct run r;
+	uint8_t *s, *iv;
+
+	setup("3.1.2");
+	/* embedded: as.ary[3], named by the class's iv_index_tbl (label a = the class) */
+	s = slot(OBJ, 40, 0x01 | layout.obj_embed, KLASS);
+	set64(s, layout.obj_embed_start, 0x7000002000);
+	set64(s, layout.obj_embed_start + 8, 0x15); /* a Fixnum: no reference */
+	set64(s, layout.obj_embed_start + 16, 0x7000002028);
+	decode(&meta, OBJ, 40, &r);
+	expect_ref(&r, KLASS, REF_CLASS, 0, 0);
+	expect_ref(&r, 0x7000002000, REF_IVAR_INDEX, 0, KLASS);
+	expect_ref(&r, 0x7000002028, REF_IVAR_INDEX, 2, KLASS);
+	cr_expect_eq(r.n, 3, "class and two ivars, the Fixnum left out: %zu", r.n);
+	/* on the heap: as.heap.{numiv, ivptr}, read where it points */
+	s = slot(OBJ + 40, 40, 0x01, KLASS);
+	set32(s, layout.obj_numiv, 5);
+	set64(s, layout.obj_ivptr, HEAPMEM);
+	iv = put(HEAPMEM, 5 * 8);
+	set64(iv, 4 * 8, 0x7000002050);
+	decode(&meta, OBJ + 40, 40, &r);
+	cr_expect_eq(r.nq, 1, "one read: the ivars");
+	expect_ref(&r, 0x7000002050, REF_IVAR_INDEX, 4, KLASS);
+	teardown();
+}
+
+Test(refs_decode, object_34_shapes_embedded_and_too_complex)
+{
+	struct shape_info *si = calloc(1, sizeof(*si));
+	uint8_t *s, *st, *e;
+	struct run r;
+	uint32_t shape = 77;
+
+	setup("3.4.5");
+	cr_assert(layout.shape_size, "3.4 has shapes");
+	si->next_iv_index = 2;
+	si->type = (uint8_t) layout.shape_type_ivar;
+	si->read = true;
+	u64map_put(&meta.shapes, shape + 1, si);
+	/* embedded: as many ivars as the shape's next_iv_index, in the slot */
+	s = slot(OBJ, 80, 0x01 | layout.obj_embed | ((uint64_t) shape << layout.shape_id_shift),
+		 KLASS);
+	set64(s, layout.obj_embed_start, 0x7000002000);
+	set64(s, layout.obj_embed_start + 8, 0x7000002028);
+	set64(s, layout.obj_embed_start + 16, 0x7000002050); /* past next_iv_index: stale */
+	decode(&meta, OBJ, 80, &r);
+	expect_ref(&r, 0x7000002028, REF_IVAR_INDEX, 1, shape);
+	cr_expect_null(label_of(&r, 0x7000002050), "a word past the shape's ivars is no ivar");
+	/* too complex: an st_table ID -> VALUE at as.heap.ivptr, whatever the embed flag says */
+	s = slot(OBJ + 80, 80,
+		 0x01 | layout.obj_embed |
+		     ((uint64_t) layout.shape_too_complex_id << layout.shape_id_shift),
+		 KLASS);
+	set64(s, layout.obj_ivptr, HEAPMEM);
+	st = put(HEAPMEM, layout.st_size);
+	set64(st, layout.st_entries, HEAPMEM + 0x1000);
+	set64(st, layout.st_entries_start, 0);
+	set64(st, layout.st_entries_bound, 2);
+	e = put(HEAPMEM + 0x1000, 2 * layout.st_entry_size);
+	set64(e, 0, ~0ull); /* deleted */
+	set64(e, 8, 0x1234);
+	set64(e, 16, 0x7000002078);
+	set64(e, layout.st_entry_size, 42);
+	set64(e, layout.st_entry_size + 8, 0x2345); /* the ivar's ID */
+	set64(e, layout.st_entry_size + 16, 0x70000020a0);
+	decode(&meta, OBJ + 80, 80, &r);
+	expect_ref(&r, 0x70000020a0, REF_IVAR_ID, 0, 0x2345);
+	cr_expect_null(label_of(&r, 0x7000002078), "a deleted entry holds nothing");
+	teardown();
+}
+
+Test(refs_decode, arrays_embedded_heap_and_shared)
+{
+	const char *versions[] = {"3.1.2", "3.4.5"};
+	struct run r;
+	uint8_t *s, *el;
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		setup(versions[k]);
+		s = slot(OBJ, 40,
+			 0x07 | layout.rarray_embed_flag | (2ull << layout.rarray_embed_len_shift),
+			 KLASS);
+		set64(s, layout.rarray_embed_start, 0x7000002000);
+		set64(s, layout.rarray_embed_start + 8, 0x7000002028);
+		decode(&meta, OBJ, 40, &r);
+		expect_ref(&r, 0x7000002028, REF_ELEM, 1, 0);
+		cr_expect_eq(r.n, 3, "%s: class and two elements", versions[k]);
+
+		s = slot(OBJ + 40, 40, 0x07, KLASS);
+		set64(s, layout.rarray_heap_len, 3);
+		set64(s, layout.rarray_heap_ptr, HEAPMEM);
+		el = put(HEAPMEM, 24);
+		set64(el, 16, 0x7000002050);
+		decode(&meta, OBJ + 40, 40, &r);
+		expect_ref(&r, 0x7000002050, REF_ELEM, 2, 0);
+
+		/* a shared array marks its root, not the elements it shares */
+		s = slot(OBJ + 80, 40, 0x07 | layout.ary_shared, KLASS);
+		set64(s, layout.rarray_heap_len, 3);
+		set64(s, layout.rarray_heap_ptr, HEAPMEM);
+		set64(s, layout.ary_aux_shared, 0x7000003000);
+		decode(&meta, OBJ + 80, 40, &r);
+		expect_ref(&r, 0x7000003000, REF_SHARED, 0, 0);
+		cr_expect_null(label_of(&r, 0x7000002050), "%s: not through the shared buffer",
+			       versions[k]);
+		teardown();
+	}
+}
+
+Test(refs_decode, hashes_31_ar_and_st_with_default_proc)
+{
+	uint8_t *s, *ar, *st, *e;
+	struct run r;
+
+	setup("3.1.2");
+	/* an ar_table of 2 pairs (the bound in the flags), a default proc */
+	s = slot(OBJ, 40, 0x08 | layout.hash_proc_default | (2ull << layout.hash_ar_bound_shift),
+		 KLASS);
+	set64(s, layout.hash_tbl, HEAPMEM);
+	set64(s, layout.hash_ifnone, 0x7000004000);
+	ar = put(HEAPMEM + layout.ar_table_pairs, 8 * 16);
+	set64(ar, 0, 0x7000002000);
+	set64(ar, 8, 0x7000002028);
+	set64(ar, 16, 0x34); /* Qundef: a cleared entry */
+	set64(ar, 24, 0x7000002050);
+	decode(&meta, OBJ, 40, &r);
+	expect_ref(&r, 0x7000002000, REF_HASH_KEY, 0, 0);
+	expect_ref(&r, 0x7000002028, REF_HASH_VALUE, 0, 0);
+	expect_ref(&r, 0x7000002050, REF_HASH_VALUE, 1, 0);
+	expect_ref(&r, 0x7000004000, REF_HASH_DEFAULT, 0, layout.hash_proc_default);
+	/* an st_table: head, then its live entries */
+	s = slot(OBJ + 40, 40, 0x08 | layout.hash_st_flag, KLASS);
+	set64(s, layout.hash_tbl, HEAPMEM + 0x1000);
+	st = put(HEAPMEM + 0x1000, layout.st_size);
+	set64(st, layout.st_entries, HEAPMEM + 0x2000);
+	set64(st, layout.st_entries_start, 1);
+	set64(st, layout.st_entries_bound, 3);
+	e = put(HEAPMEM + 0x2000, 3 * layout.st_entry_size);
+	set64(e, layout.st_entry_size * 2 + 8, 0x7000005000);
+	set64(e, layout.st_entry_size * 2 + 16, 0x7000005028);
+	decode(&meta, OBJ + 40, 40, &r);
+	cr_expect_eq(r.nq, 2, "head, then entries");
+	expect_ref(&r, 0x7000005028, REF_HASH_VALUE, 1, 0);
+	expect_ref(&r, 0x7000005000, REF_HASH_KEY, 1, 0);
+	teardown();
+}
+
+Test(refs_decode, hashes_33_tables_in_the_slot)
+{
+	uint8_t *s;
+	struct run r;
+
+	setup("3.3.8");
+	cr_assert(layout.hash_tbl_inline);
+	s = slot(OBJ, 160, 0x08 | (1ull << layout.hash_ar_bound_shift), KLASS);
+	set64(s, layout.hash_tbl + layout.ar_table_pairs, 0x7000002000);
+	set64(s, layout.hash_tbl + layout.ar_table_pairs + 8, 0x7000002028);
+	decode(&meta, OBJ, 160, &r);
+	cr_expect_eq(r.nq, 0, "nothing to read: the pairs are in the slot");
+	expect_ref(&r, 0x7000002028, REF_HASH_VALUE, 0, 0);
+	teardown();
+}
+
+Test(refs_decode, structs_embedded_and_heap)
+{
+	uint8_t *s, *m;
+	struct run r;
+
+	setup("3.1.2");
+	s = slot(OBJ, 40, 0x09 | (2ull << layout.struct_embed_shift), KLASS);
+	set64(s, layout.struct_embed_start + 8, 0x7000002000);
+	decode(&meta, OBJ, 40, &r);
+	expect_ref(&r, 0x7000002000, REF_MEMBER, 1, KLASS);
+	s = slot(OBJ + 40, 40, 0x09, KLASS);
+	set64(s, layout.struct_len, 4);
+	set64(s, layout.struct_ptr, HEAPMEM);
+	m = put(HEAPMEM, 32);
+	set64(m, 24, 0x7000002028);
+	decode(&meta, OBJ + 40, 40, &r);
+	expect_ref(&r, 0x7000002028, REF_MEMBER, 3, KLASS);
+	teardown();
+}
+
+Test(refs_decode, class_31_constants_ivars_methods_super)
+{
+	uint8_t *s, *ext, *ct, *items, *ce, *iv, *ent, *mt, *mitems;
+	uint64_t EXT = HEAPMEM, CT = HEAPMEM + 0x100, ITEMS = HEAPMEM + 0x200, CE = HEAPMEM + 0x300;
+	uint64_t IV = HEAPMEM + 0x400, ENT = HEAPMEM + 0x500, MT = HEAPMEM + 0x600;
+	uint64_t MITEMS = HEAPMEM + 0x700;
+	struct run r;
+
+	setup("3.1.2");
+	s = slot(OBJ, 40, 0x02, KLASS);
+	set64(s, layout.rclass_super, 0x7000009000);
+	set64(s, layout.rclass_ext, EXT);
+	ext = put(EXT, layout.classext_size);
+	set64(ext, layout.classext_const_tbl, CT);
+	set64(ext, layout.classext_iv_tbl, IV);
+	set64(ext, layout.classext_m_tbl, MT);
+	/* const_tbl: an rb_id_table of 2 slots, one used: serial 1234 -> an rb_const_entry_t */
+	ct = put(CT, layout.id_table_items + 8);
+	set32(ct, layout.id_table_capa, 2);
+	set64(ct, layout.id_table_items, ITEMS);
+	items = put(ITEMS, 2 * layout.id_item_size);
+	set32(items, layout.id_item_size, 1234);
+	set64(items, layout.id_item_size + layout.id_item_value, CE);
+	ce = put(CE, layout.const_entry_value + 8);
+	set64(ce, layout.const_entry_value, 0x7000002000);
+	/* iv_tbl: an st_table ID -> VALUE */
+	iv = put(IV, layout.st_size);
+	set64(iv, layout.st_entries, ENT);
+	set64(iv, layout.st_entries_bound, 1);
+	ent = put(ENT, layout.st_entry_size);
+	set64(ent, 8, 0x4567);
+	set64(ent, 16, 0x7000002028);
+	/* m_tbl: serial 99 -> a method entry */
+	mt = put(MT, layout.id_table_items + 8);
+	set32(mt, layout.id_table_capa, 1);
+	set64(mt, layout.id_table_items, MITEMS);
+	mitems = put(MITEMS, layout.id_item_size);
+	set32(mitems, 0, 99);
+	set64(mitems, layout.id_item_value, 0x7000002050);
+	decode(&meta, OBJ, 40, &r);
+	expect_ref(&r, 0x7000009000, REF_SUPER, 0, 0);
+	expect_ref(&r, 0x7000002000, REF_CONST, 0, 1234);
+	expect_ref(&r, 0x7000002028, REF_IVAR_ID, 0, 0x4567);
+	expect_ref(&r, 0x7000002050, REF_METHOD, 0, 99);
+	teardown();
+}
+
+static void data_type(uint64_t type, enum data_kind kind)
+{
+	struct data_type_info *ti = calloc(1, sizeof(*ti));
+
+	ti->kind = kind;
+	snprintf(ti->name, sizeof(ti->name), "t%d", kind);
+	u64map_put(&meta.data_types, type, ti);
+}
+
+Test(refs_decode, proc_block_env_and_weakmap)
+{
+	uint64_t PROC_T = 0x5000, WEAK_T = 0x5100, OPAQUE_T = 0x5200, DATA = HEAPMEM,
+		 EP = HEAPMEM + 0x108;
+	uint8_t *s, *d, *envmem;
+	struct run r;
+
+	setup("3.1.2");
+	data_type(PROC_T, DATA_PROC);
+	data_type(WEAK_T, DATA_WEAK);
+	data_type(OPAQUE_T, DATA_OPAQUE);
+	/* a Proc: its block's self and iseq, and its env at ep[1] */
+	s = slot(OBJ, 40, 0x0c, KLASS);
+	set64(s, layout.tdata_type, PROC_T);
+	set64(s, layout.tdata_typed_flag, 1);
+	set64(s, layout.tdata_data, DATA);
+	d = put(DATA, 40);
+	set64(d, layout.block_self, 0x7000002000);
+	set64(d, layout.block_ep, EP);
+	set64(d, layout.block_code, 0x7000002028);
+	set32(d, layout.block_type, layout.block_type_iseq);
+	envmem = put(EP - 0x10, 0x20);
+	set64(envmem, 0x18, 0x7000002050); /* ep[1]: the env object */
+	decode(&meta, OBJ, 40, &r);
+	expect_ref(&r, 0x7000002000, REF_BLOCK_SELF, 0, 0);
+	expect_ref(&r, 0x7000002028, REF_CODE, 0, 0);
+	expect_ref(&r, 0x7000002050, REF_BLOCK_ENV, 0, 0);
+	/* a WeakMap holds nothing; a C extension's data is counted as not walked */
+	s = slot(OBJ + 40, 40, 0x0c, KLASS);
+	set64(s, layout.tdata_type, WEAK_T);
+	set64(s, layout.tdata_typed_flag, 1);
+	set64(s, layout.tdata_data, DATA);
+	decode(&meta, OBJ + 40, 40, &r);
+	cr_expect_eq(r.n, 1, "a WeakMap: its class only");
+	cr_expect_eq(r.nq, 0);
+	s = slot(OBJ + 80, 40, 0x0c, KLASS);
+	set64(s, layout.tdata_type, OPAQUE_T);
+	set64(s, layout.tdata_typed_flag, 1);
+	set64(s, layout.tdata_data, DATA);
+	decode(&meta, OBJ + 80, 40, &r);
+	cr_expect_eq(meta.gaps.n[GAP_OPAQUE_DATA], 1, "opaque data counted");
+	teardown();
+}
+
+Test(refs_decode, env_locals_and_outer_env)
+{
+	uint64_t ENV = HEAPMEM, ISEQ = 0x7000006000, OUTER_EP = HEAPMEM + 0x808;
+	uint8_t *s, *env, *outer;
+	struct run r;
+
+	setup("3.1.2");
+	/* an env of 2 locals: [l0, l1, me_cref, specval, flags, envval]; ep at index 4 */
+	s = slot(OBJ, 40, 0x1a | ((uint64_t) layout.imemo_env << 12), 0);
+	set64(s, layout.env_iseq, ISEQ);
+	set64(s, layout.env_env, ENV);
+	set32(s, layout.env_size, 6);
+	set64(s, layout.env_ep, ENV + 4 * 8);
+	env = put(ENV, 6 * 8);
+	set64(env, 0, 0x7000002000);
+	set64(env, 8, 0x7000002028);
+	set64(env, 3 * 8, OUTER_EP | 1); /* specval: the outer ep, tagged */
+	set64(env, 4 * 8, 0x11110001);	 /* flags: not LOCAL, so there is an outer env */
+	outer = put(OUTER_EP, 16);
+	set64(outer, 8, 0x7000002050);
+	decode(&meta, OBJ, 40, &r);
+	expect_ref(&r, ISEQ, REF_CODE, 0, 0);
+	expect_ref(&r, 0x7000002028, REF_LOCAL, 1, ISEQ);
+	expect_ref(&r, 0x7000002050, REF_OUTER_ENV, 0, 0);
+	cr_expect_null(label_of(&r, KLASS), "an imemo's klass word is no class");
+	/* a LOCAL env has no outer one */
+	set64(env, 4 * 8, 0x11110001 | layout.env_flag_local);
+	decode(&meta, OBJ, 40, &r);
+	cr_expect_null(label_of(&r, 0x7000002050), "a local env has no outer env");
+	teardown();
+}
+
+Test(refs_decode, free_and_moved_slots_hold_nothing)
+{
+	struct run r;
+
+	setup("3.4.5");
+	slot(OBJ, 40, 0x00, KLASS);
+	decode(&meta, OBJ, 40, &r);
+	cr_expect_eq(r.n + r.nq, 0);
+	slot(OBJ + 40, 40, 0x1e, KLASS);
+	decode(&meta, OBJ + 40, 40, &r);
+	cr_expect_eq(r.n + r.nq, 0);
+	teardown();
+}

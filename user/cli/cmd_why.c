@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rbmemtrace why -p PID: who holds the objects a process keeps.  For the
+ * selected live objects (--class, --site, --from, or by default the leak
+ * suspects of a short sampled trace), the paths by which Ruby's roots reach
+ * them, read from outside (heap/refgraph.h, heap/retainers.h), summed over
+ * objects and re-read edge by edge once found.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "cli.h"
+#include "clock.h"
+#include "diag.h"
+#include "outfile.h"
+#include "refgraph.h"
+#include "report.h"
+#include "retainers.h"
+#include "ruby_target.h"
+#include "why_out.h"
+#include "why_select.h"
+
+enum why_format { WHY_TEXT, WHY_JSON, WHY_FOLDED, WHY_PPROF };
+
+static struct why_args {
+	pid_t pid;
+	struct why_selection sel;
+	enum why_format format;
+	const char *output;
+	unsigned long paths;
+	unsigned long freeze_ms;
+	double duration;
+} args = {.paths = 5, .duration = 5};
+
+static const char doc[] =
+    "Show who holds the objects a running Ruby keeps: for each selected class, the paths by "
+    "which Ruby's roots (constants, globals, thread locals, live frames, at_exit blocks) "
+    "reach its live objects, read from the target's memory, most objects first.\n"
+    "\n"
+    "USAGE: rbmemtrace why -p PID [--class NAME]... [--site FILE:LINE] [--from REPORT.json]\n"
+    "                     [-d SECONDS] [--paths N] [--freeze MS] [--format FORMAT] [-o FILE]\n"
+    "\n"
+    "With no --class, --site or --from, the classes are the leak suspects of a sampled trace "
+    "of -d SECONDS (default 5).";
+
+enum { OPT_FORMAT = 0x100, OPT_CLASS, OPT_SITE, OPT_FROM, OPT_PATHS, OPT_FREEZE };
+
+static const struct argp_option opts[] = {
+    {"pid", 'p', "PID", 0, "Ruby process to read", 0},
+    {"class", OPT_CLASS, "NAME", 0, "Explain the live objects of class NAME (repeatable)", 0},
+    {"site", OPT_SITE, "FILE:LINE", 0,
+     "Explain the objects allocated at FILE:LINE during a sampled trace of -d SECONDS", 0},
+    {"from", OPT_FROM, "REPORT", 0,
+     "Explain the leak suspects of a trace report (rbmemtrace --format json)", 0},
+    {"duration", 'd', "SECONDS", 0,
+     "Trace for SECONDS to find leak suspects or --site objects (default 5)", 0},
+    {"paths", OPT_PATHS, "N", 0, "Paths shown per class (default 5, 0: all)", 0},
+    {"freeze", OPT_FREEZE, "MS", 0,
+     "Stop the target (every thread) for at most MS milliseconds while its heap is read, for "
+     "a consistent walk; the pause is measured and reported",
+     0},
+    {"format", OPT_FORMAT, "FORMAT", 0,
+     "text (default), json, folded (chains, root first) or pprof (gzipped profile.proto, "
+     "the chain as the stack: go tool pprof; needs -o)",
+     0},
+    {"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
+    {"verbose", 'v', NULL, 0, "Explain what is found and read", 0},
+    {},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	(void) state;
+	switch (key) {
+	case 'p':
+		args.pid = cli_number(arg, "PID", 1, INT32_MAX);
+		break;
+	case OPT_CLASS:
+		if (args.sel.nclasses == WHY_MAX_CLASSES)
+			rbm_die("too many --class options (at most %d)", WHY_MAX_CLASSES);
+		args.sel.classes[args.sel.nclasses++] = arg;
+		break;
+	case OPT_SITE:
+		if (why_parse_site(arg, &args.sel))
+			rbm_die("invalid --site %s (expected FILE:LINE)", arg);
+		break;
+	case OPT_FROM:
+		args.sel.from = arg;
+		break;
+	case 'd':
+		if (cli_real(arg, &args.duration) || !(args.duration > 0))
+			rbm_die("invalid duration: %s (expected seconds > 0)", arg);
+		break;
+	case OPT_PATHS:
+		args.paths = cli_number(arg, "--paths", 0, 1UL << 31);
+		break;
+	case OPT_FREEZE:
+		args.freeze_ms = cli_number(arg, "--freeze", 1, 60000);
+		break;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "text"))
+			args.format = WHY_TEXT;
+		else if (!strcmp(arg, "json"))
+			args.format = WHY_JSON;
+		else if (!strcmp(arg, "folded"))
+			args.format = WHY_FOLDED;
+		else if (!strcmp(arg, "pprof"))
+			args.format = WHY_PPROF;
+		else
+			rbm_die("invalid format: %s (expected text, json, folded or pprof)", arg);
+		break;
+	case 'o':
+		args.output = arg;
+		break;
+	case 'v':
+		rbm_verbose++;
+		break;
+	case ARGP_KEY_ARG:
+		rbm_die("unexpected argument: %s (why takes -p PID)", arg);
+	case ARGP_KEY_END:
+		if (!args.pid)
+			rbm_die("why needs -p PID (see rbmemtrace why --help)");
+		if ((args.sel.nclasses > 0) + (args.sel.site_path != NULL) +
+			(args.sel.from != NULL) >
+		    1)
+			rbm_die("give one of --class, --site and --from");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t stop_requested;
+
+/* Ctrl-C during the trace that selects ends it early; then why goes on. */
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int cmd_why(int argc, char **argv)
+{
+	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
+	static struct ruby_target target;
+	struct why_report report = {0};
+	struct why_context ctx = {0};
+	struct outfile of;
+	FILE *out;
+	int ret;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 1;
+	if (args.format == WHY_PPROF && !args.output && isatty(STDOUT_FILENO))
+		rbm_die("pprof output is binary: give -o FILE.pb.gz");
+	cli_output_open(&of, args.output);
+	out = outfile_stream(&of);
+	ruby_target_open(&target, cli_process_of(args.pid), RUBY_NEED_MEMORY);
+	why_context_open(&ctx, &target);
+	if (!args.sel.nclasses && !args.sel.from)
+		cli_check_bpf_privileges(); /* a sampled trace finds what to explain */
+	install_signals();
+	ret = why_select(&ctx, &args.sel, args.duration, &stop_requested);
+	/* past the trace, a signal ends rbmemtrace (a frozen target is let go first) */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (!ret)
+		ret = why_run(&ctx, args.freeze_ms, &report);
+	if (ret)
+		rbm_die("%s", ctx.err);
+	why_finish(&report);
+	if (rbm_verbose) {
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		rbm_info("peak RSS %ld KB", ru.ru_maxrss);
+	}
+	switch (args.format) {
+	case WHY_JSON:
+		why_write_json(out, &report, args.paths);
+		break;
+	case WHY_FOLDED:
+		why_write_folded(out, &report);
+		break;
+	case WHY_PPROF:
+		if (why_write_pprof(out, &report))
+			rbm_die("cannot write the pprof profile");
+		break;
+	default:
+		why_write_text(out, &report, args.paths);
+		break;
+	}
+	cli_output_commit(&of);
+	why_free(&report);
+	why_context_close(&ctx);
+	return 0;
+}

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * refgraph.h: the heap walked into a CSR graph.  One thread: the machine
+ * this runs on shares its cores with the target (the census found a second
+ * walker slower on 2 cores), and the decoders' reads are batched instead.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "clock.h"
+#include "gc_counters.h"
+#include "refgraph.h"
+#include "slots.h"
+#include "target_mem.h"
+
+#define BATCH_PAGES 32
+#define MAX_PAGES (1u << 24)
+
+struct pend {
+	uint32_t node;
+	uint8_t step;
+	uint32_t len;
+	uint64_t obj, addr, aux;
+};
+
+struct edge {
+	uint32_t from, to;
+};
+
+struct walk {
+	struct refgraph *g;
+	const struct rg_select *sel;
+	uint32_t cur;	  /* the node being decoded */
+	uint64_t cur_obj; /* and its address */
+	struct pend *pend, *next;
+	size_t npend, cap_pend, nnext, cap_next;
+	struct edge *edges;
+	size_t nedges, cap_edges;
+	uint8_t *hdr, *body; /* BATCH_PAGES page headers and bodies */
+	size_t body_len;
+	uint64_t addrs[BATCH_PAGES];
+	bool ok[BATCH_PAGES], body_ok[BATCH_PAGES];
+	uint8_t *rbuf; /* the pending reads' bytes */
+	size_t rbuf_cap;
+	uint64_t *raddr;
+	uint32_t *rlen;
+	bool *rok;
+	size_t rcap;
+	bool nomem;
+};
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t get_u64(const uint8_t *p, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+static uint16_t get_u16(const uint8_t *p, uint32_t off)
+{
+	uint16_t v;
+
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t each)
+{
+	size_t c = *cap ? *cap : 256;
+	void *q;
+
+	if (need <= *cap)
+		return true;
+	while (c < need)
+		c *= 2;
+	q = realloc(*p, c * each);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+uint32_t refgraph_node(const struct refgraph *g, uint64_t addr)
+{
+	uintptr_t i = (uintptr_t) u64map_get(&g->by_body, addr & ~(uint64_t) (g->l->page_size - 1));
+	const struct rg_page *p;
+	uint64_t off;
+
+	if (!i)
+		return RG_NONE;
+	p = &g->pages[i - 1];
+	if (addr < p->start)
+		return RG_NONE;
+	off = addr - p->start;
+	if (off % p->slot_size || off / p->slot_size >= p->nslots)
+		return RG_NONE;
+	return p->first + (uint32_t) (off / p->slot_size);
+}
+
+uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size)
+{
+	size_t lo = 0, hi = g->npages;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct rg_page *p = &g->pages[mid];
+
+		if (n < p->first)
+			hi = mid;
+		else if (n >= p->first + p->nslots)
+			lo = mid + 1;
+		else {
+			if (slot_size)
+				*slot_size = p->slot_size;
+			return p->start + (uint64_t) (n - p->first) * p->slot_size;
+		}
+	}
+	return 0;
+}
+
+uint64_t refgraph_bytes(const struct refgraph *g)
+{
+	return (uint64_t) g->nnodes * (sizeof(*g->state) + sizeof(*g->off)) +
+	       g->cap_edges * sizeof(*g->targets) + g->npages * sizeof(*g->pages) +
+	       g->by_body.cap * (sizeof(uint64_t) + sizeof(void *)) + g->cap_sel * sizeof(*g->sel);
+}
+
+/* ---- the sink the decoders report to ---- */
+
+static void on_ref(void *arg, uint64_t value, const struct ref_label *l)
+{
+	struct walk *w = arg;
+	uint32_t to = refgraph_node(w->g, value);
+
+	(void) l;
+	if (to == RG_NONE) {
+		w->g->edges_unknown++;
+		return;
+	}
+	if (!grow((void **) &w->edges, &w->cap_edges, w->nedges + 1, sizeof(*w->edges))) {
+		w->nomem = true;
+		return;
+	}
+	w->edges[w->nedges++] = (struct edge){w->cur, to};
+}
+
+static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux)
+{
+	struct walk *w = arg;
+
+	if (!len)
+		return;
+	if (!grow((void **) &w->next, &w->cap_next, w->nnext + 1, sizeof(*w->next))) {
+		w->nomem = true;
+		return;
+	}
+	w->next[w->nnext++] = (struct pend){w->cur, step, len, w->cur_obj, addr, aux};
+}
+
+/* Reads every pending piece at once, resumes their decoders, and again with what they ask. */
+static void flush(struct walk *w, const struct refs_sink *sink)
+{
+	struct refgraph *g = w->g;
+
+	while (w->nnext && !w->nomem) {
+		size_t i, total = 0;
+		uint8_t *at;
+		struct pend *t;
+		size_t tc;
+		double t0;
+
+		/* this round's pieces become pend; what they ask for collects in next */
+		t = w->pend, w->pend = w->next, w->next = t;
+		tc = w->cap_pend, w->cap_pend = w->cap_next, w->cap_next = tc;
+		w->npend = w->nnext;
+		w->nnext = 0;
+		if (!grow((void **) &w->raddr, &w->rcap, w->npend, sizeof(*w->raddr))) {
+			w->nomem = true;
+			return;
+		}
+		/* the other per-piece arrays follow raddr's capacity */
+		w->rlen = realloc(w->rlen, w->rcap * sizeof(*w->rlen));
+		w->rok = realloc(w->rok, w->rcap * sizeof(*w->rok));
+		if (!w->rlen || !w->rok) {
+			w->nomem = true;
+			return;
+		}
+		for (i = 0; i < w->npend; i++) {
+			w->raddr[i] = w->pend[i].addr;
+			w->rlen[i] = w->pend[i].len;
+			w->rok[i] = false;
+			total += w->pend[i].len;
+		}
+		if (!grow((void **) &w->rbuf, &w->rbuf_cap, total, 1)) {
+			w->nomem = true;
+			return;
+		}
+		t0 = now_seconds();
+		target_read_each(g->pid, w->raddr, w->rlen, w->npend, w->rbuf, w->rok);
+		g->read_seconds += now_seconds() - t0;
+		g->reads += w->npend;
+		for (i = 0, at = w->rbuf; i < w->npend; at += w->pend[i].len, i++) {
+			const struct pend *p = &w->pend[i];
+
+			w->cur = p->node;
+			w->cur_obj = p->obj;
+			refs_resume(g->meta, p->obj, p->step, p->aux, p->addr, at, p->len,
+				    w->rok[i], sink);
+		}
+	}
+}
+
+/* The batch's edges, sorted by their node (a counting sort), become its part of the CSR. */
+static int commit_edges(struct walk *w, uint32_t lo, uint32_t hi)
+{
+	struct refgraph *g = w->g;
+	uint64_t base = g->nedges;
+	uint32_t n;
+	size_t i;
+
+	if (!grow((void **) &g->targets, (size_t *) &g->cap_edges, base + w->nedges,
+		  sizeof(*g->targets)))
+		return -ENOMEM;
+	/* off[lo..hi] as counts, then prefix sums from base */
+	for (n = lo; n <= hi; n++)
+		g->off[n] = 0;
+	for (i = 0; i < w->nedges; i++)
+		g->off[w->edges[i].from + 1]++;
+	g->off[lo] = (uint32_t) base;
+	for (n = lo + 1; n <= hi; n++)
+		g->off[n] += g->off[n - 1];
+	/* place each edge at its node's next free spot, using off[from] as the cursor */
+	for (i = 0; i < w->nedges; i++)
+		g->targets[g->off[w->edges[i].from]++] = w->edges[i].to;
+	/* the cursors ended where the next node starts: shift back by one node */
+	for (n = hi; n > lo; n--)
+		g->off[n] = g->off[n - 1];
+	g->off[lo] = (uint32_t) base;
+	g->nedges = base + w->nedges;
+	w->nedges = 0;
+	return g->nedges > UINT32_MAX ? -E2BIG : 0;
+}
+
+/* Classifies and decodes the slots of one page whose body is in buf. */
+static void walk_page(struct walk *w, const struct rg_page *p, const uint8_t *hdr,
+		      const uint8_t *buf, uint64_t body, const struct refs_sink *sink)
+{
+	struct refgraph *g = w->g;
+	const struct ruby_layout *l = g->l;
+	bool before_sweep = get_u64(hdr, l->page_flags) & l->page_before_sweep;
+	uint32_t nwords = l->bitmap_words < 64 ? l->bitmap_words : 64, i;
+	uint64_t bits[64], wbu[64], ages[128], base = (p->start - body) / l->bit_granule;
+	uint64_t step = p->slot_size / l->bit_granule;
+	const uint8_t *slot = buf + (p->start - body);
+
+	if (before_sweep)
+		memcpy(bits, hdr + l->page_mark_bits, nwords * sizeof(bits[0]));
+	if (w->sel) {
+		/* a selected object's age: young ones no GC has seen are likely garbage */
+		memcpy(wbu, hdr + l->page_wb_unprotected_bits, nwords * sizeof(wbu[0]));
+		if (l->page_age_bits)
+			memcpy(ages, hdr + l->page_age_bits, 2 * nwords * sizeof(ages[0]));
+	}
+	for (i = 0; i < p->nslots; i++, slot += p->slot_size) {
+		const uint64_t *words = (const void *) slot;
+		uint64_t bit, addr = p->start + (uint64_t) i * p->slot_size;
+		bool marked = false, unjudged;
+		enum slot_state st;
+		int target;
+
+		if (!words[0])
+			continue;
+		if (before_sweep) {
+			bit = base + i * step;
+			marked = bit / 64 < nwords && (bits[bit / 64] >> (bit % 64)) & 1;
+		}
+		st = slot_classify(words[0], marked, before_sweep, g->marking, &unjudged);
+		if (st == SLOT_GARBAGE)
+			g->garbage++;
+		if (st != SLOT_LIVE)
+			continue;
+		w->cur = p->first + i;
+		w->cur_obj = addr;
+		g->state[w->cur] = RG_LIVE;
+		g->live++;
+		if (w->sel &&
+		    (target = w->sel->pick(w->sel->ctx, addr, words[0], slot_klass(words))) >= 0) {
+			uint64_t st_addr;
+			unsigned int age;
+			bool protected;
+
+			bit = base + i * step;
+			protected = bit / 64 < nwords && !((wbu[bit / 64] >> (bit % 64)) & 1);
+			age = l->page_age_bits
+				  ? (bit / 32 < 2 * nwords ? slot_age_in_bits(ages[bit / 32], bit)
+							   : 1)
+				  : slot_age(l, words[0]);
+			if (grow((void **) &g->sel, &g->cap_sel, g->nsel + 1, sizeof(*g->sel)))
+				g->sel[g->nsel++] = (struct rg_selected){
+				    w->cur, (uint32_t) target,
+				    p->slot_size + slot_owned_bytes(l, words, &st_addr),
+				    protected && age == 0};
+			else
+				w->nomem = true;
+		}
+		{
+			uint64_t opaque = g->meta->gaps.n[GAP_OPAQUE_DATA];
+
+			refs_decode(g->meta, addr, words, p->slot_size, sink);
+			if (g->meta->gaps.n[GAP_OPAQUE_DATA] != opaque)
+				g->state[w->cur] |= RG_OPAQUE;
+		}
+	}
+}
+
+static int walk_batch(struct walk *w, size_t pos, size_t n)
+{
+	struct refgraph *g = w->g;
+	const struct ruby_layout *l = g->l;
+	struct refs_sink sink = {on_ref, on_need, w};
+	uint64_t bodies[BATCH_PAGES];
+	double t0 = now_seconds();
+	size_t i;
+	uint32_t lo = g->pages[pos].first;
+	uint32_t hi = g->pages[pos + n - 1].first + g->pages[pos + n - 1].nslots;
+
+	/* the page table was read before: pages here are the graph's, re-read for marks */
+	for (i = 0; i < n; i++) {
+		w->addrs[i] = g->pages[pos + i].page;
+		bodies[i] = g->pages[pos + i].start & ~(uint64_t) (l->page_size - 1);
+		w->ok[i] = w->body_ok[i] = false;
+	}
+	target_read_many(g->pid, w->addrs, n, l->page_read_size, w->hdr, w->ok);
+	target_read_many(g->pid, bodies, n, l->page_size, w->body, w->body_ok);
+	g->read_seconds += now_seconds() - t0;
+	for (i = 0; i < n; i++) {
+		const struct rg_page *p = &g->pages[pos + i];
+		const uint8_t *hdr = w->hdr + i * l->page_read_size;
+
+		/* heap_page_header.page: a body freed or reused since no longer points back */
+		if (!w->body_ok[i] || !w->ok[i] ||
+		    get_u64(w->body + i * l->page_size, 0) != p->page ||
+		    get_u64(hdr, l->page_start) != p->start ||
+		    get_u16(hdr, l->page_total_slots) != p->nslots) {
+			g->bad_pages++;
+			continue;
+		}
+		walk_page(w, p, hdr, w->body + i * l->page_size, bodies[i], &sink);
+		if (w->nomem)
+			return -ENOMEM;
+	}
+	flush(w, &sink);
+	if (w->nomem)
+		return -ENOMEM;
+	return commit_edges(w, lo, hi);
+}
+
+/* The page table: where each page's slots are, read before the walk to number the nodes. */
+static int read_pages(struct refgraph *g, uint64_t objspace, char *err, size_t errlen)
+{
+	const struct ruby_layout *l = g->l;
+	uint64_t sorted = 0, npages = 0, *table;
+	/* a page's slot_size, total_slots and start: the first bytes of its struct heap_page */
+	size_t geo_bytes = l->page_start + 8;
+	uint8_t *geo;
+	bool *ok;
+	size_t i;
+	int ret;
+
+	ret = target_read_u64(g->pid, objspace + l->objspace_sorted, &sorted);
+	if (!ret && l->sorted_darray_data) {
+		ret = sorted ? target_read_u64(g->pid, sorted, &npages) : -EINVAL;
+		sorted += l->sorted_darray_data;
+	} else if (!ret) {
+		ret = target_read_u64(g->pid, objspace + l->objspace_allocated_pages, &npages);
+	}
+	if (ret)
+		return fail(err, errlen, ret, "cannot read the heap page table: %s",
+			    strerror(-ret));
+	if (!npages || npages > MAX_PAGES)
+		return fail(err, errlen, -EINVAL, "the heap page table has %llu pages",
+			    (unsigned long long) npages);
+	table = malloc(npages * sizeof(*table));
+	geo = malloc(npages * geo_bytes);
+	ok = calloc(npages, sizeof(*ok));
+	g->pages = calloc(npages, sizeof(*g->pages));
+	if (!table || !geo || !ok || !g->pages) {
+		ret = fail(err, errlen, -ENOMEM, "out of memory for %llu pages",
+			   (unsigned long long) npages);
+		goto out;
+	}
+	ret = target_read(g->pid, sorted, table, npages * sizeof(*table));
+	if (ret) {
+		fail(err, errlen, ret, "cannot read the heap page table: %s", strerror(-ret));
+		goto out;
+	}
+	target_read_many(g->pid, table, npages, geo_bytes, geo, ok);
+	for (i = 0; i < npages; i++) {
+		const uint8_t *pg = geo + i * geo_bytes;
+		uint64_t start = get_u64(pg, l->page_start), body;
+		uint32_t n = get_u16(pg, l->page_total_slots);
+		uint32_t size = l->pool_count > 1 ? get_u16(pg, l->page_slot_size) : l->slot_size;
+
+		body = start & ~(uint64_t) (l->page_size - 1);
+		if (!ok[i] || !n || n > l->max_slots || size < l->slot_size ||
+		    size > l->max_slot_size || size % 8 || start - body < 8 ||
+		    start - body + (uint64_t) n * size > l->page_size)
+			continue; /* emptied (3.4 keeps them, 0 slots), or not a page */
+		g->pages[g->npages] = (struct rg_page){table[i], start, n, size, g->nnodes};
+		if ((uint64_t) g->nnodes + n >= RG_NONE / 2) {
+			ret = fail(err, errlen, -E2BIG, "more than 2^31 heap slots");
+			goto out;
+		}
+		g->nnodes += n;
+		if (u64map_put(&g->by_body, body, (void *) (uintptr_t) (g->npages + 1))) {
+			ret = fail(err, errlen, -ENOMEM, "out of memory");
+			goto out;
+		}
+		g->npages++;
+	}
+	ret = g->npages
+		  ? 0
+		  : fail(err, errlen, -EINVAL, "no heap page fits Ruby %s's layout", l->series);
+out:
+	free(table);
+	free(geo);
+	free(ok);
+	return ret;
+}
+
+static void walk_free(struct walk *w)
+{
+	free(w->pend);
+	free(w->next);
+	free(w->edges);
+	free(w->hdr);
+	if (w->body)
+		munmap(w->body, w->body_len);
+	free(w->rbuf);
+	free(w->raddr);
+	free(w->rlen);
+	free(w->rok);
+}
+
+int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
+		   struct refs_meta *meta, uint64_t objspace, const struct rg_select *sel,
+		   char *err, size_t errlen)
+{
+	struct walk w = {.g = g, .sel = sel};
+	struct gc_counters c0, c1;
+	double t0 = now_seconds(), cpu0 = cpu_now();
+	size_t pos;
+	int ret;
+
+	memset(g, 0, sizeof(*g));
+	g->pid = pid;
+	g->l = l;
+	g->meta = meta;
+	ret = gc_counters_read(pid, l, objspace, &c0);
+	if (ret)
+		return fail(err, errlen, ret, "cannot read the objspace: %s", strerror(-ret));
+	g->marking = (c0.flags & l->objspace_flags_mode_mask) == 1 ||
+		     (c0.flags & l->objspace_flags_incremental);
+	g->sweeping = (c0.flags & l->objspace_flags_mode_mask) == 2;
+	ret = read_pages(g, objspace, err, errlen);
+	if (ret)
+		goto out;
+	g->state = calloc(g->nnodes, 1);
+	g->off = calloc((size_t) g->nnodes + 1, sizeof(*g->off));
+	w.hdr = malloc(BATCH_PAGES * (size_t) l->page_read_size);
+	w.body_len = (size_t) BATCH_PAGES * l->page_size;
+	/* faulted in at once: the kernel's copy into fresh pages costs a fault per 4 KiB */
+	w.body = mmap(NULL, w.body_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (w.body == MAP_FAILED)
+		w.body = NULL;
+	if (!g->state || !g->off || !w.hdr || !w.body) {
+		ret = fail(err, errlen, -ENOMEM, "out of memory for %u slots", g->nnodes);
+		goto out;
+	}
+	for (pos = 0; pos < g->npages; pos += BATCH_PAGES) {
+		size_t n = g->npages - pos < BATCH_PAGES ? g->npages - pos : BATCH_PAGES;
+
+		ret = walk_batch(&w, pos, n);
+		if (ret) {
+			fail(err, errlen, ret, "heap walk: %s", strerror(-ret));
+			goto out;
+		}
+	}
+	if (gc_counters_read(pid, l, objspace, &c1) == 0) {
+		g->gc_ran = c1.gc_count != c0.gc_count;
+		if ((c1.flags & l->objspace_flags_mode_mask) == 2)
+			g->sweeping = true;
+	}
+out:
+	walk_free(&w);
+	g->seconds = now_seconds() - t0;
+	g->cpu_seconds = cpu_now() - cpu0;
+	if (ret == -ESRCH)
+		fail(err, errlen, ret, "PID %d is gone", pid);
+	return ret;
+}
+
+void refgraph_free(struct refgraph *g)
+{
+	free(g->pages);
+	u64map_free(&g->by_body, NULL);
+	free(g->state);
+	free(g->off);
+	free(g->targets);
+	free(g->sel);
+	memset(g, 0, sizeof(*g));
+}

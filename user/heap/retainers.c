@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "retainers.h"
+#include "target_mem.h"
+
+#define MAX_CHAIN (1u << 20)
+#define MAX_REFS_PER_OBJECT (1u << 22)
+#define CACHE_REFS_MAX (1ull << 24) /* decoded references kept across paths */
+#define TEXT 512
+
+int64_t retainers_search(const struct refgraph *g, const struct root_set *roots, uint32_t *parent)
+{
+	uint32_t *queue = malloc((size_t) g->nnodes * sizeof(*queue) + 4);
+	size_t head = 0, tail = 0, i;
+	uint64_t e;
+
+	if (!queue)
+		return -ENOMEM;
+	for (i = 0; i < g->nnodes; i++)
+		parent[i] = RG_NONE;
+	/* every root at depth 0, in their order: the first of two equal paths wins */
+	for (i = 0; i < roots->n; i++) {
+		uint32_t n = refgraph_node(g, roots->r[i].value);
+
+		if (n == RG_NONE || !(g->state[n] & RG_LIVE) || parent[n] != RG_NONE)
+			continue;
+		parent[n] = g->nnodes + (uint32_t) i;
+		queue[tail++] = n;
+	}
+	while (head < tail) {
+		uint32_t n = queue[head++];
+
+		for (e = g->off[n]; e < g->off[n + 1]; e++) {
+			uint32_t m = g->targets[e];
+
+			if (parent[m] != RG_NONE || !(g->state[m] & RG_LIVE))
+				continue;
+			parent[m] = n;
+			queue[tail++] = m;
+		}
+	}
+	free(queue);
+	return (int64_t) tail;
+}
+
+/* ---- re-reading a path ---- */
+
+struct decoded {
+	struct ref_out *refs;
+	size_t n;
+	struct u64map by_child; /* child address -> index + 1 (its first reference) */
+	uint64_t hdr[2];	/* flags, klass */
+	bool ok;
+};
+
+struct explain {
+	const struct retainers_in *in;
+	struct refgraph *g;
+	struct u64map cache; /* node + 1 -> struct decoded * */
+	uint64_t cached_refs;
+	struct ref_out *scratch;
+	uint8_t *root_state; /* per root: 0 not re-read yet, 1 still holds, 2 does not */
+	char **root_names;   /* per root: its words, made once */
+};
+
+static void decoded_free(void *p)
+{
+	struct decoded *d = p;
+
+	if (!d)
+		return;
+	free(d->refs);
+	u64map_free(&d->by_child, NULL);
+	free(d);
+}
+
+/* What node references now (and its header), decoded once and kept. */
+static struct decoded *decode(struct explain *x, uint32_t node)
+{
+	struct decoded *d = u64map_get(&x->cache, (uint64_t) node + 1);
+	uint32_t slot_size = 0;
+	uint64_t addr;
+	size_t i, n = 0;
+
+	if (d)
+		return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	addr = refgraph_addr(x->g, node, &slot_size);
+	if (addr && target_read(x->g->pid, addr, d->hdr, sizeof(d->hdr)) == 0 &&
+	    refs_decode_now(x->g->meta, addr, slot_size, x->scratch, MAX_REFS_PER_OBJECT, &n) ==
+		0) {
+		d->ok = true;
+		d->refs = malloc((n ? n : 1) * sizeof(*d->refs));
+		if (d->refs)
+			memcpy(d->refs, x->scratch, n * sizeof(*d->refs));
+		d->n = d->refs ? n : 0;
+		for (i = 0; i < d->n; i++)
+			if (!u64map_get(&d->by_child, d->refs[i].value))
+				u64map_put(&d->by_child, d->refs[i].value,
+					   (void *) (uintptr_t) (i + 1));
+	}
+	if (x->cached_refs + n > CACHE_REFS_MAX || u64map_put(&x->cache, (uint64_t) node + 1, d)) {
+		/* not kept: the caller frees it (it is not in the cache) */
+		return d;
+	}
+	x->cached_refs += n;
+	return d;
+}
+
+static bool in_cache(struct explain *x, uint32_t node, const struct decoded *d)
+{
+	return u64map_get(&x->cache, (uint64_t) node + 1) == d;
+}
+
+/* One step of a path, as re-read: the label of the edge into node, and node's header. */
+struct hop {
+	uint32_t node;
+	struct ref_label via;
+	uint64_t hdr[2];
+};
+
+/* Re-reads the edge parent -> child: its label, or false if it no longer holds. */
+static bool reread_edge(struct explain *x, uint32_t parent, uint32_t child, struct hop *h)
+{
+	struct decoded *d = decode(x, parent);
+	uint64_t addr = refgraph_addr(x->g, child, NULL);
+	uintptr_t at = d && d->ok ? (uintptr_t) u64map_get(&d->by_child, addr) : 0;
+
+	if (at)
+		h->via = d->refs[at - 1].label;
+	if (d && !in_cache(x, parent, d))
+		decoded_free(d);
+	return at != 0;
+}
+
+/* The node's header as it reads now (its class). */
+static bool header(struct explain *x, uint32_t node, uint64_t hdr[2])
+{
+	struct decoded *d = decode(x, node);
+	bool ok = d && d->ok;
+
+	if (ok)
+		memcpy(hdr, d->hdr, 2 * sizeof(*hdr));
+	if (d && !in_cache(x, node, d))
+		decoded_free(d);
+	return ok;
+}
+
+/* ---- a path in words ---- */
+
+struct named {
+	char via[TEXT];
+	char cls[TEXT];
+	struct ref_label label;
+	struct why_site site;
+};
+
+static void site_of(struct explain *x, uint32_t node, struct why_site *s)
+{
+	const struct why_site *found = NULL;
+
+	if (x->in->site_of)
+		found = x->in->site_of(x->in->site_ctx, refgraph_addr(x->g, node, NULL));
+	*s = found ? *found : (struct why_site){NULL, 0};
+}
+
+/*
+ * A scope and the local read from it are one step for a reader: (captured
+ * scope) (outer scope)* local items -> "captured items".
+ */
+static size_t merge_scopes(struct named *e, size_t n)
+{
+	size_t i, j, out = 0;
+
+	for (i = 0; i < n; i++) {
+		if (e[i].label.kind == REF_BLOCK_ENV || e[i].label.kind == REF_OUTER_ENV) {
+			for (j = i; j < n && (e[j].label.kind == REF_BLOCK_ENV ||
+					      e[j].label.kind == REF_OUTER_ENV);
+			     j++)
+				;
+			if (j < n && e[j].label.kind == REF_LOCAL &&
+			    !strncmp(e[j].via, "local ", 6)) {
+				struct named m = e[j];
+
+				snprintf(m.via, sizeof(m.via), "captured %s%s", e[j].via + 6,
+					 j - i > 1 ? " (outer scope)" : "");
+				e[out++] = m;
+				i = j;
+				continue;
+			}
+		}
+		e[out++] = e[i];
+	}
+	return out;
+}
+
+/* Runs of one step repeated (a linked list: @next @next @next) as one, counted in buckets. */
+static size_t fold_runs(struct named *e, size_t n)
+{
+	size_t i = 0, out = 0, j;
+
+	while (i < n) {
+		for (j = i + 1; j < n && !strcmp(e[j].via, e[i].via) && !strcmp(e[j].cls, e[i].cls);
+		     j++)
+			;
+		e[out] = e[i];
+		if (j - i >= 3) {
+			size_t lo = 1;
+			char via[TEXT + 32];
+
+			while (lo * 10 <= j - i)
+				lo *= 10;
+			if (lo == 1)
+				snprintf(via, sizeof(via), "%s x%zu", e[i].via, j - i);
+			else
+				snprintf(via, sizeof(via), "%s x%zu+", e[i].via, lo);
+			snprintf(e[out].via, sizeof(e[out].via), "%.*s", TEXT - 1, via);
+		}
+		out++;
+		i = j;
+	}
+	return out;
+}
+
+static int add_named(struct explain *x, struct why_report *out, struct why_target *t, uint32_t ri,
+		     struct named *e, size_t n, uint64_t bytes)
+{
+	struct why_edge edges[WHY_MAX_EDGES + 2];
+	const struct root *root = &x->in->roots->r[ri];
+	struct why_path p = {0};
+	char root_name[TEXT * 2];
+	size_t i, k = 0;
+
+	if (!x->root_names[ri]) {
+		refs_root_text(x->in->namer, root, root_name, sizeof(root_name));
+		x->root_names[ri] = strdup(root_name);
+	}
+	snprintf(root_name, sizeof(root_name), "%s", x->root_names[ri] ? x->root_names[ri] : "?");
+	p.root_kind = root_kind_name(root->kind);
+	/* a frame's escaped env and the local read from it: that local of the frame */
+	if (root->kind == ROOT_FRAME_ENV && n > 1 && e[1].label.kind == REF_LOCAL &&
+	    !strncmp(e[1].via, "local ", 6) && !strncmp(root_name, "locals of ", 10)) {
+		char shown[TEXT * 2];
+
+		snprintf(shown, sizeof(shown), "%s in %s", e[1].via + 6, root_name + 10);
+		snprintf(root_name, sizeof(root_name), "%s", shown);
+		p.root_kind = root_kind_name(ROOT_LOCAL);
+		/* the root's object is now the local's value: e[1] becomes the root */
+		memmove(&e[0], &e[1], (n - 1) * sizeof(*e));
+		n--;
+	}
+	p.root_name = root_name;
+	p.root_class = e[0].cls;
+	p.root_site = e[0].site;
+	n = fold_runs(e + 1, merge_scopes(e + 1, n - 1)) + 1;
+	for (i = 1; i < n && k < WHY_MAX_EDGES + 2; i++)
+		edges[k++] = (struct why_edge){e[i].via, e[i].cls, e[i].site};
+	p.edges = edges;
+	p.nedges = k;
+	p.count = 1;
+	p.bytes = bytes;
+	p.site = n > 1 ? e[n - 1].site : e[0].site;
+	return why_add_path(out, t, &p);
+}
+
+/* One selected object: its path re-read, named and summed.  1 held, 0 dropped, -errno. */
+static int explain_one(struct explain *x, const uint32_t *parent, const struct rg_selected *s,
+		       struct why_report *out, struct why_target *t, uint32_t *chain,
+		       struct named *e)
+{
+	const struct root *root;
+	uint32_t n = 0, v = s->node, ri;
+	bool skipped = false;
+	size_t i, k = 0;
+
+	while (v < x->g->nnodes && n < MAX_CHAIN) {
+		chain[n++] = v;
+		v = parent[v];
+	}
+	if (v < x->g->nnodes || n == 0)
+		return 0; /* a loop (cannot happen) or too long: not explained */
+	ri = v - x->g->nnodes;
+	root = &x->in->roots->r[ri];
+	/* chain is object-first: reverse it, root's object first */
+	for (i = 0; i < n / 2; i++) {
+		uint32_t tmp = chain[i];
+
+		chain[i] = chain[n - 1 - i];
+		chain[n - 1 - i] = tmp;
+	}
+	/* the root still holds its object (read once per root, shared by its paths) */
+	if (!x->root_state[ri])
+		x->root_state[ri] = vm_root_holds(x->g->pid, x->g->l, root) ? 1 : 2;
+	if (x->root_state[ri] != 1)
+		return 0;
+	for (i = 0; i < n; i++) {
+		struct hop h = {.node = chain[i]};
+		bool keep =
+		    n <= WHY_MAX_EDGES + 1 || i <= WHY_MAX_EDGES / 2 || i >= n - WHY_MAX_EDGES / 2;
+		struct named *at = &e[k];
+
+		if (!keep) {
+			/* the middle of a long path: one step says how long, none is re-read */
+			if (!skipped) {
+				memset(at, 0, sizeof(*at));
+				snprintf(at->via, sizeof(at->via), "(%zu more steps)",
+					 (size_t) n - 1 - WHY_MAX_EDGES);
+				k++;
+				skipped = true;
+			}
+			continue;
+		}
+		memset(at, 0, sizeof(*at));
+		if (i > 0 && !reread_edge(x, chain[i - 1], chain[i], &h))
+			return 0;
+		at->label = h.via;
+		if (i + 1 < n) {
+			if (!header(x, chain[i], h.hdr))
+				return 0;
+			snprintf(at->cls, sizeof(at->cls), "%s",
+				 refs_class_text(x->in->namer, h.hdr[0], h.hdr[1]));
+		} else {
+			snprintf(at->cls, sizeof(at->cls), "%s", t->class_name);
+		}
+		if (i > 0)
+			refs_label_text(x->in->namer, &h.via, at->via, sizeof(at->via));
+		site_of(x, chain[i], &at->site);
+		k++;
+	}
+	return add_named(x, out, t, ri, e, k, s->bytes) ? -ENOMEM : 1;
+}
+
+int retainers_explain(const struct retainers_in *in, struct why_report *out, char *err,
+		      size_t errlen)
+{
+	struct explain x = {.in = in, .g = in->g};
+	uint32_t *parent = malloc((size_t) in->g->nnodes * sizeof(*parent) + 4);
+	uint32_t *chain = malloc(MAX_CHAIN * sizeof(*chain));
+	struct named *e = malloc((WHY_MAX_EDGES + 4) * sizeof(*e));
+	int64_t reached;
+	size_t i;
+	int ret = 0;
+
+	x.scratch = malloc(MAX_REFS_PER_OBJECT * sizeof(*x.scratch));
+	x.root_state = calloc(in->roots->n + 1, 1);
+	x.root_names = calloc(in->roots->n + 1, sizeof(*x.root_names));
+	if (!parent || !chain || !e || !x.scratch || !x.root_state || !x.root_names) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	reached = retainers_search(in->g, in->roots, parent);
+	if (reached < 0) {
+		ret = (int) reached;
+		goto out;
+	}
+	out->walk.reached = (uint64_t) reached;
+	for (i = 0; i < in->ntargets; i++) {
+		struct why_target *t = why_target(out, in->target_names[i]);
+
+		if (!t) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (in->target_sites && in->target_sites[i].path)
+			t->site = (struct why_site){why_intern(out, in->target_sites[i].path),
+						    in->target_sites[i].line};
+	}
+	for (i = 0; i < in->g->nsel; i++) {
+		const struct rg_selected *s = &in->g->sel[i];
+		struct why_target *t = why_target(out, in->target_names[s->target]);
+		int held;
+
+		t->count++;
+		t->bytes += s->bytes;
+		if (parent[s->node] == RG_NONE) {
+			t->unexplained++;
+			t->unexplained_bytes += s->bytes;
+			t->unexplained_young += s->young;
+			out->unexplained.objects++;
+			out->unexplained.bytes += s->bytes;
+			out->unexplained.young += s->young;
+			continue;
+		}
+		held = explain_one(&x, parent, s, out, t, chain, e);
+		if (held < 0) {
+			ret = held;
+			goto out;
+		}
+		out->walk.rechecked++;
+		if (!held) {
+			t->dropped++;
+			out->walk.dropped++;
+		}
+	}
+out:
+	if (ret)
+		snprintf(err, errlen, "retainer paths: %s", strerror(-ret));
+	u64map_free(&x.cache, decoded_free);
+	free(x.scratch);
+	free(x.root_state);
+	for (i = 0; x.root_names && i < in->roots->n; i++)
+		free(x.root_names[i]);
+	free(x.root_names);
+	free(parent);
+	free(chain);
+	free(e);
+	return ret;
+}

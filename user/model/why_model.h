@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The model of a `why` report: for each selected class (a target), the
+ * retainer paths of its live objects, aggregated over objects by their root
+ * and the labels and classes along the way, most objects first; what no
+ * path explains; and what the walk did.  Filled by heap/retainers.c (or
+ * read back from JSON, why_read.c), summed across processes and hosts by
+ * names (why_merge), and written by output/why_out.c, which only reads it.
+ * Every string is interned in the report's pool.
+ */
+#ifndef RBM_WHY_MODEL_H
+#define RBM_WHY_MODEL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "strpool.h"
+#include "u64map.h"
+
+/* An allocation site, when the trace saw the object (or its class) allocated. */
+struct why_site {
+	const char *path; /* NULL: unknown */
+	int line;
+};
+
+struct why_edge {
+	const char *via;	/* "@sessions", "[]", "{value}", ".member", "local items" */
+	const char *class_name; /* the class of the object it leads to */
+	struct why_site site;	/* that object's, when traced */
+};
+
+struct why_path {
+	const char *root_kind;	/* "constant", "global", "local", ... (vm_roots.h) */
+	const char *root_name;	/* "App::Store::CACHE" */
+	const char *root_class; /* the class of the root's object */
+	struct why_site root_site;
+	struct why_edge *edges; /* root to held object: the last edge's class is the target's */
+	size_t nedges;
+	uint64_t count, bytes;
+	struct why_site site; /* the held objects' most common site, when traced */
+	uint64_t key;	      /* hash of root and edges: paths that agree sum */
+};
+
+struct why_target {
+	const char *class_name;
+	uint64_t count, bytes; /* selected live objects of the class */
+	struct why_site site;  /* its top allocation site (trace or --from report) */
+	struct why_path *paths;
+	size_t npaths, cap;
+	struct u64map by_key; /* path key -> index + 1 */
+	uint64_t unexplained, unexplained_bytes;
+	uint64_t unexplained_young; /* of those, allocated since the last GC: likely garbage */
+	uint64_t dropped;	    /* objects whose path no longer held when re-read */
+};
+
+struct why_walk {
+	uint64_t objects, edges; /* live objects and references walked */
+	uint64_t roots;		 /* root references the search started from */
+	uint64_t reached;	 /* live objects reachable from them */
+	double seconds;		 /* the whole walk: roots, heap, search, paths */
+	double heap_seconds;	 /* reading the heap into the graph */
+	double paused_ms;	 /* --freeze: how long the target was stopped; 0: not stopped */
+	bool frozen;
+	uint64_t rechecked;    /* objects whose path was re-read edge by edge after the walk */
+	uint64_t dropped;      /* of those, paths that no longer held */
+	uint64_t tracer_bytes; /* memory the graph took */
+	uint64_t reads;	       /* pieces of memory read besides the heap pages */
+	bool gc_ran;	       /* a GC ran during the walk */
+};
+
+#define WHY_MAX_NOT_WALKED 8
+struct why_unexplained {
+	uint64_t objects, bytes; /* selected objects no walked path reaches */
+	uint64_t young;		 /* of those, allocated since the last GC: likely garbage */
+	uint64_t opaque_data;	 /* live T_DATA objects whose mark function is C code */
+	uint64_t unread;	 /* pieces of memory that could not be read */
+	const char *not_walked[WHY_MAX_NOT_WALKED]; /* what could hold them, in words */
+	size_t nnot_walked;
+};
+
+struct why_report {
+	pid_t pid;
+	char host[256];
+	char command[256];
+	char ruby_version[32];
+	const char *selection; /* "suspects", "class", "site", "report" */
+	struct why_target *targets;
+	size_t ntargets, cap;
+	struct why_walk walk;
+	struct why_unexplained unexplained;
+	unsigned merged; /* reports summed into this one */
+	struct strpool strings;
+};
+
+const char *why_intern(struct why_report *r, const char *s);
+/* The target of class name, created if new; NULL when out of memory. */
+struct why_target *why_target(struct why_report *r, const char *class_name);
+/*
+ * Adds count objects (bytes) held along a path to t: a path equal to one
+ * it has (root, vias, classes) sums into it.  Strings are interned.  0 or
+ * -ENOMEM.
+ */
+int why_add_path(struct why_report *r, struct why_target *t, const struct why_path *p);
+/* Sorts targets by count and their paths by count, then bytes. */
+void why_finish(struct why_report *r);
+/* Sums from into into, by names (targets by class, paths by key).  0 or -ENOMEM. */
+int why_merge(struct why_report *into, const struct why_report *from);
+void why_free(struct why_report *r);
+
+/* The hash that makes two paths one: root kind and name, then each via and class. */
+uint64_t why_path_key(const struct why_path *p);
+
+#endif

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A `why` report written out: text (for each class, its paths as a tree by
+ * root: the root, then each step down to the class, shared steps printed
+ * once), JSON (docs/json.md, "why"), and folded chains (root first) for a
+ * flame graph.  Names read from the target (classes, constants, ivars) are
+ * escaped for the terminal; nothing the program stored (a hash key, a
+ * string's bytes) is ever printed.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "escape.h"
+#include "json_writer.h"
+#include "why_out.h"
+
+#define NAME 2048
+
+static const char *esc(const char *s, char *buf, size_t n)
+{
+	return term_escape(s ? s : "", buf, n);
+}
+
+static void human_bytes(uint64_t b, char *buf, size_t n)
+{
+	if (b >= 10ull << 20)
+		snprintf(buf, n, "%.1f MB", b / 1048576.0);
+	else if (b >= 10ull << 10)
+		snprintf(buf, n, "%.1f KB", b / 1024.0);
+	else
+		snprintf(buf, n, "%" PRIu64 " B", b);
+}
+
+static void site_text(const struct why_site *s, char *buf, size_t n)
+{
+	char p[NAME];
+
+	if (s->path)
+		snprintf(buf, n, ", allocated at %s:%d", esc(s->path, p, sizeof(p)), s->line);
+	else
+		buf[0] = '\0';
+}
+
+/* Steps a path shares with the one printed before it: printed once, as a tree. */
+static size_t shared_steps(const struct why_path *a, const struct why_path *b)
+{
+	size_t i;
+
+	if (!a || a->root_name != b->root_name || a->root_kind != b->root_kind ||
+	    a->root_class != b->root_class)
+		return 0;
+	for (i = 0; i < a->nedges && i < b->nedges; i++)
+		if (a->edges[i].via != b->edges[i].via ||
+		    a->edges[i].class_name != b->edges[i].class_name)
+			break;
+	return i + 1; /* the root line, then i edges */
+}
+
+static void write_target_text(FILE *out, const struct why_target *t, size_t max_paths)
+{
+	char a[NAME], b[NAME], c[NAME], bytes[32];
+	const struct why_path *prev = NULL;
+	uint64_t shown = 0;
+	size_t i, j;
+
+	human_bytes(t->bytes, bytes, sizeof(bytes));
+	site_text(&t->site, c, sizeof(c));
+	fprintf(out, "\n%s: %" PRIu64 " live, %s%s\n", esc(t->class_name, a, sizeof(a)), t->count,
+		bytes, c);
+	for (i = 0; i < t->npaths && (!max_paths || i < max_paths); i++) {
+		const struct why_path *p = &t->paths[i];
+		size_t same = shared_steps(prev, p);
+
+		shown += p->count;
+		fprintf(out, "  %8" PRIu64 " %5.1f%%", p->count,
+			t->count ? 100.0 * p->count / t->count : 0);
+		if (same) {
+			fprintf(out, "  %*s(as above)\n", (int) (2 * same - 2), "");
+		} else {
+			site_text(&p->root_site, c, sizeof(c));
+			fprintf(out, "  %s %s  %s%s\n", p->root_kind,
+				esc(p->root_name, a, sizeof(a)), esc(p->root_class, b, sizeof(b)),
+				c);
+			same = 1;
+		}
+		for (j = same - 1; j < p->nedges; j++) {
+			const struct why_edge *e = &p->edges[j];
+
+			site_text(j + 1 == p->nedges ? &p->site : &e->site, c, sizeof(c));
+			fprintf(out, "  %16s  %*s%s  %s%s\n", "", (int) (2 * j + 2), "",
+				esc(e->via, a, sizeof(a)), esc(e->class_name, b, sizeof(b)), c);
+		}
+		prev = p;
+	}
+	if (i < t->npaths)
+		fprintf(out, "  %8" PRIu64 " %5.1f%%  on %zu other paths (--paths 0 shows all)\n",
+			t->count - t->unexplained - t->dropped - shown,
+			t->count
+			    ? 100.0 * (t->count - t->unexplained - t->dropped - shown) / t->count
+			    : 0,
+			t->npaths - i);
+	if (t->unexplained > t->unexplained_young)
+		fprintf(out, "  %8" PRIu64 " %5.1f%%  unexplained: no root walked reaches them\n",
+			t->unexplained - t->unexplained_young,
+			t->count ? 100.0 * (t->unexplained - t->unexplained_young) / t->count : 0);
+	if (t->unexplained_young)
+		fprintf(out,
+			"  %8" PRIu64 " %5.1f%%  unexplained and allocated since the last GC: "
+			"probably garbage\n",
+			t->unexplained_young,
+			t->count ? 100.0 * t->unexplained_young / t->count : 0);
+	if (t->dropped)
+		fprintf(out, "  %8" PRIu64 " %5.1f%%  path no longer held when re-read (dropped)\n",
+			t->dropped, t->count ? 100.0 * t->dropped / t->count : 0);
+}
+
+void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)
+{
+	const struct why_walk *w = &r->walk;
+	char cmd[NAME], bytes[32];
+	size_t i;
+
+	if (r->merged)
+		fprintf(out, "rbmemtrace why: %u reports merged", r->merged);
+	else
+		fprintf(out, "rbmemtrace why: PID %d%s%s, ruby %s", (int) r->pid,
+			r->command[0] ? " " : "", esc(r->command, cmd, sizeof(cmd)),
+			r->ruby_version);
+	human_bytes(w->tracer_bytes, bytes, sizeof(bytes));
+	fprintf(out,
+		"; walked %" PRIu64 " objects, %" PRIu64 " references from %" PRIu64
+		" roots in %.2f s (%s of graph)",
+		w->objects, w->edges, w->roots, w->seconds, bytes);
+	if (w->frozen)
+		fprintf(out, ", target stopped for %.1f ms\n", w->paused_ms);
+	else
+		fprintf(out, ", target not stopped%s\n", w->gc_ran ? " (a GC ran meanwhile)" : "");
+	fprintf(out,
+		"Every path was read again after the walk: %" PRIu64 " re-read, %" PRIu64
+		" no longer held (dropped).\n",
+		w->rechecked, w->dropped);
+	if (!r->ntargets)
+		fprintf(out, "\nNo live object was selected.\n");
+	for (i = 0; i < r->ntargets; i++)
+		write_target_text(out, &r->targets[i], max_paths);
+	if (r->unexplained.objects > r->unexplained.young) {
+		fprintf(out, "\nNot walked, and could hold the %" PRIu64 " unexplained objects:",
+			r->unexplained.objects - r->unexplained.young);
+		for (i = 0; i < r->unexplained.nnot_walked; i++)
+			fprintf(out, "%s %s", i ? ";" : "", r->unexplained.not_walked[i]);
+		fprintf(out, ".\n");
+	}
+}
+
+/* ---- JSON ---- */
+
+static void site_json(struct jw *w, const struct why_site *s)
+{
+	if (!s->path)
+		return;
+	jw_object(w, JK(site), JW_INLINE);
+	jw_string(w, JK(path), s->path);
+	jw_int(w, JK(line), s->line);
+	jw_end(w);
+}
+
+static void path_json(struct jw *w, const struct why_path *p)
+{
+	size_t i;
+
+	jw_object(w, NULL, JW_INLINE);
+	jw_object(w, JK(root), JW_INLINE);
+	jw_string(w, JK(kind), p->root_kind);
+	jw_string(w, JK(name), p->root_name);
+	jw_string(w, JK(class), p->root_class);
+	site_json(w, &p->root_site);
+	jw_end(w);
+	jw_array(w, JK(edges), JW_INLINE);
+	for (i = 0; i < p->nedges; i++) {
+		jw_object(w, NULL, JW_INLINE);
+		jw_string(w, JK(via), p->edges[i].via);
+		jw_string(w, JK(class), p->edges[i].class_name);
+		site_json(w, &p->edges[i].site);
+		jw_end(w);
+	}
+	jw_end(w);
+	jw_u64(w, JK(count), p->count);
+	jw_u64(w, JK(bytes), p->bytes);
+	site_json(w, &p->site);
+	jw_end(w);
+}
+
+void why_write_json_members(struct jw *w, const struct why_report *r, size_t max_paths)
+{
+	const struct why_walk *wk = &r->walk;
+	size_t i, j;
+
+	jw_int(w, JK(pid), r->pid);
+	if (r->host[0])
+		jw_string(w, JK(host), r->host);
+	if (r->command[0])
+		jw_string(w, JK(command), r->command);
+	jw_string(w, JK(ruby_version), r->ruby_version);
+	if (r->selection)
+		jw_string(w, JK(selection), r->selection);
+	jw_array(w, JK(targets), JW_LINES);
+	for (i = 0; i < r->ntargets; i++) {
+		const struct why_target *t = &r->targets[i];
+
+		jw_object(w, NULL, JW_LINES);
+		jw_string(w, JK(class), t->class_name);
+		jw_u64(w, JK(count), t->count);
+		jw_u64(w, JK(bytes), t->bytes);
+		site_json(w, &t->site);
+		jw_u64(w, JK(unexplained), t->unexplained);
+		jw_u64(w, JK(young), t->unexplained_young);
+		jw_u64(w, JK(dropped), t->dropped);
+		jw_array(w, JK(paths), JW_LINES);
+		for (j = 0; j < t->npaths && (!max_paths || j < max_paths); j++)
+			path_json(w, &t->paths[j]);
+		jw_end(w);
+		jw_end(w);
+	}
+	jw_end(w);
+	jw_object(w, JK(unexplained), JW_INLINE);
+	jw_u64(w, JK(objects), r->unexplained.objects);
+	jw_u64(w, JK(bytes), r->unexplained.bytes);
+	jw_u64(w, JK(young), r->unexplained.young);
+	jw_u64(w, JK(opaque_data), r->unexplained.opaque_data);
+	jw_u64(w, JK(unread), r->unexplained.unread);
+	jw_array(w, JK(not_walked), JW_INLINE);
+	for (i = 0; i < r->unexplained.nnot_walked; i++)
+		jw_string(w, NULL, r->unexplained.not_walked[i]);
+	jw_end(w);
+	jw_end(w);
+	jw_object(w, JK(walk), JW_INLINE);
+	jw_u64(w, JK(objects), wk->objects);
+	jw_u64(w, JK(edges), wk->edges);
+	jw_u64(w, JK(roots), wk->roots);
+	jw_u64(w, JK(reached), wk->reached);
+	jw_double(w, JK(seconds), "%.3f", wk->seconds);
+	jw_double(w, JK(heap_seconds), "%.3f", wk->heap_seconds);
+	jw_double(w, JK(paused_ms), "%.1f", wk->paused_ms);
+	jw_bool(w, JK(frozen), wk->frozen);
+	jw_u64(w, JK(rechecked), wk->rechecked);
+	jw_u64(w, JK(dropped), wk->dropped);
+	jw_u64(w, JK(tracer_bytes), wk->tracer_bytes);
+	jw_u64(w, JK(reads), wk->reads);
+	jw_bool(w, JK(gc_ran), wk->gc_ran);
+	jw_end(w);
+}
+
+void why_write_json(FILE *out, const struct why_report *r, size_t max_paths)
+{
+	struct jw w;
+
+	jw_init(&w, out, 0);
+	jw_object(&w, NULL, JW_LINES);
+	why_write_json_members(&w, r, max_paths);
+	jw_end(&w);
+	fputc('\n', out);
+}
+
+/* ---- folded chains ---- */
+
+void why_write_folded(FILE *out, const struct why_report *r)
+{
+	char frame[NAME * 2];
+	size_t i, j, k;
+
+	for (i = 0; i < r->ntargets; i++) {
+		const struct why_target *t = &r->targets[i];
+
+		for (j = 0; j < t->npaths; j++) {
+			const struct why_path *p = &t->paths[j];
+
+			snprintf(frame, sizeof(frame), "%s %s (%s)", p->root_kind, p->root_name,
+				 p->root_class);
+			folded_write_escaped(out, frame);
+			for (k = 0; k < p->nedges; k++) {
+				snprintf(frame, sizeof(frame), "%s %s", p->edges[k].via,
+					 p->edges[k].class_name);
+				fputc(';', out);
+				folded_write_escaped(out, frame);
+			}
+			fprintf(out, " %" PRIu64 "\n", p->count);
+		}
+		if (t->unexplained) {
+			folded_write_escaped(out, "(unexplained)");
+			fputc(';', out);
+			folded_write_escaped(out, t->class_name);
+			fprintf(out, " %" PRIu64 "\n", t->unexplained);
+		}
+	}
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What `why` explains when no class is named: the leak suspects of a short
+ * sampled trace of the target (model/suspects.c ranks them), or the objects
+ * the trace saw allocated at --site FILE:LINE; or the suspects of a report
+ * written before (--from).  The trace's live-object map also gives every
+ * traced object that is still alive its allocation site, which paths show
+ * next to what they hold.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "diag.h"
+#include "json_read.h"
+#include "session.h"
+#include "why_select.h"
+
+struct traced {
+	struct why_site site;
+	uint32_t target;
+	uint64_t klass;
+};
+
+static volatile sig_atomic_t no_stop;
+
+/* The innermost Ruby frame of a stack: where its object was allocated. */
+static const struct frame *site_frame(const struct stack *st)
+{
+	size_t i;
+
+	for (i = 0; st && i < st->depth; i++)
+		if (st->frames[i].line > 0)
+			return &st->frames[i];
+	return NULL;
+}
+
+/* "app.rb" names "/srv/app.rb" and "lib/app.rb" as well as itself. */
+static bool same_file(const char *path, const char *want)
+{
+	size_t n = strlen(path), w = strlen(want);
+
+	return !strcmp(path, want) ||
+	       (n > w && path[n - w - 1] == '/' && !strcmp(path + n - w, want));
+}
+
+static int target_of(struct why_context *c, const char *name, const struct why_site *site)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntargets; i++)
+		if (!strcmp(c->target_names[i], name))
+			return (int) i;
+	if (c->ntargets == WHY_MAX_TARGETS)
+		return -1;
+	c->target_names[c->ntargets] = strdup(name);
+	if (site && site->path)
+		c->target_sites[c->ntargets] = (struct why_site){strdup(site->path), site->line};
+	return (int) c->ntargets++;
+}
+
+/* Every traced object still in the live map: its site, and the target it counts for. */
+static void keep_traced(struct why_context *c, struct session *s, const struct why_selection *sel)
+{
+	uint64_t key, next, *prev = NULL;
+	struct live_object obj;
+	size_t kept = 0;
+
+	while (bpf_map_get_next_key(s->tracker.live_fd, prev, &next) == 0) {
+		const struct frame *f;
+		struct traced *t;
+		const char *name;
+		int target = -1;
+		size_t i;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(s->tracker.live_fd, &key, &obj))
+			continue;
+		f = site_frame(symbolizer_stack(&s->symbolizer, obj.stack_id));
+		name = class_namer_key_name(
+		    &s->namer, class_namer_object_class(&s->namer, obj.klass), obj.kind);
+		if (sel->site_path) {
+			if (!f || f->line != sel->site_line || !same_file(f->path, sel->site_path))
+				continue;
+			target = target_of(c, name, NULL);
+		} else {
+			for (i = 0; i < c->ntargets && target < 0; i++)
+				if (!strcmp(c->target_names[i], name))
+					target = (int) i;
+		}
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			break;
+		t->target = target < 0 ? UINT32_MAX : (uint32_t) target;
+		t->klass = obj.klass;
+		if (f)
+			t->site = (struct why_site){strdup(f->path), f->line};
+		if (u64map_put(&c->objects, key, t)) {
+			free((char *) t->site.path);
+			free(t);
+			break;
+		}
+		kept++;
+	}
+	rbm_info("why: %zu traced objects still tracked%s", kept,
+		 sel->site_path ? " (those of --site selected)" : "");
+}
+
+static int trace(struct why_context *c, const struct why_selection *sel, double duration,
+		 volatile sig_atomic_t *stop)
+{
+	struct trace_options opt = {.pid = c->t->pid,
+				    .duration = duration,
+				    .max_objects = 1 << 18,
+				    .depth = MAX_STACK_DEPTH,
+				    .max_stacks = 65536};
+	static struct session s;
+	struct report r = {0};
+	size_t i;
+
+	fprintf(stderr, "rbmemtrace: why: tracing PID %d for %.1f s (sampled) to find %s\n",
+		c->t->pid, duration, sel->site_path ? "what --site allocates" : "leak suspects");
+	session_open(&s, &opt);
+	session_start(&s);
+	session_run(&s, stop ? stop : &no_stop);
+	session_finish(&s);
+	if (session_report(&s, &r)) {
+		snprintf(c->err, sizeof(c->err), "out of memory building the trace's report");
+		return -1;
+	}
+	if (!sel->site_path) {
+		for (i = 0; i < r.nsuspects; i++) {
+			const struct suspect *sp = &r.suspects[i];
+			struct why_site site = {NULL, 0};
+
+			if (sp->site)
+				site = (struct why_site){sp->site->path, sp->site->line};
+			target_of(c, sp->class_name, &site);
+		}
+	}
+	keep_traced(c, &s, sel);
+	report_free(&r);
+	session_close(&s);
+	if (!c->ntargets) {
+		snprintf(c->err, sizeof(c->err),
+			 sel->site_path ? "the trace saw no object allocated at %s:%d still alive"
+					: "the trace found no leak suspect%s",
+			 sel->site_path ? sel->site_path : "", sel->site_line);
+		return -1;
+	}
+	return 0;
+}
+
+/* --from: the suspects of a report (the first process's, if it holds several). */
+static int from_report(struct why_context *c, const char *path)
+{
+	struct model m = {0};
+	size_t i;
+
+	if (json_read_file(path, &m, NULL, c->err, sizeof(c->err)))
+		return -1;
+	if (!m.nprocs) {
+		snprintf(c->err, sizeof(c->err), "%s holds no report", path);
+		model_free(&m);
+		return -1;
+	}
+	report_finish(m.procs[0]);
+	for (i = 0; i < m.procs[0]->nsuspects; i++) {
+		const struct suspect *sp = &m.procs[0]->suspects[i];
+		struct why_site site = {NULL, 0};
+
+		if (sp->site)
+			site = (struct why_site){sp->site->path, sp->site->line};
+		target_of(c, sp->class_name, &site);
+	}
+	model_free(&m);
+	if (!c->ntargets) {
+		snprintf(c->err, sizeof(c->err), "%s names no leak suspect", path);
+		return -1;
+	}
+	return 0;
+}
+
+int why_select(struct why_context *c, const struct why_selection *s, double duration,
+	       volatile sig_atomic_t *stop)
+{
+	int i;
+
+	if (s->nclasses) {
+		c->selection = "class";
+		for (i = 0; i < s->nclasses; i++)
+			target_of(c, s->classes[i], NULL);
+		return 0;
+	}
+	if (s->from) {
+		c->selection = "report";
+		return from_report(c, s->from);
+	}
+	c->selection = s->site_path ? "site" : "suspects";
+	c->by_object = s->site_path != NULL;
+	return trace(c, s, duration, stop);
+}
+
+void why_traced_free(void *p)
+{
+	struct traced *t = p;
+
+	free((char *) t->site.path);
+	free(t);
+}
+
+const struct why_site *why_traced_site(const struct why_context *c, uint64_t addr, int *target,
+				       uint64_t klass)
+{
+	const struct traced *t = u64map_get(&c->objects, addr);
+
+	/* a traced object's slot taken since by another class's object is not it */
+	if (!t || (klass && t->klass && t->klass != klass))
+		return NULL;
+	if (target)
+		*target = t->target == UINT32_MAX ? -1 : (int) t->target;
+	return &t->site;
+}

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The edge decoders of refs.h, one per object type, as gc_mark_children
+ * marks them in 3.1-3.4: what lies in the slot is referenced at once, what
+ * lies behind a pointer is asked for (need) and handled in refs_resume.
+ */
+#include <string.h>
+#include "refs_impl.h"
+
+void refs_ref(const struct refs_sink *s, uint64_t v, uint8_t kind, uint32_t index, uint64_t a,
+	      uint64_t b)
+{
+	struct ref_label l = {kind, index, a, b};
+
+	if (refs_heap_value(v))
+		s->ref(s->arg, v, &l);
+}
+
+void refs_field(const struct refs_sink *s, uint64_t v, const char *name)
+{
+	refs_ref(s, v, REF_FIELD, 0, (uint64_t) (uintptr_t) name, 0);
+}
+
+uint64_t refs_word_at(const void *buf, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *) buf + off, sizeof(v));
+	return v;
+}
+
+uint32_t refs_u32_at(const void *buf, uint32_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, (const char *) buf + off, sizeof(v));
+	return v;
+}
+
+/* The slot's word at byte offset off, or 0 past the slot. */
+uint64_t refs_slot_word(const uint64_t *words, uint32_t slot_size, uint32_t off)
+{
+	return off + 8 <= slot_size ? words[off / 8] : 0;
+}
+
+/* Asks for n VALUEs at ptr, in reads of at most REFS_MAX_READ, each knowing its first index. */
+void refs_need_values(struct refs_meta *m, uint64_t ptr, uint64_t n, uint8_t holds, uint64_t arg,
+		      const struct refs_sink *s)
+{
+	const uint64_t per = REFS_MAX_READ / 8;
+	uint64_t i;
+
+	if (!ptr || !n)
+		return;
+	if (n > MAX_ST_ENTRIES) {
+		m->gaps.n[GAP_UNREAD]++;
+		n = MAX_ST_ENTRIES;
+	}
+	for (i = 0; i < n; i += per) {
+		uint64_t k = n - i < per ? n - i : per;
+
+		/* the first index rides in the arg of element reads; others are read whole */
+		if (holds == HOLDS_ELEMS || holds == HOLDS_MEMBERS)
+			s->need(s->arg, ptr + i * 8, (uint32_t) (k * 8), STEP_VALUES,
+				REFS_AUX(holds, holds == HOLDS_ELEMS ? i : arg));
+		else if (i == 0)
+			s->need(s->arg, ptr, (uint32_t) (k * 8), STEP_VALUES, REFS_AUX(holds, arg));
+	}
+}
+
+/* ---- ivars ---- */
+
+void refs_st_table_at(struct refs_meta *m, uint64_t tbl, uint8_t holds, const struct refs_sink *s)
+{
+	if (tbl)
+		s->need(s->arg, tbl, m->l->st_size, STEP_ST_HEAD, REFS_AUX(holds, 0));
+}
+
+/*
+ * 3.3+: the ivars of a shape, in the slot (inline, at most inline_max) or
+ * at ptr; a too-complex shape keeps them in an st_table at ptr.
+ */
+static void refs_shape_ivars(struct refs_meta *m, uint32_t shape_id, const uint64_t *inline_vals,
+			     uint32_t inline_max, uint64_t ptr, const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	const struct shape_info *si;
+	uint32_t i, n;
+
+	if (shape_id == l->shape_too_complex_id) {
+		refs_st_table_at(m, ptr, HOLDS_IVARS_BY_ID, s);
+		return;
+	}
+	si = refs_shape(m, shape_id);
+	if (!si) {
+		m->gaps.n[GAP_UNREAD]++;
+		return;
+	}
+	if (si->type == l->shape_type_too_complex) {
+		refs_st_table_at(m, ptr, HOLDS_IVARS_BY_ID, s);
+		return;
+	}
+	n = si->next_iv_index;
+	if (inline_vals) {
+		for (i = 0; i < n && i < inline_max; i++)
+			refs_ref(s, inline_vals[i], REF_IVAR_INDEX, i, shape_id, 0);
+		return;
+	}
+	refs_need_values(m, ptr, n, HOLDS_IVARS, shape_id, s);
+}
+
+static void decode_object(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
+			  const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t flags = words[0], klass = words[1];
+	uint32_t i, start = l->obj_embed_start;
+
+	if (l->shape_size) {
+		uint32_t shape_id = (uint32_t) (flags >> l->shape_id_shift);
+
+		/* too complex: the st_table is at as.heap.ivptr whatever the embed flag says */
+		if ((flags & l->obj_embed) && shape_id != l->shape_too_complex_id)
+			refs_shape_ivars(m, shape_id, words + start / 8, (slot_size - start) / 8, 0,
+					 s);
+		else
+			refs_shape_ivars(m, shape_id, NULL, 0,
+					 refs_slot_word(words, slot_size, l->obj_ivptr), s);
+		return;
+	}
+	/* 3.1: as.ary[ROBJECT_EMBED_LEN_MAX], or as.heap.{numiv, ivptr}; named by the class */
+	if (flags & l->obj_embed) {
+		for (i = 0; i < l->obj_embed_max && start + 8 * (i + 1) <= slot_size; i++)
+			refs_ref(s, words[start / 8 + i], REF_IVAR_INDEX, i, klass, 0);
+		return;
+	}
+	refs_need_values(m, refs_slot_word(words, slot_size, l->obj_ivptr),
+			 (uint32_t) refs_slot_word(words, slot_size, l->obj_numiv), HOLDS_IVARS,
+			 klass, s);
+}
+
+/* ---- classes and modules ---- */
+
+void refs_id_table_at(struct refs_meta *m, uint64_t tbl, uint8_t holds, const struct refs_sink *s)
+{
+	if (tbl)
+		s->need(s->arg, tbl, m->l->id_table_items + 8, STEP_ID_HEAD, REFS_AUX(holds, 0));
+}
+
+/* What rb_classext_t holds (ext: its bytes, wherever they are). */
+void refs_classext_refs(struct refs_meta *m, uint64_t flags, const uint8_t *ext, uint32_t len,
+			const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+
+	if (l->classext_const_tbl + 8 <= len)
+		refs_id_table_at(m, refs_word_at(ext, l->classext_const_tbl), HOLDS_CONSTS, s);
+	if (l->classext_m_tbl && l->classext_m_tbl + 8 <= len)
+		refs_id_table_at(m, refs_word_at(ext, l->classext_m_tbl), HOLDS_METHODS, s);
+	if (!l->shape_size) {
+		if (l->classext_iv_tbl + 8 <= len)
+			refs_st_table_at(m, refs_word_at(ext, l->classext_iv_tbl),
+					 HOLDS_IVARS_BY_ID, s);
+	} else if (l->classext_iv_ptr + 8 <= len) {
+		refs_shape_ivars(m, (uint32_t) (flags >> l->shape_id_shift), NULL, 0,
+				 refs_word_at(ext, l->classext_iv_ptr), s);
+	}
+	if (l->classext_attached_object && l->classext_attached_object + 8 <= len &&
+	    (flags & l->fl_singleton))
+		refs_field(s, refs_word_at(ext, l->classext_attached_object), "(attached object)");
+}
+
+static void decode_class(struct refs_meta *m, uint64_t addr, const uint64_t *words,
+			 uint32_t slot_size, const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t flags = words[0], ext;
+
+	refs_ref(s, refs_slot_word(words, slot_size, l->rclass_super), REF_SUPER, 0, 0, 0);
+	if ((flags & RB_T_MASK) == RB_T_ICLASS)
+		return; /* its module is its klass; its tables are the module's */
+	if (l->rclass_m_tbl)
+		refs_id_table_at(m, refs_slot_word(words, slot_size, l->rclass_m_tbl),
+				 HOLDS_METHODS, s);
+	if (l->classext_embedded) {
+		if (l->rclass_ext < slot_size)
+			refs_classext_refs(m, flags, (const uint8_t *) words + l->rclass_ext,
+					   slot_size - l->rclass_ext, s);
+		return;
+	}
+	ext = refs_slot_word(words, slot_size, l->rclass_ext);
+	if (ext)
+		s->need(s->arg, ext, l->classext_size, STEP_CLASSEXT, flags);
+	(void) addr;
+}
+
+/* ---- arrays, hashes, structs, strings ---- */
+
+static void decode_array(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
+			 const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t flags = words[0], len, i;
+
+	if (flags & l->rarray_embed_flag) {
+		len = (flags & l->rarray_embed_len_mask) >> l->rarray_embed_len_shift;
+		for (i = 0; i < len && l->rarray_embed_start + 8 * (i + 1) <= slot_size; i++)
+			refs_ref(s, words[l->rarray_embed_start / 8 + i], REF_ELEM, (uint32_t) i, 0,
+				 0);
+		return;
+	}
+	if (flags & l->ary_shared) {
+		refs_ref(s, refs_slot_word(words, slot_size, l->ary_aux_shared), REF_SHARED, 0, 0,
+			 0);
+		return;
+	}
+	refs_need_values(m, refs_slot_word(words, slot_size, l->rarray_heap_ptr),
+			 refs_slot_word(words, slot_size, l->rarray_heap_len), HOLDS_ELEMS, 0, s);
+}
+
+/* An st_table's live entries, from its head (entries, start, bound). */
+void refs_st_entries(struct refs_meta *m, const uint8_t *head, uint8_t holds,
+		     const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t entries = refs_word_at(head, l->st_entries),
+		 start = refs_word_at(head, l->st_entries_start);
+	uint64_t bound = refs_word_at(head, l->st_entries_bound), n;
+
+	if (!entries || bound <= start)
+		return;
+	n = bound - start;
+	if (n > MAX_ST_ENTRIES || n * l->st_entry_size > REFS_MAX_READ) {
+		m->gaps.n[GAP_UNREAD]++;
+		n = REFS_MAX_READ / l->st_entry_size;
+	}
+	s->need(s->arg, entries + start * l->st_entry_size, (uint32_t) (n * l->st_entry_size),
+		STEP_ST_ENTRIES, REFS_AUX(holds, start));
+}
+
+void refs_ar_pairs(const uint8_t *pairs, uint32_t n, const struct refs_sink *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		refs_ref(s, refs_word_at(pairs, i * 16), REF_HASH_KEY, i, 0, 0);
+		refs_ref(s, refs_word_at(pairs, i * 16 + 8), REF_HASH_VALUE, i, 0, 0);
+	}
+}
+
+static void decode_hash(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
+			const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t flags = words[0], tbl;
+	uint32_t bound = (uint32_t) ((flags & l->hash_ar_bound_mask) >> l->hash_ar_bound_shift);
+	uint32_t pairs;
+
+	refs_ref(s, refs_slot_word(words, slot_size, l->hash_ifnone), REF_HASH_DEFAULT, 0,
+		 flags & l->hash_proc_default, 0);
+	if (bound > 8)
+		bound = 8;
+	if (l->hash_tbl_inline) {
+		/* 3.3+: the table lies in the slot after struct RHash */
+		if (flags & l->hash_st_flag) {
+			if (l->hash_tbl + l->st_size <= slot_size)
+				refs_st_entries(m, (const uint8_t *) words + l->hash_tbl,
+						HOLDS_HASH, s);
+			return;
+		}
+		pairs = l->hash_tbl + l->ar_table_pairs;
+		if (pairs + bound * 16 <= slot_size)
+			refs_ar_pairs((const uint8_t *) words + pairs, bound, s);
+		return;
+	}
+	tbl = refs_slot_word(words, slot_size, l->hash_tbl);
+	if (!tbl)
+		return;
+	if (flags & l->hash_st_flag)
+		refs_st_table_at(m, tbl, HOLDS_HASH, s);
+	else if (bound)
+		s->need(s->arg, tbl + l->ar_table_pairs, bound * 16, STEP_AR_TABLE, bound);
+}
+
+static void decode_struct(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
+			  const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t flags = words[0], len, i;
+
+	if (flags & l->struct_embed_len_mask) {
+		len = (flags & l->struct_embed_len_mask) >> l->struct_embed_shift;
+		for (i = 0; i < len && l->struct_embed_start + 8 * (i + 1) <= slot_size; i++)
+			refs_ref(s, words[l->struct_embed_start / 8 + i], REF_MEMBER, (uint32_t) i,
+				 words[1], 0);
+		return;
+	}
+	refs_need_values(m, refs_slot_word(words, slot_size, l->struct_ptr),
+			 refs_slot_word(words, slot_size, l->struct_len), HOLDS_MEMBERS, words[1],
+			 s);
+}
+
+static void decode_string(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
+			  const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t flags = words[0];
+
+	if ((flags & l->rstring_noembed) && (flags & l->str_shared))
+		refs_ref(s, refs_slot_word(words, slot_size, l->str_aux_shared), REF_SHARED, 0, 0,
+			 0);
+}
+
+/* ---- T_DATA ---- */
+
+static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *words,
+			uint32_t slot_size, const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t typed = refs_slot_word(words, slot_size, l->tdata_typed_flag), data;
+	struct data_type_info *ti;
+	uint32_t len;
+
+	/* RTypedData.typed_flag is 1 (3.3+: | TYPED_DATA_EMBEDDED); RData has dfree there */
+	if ((typed & ~(uint64_t) (1 | l->tdata_embedded)) || !(typed & 1)) {
+		if (refs_slot_word(words, slot_size, l->data_dmark))
+			m->gaps.n[GAP_OPAQUE_DATA]++;
+		return;
+	}
+	ti = refs_data_type(m, refs_slot_word(words, slot_size, l->tdata_type));
+	data = (typed & l->tdata_embedded) ? addr + l->tdata_size
+					   : refs_slot_word(words, slot_size, l->tdata_data);
+	if (!data)
+		return;
+	switch (ti->kind) {
+	case DATA_PROC:
+	case DATA_BINDING:
+		s->need(s->arg, data, l->block_type + 4, STEP_BLOCK, 0);
+		break;
+	case DATA_THREAD:
+		len = l->thread_value > l->thread_invoke_type ? l->thread_value
+							      : l->thread_invoke_type;
+		if (l->thread_invoke_proc > len)
+			len = l->thread_invoke_proc;
+		s->need(s->arg, data, len + 8, STEP_THREAD, 0);
+		break;
+	case DATA_PIN_LIST:
+		s->need(s->arg, data, l->pin_list_array + 8, STEP_PIN_LIST, 0);
+		break;
+	case DATA_DECL:
+		if (ti->struct_len)
+			s->need(s->arg, data, ti->struct_len, STEP_DATA_FIELDS,
+				refs_slot_word(words, slot_size, l->tdata_type));
+		break;
+	case DATA_OPAQUE:
+		m->gaps.n[GAP_OPAQUE_DATA]++;
+		ti->objects++;
+		break;
+	default:
+		break; /* holds nothing, or only weakly */
+	}
+}
+
+/* ---- imemo ---- */
+
+static void decode_env(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
+		       const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t iseq = refs_slot_word(words, slot_size, l->env_iseq);
+	uint64_t env = refs_slot_word(words, slot_size, l->env_env);
+	uint64_t ep = refs_slot_word(words, slot_size, l->env_ep);
+	uint32_t size = (uint32_t) refs_slot_word(words, slot_size, l->env_size);
+
+	refs_ref(s, iseq, REF_CODE, 0, 0, 0);
+	refs_need_values(m, env, size, HOLDS_LOCALS, iseq, s);
+	/* ep[-1] is the outer ep (tagged), ep[0] the flags: an env without LOCAL has an outer one
+	 */
+	if (ep)
+		s->need(s->arg, ep - 8, 16, STEP_ENV_SPECVAL, 0);
+}
+
+static void decode_imemo(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
+			 const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint32_t type = (uint32_t) (words[0] >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK;
+	uint64_t def;
+	uint32_t len;
+
+	if (type == l->imemo_env) {
+		decode_env(m, words, slot_size, s);
+	} else if (type == l->imemo_ment) {
+		refs_field(s, refs_slot_word(words, slot_size, l->me_owner), "(owner)");
+		refs_field(s, refs_slot_word(words, slot_size, l->me_defined_class),
+			   "(defined class)");
+		def = refs_slot_word(words, slot_size, l->me_def);
+		len = l->def_iseq > l->def_iseq_cref ? l->def_iseq : l->def_iseq_cref;
+		if (l->def_bmethod_proc > len)
+			len = l->def_bmethod_proc;
+		if (def)
+			s->need(s->arg, def, len + 8, STEP_METHOD_DEF, 0);
+	} else if (type == l->imemo_cref) {
+		refs_field(s, refs_slot_word(words, slot_size, l->cref_klass), "(cref class)");
+		refs_field(s, refs_slot_word(words, slot_size, l->cref_next), "(cref next)");
+	} else if (type == l->imemo_ifunc) {
+		refs_field(s, refs_slot_word(words, slot_size, l->ifunc_data), "(C block data)");
+	} else if (type == l->imemo_memo) {
+		refs_field(s, refs_slot_word(words, slot_size, l->memo_v1), "(memo)");
+		refs_field(s, refs_slot_word(words, slot_size, l->memo_v2), "(memo)");
+	}
+	/* iseqs (literals), call caches and the rest hold no object a program keeps */
+}
+
+void refs_decode(struct refs_meta *m, uint64_t addr, const uint64_t *words, uint32_t slot_size,
+		 const struct refs_sink *s)
+{
+	uint32_t type = words[0] & RB_T_MASK;
+
+	if (slot_size < 16 || type == RB_T_NONE || type == RB_T_ZOMBIE || type == RB_T_MOVED)
+		return;
+	if (type != RB_T_IMEMO)
+		refs_ref(s, words[1], REF_CLASS, 0, 0, 0);
+	switch (type) {
+	case RB_T_OBJECT:
+		decode_object(m, words, slot_size, s);
+		break;
+	case RB_T_CLASS:
+	case RB_T_MODULE:
+	case RB_T_ICLASS:
+		decode_class(m, addr, words, slot_size, s);
+		break;
+	case RB_T_ARRAY:
+		decode_array(m, words, slot_size, s);
+		break;
+	case RB_T_HASH:
+		decode_hash(m, words, slot_size, s);
+		break;
+	case RB_T_STRUCT:
+		decode_struct(m, words, slot_size, s);
+		break;
+	case RB_T_STRING:
+		decode_string(m, words, slot_size, s);
+		break;
+	case RB_T_DATA:
+		decode_data(m, addr, words, slot_size, s);
+		break;
+	case RB_T_IMEMO:
+		decode_imemo(m, words, slot_size, s);
+		break;
+	default:
+		break;
+	}
+}

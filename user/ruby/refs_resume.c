@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* refs.h's continuations: what a decoder does with the memory it asked for. */
+#include <string.h>
+#include "refs_impl.h"
+
+/* ---- resuming with what was read ---- */
+
+static void resume_values(const uint8_t *buf, uint32_t len, uint64_t aux, const struct refs_sink *s)
+{
+	uint8_t holds = aux & 0xff;
+	uint64_t arg = aux >> 8;
+	uint32_t i, n = len / 8;
+
+	for (i = 0; i < n; i++) {
+		uint64_t v = refs_word_at(buf, i * 8);
+
+		switch (holds) {
+		case HOLDS_ELEMS:
+			refs_ref(s, v, REF_ELEM, (uint32_t) (arg + i), 0, 0);
+			break;
+		case HOLDS_IVARS:
+			refs_ref(s, v, REF_IVAR_INDEX, i, arg, 0);
+			break;
+		case HOLDS_MEMBERS:
+			refs_ref(s, v, REF_MEMBER, i, arg, 0);
+			break;
+		case HOLDS_LOCALS:
+			refs_ref(s, v, REF_LOCAL, i, arg, n);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void resume_st_entries(struct refs_meta *m, const uint8_t *buf, uint32_t len, uint64_t aux,
+			      const struct refs_sink *s)
+{
+	uint32_t size = m->l->st_entry_size, i, n = size ? len / size : 0;
+	uint8_t holds = aux & 0xff;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *e = buf + (size_t) i * size;
+		uint64_t key = refs_word_at(e, 8), rec = refs_word_at(e, 16);
+
+		if (refs_word_at(e, 0) == ST_DELETED)
+			continue;
+		if (holds == HOLDS_IVARS_BY_ID) {
+			refs_ref(s, rec, REF_IVAR_ID, 0, key, 0);
+			continue;
+		}
+		refs_ref(s, key, REF_HASH_KEY, i, 0, 0);
+		refs_ref(s, rec, REF_HASH_VALUE, i, 0, 0);
+	}
+}
+
+static void resume_id_items(struct refs_meta *m, const uint8_t *buf, uint32_t len, uint64_t aux,
+			    const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint32_t i, n = len / l->id_item_size;
+	uint8_t holds = aux & 0xff;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *item = buf + (size_t) i * l->id_item_size;
+		uint32_t key = refs_u32_at(item, 0);
+		uint64_t v = refs_word_at(item, l->id_item_value);
+
+		if (!key || !v)
+			continue;
+		if (holds == HOLDS_CONSTS)
+			s->need(s->arg, v, l->const_entry_value + 8, STEP_CONST_ENTRY, key);
+		else if (holds == HOLDS_METHODS)
+			refs_ref(s, v, REF_METHOD, 0, key, 0);
+		else if (holds == HOLDS_FIBER_LOCALS)
+			refs_ref(s, v, REF_THREAD_LOCAL, 0, key, 0);
+	}
+}
+
+static void resume_block(struct refs_meta *m, const uint8_t *buf, uint32_t len,
+			 const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint32_t type;
+	uint64_t ep;
+
+	if (len < l->block_type + 4)
+		return;
+	type = refs_u32_at(buf, l->block_type);
+	if (type != l->block_type_iseq && type != l->block_type_ifunc) {
+		/* a Symbol's or a Proc's block: the union's first word */
+		refs_ref(s, refs_word_at(buf, 0), REF_CODE, 0, 0, 0);
+		return;
+	}
+	refs_ref(s, refs_word_at(buf, l->block_self), REF_BLOCK_SELF, 0, 0, 0);
+	refs_ref(s, refs_word_at(buf, l->block_code), REF_CODE, 0, 0, 0);
+	ep = refs_word_at(buf, l->block_ep);
+	/* VM_ENV_DATA_INDEX_ENV: a captured block's ep escaped to the heap; ep[1] is its env */
+	if (ep && !(ep & 7))
+		s->need(s->arg, ep + 8, 8, STEP_EP_ENV, 0);
+}
+
+static void resume_method_def(struct refs_meta *m, const uint8_t *buf, uint32_t len,
+			      const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint32_t type = refs_u32_at(buf, 0) & 0xf;
+
+	if (type == l->method_type_iseq && l->def_iseq_cref + 8 <= len) {
+		refs_ref(s, refs_word_at(buf, l->def_iseq), REF_CODE, 0, 0, 0);
+		refs_field(s, refs_word_at(buf, l->def_iseq_cref), "(cref)");
+	} else if (type == l->method_type_bmethod && l->def_bmethod_proc + 8 <= len) {
+		refs_ref(s, refs_word_at(buf, l->def_bmethod_proc), REF_CODE, 0, 0, 0);
+	} else if (type == l->method_type_alias && l->def_alias_me + 8 <= len) {
+		refs_field(s, refs_word_at(buf, l->def_alias_me), "(aliased method)");
+	}
+}
+
+void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux, uint64_t from,
+		 const void *buf, uint32_t len, bool ok, const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	const struct data_type_info *ti;
+	uint64_t v, prev;
+	uint32_t capa, i;
+
+	(void) addr;
+	(void) from;
+	if (!ok) {
+		m->gaps.n[GAP_UNREAD]++;
+		return;
+	}
+	switch (step) {
+	case STEP_VALUES:
+		resume_values(buf, len, aux, s);
+		break;
+	case STEP_AR_TABLE:
+		refs_ar_pairs(buf, len / 16, s);
+		break;
+	case STEP_ST_HEAD:
+		if (len >= l->st_size)
+			refs_st_entries(m, buf, aux & 0xff, s);
+		break;
+	case STEP_ST_ENTRIES:
+		resume_st_entries(m, buf, len, aux, s);
+		break;
+	case STEP_CLASSEXT:
+		refs_classext_refs(m, aux, buf, len, s);
+		break;
+	case STEP_ID_HEAD:
+		capa = refs_u32_at(buf, l->id_table_capa);
+		v = refs_word_at(buf, l->id_table_items);
+		if (!v || !capa)
+			break;
+		if (capa > MAX_ID_CAPA) {
+			m->gaps.n[GAP_UNREAD]++;
+			break;
+		}
+		s->need(s->arg, v, capa * l->id_item_size, STEP_ID_ITEMS, aux);
+		break;
+	case STEP_ID_ITEMS:
+		resume_id_items(m, buf, len, aux, s);
+		break;
+	case STEP_CONST_ENTRY:
+		refs_ref(s, refs_word_at(buf, l->const_entry_value), REF_CONST, 0, aux, 0);
+		break;
+	case STEP_BLOCK:
+		resume_block(m, buf, len, s);
+		break;
+	case STEP_EP_ENV:
+		refs_ref(s, refs_word_at(buf, 0), aux ? REF_OUTER_ENV : REF_BLOCK_ENV, 0, 0, 0);
+		break;
+	case STEP_ENV_SPECVAL:
+		prev = refs_word_at(buf, 0) & ~(uint64_t) 3;
+		if (!(refs_word_at(buf, 8) & l->env_flag_local) && prev && !(prev & 7))
+			s->need(s->arg, prev + 8, 8, STEP_EP_ENV, 1);
+		break;
+	case STEP_METHOD_DEF:
+		resume_method_def(m, buf, len, s);
+		break;
+	case STEP_THREAD:
+		refs_ref(s, refs_word_at(buf, l->thread_value), REF_FIELD, 0,
+			 (uint64_t) (uintptr_t) "(thread value)", 0);
+		if (refs_u32_at(buf, l->thread_invoke_type) == l->thread_invoke_type_proc)
+			refs_ref(s, refs_word_at(buf, l->thread_invoke_proc), REF_CODE, 0, 0, 0);
+		break;
+	case STEP_PIN_LIST:
+		refs_field(s, refs_word_at(buf, l->pin_list_next), "(next list)");
+		refs_need_values(m, refs_word_at(buf, l->pin_list_array),
+				 refs_word_at(buf, l->pin_list_len), HOLDS_ELEMS, 0, s);
+		break;
+	case STEP_DATA_FIELDS:
+		ti = refs_data_type(m, aux);
+		for (i = 0; i < ti->noffsets; i++)
+			if (ti->offsets[i] + 8 <= len)
+				refs_ref(s, refs_word_at(buf, (uint32_t) ti->offsets[i]),
+					 REF_DATA_FIELD, (uint32_t) ti->offsets[i], aux, 0);
+		break;
+	default:
+		break;
+	}
+}
