@@ -609,8 +609,8 @@ static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, 
 
 #define MAX_POOLS 8
 
-/* GC.stat's total_allocated_objects: one counter, or the sum over the size pools (3.2+). */
-static __always_inline int read_alloc_count(struct proc_state *ps, __u64 *total)
+/* One of GC.stat's totals: one counter at addr, or the sum over the size pools (3.2+). */
+static __always_inline int read_pooled(struct proc_state *ps, __u64 addr, __u64 *total)
 {
 	__u64 v;
 	int i;
@@ -620,12 +620,17 @@ static __always_inline int read_alloc_count(struct proc_state *ps, __u64 *total)
 		if (i > 0 && i >= ps->alloc_count_pools)
 			break;
 		if (bpf_probe_read_user(&v, sizeof(v),
-					(void *)(ps->alloc_count_addr +
-						 (__u64)i * ps->alloc_count_stride)))
+					(void *)(addr + (__u64)i * ps->alloc_count_stride)))
 			return -1;
 		*total += v;
 	}
 	return 0;
+}
+
+/* GC.stat's total_allocated_objects. */
+static __always_inline int read_alloc_count(struct proc_state *ps, __u64 *total)
+{
+	return read_pooled(ps, ps->alloc_count_addr, total);
 }
 
 /*
@@ -734,7 +739,14 @@ static __always_inline int record_allocation(struct pt_regs *ctx, __u64 obj)
 	hit = __sync_fetch_and_add(&ps->probe_hits[probe], 1);
 	if (cookie & RBM_COOKIE_FROM_STORE)
 		obj = stored_object();
-	/* The probes take a while to come off: the final counts must not move meanwhile. */
+	/*
+	 * Counted only between Ruby's counters read at the start and at the
+	 * end, so that what is counted is what Ruby counted over the trace.
+	 * The probes take a while to come off: the final counts must not move
+	 * meanwhile.
+	 */
+	if (!ps->counting)
+		return 0;
 	if (ps->frozen) {
 		mark_taken_after_end(ps, slot, obj);
 		return 0;
@@ -1054,7 +1066,19 @@ int on_ruby_exit(void *ctx)
 	__u32 slot;
 	struct proc_state *ps = cookie_state(ctx, &slot);
 
-	if (ps && ps->stop_at_exit) {
+	if (!ps)
+		return 0;
+	/* The trace ends where Ruby does: its counters now, and nothing counted after. */
+	if (ps->counting && !ps->frozen && ps->alloc_count_addr && ps->freed_count_addr &&
+	    ps->gc_count_addr && !read_alloc_count(ps, &ps->exit_allocated) &&
+	    !read_pooled(ps, ps->freed_count_addr, &ps->exit_freed) &&
+	    !bpf_probe_read_user(&ps->exit_gc_count, sizeof(ps->exit_gc_count),
+				 (void *)ps->gc_count_addr)) {
+		ps->frozen_gc_count = ps->exit_gc_count;
+		ps->exit_seen = 1;
+		ps->frozen = 1;
+	}
+	if (ps->stop_at_exit) {
 		ps->stop_at_exit = 0;
 		ps->exit_stop_sent = 1;
 		bpf_send_signal(SIGSTOP);

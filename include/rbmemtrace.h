@@ -163,7 +163,7 @@ struct proc_state {
 	struct stack_config stack_cfg;
 	__u32 filter_classes;
 	__u32 frozen;		  /* the final read is under way: count nothing more */
-	__u32 pad_frozen;
+	__u32 counting;		  /* the trace has begun (Ruby's counters read): count */
 	__u64 frozen_gc_count;	  /* Ruby's GC count when frozen was set */
 	__u32 sampling;		  /* --max-overhead: count only while window_open */
 	__u32 window_open;	  /* every allocation probe is on (cleared before any comes off) */
@@ -172,7 +172,14 @@ struct proc_state {
 	__u32 stop_at_start;	  /* --: stop the child once Ruby is initialised */
 	__u32 stop_at_exit;	  /* --: stop the child when its main program ends */
 	__u32 exit_stop_sent;	  /* that stop was sent: a stop seen before it is the user's */
-	__u32 pad0;
+	__u32 exit_seen;	  /* Ruby reached its exit: the exit_* counters are its last */
+	/*
+	 * Ruby's own counters as it reached its exit (ruby_sig_finalize), read
+	 * by BPF, where counting stops: a target that exits can no longer be
+	 * read, and its last counters must match what was counted.
+	 */
+	__u64 freed_count_addr;	  /* objspace total_freed_objects (pooled like alloc_count_addr) */
+	__u64 exit_allocated, exit_freed, exit_gc_count;
 	/* Written by BPF, read by userspace. */
 	__u64 gc_runs;	   /* ruby:gc__mark__end */
 	__u64 sweep_steps; /* ruby:gc__sweep__end */

@@ -382,3 +382,65 @@ ensure
   io&.close
   FileUtils.rm_rf(dir) if dir
 end
+
+# What rbmemtrace counts and Ruby's own counters cover the same stretch: counting starts after
+# Ruby's counters are read and stops before they are read again, so the count never exceeds
+# Ruby's delta (but for one allocation under way as counting starts: counted or not);
+# with every allocation traced, it falls short only by the few made in between.
+# A target that exits is read by BPF as it passes Ruby's exit; one killed says its counters
+# are stale.
+ALLOC_LOOP = "$stdout.sync = true; puts Process.pid; a = []; " \
+             "loop { a << 'x' * 10; a.shift if a.size > 1000 }"
+
+def alloc_loop_report(dir)
+  io = IO.popen([TARGET_RUBY, "-e", ALLOC_LOOP])
+  pid = io.gets.to_i
+  out = File.join(dir, "r.json")
+  yield pid, out
+  rbm_json(File.read(out))
+ensure
+  Process.kill(:KILL, pid) rescue nil
+  io&.close
+end
+
+test "Ruby's counters: never fewer than counted (-d 0.3); read at the exit; stale when killed" do
+  Dir.mktmpdir do |dir|
+    3.times do
+      report = alloc_loop_report(dir) do |pid, out|
+        _, err, status = Open3.capture3(RBM, "-p", pid.to_s, "--full", "-d", "0.3", "--format",
+                                        "json", "-o", out)
+        check(status.success?, "rbmemtrace failed: #{err}")
+      end
+      counted = report["totals"]["allocated"]
+      ruby = report["gc_stat"]["total_allocated_objects"]
+      check(counted <= ruby + 1 && counted >= ruby * 0.99,
+            "-d 0.3: counted #{counted}, Ruby's own delta #{ruby}")
+    end
+    # Stopped while attached to, then let go and terminated: BPF reads Ruby's counters at its exit.
+    report = alloc_loop_report(dir) do |pid, out|
+      Process.kill(:STOP, pid)
+      rbm = Process.spawn(RBM, "-p", pid.to_s, "--full", "--format", "json", "-o", out,
+                          err: File::NULL)
+      sleep 1.5
+      Process.kill(:CONT, pid)
+      sleep 0.5
+      Process.kill(:TERM, pid)
+      Timeout.timeout(20) { Process.wait(rbm) }
+    end
+    check_eq(report["end_reason"], "target exited", "end_reason")
+    ruby = report["gc_stat"]["total_allocated_objects"]
+    counted = report["totals"]["allocated"]
+    check((counted - ruby).abs <= 1,
+          "stopped, then exited: Ruby allocated #{ruby} by its exit, #{counted} counted")
+    check(!report["gc_stat"].key?("stale"), "counters read at the exit are not stale")
+    # Killed: no exit to read at; the report says the counters are the last read.
+    report = alloc_loop_report(dir) do |pid, out|
+      rbm = Process.spawn(RBM, "-p", pid.to_s, "--full", "--format", "json", "-o", out,
+                          err: File::NULL)
+      sleep 1.5
+      Process.kill(:KILL, pid)
+      Timeout.timeout(20) { Process.wait(rbm) }
+    end
+    check_eq(report["gc_stat"]["stale"], true, "killed: gc_stat.stale")
+  end
+end

@@ -105,6 +105,8 @@ test "call paths: lines as Ruby's allocation_sourceline and caller_locations" do
     lines = report["sites"].select { |s| s["class"] == klass && real[s["path"]] == real[file] }
     check(site, "#{where}: no such site; #{klass} sites: #{lines.map { |s| s['line'] }.sort}")
     check_eq([site["allocated"], site["retained"]], [n, n], "#{where}: allocated, retained")
+    next if method == "evaled" # Kernel#eval, a C method, lies between it and its caller
+
     expected = [[real[file], line]] + truth["callers"][method].map { |p, l| [real[p], l] }
     stacks = report["stacks"].select do |st|
       top = ruby_frames[st].first

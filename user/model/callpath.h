@@ -8,12 +8,22 @@
 #define RBM_CALLPATH_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 struct frame {
 	const char *label; /* "Foo#bar", "block in Foo#bar", "Integer#times" */
 	const char *path;  /* the file; for C methods, "<cfunc>" */
-	int line;	   /* 0 for C methods and unknown lines */
+	int line;	   /* 0 for C methods and unknown lines; an eval's may be < 1 */
 };
+
+/*
+ * A Ruby frame whose iseq was read, which can be a site: not a C method
+ * (path "<cfunc>") nor an iseq gone before it was read (path "?").
+ */
+static inline bool frame_is_ruby(const struct frame *f)
+{
+	return f->path && strcmp(f->path, "<cfunc>") && strcmp(f->path, "?");
+}
 
 struct stack {
 	size_t depth;
@@ -21,5 +31,8 @@ struct stack {
 	bool site_only;	      /* the path map was full: the allocating frame alone, for its site */
 	struct frame *frames; /* innermost first */
 };
+
+/* The site of a call path: its innermost Ruby frame (C methods allocate for their caller). */
+const struct frame *stack_site(const struct stack *st);
 
 #endif

@@ -129,6 +129,7 @@
 	X(sites) \
 	X(slots) \
 	X(sort) \
+	X(stale) \
 	X(stack_drops) \
 	X(stacks) \
 	X(state) \

@@ -168,7 +168,7 @@ static uint64_t hash_int(uint64_t h, uint64_t v)
 
 void frame_display_name(const struct frame *f, char *buf, size_t n)
 {
-	if (f->line > 0)
+	if (frame_is_ruby(f))
 		snprintf(buf, n, "%s (%s:%d)", f->label, f->path, f->line);
 	else
 		snprintf(buf, n, "%s", f->label);
@@ -297,13 +297,12 @@ static int add_path(struct report *r, const char *class_name, const struct stack
 	return 0;
 }
 
-/* The site is the innermost Ruby frame: C methods allocate for their caller. */
-static const struct frame *site_frame(const struct stack *st)
+const struct frame *stack_site(const struct stack *st)
 {
 	size_t i;
 
-	for (i = 0; i < st->depth; i++)
-		if (st->frames[i].line > 0)
+	for (i = 0; st && i < st->depth; i++)
+		if (frame_is_ruby(&st->frames[i]))
 			return &st->frames[i];
 	return NULL;
 }
@@ -316,7 +315,7 @@ static int add_stack(struct report *r, const char *class_name, const struct stac
 
 	if (!st || !st->depth)
 		return 0;
-	site = site_frame(st);
+	site = stack_site(st);
 	if (site) {
 		err = add_site(r, class_name, site, c, est, ages);
 		if (err)

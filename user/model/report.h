@@ -255,6 +255,7 @@ struct report {
 	uint64_t compactions;
 	uint64_t moved_followed;
 	bool end_read_while_compacting; /* the final read could find no pause between compactions */
+	bool gc_counts_stale; /* Ruby's counters as last read before the target exited unseen */
 	uint64_t header_read_errors;
 	uint64_t class_overflow;
 	/* GC.stat's counters over the trace, read from the target: ground truth */

@@ -294,6 +294,8 @@ void report_write_json_members(struct jw *w, const struct report *r, bool identi
 		jw_object(w, JK(gc_stat), JW_INLINE);
 		jw_u64(w, JK(total_allocated_objects), r->gc_allocated);
 		jw_u64(w, JK(total_freed_objects), r->gc_freed);
+		if (r->gc_counts_stale)
+			jw_bool(w, JK(stale), true);
 		jw_end(w);
 	}
 	write_sampling(w, r);

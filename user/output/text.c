@@ -102,6 +102,9 @@ static void write_header(FILE *out, const struct report *r)
 	report_write_layout_text(out, "", &r->layout);
 	if (r->exit_status >= 0)
 		fprintf(out, "Command exited with status %d.\n", r->exit_status);
+	if (r->gc_counts_stale)
+		fprintf(out, "The target exited without passing Ruby's exit (killed, or exit!): Ruby's "
+			     "counters are the last ones read, before it allocated its last objects.\n");
 	if (r->period.on)
 		write_period(out, &r->period);
 	fprintf(out, "Counts are of objects allocated while tracing; retained = alive at the end "

@@ -15,12 +15,14 @@
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 
-/* func is looked up by libbpf; with func NULL, offset is the file offset and name is for messages. */
+/* func is looked up by libbpf; with func NULL, offset is the file offset and name is for messages.
+ */
 static int attach_uprobe(struct probes *p, struct bpf_program *prog, const char *func,
 			 const char *name, uint64_t offset, bool ret, bool quiet, uint64_t cookie,
 			 struct bpf_link **out)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret, .bpf_cookie = cookie);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret,
+		    .bpf_cookie = cookie);
 	struct bpf_link *link;
 
 	link = bpf_program__attach_uprobe_opts(prog, p->pid, p->binary, offset, &opts);
@@ -116,15 +118,16 @@ static void classify_entries(struct probes *p)
 		struct uprobe_entry e;
 
 		p->alloc_emulated[i] = false;
-		if (fseek(f, (long)p->alloc_offsets[i], SEEK_SET) ||
+		if (fseek(f, (long) p->alloc_offsets[i], SEEK_SET) ||
 		    fread(code, 1, sizeof(code), f) != sizeof(code))
 			continue;
 		e = uprobe_entry_classify(code, sizeof(code));
 		p->alloc_emulated[i] = e.emulated;
 		p->alloc_offsets[i] += e.skip;
 		if (e.skip && p->verbose)
-			fprintf(stderr, "rbmemtrace: %s: probed %u bytes in, past what the "
-					"kernel would single-step\n",
+			fprintf(stderr,
+				"rbmemtrace: %s: probed %u bytes in, past what the "
+				"kernel would single-step\n",
 				p->alloc_names[i], e.skip);
 	}
 	if (f)
@@ -201,12 +204,12 @@ static __u64 alloc_cookie(const struct probes *p, int i)
 static int attach_store_entry_multi(struct probes *p, bool quiet)
 {
 	struct uprobe_multi_attr attr = {
-		.prog_fd = bpf_program__fd(p->skel->progs.on_alloc_store_entry_multi),
-		.attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
-		.path = (uintptr_t)p->binary,
-		.offsets = (uintptr_t)&p->alloc_offsets[p->store_probe - 1],
-		.cnt = 1,
-		.pid = p->pid,
+	    .prog_fd = bpf_program__fd(p->skel->progs.on_alloc_store_entry_multi),
+	    .attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
+	    .path = (uintptr_t) p->binary,
+	    .offsets = (uintptr_t) &p->alloc_offsets[p->store_probe - 1],
+	    .cnt = 1,
+	    .pid = p->pid,
 	};
 	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 
@@ -226,14 +229,14 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 {
 	__u64 cookies[MAX_LINKS];
 	struct uprobe_multi_attr attr = {
-		.prog_fd = bpf_program__fd(p->skel->progs.on_alloc_return_multi),
-		.attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
-		.path = (uintptr_t)p->binary,
-		.offsets = (uintptr_t)p->alloc_offsets,
-		.cookies = (uintptr_t)cookies,
-		.cnt = p->alloc_probes,
-		.multi_flags = UPROBE_MULTI_RETURN,
-		.pid = p->pid,
+	    .prog_fd = bpf_program__fd(p->skel->progs.on_alloc_return_multi),
+	    .attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
+	    .path = (uintptr_t) p->binary,
+	    .offsets = (uintptr_t) p->alloc_offsets,
+	    .cookies = (uintptr_t) cookies,
+	    .cnt = p->alloc_probes,
+	    .multi_flags = UPROBE_MULTI_RETURN,
+	    .pid = p->pid,
 	};
 	int i, fd;
 
@@ -255,13 +258,15 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 		p->store_multi_fd = 0;
 
 		if (!quiet && p->verbose)
-			fprintf(stderr, "rbmemtrace: cannot attach the allocation uretprobes to %s: %s\n",
+			fprintf(stderr,
+				"rbmemtrace: cannot attach the allocation uretprobes to %s: %s\n",
 				p->binary, strerror(-err));
 		return err;
 	}
 	if (p->verbose && !quiet)
-		fprintf(stderr, "rbmemtrace: attached %d allocation uretprobes in %s (pid %d) as "
-				"one uprobe_multi link\n",
+		fprintf(stderr,
+			"rbmemtrace: attached %d allocation uretprobes in %s (pid %d) as "
+			"one uprobe_multi link\n",
 			p->alloc_probes, p->binary, p->pid);
 	p->multi_fd = fd;
 	return 0;
@@ -270,12 +275,12 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 int probes_sweep_forked(struct probes *p)
 {
 	struct uprobe_multi_attr attr = {
-		.prog_fd = bpf_program__fd(p->skel->progs.on_alloc_sweep),
-		.attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
-		.path = (uintptr_t)p->binary,
-		.offsets = (uintptr_t)p->alloc_offsets,
-		.cnt = p->alloc_probes,
-		.pid = p->pid,
+	    .prog_fd = bpf_program__fd(p->skel->progs.on_alloc_sweep),
+	    .attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
+	    .path = (uintptr_t) p->binary,
+	    .offsets = (uintptr_t) p->alloc_offsets,
+	    .cnt = p->alloc_probes,
+	    .pid = p->pid,
 	};
 	int fd;
 
@@ -315,15 +320,16 @@ int probes_attach_alloc(struct probes *p, bool quiet)
 	/* The entry first: a return is seen only after an entry with both on. */
 	if (p->alloc_kind == ALLOC_PROBE_TRACER && p->store_probe) {
 		i = p->store_probe - 1;
-		err = attach_uprobe(p, p->skel->progs.on_alloc_store_entry, NULL, p->alloc_names[i],
-				    p->alloc_offsets[i], false, quiet, p->slot, &p->alloc[p->nalloc]);
+		err =
+		    attach_uprobe(p, p->skel->progs.on_alloc_store_entry, NULL, p->alloc_names[i],
+				  p->alloc_offsets[i], false, quiet, p->slot, &p->alloc[p->nalloc]);
 		if (err)
 			return err;
 		p->nalloc++;
 	}
 	for (i = 0; i < p->alloc_probes; i++) {
-		err = attach_uprobe(p, prog, NULL, p->alloc_names[i], p->alloc_offsets[i], ret, quiet,
-				    alloc_cookie(p, i), &p->alloc[p->nalloc]);
+		err = attach_uprobe(p, prog, NULL, p->alloc_names[i], p->alloc_offsets[i], ret,
+				    quiet, alloc_cookie(p, i), &p->alloc[p->nalloc]);
 		if (err) {
 			probes_detach_alloc(p);
 			return err;
@@ -360,7 +366,8 @@ void probes_attach_compaction(struct probes *p)
 
 	/* Compaction follow-up: a Ruby without this symbol still reports not-followed objects. */
 	if (attach_uprobe(p, s->progs.on_gc_update_refs, "rb_gc_update_tbl_refs",
-			  "rb_gc_update_tbl_refs", 0, false, false, p->slot, &p->other[p->nother]) == 0)
+			  "rb_gc_update_tbl_refs", 0, false, false, p->slot,
+			  &p->other[p->nother]) == 0)
 		p->nother++;
 }
 
@@ -398,6 +405,17 @@ int probes_attach_launch_stops(struct probes *p)
 		return err;
 	p->nother++;
 	return 0;
+}
+
+int probes_attach_exit(struct probes *p)
+{
+	int err =
+	    attach_uprobe(p, p->skel->progs.on_ruby_exit, "ruby_sig_finalize", "ruby_sig_finalize",
+			  0, false, false, p->slot, &p->other[p->nother]);
+
+	if (!err)
+		p->nother++;
+	return err;
 }
 
 struct detach_job {

@@ -73,6 +73,8 @@ int probes_attach_gc(struct probes *p);
 void probes_attach_compaction(struct probes *p);
 /* Launch mode: stop the child at ruby_options (start) and ruby_sig_finalize (end). */
 int probes_attach_launch_stops(struct probes *p);
+/* -p: ruby_sig_finalize alone, where BPF reads Ruby's last counters (one hit, at the exit). */
+int probes_attach_exit(struct probes *p);
 /*
  * Returns at once: the breakpoints go now, the links' grace periods pass in
  * the background.  probes_attach_alloc waits for them.

@@ -69,6 +69,7 @@ struct session {
 	bool sampling;		/* --max-overhead: probes attached in windows */
 	struct windows windows;
 	struct gc_counts counts_start, counts_last;
+	bool counts_stale; /* counts_last: the last read before the target exited unseen */
 	/* Heap censuses at the start and the end (session_heap.c) */
 	const struct ruby_layout *heap_layout; /* NULL: no census for this Ruby */
 	struct census census_start, census_end;

@@ -61,6 +61,31 @@ static void kill_held_child(void *ctx)
 	kill(s->target.pid, SIGKILL);
 }
 
+/*
+ * Where BPF reads Ruby's counters as Ruby reaches its exit (on_ruby_exit):
+ * a target that exits can no longer be read, and the report's delta of
+ * Ruby's counters must end where counting did.  Launch mode has the probe
+ * already (it stops the child there); -p attaches it alone.
+ */
+static void exit_counters(struct session *s)
+{
+	struct gc_allocated_counter alloc, freed;
+
+	if (!ruby_target_proved(&s->target, PROOF_GC))
+		return;
+	gc_counters_allocated_at(&s->target.layout, s->target.objspace, &alloc);
+	gc_counters_freed_at(&s->target.layout, s->target.objspace, &freed);
+	if (!alloc.addr || !freed.addr)
+		return;
+	s->st->alloc_count_addr = alloc.addr;
+	s->st->alloc_count_pools = alloc.pools;
+	s->st->alloc_count_stride = alloc.stride;
+	s->st->freed_count_addr = freed.addr;
+	if (!s->launched && probes_attach_exit(&s->probes))
+		rbm_info("no probe at ruby_sig_finalize: if the target exits, Ruby's counters are "
+			 "its last read ones");
+}
+
 /* Launch mode: start the command held, let it run to ruby_options, where it stops. */
 static void start_command(struct session *s)
 {
@@ -165,6 +190,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 	}
 	s->st->compact_count_addr = s->tracker.compact_count_addr;
 	s->st->compact_count_seen = s->tracker.last_compact_count;
+	exit_counters(s);
 	/* Attaching a running process is safe by default; a launched one is ours. */
 	if (!s->opt.full && !s->opt.max_overhead && !s->launched)
 		s->opt.max_overhead = 2;
@@ -212,8 +238,10 @@ void session_start(struct session *s)
 			    : s->launched   ? "until it exits or Ctrl-C"
 					    : "Ctrl-C to stop";
 
+	/* Ruby's counters first, then counting: nothing counted that Ruby's delta lacks. */
 	ruby_target_gc_counts(&s->target, &s->counts_start);
 	s->counts_last = s->counts_start;
+	__atomic_store_n(&s->st->counting, 1, __ATOMIC_RELEASE);
 	session_heap_census(s, CENSUS_AT_START);
 	if (s->sampling) {
 		struct gc_allocated_counter counter;

@@ -96,6 +96,23 @@ static void compare_censuses(struct session *s)
 }
 
 /*
+ * A target that exited cannot be read: Ruby's counters are those BPF read
+ * as it reached its exit, where counting stopped; without them (killed,
+ * exit!), the last ones read, which the report says are stale.
+ */
+static void counters_at_exit(struct session *s)
+{
+	if (!__atomic_load_n(&s->st->exit_seen, __ATOMIC_ACQUIRE)) {
+		s->counts_stale = s->counts_last.valid;
+		return;
+	}
+	s->counts_last.allocated = s->st->exit_allocated;
+	s->counts_last.freed = s->st->exit_freed;
+	s->counts_last.gc_count = s->st->exit_gc_count;
+	s->tracker.end_gc_count = s->st->exit_gc_count;
+}
+
+/*
  * The end census, then the final pass judged against it.  A target that
  * compacts (GC.compact in a loop) may move objects during either: the
  * pass then judges nothing (-EAGAIN), and both are taken again, for up to
@@ -140,7 +157,12 @@ void session_final_census(struct session *s)
 		s->st->frozen_gc_count = s->counts_last.gc_count;
 		s->tracker.end_gc_count = s->counts_last.gc_count;
 	}
+	/* Counting stops, then Ruby's counters: nothing counted that Ruby's delta lacks. */
 	__atomic_store_n(&s->st->frozen, 1, __ATOMIC_RELEASE);
+	if (!s->target_exited)
+		ruby_target_gc_counts(&s->target, &s->counts_last);
+	else
+		counters_at_exit(s);
 	if (s->sampling)
 		windows_close(&s->windows);
 	fork_sweeper_stop(&s->forks);
@@ -255,6 +277,7 @@ static int report_locked(struct session *s, struct report *r, const struct censu
 	r->stacks_dropped = s->st->stacks_dropped;
 	r->stack_errors = s->st->stack_errors;
 	r->have_gc_counts = s->counts_start.valid && s->counts_last.valid;
+	r->gc_counts_stale = s->counts_stale;
 	if (r->have_gc_counts) {
 		r->gc_allocated = s->counts_last.allocated - s->counts_start.allocated;
 		r->gc_freed = s->counts_last.freed - s->counts_start.freed;

@@ -25,17 +25,6 @@ struct traced {
 
 static volatile sig_atomic_t no_stop;
 
-/* The innermost Ruby frame of a stack: where its object was allocated. */
-static const struct frame *site_frame(const struct stack *st)
-{
-	size_t i;
-
-	for (i = 0; st && i < st->depth; i++)
-		if (st->frames[i].line > 0)
-			return &st->frames[i];
-	return NULL;
-}
-
 /* "app.rb" names "/srv/app.rb" and "lib/app.rb" as well as itself. */
 static bool same_file(const char *path, const char *want)
 {
@@ -78,7 +67,7 @@ static void keep_traced(struct why_context *c, struct session *s, const struct w
 		prev = &key;
 		if (bpf_map_lookup_elem(s->tracker.live_fd, &key, &obj))
 			continue;
-		f = site_frame(symbolizer_stack(&s->symbolizer, obj.stack_id));
+		f = stack_site(symbolizer_stack(&s->symbolizer, obj.stack_id));
 		name = class_namer_key_name(
 		    &s->namer, class_namer_object_class(&s->namer, obj.klass), obj.kind);
 		if (sel->site_path) {

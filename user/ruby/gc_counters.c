@@ -37,6 +37,21 @@ int gc_counters_read(pid_t pid, const struct ruby_layout *l, uint64_t objspace,
 	return 0;
 }
 
+void gc_counters_freed_at(const struct ruby_layout *l, uint64_t objspace,
+			  struct gc_allocated_counter *out)
+{
+	*out = (struct gc_allocated_counter){0};
+	if (!objspace)
+		return;
+	if (l->objspace_total_allocated)
+		out->addr = objspace + l->objspace_total_freed;
+	else if (l->pool_total_allocated)
+		*out = (struct gc_allocated_counter){.addr = objspace + l->objspace_pools +
+							     l->pool_total_freed,
+						     .pools = l->pool_count,
+						     .stride = l->pool_size};
+}
+
 void gc_counters_allocated_at(const struct ruby_layout *l, uint64_t objspace,
 			      struct gc_allocated_counter *out)
 {

@@ -34,5 +34,8 @@ struct gc_allocated_counter {
 };
 void gc_counters_allocated_at(const struct ruby_layout *l, uint64_t objspace,
 			      struct gc_allocated_counter *out);
+/* total_freed_objects the same way (the same pools and stride). */
+void gc_counters_freed_at(const struct ruby_layout *l, uint64_t objspace,
+			  struct gc_allocated_counter *out);
 
 #endif

@@ -8,8 +8,9 @@ require "objspace"
 require_relative "../scenario"
 
 class Widget; end
+class Evaled; end
 # Kept objects, by the method whose frame made them.
-KEPT = { "literals" => [], "take" => [], "mid_line" => [] }.freeze
+KEPT = { "literals" => [], "take" => [], "mid_line" => [], "evaled" => [] }.freeze
 CALLERS = {}
 
 # The frames below the caller's, as [path, line], outermost last.
@@ -44,17 +45,21 @@ def mid_line
 end
 REGION_LAST = __LINE__
 
+# Code eval'd at a line of its own choosing, even one below 1: Ruby reports that line.
+def evaled = eval("KEPT['evaled'] << Evaled.new", binding, "evaled.rb", -42)
+
 def driver(n)
   i = 0
   while i < n
     literals
     with_block
     mid_line
+    evaled
     i += 1
   end
 end
 
-Scenario.run("Widget" => Widget) do
+Scenario.run("Widget" => Widget, "Evaled" => Evaled) do
   ObjectSpace.trace_object_allocations_start
   driver(200)
   ObjectSpace.trace_object_allocations_stop
@@ -65,7 +70,7 @@ Scenario.run("Widget" => Widget) do
     end
   end
   ObjectSpace.trace_object_allocations_clear
-  { "allocated" => { "Widget" => 200 }, "made" => made,
+  { "allocated" => { "Widget" => 200, "Evaled" => 200 }, "made" => made,
     "callers" => CALLERS.transform_keys(&:to_s), "file" => __FILE__,
     "region" => [REGION_FIRST, REGION_LAST] }
 end
