@@ -174,6 +174,7 @@ struct object_header {
 
 #define CFP_CHUNK 4    /* control frames read per bpf_probe_read_user */
 #define CFP_WORDS 8    /* 64-byte frames (3.1); cfp_size may be smaller */
+#define VM_FRAME_MAGIC_TOP 0x44440001
 #define VM_FRAME_MAGIC_CFUNC 0x55550001
 #define VM_FRAME_MAGIC_MASK 0x7fff0001
 #define FRAME_SLOTS (MAX_STACK_DEPTH * 2)
@@ -264,10 +265,12 @@ static long walk_chunk(__u32 i, void *ctx)
 			w->selves->self[w->n & (MAX_STACK_DEPTH - 1)] =
 				w->buf[(base + cfg->cfp_self / 8) & 63];
 			push_frame(w->st, &w->n, &w->hash, iseq, pc);
-		} else if (!pc && ep && !bpf_probe_read_user(env, sizeof(env), (void *)(ep - 16)) &&
-			   (env[2] & VM_FRAME_MAGIC_MASK) == VM_FRAME_MAGIC_CFUNC) {
+		} else if (!pc && ep && !bpf_probe_read_user(env, sizeof(env), (void *)(ep - 16))) {
 			/* ep[-2] is the C method's callable method entry. */
-			push_frame(w->st, &w->n, &w->hash, env[0], 0);
+			if ((env[2] & VM_FRAME_MAGIC_MASK) == VM_FRAME_MAGIC_CFUNC)
+				push_frame(w->st, &w->n, &w->hash, env[0], 0);
+			else if (iseq && (env[2] & VM_FRAME_MAGIC_MASK) == VM_FRAME_MAGIC_TOP)
+				push_frame(w->st, &w->n, &w->hash, iseq, RBM_PC_NO_INSN);
 		}
 	}
 	return 0;

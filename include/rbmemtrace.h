@@ -86,6 +86,12 @@ struct live_object {
  * sizes the stacks map's values to the depth asked for.
  */
 #define MAX_STACK_DEPTH 128
+/*
+ * The pc of a top frame that runs no instruction: the one a C extension's
+ * Init runs in while it is required (rb_vm_call_cfunc), whose iseq names the
+ * .so.  Ruby gives its objects that file and line 0; so does rbmemtrace.
+ */
+#define RBM_PC_NO_INSN 1
 
 struct stack_frames {
 	__u32 depth;

@@ -240,7 +240,8 @@ static struct iseq_info *iseq_info(struct symbolizer *s, uint64_t iseq)
 
 static bool pc_in(const struct iseq_info *info, uint64_t pc)
 {
-	return pc >= info->encoded && pc <= info->encoded + (uint64_t) info->iseq_size * 8;
+	return pc == RBM_PC_NO_INSN ||
+	       (pc >= info->encoded && pc <= info->encoded + (uint64_t) info->iseq_size * 8);
 }
 
 /*

@@ -10,7 +10,10 @@
  * in the object's header at allocation for ordinary objects; by builtin
  * type (plus imemo type) for imemos, iclasses and hidden objects (klass 0).
  * The key of each live object is remembered by address, so a free counts
- * against the class the object was allocated as, as rbmemtrace does.
+ * against the class the object was allocated as, as rbmemtrace does; with
+ * it, the site Ruby gives the allocation (rb_tracearg_path and _lineno: the
+ * innermost Ruby frame, as ObjectSpace.allocation_sourcefile and _line do),
+ * so that the sites of the objects alive at the end can be compared too.
  *
  * NEWOBJ/FREEOBJ hooks must not allocate Ruby objects, and FREEOBJ runs
  * inside the GC: the tables here use libc's malloc, never ruby_xmalloc
@@ -130,7 +133,7 @@ struct counts {
 	int class_freed; /* the class itself was freed (and its slot not reused by a class) */
 };
 
-static struct map objects; /* address -> index into rows */
+static struct map objects; /* address -> site << 32 | index into rows */
 static struct map row_of;  /* key -> index into rows */
 static struct counts *rows;
 static size_t nrows, rows_cap;
@@ -140,6 +143,64 @@ static char *main_script; /* $0: the count starts at its first line */
 static char start_file[NAME_MAX_LEN];
 static int start_line;
 static uint64_t unknown_frees, class_slot_reused;
+
+/* Allocation sites, (path, line) interned by content: a path string may be freed and its
+ * address reused. */
+struct site {
+	char *path;
+	int line;
+};
+static struct site *sites;
+static size_t nsites, sites_cap;
+static struct map site_of; /* hash of (path, line) -> site index + 1 (chained by probing) */
+
+static uint64_t site_hash(const char *path, long len, int line)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	long i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char) path[i]) * 0x100000001b3ULL;
+	h = (h ^ (uint64_t) (uint32_t) line) * 0x100000001b3ULL;
+	return h ? h : 1;
+}
+
+/* The site index of the allocation under way; 0 is "none" (no Ruby frame). */
+static uint32_t site_index(rb_trace_arg_t *ta)
+{
+	VALUE path = rb_tracearg_path(ta), lineno = rb_tracearg_lineno(ta);
+	const char *p;
+	long len;
+	int line;
+	uint64_t h, *at;
+
+	if (!RB_TYPE_P(path, T_STRING))
+		return 0;
+	p = RSTRING_PTR(path);
+	len = RSTRING_LEN(path);
+	line = FIXNUM_P(lineno) ? FIX2INT(lineno) : 0;
+	/* Another (path, line) with the same hash moves on to the next hash. */
+	for (h = site_hash(p, len, line);; h = h * 31 + 7 ? h * 31 + 7 : 1) {
+		at = map_get(&site_of, h);
+		if (!at)
+			break;
+		if (sites[*at - 1].line == line && (long) strlen(sites[*at - 1].path) == len &&
+		    !memcmp(sites[*at - 1].path, p, len))
+			return (uint32_t) *at;
+	}
+	if (nsites == sites_cap) {
+		sites_cap = sites_cap ? sites_cap * 2 : 4096;
+		sites = realloc(sites, sites_cap * sizeof(*sites));
+		if (!sites)
+			abort();
+	}
+	sites[nsites].path = strndup(p, len);
+	if (!sites[nsites].path)
+		abort();
+	sites[nsites].line = line;
+	map_put(&site_of, h, ++nsites);
+	return (uint32_t) nsites;
+}
 
 static uint64_t key_of(VALUE obj, int *type)
 {
@@ -184,7 +245,7 @@ static void on_object_event(VALUE tpval, void *data)
 	if (rb_tracearg_event_flag(ta) == RUBY_INTERNAL_EVENT_NEWOBJ) {
 		idx = row_index(key_of(obj, &type));
 		rows[idx].allocated++;
-		map_put(&objects, obj, idx);
+		map_put(&objects, obj, (uint64_t) site_index(ta) << 32 | idx);
 		/* A new class at a dead class's address: rbmemtrace names what is there at the end.
 		 */
 		if ((type == T_CLASS || type == T_MODULE) && (class_row = map_get(&row_of, obj)) &&
@@ -197,7 +258,7 @@ static void on_object_event(VALUE tpval, void *data)
 	if (map_del(&objects, obj, &idx)) {
 		unknown_frees++; /* allocated before the count started */
 	} else {
-		rows[idx].freed++;
+		rows[(uint32_t) idx].freed++;
 	}
 	type = RBASIC(obj)->flags & RUBY_T_MASK;
 	if ((type == T_CLASS || type == T_MODULE) && (class_row = map_get(&row_of, obj)))
@@ -252,7 +313,7 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 			continue;
 		idx = map_get(&objects, obj);
 		if (idx)
-			rows[*idx].walked++;
+			rows[(uint32_t) *idx].walked++;
 	}
 	return 0;
 }
@@ -355,6 +416,36 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Per (class, site), the objects alive at the end: [class name, path, line, alive]. */
+static void write_sites(FILE *f)
+{
+	char name[NAME_MAX_LEN];
+	struct map per = {0}; /* site << 32 | row -> alive */
+	size_t i, n = 0;
+
+	for (i = 0; i < objects.cap; i++)
+		if (objects.keys[i]) {
+			uint64_t *c = map_get(&per, objects.vals[i] + 1);
+
+			map_put(&per, objects.vals[i] + 1, c ? *c + 1 : 1);
+		}
+	for (i = 0; i < per.cap; i++) {
+		uint64_t v = per.keys[i] - 1;
+		uint32_t site = (uint32_t) (v >> 32);
+
+		if (!per.keys[i] || !site)
+			continue;
+		row_name(&rows[(uint32_t) v], name, sizeof(name));
+		fprintf(f, "%s[", n++ ? ",\n" : "\n");
+		json_string(f, name);
+		fputc(',', f);
+		json_string(f, sites[site - 1].path);
+		fprintf(f, ",%d,%lu]", sites[site - 1].line, (unsigned long) per.vals[i]);
+	}
+	free(per.keys);
+	free(per.vals);
+}
+
 /*
  * Called from the at_exit handler truth.rb registers first, so it runs last:
  * after it only Ruby's own teardown runs before ruby_sig_finalize, where
@@ -403,6 +494,8 @@ static VALUE truth_finish(VALUE mod, VALUE out)
 				(unsigned long) r->key);
 		fputc('}', f);
 	}
+	fprintf(f, "\n],\"sites\":[");
+	write_sites(f);
 	fprintf(f, "\n]}\n");
 	if (fclose(f))
 		rb_sys_fail("rbm_truth: write");
