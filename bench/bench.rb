@@ -3,7 +3,7 @@
 # alternately, round after round, and each cell is the median of the rounds,
 # so drift on the machine hits every mode alike.
 #
-#   bench/run.sh [WORKLOAD...]     (micro, gc, rubocop, web; default: all)
+#   bench/run.sh [WORKLOAD...]     (micro, gc, rubocop, steady, web; default: all)
 #   BENCH_RUNS=5 BENCH_TMP=/tmp/rbmemtrace-bench
 require "json"
 require "open3"
@@ -29,6 +29,9 @@ STACKS = [8, 32, 128].to_h do |d|
   [d, Mode.new(name: "rbmemtrace --full --depth #{d}", tracer: %W[--full --depth #{d}])]
 end
 SAMPLED = Mode.new(name: "rbmemtrace --max-overhead 2", tracer: %w[--max-overhead 2])
+# Sampling with the smallest budget: what the tracer costs besides its windows (its polling
+# and passes, the censuses at both ends).
+SAMPLED_IDLE = Mode.new(name: "rbmemtrace --max-overhead 0.1", tracer: %w[--max-overhead 0.1])
 # A heap census every CENSUS_EVERY seconds while the target works: reading its memory only.
 CENSUS_EVERY = Float(ENV.fetch("BENCH_CENSUS_EVERY", "0.2"))
 CENSUS = Mode.new(name: "rbmemtrace census every #{CENSUS_EVERY} s", tracer: :census)
@@ -285,7 +288,7 @@ end
 
 if __FILE__ == $PROGRAM_NAME
   Dir.mkdir(TMP) unless Dir.exist?(TMP)
-  workloads = ARGV.empty? ? %w[micro gc rubocop web] : ARGV
+  workloads = ARGV.empty? ? %w[micro gc rubocop steady web] : ARGV
   uobjnew = File.executable?(File.join(WORKLOADS_DIR, "uobjnew.sh")) && ENV["BENCH_NO_UOBJNEW"].nil?
   puts "rbmemtrace benchmark: #{`uname -r`.strip}, #{RUBY_DESCRIPTION}"
   puts "#{RUNS} alternating rounds per workload; cells are medians"
@@ -308,12 +311,16 @@ if __FILE__ == $PROGRAM_NAME
       modes = [UNTRACED, CENSUS, SAMPLED, FULL, TOP, TOP_SITES]
       bench_batch("gc (bench/erb_loop.rb: ERB and JSON, hundreds of GCs in about a second)",
                   ["ruby", File.join(ROOT, "bench", "erb_loop.rb")], modes)
+    when "steady"
+      modes = [UNTRACED, SAMPLED, SAMPLED_IDLE, CENSUS, TOP_SITES]
+      bench_batch("steady (bench/steady.rb: an even allocation loop for seconds, ~900 GCs a second)",
+                  ["ruby", File.join(ROOT, "bench", "steady.rb")], modes)
     when "web"
       modes = [UNTRACED, FULL, STACKS[32], SAMPLED]
       modes << UOBJNEW if uobjnew
       bench_web(modes)
     else
-      abort "unknown workload #{w} (micro, gc, rubocop, web)"
+      abort "unknown workload #{w} (micro, gc, rubocop, steady, web)"
     end
   end
 end

@@ -147,6 +147,7 @@ test "real: rubocop, every class and the sites of what it keeps against Ruby's o
     check(agree >= alive * SITE_AGREEMENT,
           "sites of the objects alive at the end: #{agree} of #{alive} where Ruby says " \
           "(#{(100.0 * agree / alive).round(2)}%, want #{SITE_AGREEMENT * 100}%)")
+    check_eq(gone, 0, "frames named (iseq gone): a required file's iseqs are freed after its require")
     puts format("       rubocop sites: %d of %d objects alive at the end allocated where Ruby says " \
                 "(%.2f%%); %d frames (iseq gone)", agree, alive, 100.0 * agree / alive, gone)
     puts format("       rubocop: %d allocations, %d classes exact, explained: %s%s", t["allocated"], exact,

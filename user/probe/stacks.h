@@ -35,11 +35,12 @@ struct symbolizer {
 	struct class_namer *namer;
 	id_namer_fn id_namer; /* NULL: C methods print as "Owner#?" */
 	void *id_namer_ctx;
-	struct u64map iseqs;  /* iseq -> struct iseq_info */
-	struct u64map lines;  /* hash(iseq, pc) -> line + 1 */
-	struct u64map cfuncs; /* method entry -> label */
-	struct u64map stacks; /* stack id -> struct stack */
+	struct u64map iseqs;		 /* iseq -> struct iseq_info */
+	struct u64map lines;		 /* hash(iseq, pc) -> line + 1 */
+	struct u64map cfuncs;		 /* method entry -> label */
+	struct u64map stacks;		 /* stack id -> struct stack */
 	struct iseq_info *retired_iseqs; /* replaced at their address; freed last */
+	uint64_t naming; /* the stack being named: its iseqs checked in one read (stacks.c) */
 	/* The classes of immediate receivers; 0: unknown, their methods print unqualified */
 	uint64_t immediate_classes[IMMEDIATE_KINDS];
 };
@@ -53,8 +54,8 @@ void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_layout *
  * frame's receiver: it qualifies Ruby method labels with their owner (Foo#bar).
  */
 const struct stack *symbolizer_add_stack(struct symbolizer *s, uint64_t stack_id,
-					  const uint64_t *words, const uint64_t *self_classes,
-					  uint32_t depth, bool truncated);
+					 const uint64_t *words, const uint64_t *self_classes,
+					 uint32_t depth, bool truncated);
 /* A site kept when the path map was full (RBM_SITE_ONLY): its one frame, for the site table. */
 const struct stack *symbolizer_add_site(struct symbolizer *s, uint64_t site_id, uint64_t iseq,
 					uint64_t pc, uint64_t self_class);
