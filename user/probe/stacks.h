@@ -63,12 +63,4 @@ const struct stack *symbolizer_stack(const struct symbolizer *s, uint64_t stack_
 
 void symbolizer_free(struct symbolizer *s);
 
-/*
- * The rank lookup of Ruby 3.1's succinct bit vector (iseq.c): how many
- * instructions with line info start at or before pos.  `read` fetches len
- * bytes at offset off of the table; it returns 0 on success.
- */
-int succ_index_rank(uint32_t pos, int (*read)(void *ctx, uint64_t off, void *buf, size_t len),
-		    void *ctx, uint32_t *rank);
-
 #endif
