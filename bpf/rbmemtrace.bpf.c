@@ -363,6 +363,20 @@ static __always_inline __u64 store_site(struct proc_state *ps, __u32 slot, struc
 	return bpf_map_lookup_elem(&site_paths, &key) ? key.id : 0;
 }
 
+/* The site of the path this CPU walked last (the scratch maps still hold it), stored. */
+static __always_inline __u64 site_of_last_walk(struct proc_state *ps, __u32 slot)
+{
+	struct walk w = {};
+	__u32 zero = 0;
+
+	w.st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	w.selves = bpf_map_lookup_elem(&selves_scratch, &zero);
+	if (!w.st || !w.selves)
+		return 0;
+	w.n = w.st->depth;
+	return store_site(ps, slot, &w);
+}
+
 /*
  * Walks the Ruby control frames from the innermost outward, up to the depth
  * asked for, and stores the path once.  Returns its id (a hash), 0 on failure.
@@ -551,14 +565,25 @@ static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, 
 		key.stack_id = capture_stack(ps, slot);
 
 	counts = class_counts_of(class_counts, &key);
-	/* The table is full of (class, path) pairs: the class still counts, without its path. */
+	/*
+	 * No entry for (class, path): the table is full, or its entry could not
+	 * be allocated (entries come as they are needed, and in a burst of new
+	 * paths the kernel's per-CPU caches can run dry until they refill).  The
+	 * allocation keeps its site, in the preallocated per-class table, and
+	 * failing that the class still counts, without its path.
+	 */
 	if (!counts) {
 		void *fallback = bpf_map_lookup_elem(&fallback_maps, &slot);
 
-		if (key.stack_id)
+		if (key.stack_id) {
 			__sync_fetch_and_add(&ps->stacks_dropped, 1);
-		key.stack_id = 0;
-		if (fallback)
+			if (!(key.stack_id & RBM_SITE_ONLY))
+				key.stack_id = site_of_last_walk(ps, slot);
+			if (key.stack_id && fallback)
+				counts = class_counts_of(fallback, &key);
+		}
+		key.stack_id = counts ? key.stack_id : 0;
+		if (!counts && fallback)
 			counts = class_counts_of(fallback, &key);
 	}
 	if (!counts) {

@@ -439,3 +439,17 @@ test "GC.compact without pause under -p --full: nothing not followed, a tenth ke
     Process.kill(:KILL, sthr.pid) rescue nil
   end
 end
+
+# The (class, path) table can refuse an entry (full, or its entry not allocated in a burst of new
+# paths): the allocation keeps its site in the per-class table, so sites still account for it.
+test "a full (class, path) table: sites still account for every traced object" do
+  report, truth, = trace_command("paths200.rb", env: { "RBMEMTRACE_COUNTS_ENTRIES" => "30" })
+  check_classes_exact(report, truth)
+  check(report["stack_drops"]["dropped"].positive?, "no path was dropped: the test proves nothing")
+  by_class = report["sites"].group_by { |s| s["class"] }
+  truth["allocated"].each do |name, n|
+    sites = by_class[name] || []
+    check_eq(sites.sum { |s| s["allocated"] }, n, "#{name}: allocated over its sites")
+    check_eq(sites.map { |s| s["line"] }.sort, (1..20).to_a, "#{name}: one site per method")
+  end
+end

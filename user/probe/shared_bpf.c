@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include "attach.h"
+#include "diag.h"
 #include "shared_bpf.h"
 #include "rbmemtrace.skel.h"
 
@@ -188,6 +190,24 @@ static int inner_map(enum inner_map m, int index, const char *name, __u32 max_en
 	return 0;
 }
 
+/*
+ * One entry per (class, call path), and per (class, site) once the path map
+ * is full (RBM_SITE_ONLY); a full table falls back to the per-class one.
+ * Tests only: RBMEMTRACE_COUNTS_ENTRIES=N makes it N, to fill it at will.
+ */
+static __u32 counts_entries(bool stacks, unsigned long max_stacks)
+{
+	const char *test = getenv("RBMEMTRACE_COUNTS_ENTRIES");
+
+	if (test && atoi(test) > 0) {
+		rbm_warn("RBMEMTRACE_COUNTS_ENTRIES=%s: the (class, path) table is made small on "
+			 "purpose (tests)",
+			 test);
+		return (__u32) atoi(test);
+	}
+	return stacks ? max_stacks + 65536 : 65536;
+}
+
 int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned long max_stacks,
 		   bool stacks)
 {
@@ -210,13 +230,9 @@ int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned lon
 	ps->st = &shared.states[i];
 	memset(ps->st, 0, sizeof(*ps->st));
 	ps->stacks_value_size = shared.shapes[INNER_STACKS].value_size;
-	/*
-	 * One entry per (class, call path), and per (class, site) once the path
-	 * map is full (RBM_SITE_ONLY); a full table falls back to the per-class
-	 * one.  Entries are allocated as they come: the size is a bound.
-	 */
+	/* Entries are allocated as they come: the sizes are bounds. */
 	err = inner_map(INNER_LIVE, i, "live_objects", max_objects, &ps->live_fd) ?:
-	      inner_map(INNER_COUNTS, i, "class_counts", stacks ? max_stacks + 65536 : 65536,
+	      inner_map(INNER_COUNTS, i, "class_counts", counts_entries(stacks, max_stacks),
 			&ps->counts_fd) ?:
 	      inner_map(INNER_FALLBACK, i, "class_fallback", RBM_FALLBACK_CLASSES,
 			&ps->fallback_fd) ?:
