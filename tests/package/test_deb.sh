@@ -74,11 +74,11 @@ if ! DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q "./$deb" \
 fi
 installed_by_us=1
 files=$(dpkg -L rbmemtrace | sort)
+subcommands=$(/usr/sbin/rbmemtrace --help | sed -n '/^Subcommands:/,/^$/s/^  \([a-z]\+\) .*/\1/p')
+[ -n "$subcommands" ] || fail "/usr/sbin/rbmemtrace --help lists no subcommands"
 for f in /usr/sbin/rbmemtrace /usr/share/bash-completion/completions/rbmemtrace \
-	/usr/share/man/man8/rbmemtrace.8.gz /usr/share/man/man8/rbmemtrace-trace.8.gz \
-	/usr/share/man/man8/rbmemtrace-census.8.gz /usr/share/man/man8/rbmemtrace-top.8.gz \
-	/usr/share/man/man8/rbmemtrace-merge.8.gz /usr/share/man/man8/rbmemtrace-fleet.8.gz \
-	/usr/share/man/man8/rbmemtrace-why.8.gz \
+	/usr/share/man/man8/rbmemtrace.8.gz \
+	$(for sub in $subcommands; do echo "/usr/share/man/man8/rbmemtrace-$sub.8.gz"; done) \
 	/usr/share/doc/rbmemtrace/copyright; do
 	grep -qx "$f" <<<"$files" || fail "the package lacks $f"
 	[ -e "$f" ] || fail "$f not installed"

@@ -17,8 +17,16 @@ make -s --no-print-directory rbmemtrace man >/dev/null || {
 	echo "FAILED install: make rbmemtrace man"
 	exit 1
 }
-pages=$(cd man && ls *.8.scd | sed 's/\.scd$//')
-[ "$(echo "$pages" | wc -l)" -eq 7 ] || fail "expected 7 man pages in man/, found: $pages"
+# One page for the tool and one per subcommand its --help lists, no more and no fewer.
+subcommands=$(./rbmemtrace --help | sed -n '/^Subcommands:/,/^$/s/^  \([a-z]\+\) .*/\1/p')
+[ -n "$subcommands" ] || fail "rbmemtrace --help lists no subcommands"
+expected_pages=$( (
+	echo rbmemtrace.8
+	for sub in $subcommands; do echo "rbmemtrace-$sub.8"; done
+) | sort)
+pages=$(cd man && ls *.8.scd | sed 's/\.scd$//' | sort)
+[ "$pages" = "$expected_pages" ] ||
+	fail "man/ has pages:"$'\n'"$pages"$'\n'"but --help's subcommands want:"$'\n'"$expected_pages"
 
 for prefix in /usr/local /usr; do
 	dest=$(mktemp -d)
