@@ -398,9 +398,16 @@ int probes_attach_launch_stops(struct probes *p)
 	if (err)
 		return err;
 	p->nother++;
+	return probes_attach_exit_stop(p);
+}
+
+int probes_attach_exit_stop(struct probes *p)
+{
+	int err;
+
 	/* ruby_sig_finalize: at_exit handlers have run, finalizers have not. */
-	err = attach_uprobe(p, s->progs.on_ruby_exit, "ruby_sig_finalize", "ruby_sig_finalize", 0,
-			    false, false, p->slot, &p->other[p->nother]);
+	err = attach_uprobe(p, p->skel->progs.on_ruby_exit, "ruby_sig_finalize",
+			    "ruby_sig_finalize", 0, false, false, p->slot, &p->other[p->nother]);
 	if (err)
 		return err;
 	p->nother++;

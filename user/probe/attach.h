@@ -75,6 +75,8 @@ void probes_attach_compaction(struct probes *p);
 int probes_attach_launch_stops(struct probes *p);
 /* -p: ruby_sig_finalize alone, where BPF reads Ruby's last counters (one hit, at the exit). */
 int probes_attach_exit(struct probes *p);
+/* Only the stop at ruby_sig_finalize (a process the exec watch held at its start). */
+int probes_attach_exit_stop(struct probes *p);
 /*
  * Returns at once: the breakpoints go now, the links' grace periods pass in
  * the background.  probes_attach_alloc waits for them.

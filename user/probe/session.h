@@ -41,6 +41,10 @@ struct trace_options {
 	bool full;		/* trace every allocation */
 	double max_overhead;	/* percent; 0: not given */
 	enum alloc_probe_kind empty_probes; /* benchmark baseline instead of the tracer */
+	/* pid is stopped at ruby_options' return by the exec watch (exec_watch.h), since then */
+	bool held;
+	double held_since;
+	double start_timeout; /* launch mode: seconds the command has to exec Ruby */
 };
 
 struct session {
@@ -49,6 +53,7 @@ struct session {
 	char command[64]; /* its command name, read while it runs (untrusted) */
 	pid_t ns_pid;	  /* its pid in its own pid namespace; 0: the same */
 	bool launched;
+	bool held; /* picked up at its start (opt.held): stopped at its end too, not our child */
 	struct rbmemtrace_bpf *skel; /* the run's, shared by its sessions */
 	struct proc_slot slot;	      /* this process's part of it */
 	struct proc_state *st;	      /* its state there (slot.st) */

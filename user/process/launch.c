@@ -100,6 +100,16 @@ int launch_find_ruby(const char *command, char *ruby_file, size_t n, char *err, 
 	return -ENOEXEC;
 }
 
+bool launch_exe_runs_ruby(const char *exe)
+{
+	char name[256], version[32];
+
+	/* Unresolved: a container's libruby is found in its own root, not in ours. */
+	if (elf_needed_name(exe, "libruby", name, sizeof(name)) == 0)
+		return true;
+	return elf_symbol_string(exe, "ruby_version", version, sizeof(version)) == 0 && version[0];
+}
+
 pid_t launch_spawn(char *const argv[], int *release_fd)
 {
 	int pipefd[2];
