@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "exec_watch.h"
+#include "launch.h"
 #include "new_stacks.h"
 #include "outfile.h"
 #include <linux/types.h>
@@ -121,6 +122,16 @@ static void scan(struct many *m)
 	for (i = 0; i < n; i++)
 		if (!traced(m, pids[i]) && !(m->watching && exec_watch_pending(pids[i])))
 			add_process(m, pids[i], true, 0);
+}
+
+/* The ruby on PATH is known before any process runs it: its first process is held too. */
+static void learn_path_ruby(void)
+{
+	char exe[PATH_MAX], image[PATH_MAX], err[PATH_MAX + 128];
+
+	if (launch_command_exe("ruby", exe, err, sizeof(err)) == 0 &&
+	    launch_find_ruby(exe, image, sizeof(image), err, sizeof(err)) == 0)
+		exec_watch_learn_file(exe, image);
 }
 
 static bool cmdline_matches(struct many *m, pid_t pid)
@@ -249,10 +260,13 @@ void many_attach(struct many *m, const struct many_options *mo, const struct man
 
 		m->last_scan = now_seconds();
 		scan(m);
-		if (!m->n)
-			rbm_die("no Ruby process that can be traced %s%s",
-				mo->match ? "matches " : "is running", mo->match ? mo->match : "");
-		err = exec_watch_start(shared_bpf()->skel, true);
+		/* None yet is no error while the starts are watched: a cron job's Ruby will come. */
+		err = exec_watch_start(session_shared_bpf(mo->trace.depth)->skel, true);
+		if (err && !m->n)
+			rbm_die("no Ruby process that can be traced %s%s, and processes that start "
+				"cannot be watched: %s",
+				mo->match ? "matches " : "is running", mo->match ? mo->match : "",
+				strerror(-err));
 		if (err) {
 			rbm_warn("cannot watch for processes that start (%s): they are looked for "
 				 "every %.0f s",
@@ -262,6 +276,7 @@ void many_attach(struct many *m, const struct many_options *mo, const struct man
 			for (i = 0; i < m->n; i++)
 				exec_watch_learn(m->sessions[i]->target.pid,
 						 m->sessions[i]->target.img.host_path);
+			learn_path_ruby();
 		}
 	}
 	m->attaching = false;

@@ -232,13 +232,21 @@ static void set_verdict(const struct exe_key *key, __u32 verdict)
 
 int exec_watch_learn(pid_t pid, const char *image)
 {
-	struct exe_key key = {};
 	char exe[64];
-	struct stat st;
 
 	if (!w.skel)
 		return -EINVAL;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	return exec_watch_learn_file(exe, image);
+}
+
+int exec_watch_learn_file(const char *exe, const char *image)
+{
+	struct exe_key key = {};
+	struct stat st;
+
+	if (!w.skel)
+		return -EINVAL;
 	if (stat(exe, &st) == 0) {
 		key.ino = st.st_ino;
 		key.dev = exec_watch_kernel_dev(st.st_dev);

@@ -43,6 +43,8 @@ void exec_watch_end_holds(void);
  * the start probe.  0 or -errno.
  */
 int exec_watch_learn(pid_t pid, const char *image);
+/* The same for an executable file before any process runs it (the ruby on PATH). */
+int exec_watch_learn_file(const char *exe, const char *image);
 /* Waits up to seconds for events, then hands each to fn.  0 or -errno. */
 int exec_watch_wait(double seconds, exec_watch_fn fn, void *ctx);
 /* --match: whether a candidate is wanted; one that is not is never stopped. */

@@ -142,6 +142,8 @@ int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop);
  * final census, the report).
  */
 void session_load_bpf(struct session *s);
+/* The run's BPF object, loaded by the first caller (dies if it cannot be). */
+struct shared_bpf *session_shared_bpf(unsigned long depth);
 void session_configure_stacks(struct session *s);
 void session_quiet_libbpf(bool quiet);
 /* Why probes could not go on, in words a user can act on; dies. */

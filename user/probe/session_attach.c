@@ -437,18 +437,18 @@ void session_configure_stacks(struct session *s)
  * The run's BPF object is loaded by its first session, and every session
  * takes a slot of it: the 16th process of a run costs its maps, not a load.
  */
-void session_load_bpf(struct session *s)
+struct shared_bpf *session_shared_bpf(unsigned long depth)
 {
 	struct shared_bpf *sh = shared_bpf();
 	int err;
 
 	if (!sh) {
 		libbpf_set_print(NULL); /* a kernel without uprobe_multi is not an error */
-		err = shared_bpf_load(s->opt.depth, true);
+		err = shared_bpf_load(depth, true);
 		libbpf_set_print(libbpf_print);
 		if (err) {
 			rbm_info("no uprobe_multi links here; one link per probe");
-			err = shared_bpf_load(s->opt.depth, false);
+			err = shared_bpf_load(depth, false);
 		}
 		if (err)
 			rbm_die(
@@ -457,6 +457,14 @@ void session_load_bpf(struct session *s)
 			    strerror(-err));
 		sh = shared_bpf();
 	}
+	return sh;
+}
+
+void session_load_bpf(struct session *s)
+{
+	struct shared_bpf *sh = session_shared_bpf(s->opt.depth);
+	int err;
+
 	s->skel = sh->skel;
 	s->use_multi = sh->use_multi;
 	/* The run's sessions share their options: this is for a caller that would not. */

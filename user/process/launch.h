@@ -12,6 +12,8 @@
  * itself for a static ruby.  0, or -errno with a one-line reason in err.
  */
 int launch_find_ruby(const char *command, char *ruby_file, size_t n, char *err, size_t errlen);
+/* The executable a command runs, through PATH and #! lines, resolved (real: PATH_MAX). */
+int launch_command_exe(const char *command, char *real, char *err, size_t errlen);
 
 /*
  * Whether an executable (an ELF, "/proc/PID/exe" too) runs Ruby: it needs
