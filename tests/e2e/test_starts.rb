@@ -161,7 +161,7 @@ test "launch: a #!/usr/bin/env ruby binstub and a shell script that execs ruby, 
   Dir.mktmpdir do |dir|
     bin = File.join(dir, "bin")
     Dir.mkdir(bin)
-    File.symlink(File.expand_path(ruby == "ruby" ? `command -v ruby`.strip : ruby), File.join(bin, "ruby"))
+    File.symlink(File.expand_path(ruby == "ruby" ? which("ruby") : ruby), File.join(bin, "ruby"))
     File.write(File.join(bin, "app"), "#!/usr/bin/env ruby\nload #{File.join(SCENARIOS, 'classes.rb').inspect}\n")
     File.write(File.join(bin, "app.sh"), "#!/bin/sh\nexec ruby #{File.join(SCENARIOS, 'classes.rb')} \"$@\"\n")
     [File.join(bin, "app"), File.join(bin, "app.sh")].each do |stub|
