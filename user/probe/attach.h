@@ -11,6 +11,7 @@ struct rbmemtrace_bpf;
 struct bpf_link;
 
 #define MAX_LINKS 16 /* >= MAX_ALLOC_PROBES */
+#define MAX_USDT_LINKS 4 /* ruby:gc__{mark,sweep}__{begin,end} */
 
 enum alloc_probe_kind {
 	ALLOC_PROBE_TRACER,	    /* the real thing */
@@ -47,6 +48,13 @@ struct probes {
 	int nalloc;
 	struct bpf_link *other[MAX_LINKS];
 	int nother;
+	/*
+	 * The USDT links, apart: libbpf's USDT manager (one per BPF object,
+	 * shared by every session of a run) is not thread-safe, so they are
+	 * attached and destroyed one at a time (attach.c's usdt_lock).
+	 */
+	struct bpf_link *usdt[MAX_USDT_LINKS];
+	int nusdt;
 };
 
 /*
