@@ -318,6 +318,12 @@ int trace_many(const struct many_options *mo, volatile sig_atomic_t *stop)
 	cli_output_open(&of, mo->output);
 	many_attach(&m, mo, NULL);
 	many_run(&m, stop);
+	/* A report of no process would read as "nothing allocated": say so and fail instead. */
+	if (!m.n) {
+		outfile_abort(&of);
+		rbm_die("no Ruby process that can be traced %s%s, and none started during the trace",
+			mo->match ? "matches " : "was running", mo->match ? mo->match : "");
+	}
 	for (i = 0; i < m.n; i++) {
 		struct session *s = m.sessions[i];
 		struct report *r = calloc(1, sizeof(*r));
