@@ -1071,6 +1071,151 @@ int on_gc_update_refs(void *ctx)
 }
 
 /*
+ * Processes that stop themselves at our request (launch mode, the exec
+ * watch): pid -> 1 from the stop until userspace lets it go.  A watchdog
+ * process holds this map and continues every pid still in it if we die
+ * (exec_watch.c), so no stop outlives the tracer.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} held SEC(".maps");
+
+static __always_inline void hold_self(__u32 pid)
+{
+	__u32 one = 1;
+
+	bpf_map_update_elem(&held, &pid, &one, BPF_ANY);
+	bpf_send_signal(SIGSTOP);
+}
+
+/* The exec watch (--all, --match) and launch mode's following of a wrapper. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} execs SEC(".maps");
+
+/* Executables judged by userspace, by inode: enum exe_verdict. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct exe_key);
+	__type(value, __u32);
+} exe_verdicts SEC(".maps");
+
+/* Processes that exec'd a Ruby: pid -> enum candidate_state.  LRU: the dead leave by themselves. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} candidates SEC(".maps");
+
+/* Launch mode's command while it has not exec'd Ruby: each exec stops it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} followed SEC(".maps");
+
+/* Set by userspace: every exec is judged (--all, --match); else only followed ones. */
+__u32 watch_execs;
+
+static __always_inline void tell_exec(__u32 kind, __u32 pid, const struct exe_key *exe)
+{
+	struct exec_event ev = {.kind = kind, .pid = pid};
+
+	if (exe)
+		ev.exe = *exe;
+	bpf_ringbuf_output(&execs, &ev, sizeof(ev), 0);
+}
+
+/*
+ * The cost for every exec on the machine: the new file's inode read and at
+ * most two hash lookups; a file judged not Ruby goes no further.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct exe_key key = {};
+	__u32 pid = p->tgid, *v, undecided = CAND_UNDECIDED;
+	struct inode *inode = bprm->file->f_inode;
+
+	/* binfmt_script has run: this is the interpreter's file, not the script's. */
+	key.ino = inode->i_ino;
+	key.dev = inode->i_sb->s_dev;
+	if (bpf_map_lookup_elem(&followed, &pid)) {
+		/* Before its first instruction: not even the dynamic loader has run. */
+		hold_self(pid);
+		tell_exec(EXEC_FOLLOWED, pid, &key);
+		return 0;
+	}
+	if (!watch_execs)
+		return 0;
+	v = bpf_map_lookup_elem(&exe_verdicts, &key);
+	if (v && *v == EXE_NOT_RUBY)
+		return 0;
+	if (v)
+		bpf_map_update_elem(&candidates, &pid, &undecided, BPF_ANY);
+	tell_exec(v ? EXEC_RUBY : EXEC_UNKNOWN, pid, &key);
+	return 0;
+}
+
+/* Before 5.17 the foreground process group was tty->pgrp. */
+struct tty_struct___old {
+	struct pid *pgrp;
+};
+
+/*
+ * A process in its terminal's foreground group may be a job-control
+ * shell's foreground job: a stop would show as "Stopped" and give the
+ * terminal back to the shell.  Such a process is never stopped.
+ */
+static __always_inline bool in_foreground(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct tty_struct *tty = BPF_CORE_READ(t, signal, tty);
+	struct pid *fg;
+
+	if (!tty)
+		return false;
+	if (bpf_core_field_exists(tty->ctrl))
+		fg = BPF_CORE_READ(tty, ctrl.pgrp);
+	else
+		fg = BPF_CORE_READ((struct tty_struct___old *)tty, pgrp);
+	return fg && fg == BPF_CORE_READ(t, signal, pids[PIDTYPE_PGID]);
+}
+
+/*
+ * ruby_options' return in every process that maps a libruby the watch knows
+ * (one system-wide uretprobe per file): a candidate stops there, where
+ * launch mode stops its child, and userspace attaches as it does.
+ */
+SEC("uretprobe")
+int on_ruby_start_watch(void *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, *st, state;
+
+	st = bpf_map_lookup_elem(&candidates, &pid);
+	if (!st)
+		return 0;
+	state = *st;
+	bpf_map_delete_elem(&candidates, &pid);
+	if (state == CAND_REJECTED)
+		return 0;
+	if (in_foreground()) {
+		tell_exec(EXEC_UNHELD, pid, NULL);
+		return 0;
+	}
+	hold_self(pid);
+	tell_exec(EXEC_HELD, pid, NULL);
+	return 0;
+}
+
+/*
  * Launch mode: the child stops itself at these points so the loader can read
  * what only a running Ruby has (the hidden allocator's address) and take a
  * final census before finalizers run.  Each fires once.
@@ -1083,7 +1228,7 @@ int on_ruby_start(void *ctx)
 
 	if (ps && ps->stop_at_start) {
 		ps->stop_at_start = 0;
-		bpf_send_signal(SIGSTOP);
+		hold_self(bpf_get_current_pid_tgid() >> 32);
 	}
 	return 0;
 }
@@ -1109,7 +1254,7 @@ int on_ruby_exit(void *ctx)
 	if (ps->stop_at_exit) {
 		ps->stop_at_exit = 0;
 		ps->exit_stop_sent = 1;
-		bpf_send_signal(SIGSTOP);
+		hold_self(bpf_get_current_pid_tgid() >> 32);
 	}
 	return 0;
 }

@@ -276,4 +276,40 @@ struct fork_event {
 	__u32 pad;
 };
 
+/*
+ * Processes picked up as they start (exec_watch.c): the exec tracepoint
+ * judges the new program's file by its inode; a Ruby's process becomes a
+ * candidate, held at ruby_options' return as launch mode holds its child.
+ */
+struct exe_key {
+	__u64 ino;
+	__u32 dev; /* the kernel's encoding: major << 20 | minor */
+	__u32 pad;
+};
+
+enum exe_verdict {
+	EXE_RUBY = 1,	  /* its process is a candidate from its exec */
+	EXE_NOT_RUBY = 2, /* nothing more is done for its execs */
+};
+
+enum candidate_state {
+	CAND_UNDECIDED = 1, /* held at ruby_options all the same: userspace decides then */
+	CAND_WANTED = 2,
+	CAND_REJECTED = 3, /* --match said no: never stopped */
+};
+
+enum exec_event_kind {
+	EXEC_UNKNOWN = 1,  /* an exec of a file not judged yet */
+	EXEC_RUBY = 2,	   /* an exec of a file judged Ruby: a candidate */
+	EXEC_FOLLOWED = 3, /* launch mode: the command exec'd and is stopped */
+	EXEC_HELD = 4,	   /* a candidate stopped at ruby_options' return */
+	EXEC_UNHELD = 5,   /* the same in its terminal's foreground: not stopped (job control) */
+};
+
+struct exec_event {
+	__u32 kind;
+	__u32 pid;
+	struct exe_key exe; /* EXEC_UNKNOWN, EXEC_RUBY, EXEC_FOLLOWED */
+};
+
 #endif /* RBMEMTRACE_H */

@@ -36,6 +36,13 @@ TARGET_VERSION = IO.popen([TARGET_RUBY, "-e", "print RUBY_VERSION"], &:read)
 # is a shell script that enters its chroot, so only -p reaches it, as a Ruby in a container.
 def launchable? = TARGET_RUBY == "ruby" || File.binread(TARGET_RUBY, 4) == "\x7fELF".b
 
+# The executable a command name runs, found on PATH as a shell would.
+def which(command)
+  ENV.fetch("PATH", "").split(":").map { |dir| File.join(dir, command) }
+     .find { |path| File.file?(path) && File.executable?(path) } or
+    raise "#{command} is not on PATH"
+end
+
 def launch_ruby
   return TARGET_RUBY if launchable?
 

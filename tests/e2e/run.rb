@@ -7,7 +7,7 @@
 # the census tests go over every test Ruby themselves.
 require_relative "lib"
 
-VERSIONED = %w[test_trace.rb test_default_mode.rb test_why.rb].freeze
+VERSIONED = %w[test_trace.rb test_default_mode.rb test_why.rb test_starts.rb].freeze
 
 files = Dir[File.join(__dir__, "test_*.rb")].sort
 files.select! { |f| VERSIONED.include?(File.basename(f)) } if ENV["RBM_E2E_RUBY"]

@@ -85,8 +85,11 @@ def check_skewed(mode, group, expect, cmd, label)
       raise Failure, "#{what}: no refusal line in #{err.inspect}"
     check(line =~ /cannot read Ruby \d+\.\d+\.\d+ in PID \d+ \(\S*libruby\S*\): its #{group} layout is not proved \(.+\), and this mode needs/,
           "#{what}: refusal #{line.inspect}")
-    # --match: the process's line, then that no process could be traced; otherwise one line
-    check(lines.size == (mode == :match ? 2 : 1), "#{what}: stderr #{lines.inspect}")
+    # --match: the process's line, that it goes on for those that start, then that none could
+    # be traced; otherwise one line
+    check(lines.size == (mode == :match ? 3 : 1), "#{what}: stderr #{lines.inspect}")
+    check(lines.last =~ /no Ruby process that can be traced matches .*none started/,
+          "#{what}: last line #{lines.last.inspect}") if mode == :match
   when :degrade
     check(st.success?, "#{what}: failed (#{st}): #{err}")
     check(err =~ /warning: Ruby \S+ \(\S+\): #{group} layout not proved \(.+\): no /,

@@ -97,7 +97,14 @@ test "many: --match and repeated -p give a report per process with host and name
     check(text =~ /^\(local\)\s+#{a[:pid]}\s+0 / && text =~ /^\(local\)\s+#{b[:pid]}\s+1 /, text)
   end
   check_error([RBM, "--all", "--match", "x"], /either --all or --match/)
-  check_error([RBM, "--match", "no-such-program-\\d{9}", "-d", "1"], /no Ruby process .*matches/)
+  # It waits for one to start (saying so), then fails in one line.
+  out, err, st = Open3.capture3(RBM, "--match", "no-such-program-\\d{9}", "-d", "1")
+  check_eq(st.exitstatus, 1, "--match with no process: exit status (#{err})")
+  check(out.empty?, "--match with no process: stdout #{out[0, 200].inspect}")
+  lines = err.lines
+  check(lines.size == 2 && lines[0] =~ /\Arbmemtrace: tracing 0 processes \(and those that start\)$/ &&
+        lines[1] =~ /\Arbmemtrace: no Ruby process that can be traced matches .*, and none started/,
+        "--match with no process: stderr #{err.inspect}")
   check_error([RBM, "--all", "--", "ruby", "-e", "0"], /not both/)
 ensure
   stop_many(procs || [])

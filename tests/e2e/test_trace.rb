@@ -357,7 +357,7 @@ test "error: bad arguments" do
   check_error([RBM, "-p", "abc"], /invalid PID: abc/)
   check_error([RBM], /nothing to trace/)
   check_error([RBM, "-d", "1", "--", "/nonexistent/ruby"], /command not found/)
-  check_error([RBM, "-d", "1", "--", "true"], /does not run Ruby/)
+  check_error([RBM, "-d", "1", "--", "true"], /true exited without running Ruby/)
   check_error([RBM, "-p", "1", "--full", "--max-overhead", "2"], /either --full or --max-overhead/)
   check_error([RBM, "-p", "1", "--max-overhead", "0"], /invalid --max-overhead: 0/)
   check_error([RBM, "-p", "1", "--max-overhead", "2%"], /invalid --max-overhead: 2%/)

@@ -97,3 +97,27 @@ Test(launch, copy_relocated_ruby_version)
 	cr_assert_not_null(realpath(FAKE_LIB, want), "run the tests with `make unit`");
 	expect_finds(FAKE_RUBY, want);
 }
+
+/*
+ * launch_exe_runs_ruby judges the file an exec runs: an ELF that needs a
+ * libruby (left unresolved: a container's libruby is not in our root), or
+ * a static ruby.  A script is not Ruby to it: an exec runs its interpreter.
+ */
+Test(launch, exe_runs_ruby)
+{
+	char ruby[PATH_MAX];
+
+	cr_assert_not_null(realpath("/usr/bin/ruby", ruby));
+	cr_expect(launch_exe_runs_ruby(ruby));
+	cr_expect(launch_exe_runs_ruby(FAKE_RUBY), "fake_ruby needs libruby-9.9.so");
+	cr_expect_not(launch_exe_runs_ruby("/bin/sh"));
+	cr_expect_not(launch_exe_runs_ruby("/usr/bin/env"));
+	cr_expect_not(launch_exe_runs_ruby(script("stub", "#!/usr/bin/env ruby\nputs 1\n", 0755)));
+	cr_expect_not(launch_exe_runs_ruby("/no/such/file"));
+}
+
+/* The same through /proc/PID/exe, as the exec watch and the follower read it. */
+Test(launch, exe_runs_ruby_through_proc)
+{
+	cr_expect_not(launch_exe_runs_ruby("/proc/self/exe"), "the unit tests are not Ruby");
+}

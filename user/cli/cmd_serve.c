@@ -468,6 +468,8 @@ int cmd_serve(int argc, char **argv)
 		}
 	http_server_stop(sv.http);
 	periodic_close(&p);
-	fprintf(stderr, "rbmemtrace: stopped serving; every probe is detached\n");
+	/* The GC probes' breakpoints go with the last reference to their links (session_finish). */
+	fprintf(stderr, "rbmemtrace: stopped serving; every probe is detached as rbmemtrace "
+			"exits\n");
 	return 0;
 }

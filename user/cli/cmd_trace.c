@@ -42,7 +42,7 @@ static struct trace_args {
 	double every;
 	unsigned long keep;
 } args = {
-	.trace = {.max_objects = 1 << 20, .depth = 128, .max_stacks = 65536},
+	.trace = {.max_objects = 1 << 20, .depth = 128, .max_stacks = 65536, .start_timeout = 30},
 	.top = 30,
 	.paths = 10,
 	.prune = 5,
@@ -84,6 +84,7 @@ enum {
 	OPT_EVERY,
 	OPT_KEEP,
 	OPT_NO_WHY,
+	OPT_START_TIMEOUT,
 };
 
 static const struct argp_option opts[] = {
@@ -122,6 +123,10 @@ static const struct argp_option opts[] = {
 	 "random in the allocation stream and scale the counts (default 2 with -p; -- COMMAND "
 	 "traces everything)", 0},
 	{"full", OPT_FULL, NULL, 0, "Trace every allocation, for exact counts (the default with --)",
+	 0},
+	{"start-timeout", OPT_START_TIMEOUT, "SECONDS", 0,
+	 "With -- COMMAND that is not Ruby itself (env, a script, bundle exec): how long it may take "
+	 "to exec a Ruby before it is killed (default 30)",
 	 0},
 	{"no-why", OPT_NO_WHY, NULL, 0,
 	 "Do not read the leak suspects' top retainer paths from the target when the trace ends "
@@ -222,6 +227,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		    t->max_overhead > 50)
 			rbm_die("invalid --max-overhead: %s (expected a percentage from 0.1 to 50)",
 				arg);
+		break;
+	case OPT_START_TIMEOUT:
+		if (cli_real(arg, &t->start_timeout) || !(t->start_timeout > 0) ||
+		    t->start_timeout > 86400)
+			rbm_die("invalid --start-timeout: %s (expected seconds, more than 0)", arg);
 		break;
 	case OPT_EMPTY_PROBES:
 		if (strcmp(arg, "uprobe") == 0)

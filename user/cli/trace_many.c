@@ -3,8 +3,10 @@
  * rbmemtrace -p PID -p PID ... | --all | --match REGEX: several processes in
  * one run.  Each process gets its own session (and its own sampling budget:
  * the slowdown is per process), all polled from one loop; processes that
- * start while --all or --match runs are picked up, and one that exits keeps
- * what was gathered.  The report is a model: one report per process and a
+ * start while --all or --match runs are picked up at their start, held at
+ * ruby_options' return as a launched command is (exec_watch.h), and a
+ * rescan finds those the watch could not hold; one that exits keeps what
+ * was gathered.  The report is a model: one report per process and a
  * summary over all, written by the same writers as merge.
  */
 #include <errno.h>
@@ -16,6 +18,9 @@
 #include "cli.h"
 #include "clock.h"
 #include "diag.h"
+#include "exec_watch.h"
+#include "launch.h"
+#include "new_stacks.h"
 #include "outfile.h"
 #include <linux/types.h>
 #include "rbmemtrace.h"
@@ -24,7 +29,7 @@
 #include "trace_many.h"
 #include "writers.h"
 
-#define RESCAN_EVERY 2.0 /* seconds between looks for new processes */
+#define RESCAN_EVERY 2.0 /* seconds between looks for processes the exec watch did not hold */
 
 static bool traced(const struct many *m, pid_t pid)
 {
@@ -44,17 +49,18 @@ static bool traced(const struct many *m, pid_t pid)
  * --match found, or one of several -p), one that fails to open, most often
  * because it exited meanwhile, is skipped with a warning.
  */
-static void add_process(struct many *m, pid_t pid, bool skippable)
+static void add_process(struct many *m, pid_t pid, bool skippable, double held_since)
 {
 	struct trace_options opt = m->mo->trace;
 	struct session *volatile s;
 	jmp_buf env;
 	double t0, t1;
 
-	if (traced(m, pid))
-		return;
-	if (m->n == MANY_MAX) {
-		rbm_warn("more than %d processes: PID %d is not traced", MANY_MAX, pid);
+	if (traced(m, pid) || m->n == MANY_MAX) {
+		if (m->n == MANY_MAX)
+			rbm_warn("more than %d processes: PID %d is not traced", MANY_MAX, pid);
+		if (held_since)
+			held_release(shared_bpf()->skel, pid);
 		return;
 	}
 	s = calloc(1, sizeof(*s));
@@ -62,13 +68,26 @@ static void add_process(struct many *m, pid_t pid, bool skippable)
 		rbm_die("out of memory");
 	opt.pid = pid;
 	opt.command = NULL;
+	opt.held = held_since > 0;
+	opt.held_since = held_since;
 	if (skippable && setjmp(env)) {
-		/* Half open: its probes come off; what else it holds stays until exit. */
+		/*
+		 * Half open: its probes come off, and nothing may call it back
+		 * once freed (its new call paths); what else it holds stays
+		 * until exit.  Processes held at their start make this common:
+		 * another user's Ruby may exit while we open it.
+		 */
+		if (s->st)
+			new_stacks_route(s->slot.index, NULL, NULL);
+		fork_sweeper_stop(&s->forks);
 		if (s->probes.skel)
 			probes_detach_all(&s->probes);
 		free(s);
 		if (m->nrefused < MANY_MAX)
 			m->refused[m->nrefused++] = pid;
+		/* Never left stopped, whatever failed. */
+		if (held_since)
+			held_release(shared_bpf()->skel, pid);
 		return;
 	}
 	if (skippable)
@@ -78,9 +97,13 @@ static void add_process(struct many *m, pid_t pid, bool skippable)
 	t1 = now_seconds();
 	session_start(s);
 	rbm_die_catch(NULL);
-	rbm_info("PID %d: attached in %.0f ms (%.0f to open its session, %.0f to start it)", pid,
-		 (now_seconds() - t0) * 1e3, (t1 - t0) * 1e3, (now_seconds() - t1) * 1e3);
+	rbm_info("PID %d: attached in %.0f ms (%.0f to open its session, %.0f to start it)%s", pid,
+		 (now_seconds() - t0) * 1e3, (t1 - t0) * 1e3, (now_seconds() - t1) * 1e3,
+		 held_since ? ", held at its start" : "");
 	m->sessions[m->n++] = s;
+	/* Its executable's next processes are held at their start. */
+	if (m->watching)
+		exec_watch_learn(pid, s->target.img.host_path);
 	if (m->hooks && m->hooks->added)
 		m->hooks->added(m->hooks->ctx, m, m->n - 1);
 }
@@ -97,8 +120,53 @@ static void scan(struct many *m)
 	n = ruby_find_processes(m->have_re ? &m->re : NULL, getpid(), RUBY_NEED_TRACE, pids, MANY_MAX);
 	/* ruby_find_processes checked each; one that exits since is skipped by add_process. */
 	for (i = 0; i < n; i++)
-		if (!traced(m, pids[i]))
-			add_process(m, pids[i], true);
+		if (!traced(m, pids[i]) && !(m->watching && exec_watch_pending(pids[i])))
+			add_process(m, pids[i], true, 0);
+}
+
+/* The ruby on PATH is known before any process runs it: its first process is held too. */
+static void learn_path_ruby(void)
+{
+	char exe[PATH_MAX], image[PATH_MAX], err[PATH_MAX + 128];
+
+	if (launch_command_exe("ruby", exe, err, sizeof(err)) == 0 &&
+	    launch_find_ruby(exe, image, sizeof(image), err, sizeof(err)) == 0)
+		exec_watch_learn_file(exe, image);
+}
+
+static bool cmdline_matches(struct many *m, pid_t pid)
+{
+	char cmdline[4096];
+
+	if (!m->have_re)
+		return true;
+	proc_cmdline(pid, cmdline, sizeof(cmdline));
+	return cmdline[0] && regexec(&m->re, cmdline, 0, NULL, 0) == 0;
+}
+
+/* What the exec watch tells: a Ruby that starts, held or not. */
+static void on_exec(void *ctx, const struct exec_event *ev)
+{
+	struct many *m = ctx;
+	pid_t pid = ev->pid;
+
+	switch (ev->kind) {
+	case EXEC_RUBY:
+		/* Its command line is there from the exec: one that does not match is never stopped. */
+		if (m->have_re)
+			exec_watch_decide(pid, cmdline_matches(m, pid));
+		break;
+	case EXEC_HELD:
+		if (pid == getpid() || !cmdline_matches(m, pid))
+			held_release(shared_bpf()->skel, pid);
+		else
+			add_process(m, pid, true, now_seconds());
+		break;
+	case EXEC_UNHELD:
+		if (cmdline_matches(m, pid))
+			add_process(m, pid, true, 0);
+		break;
+	}
 }
 
 static bool all_ended(const struct many *m)
@@ -154,8 +222,11 @@ void many_run(struct many *m, volatile sig_atomic_t *stop)
 		/* Given processes that all ended: nothing is left to trace. */
 		if (!scanning && all_ended(m) && !(m->hooks && m->hooks->outlive_targets))
 			break;
-		usleep(wait > 0 ? wait * 1e6 : 0);
+		/* Woken at once by a start: the process waits, stopped, until it is attached. */
+		exec_watch_wait(wait > 0 ? wait : 0, on_exec, m);
 	}
+	if (m->watching)
+		exec_watch_end_holds();
 	for (size_t i = 0; i < m->n; i++) {
 		struct session *s = m->sessions[i];
 
@@ -181,15 +252,32 @@ void many_attach(struct many *m, const struct many_options *mo, const struct man
 	m->attaching = true;
 	/* Of several -p, one that exits while the others attach is skipped, not fatal. */
 	for (i = 0; i < mo->npids; i++)
-		add_process(m, cli_process_of(mo->pids[i]), mo->npids > 1);
+		add_process(m, cli_process_of(mo->pids[i]), mo->npids > 1, 0);
 	if (mo->npids > 1 && !m->n && !mo->all && !mo->match)
 		rbm_die("none of the %zu processes could be traced", mo->npids);
 	if (mo->all || mo->match) {
+		int err;
+
 		m->last_scan = now_seconds();
 		scan(m);
-		if (!m->n)
-			rbm_die("no Ruby process that can be traced %s%s",
-				mo->match ? "matches " : "is running", mo->match ? mo->match : "");
+		/* None yet is no error while the starts are watched: a cron job's Ruby will come. */
+		err = exec_watch_start(session_shared_bpf(mo->trace.depth)->skel, true);
+		if (err && !m->n)
+			rbm_die("no Ruby process that can be traced %s%s, and processes that start "
+				"cannot be watched: %s",
+				mo->match ? "matches " : "is running", mo->match ? mo->match : "",
+				strerror(-err));
+		if (err) {
+			rbm_warn("cannot watch for processes that start (%s): they are looked for "
+				 "every %.0f s",
+				 strerror(-err), RESCAN_EVERY);
+		} else {
+			m->watching = true;
+			for (i = 0; i < m->n; i++)
+				exec_watch_learn(m->sessions[i]->target.pid,
+						 m->sessions[i]->target.img.host_path);
+			learn_path_ruby();
+		}
 	}
 	m->attaching = false;
 	fprintf(stderr, "rbmemtrace: tracing %zu process%s%s\n", m->n, m->n == 1 ? "" : "es",
@@ -205,6 +293,10 @@ void many_close(struct many *m)
 		free(m->sessions[i]);
 	}
 	m->n = 0;
+	/* Once no slot asks for a stop any more. */
+	if (m->watching)
+		exec_watch_stop();
+	m->watching = false;
 	if (m->have_re)
 		regfree(&m->re);
 	m->have_re = false;
@@ -226,6 +318,12 @@ int trace_many(const struct many_options *mo, volatile sig_atomic_t *stop)
 	cli_output_open(&of, mo->output);
 	many_attach(&m, mo, NULL);
 	many_run(&m, stop);
+	/* A report of no process would read as "nothing allocated": say so and fail instead. */
+	if (!m.n) {
+		outfile_abort(&of);
+		rbm_die("no Ruby process that can be traced %s%s, and none started during the trace",
+			mo->match ? "matches " : "was running", mo->match ? mo->match : "");
+	}
 	for (i = 0; i < m.n; i++) {
 		struct session *s = m.sessions[i];
 		struct report *r = calloc(1, sizeof(*r));

@@ -35,6 +35,7 @@ struct many {
 	regex_t re;
 	bool have_re;
 	double last_scan;
+	bool watching; /* the exec watch is on: processes are held at their start */
 	bool attaching; /* the first processes: one that fails is fatal unless several */
 	const struct many_hooks *hooks;
 };

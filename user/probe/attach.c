@@ -339,12 +339,23 @@ int probes_attach_alloc(struct probes *p, bool quiet)
 	return 0;
 }
 
+/*
+ * A USDT link's attach and destroy both edit the BPF object's USDT manager
+ * (its free spec ids, a realloc'd array): two sessions' links destroyed at
+ * once freed it twice (ASan, --match with short Rubies ending together).
+ */
+static pthread_mutex_t usdt_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int attach_usdt(struct probes *p, struct bpf_program *prog, const char *name)
 {
 	LIBBPF_OPTS(bpf_usdt_opts, opts, .usdt_cookie = p->slot);
 	struct bpf_link *link;
 
+	if (p->nusdt >= MAX_USDT_LINKS)
+		return -E2BIG;
+	pthread_mutex_lock(&usdt_lock);
 	link = bpf_program__attach_usdt(prog, p->pid, p->binary, "ruby", name, &opts);
+	pthread_mutex_unlock(&usdt_lock);
 	if (!link) {
 		int err = -errno;
 
@@ -356,7 +367,7 @@ static int attach_usdt(struct probes *p, struct bpf_program *prog, const char *n
 	if (p->verbose)
 		fprintf(stderr, "rbmemtrace: attached USDT ruby:%s in %s (pid %d)\n", name,
 			p->binary, p->pid);
-	p->other[p->nother++] = link;
+	p->usdt[p->nusdt++] = link;
 	return 0;
 }
 
@@ -398,9 +409,16 @@ int probes_attach_launch_stops(struct probes *p)
 	if (err)
 		return err;
 	p->nother++;
+	return probes_attach_exit_stop(p);
+}
+
+int probes_attach_exit_stop(struct probes *p)
+{
+	int err;
+
 	/* ruby_sig_finalize: at_exit handlers have run, finalizers have not. */
-	err = attach_uprobe(p, s->progs.on_ruby_exit, "ruby_sig_finalize", "ruby_sig_finalize", 0,
-			    false, false, p->slot, &p->other[p->nother]);
+	err = attach_uprobe(p, p->skel->progs.on_ruby_exit, "ruby_sig_finalize",
+			    "ruby_sig_finalize", 0, false, false, p->slot, &p->other[p->nother]);
 	if (err)
 		return err;
 	p->nother++;
@@ -420,21 +438,56 @@ int probes_attach_exit(struct probes *p)
 
 struct detach_job {
 	struct bpf_link *link; /* or */
-	int fd;
+	int fd;		       /* or */
+	struct bpf_link *usdt[MAX_USDT_LINKS];
+	int nusdt;
 	int *pending;
 };
+
+static void destroy_job_links(struct detach_job *job)
+{
+	int i;
+
+	if (job->link) {
+		bpf_link__destroy(job->link);
+	} else if (job->nusdt) {
+		pthread_mutex_lock(&usdt_lock);
+		for (i = 0; i < job->nusdt; i++)
+			bpf_link__destroy(job->usdt[i]);
+		pthread_mutex_unlock(&usdt_lock);
+	} else {
+		close(job->fd);
+	}
+}
+
+/* Detach threads of every session still running: the process must not exit before they end. */
+static int detaching_anywhere;
 
 static void *destroy_link(void *arg)
 {
 	struct detach_job *job = arg;
 
-	if (job->link)
-		bpf_link__destroy(job->link);
-	else
-		close(job->fd);
+	destroy_job_links(job);
 	__atomic_sub_fetch(job->pending, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&detaching_anywhere, 1, __ATOMIC_RELEASE);
 	free(job);
 	return NULL;
+}
+
+/*
+ * An exit while a thread was inside bpf_link__destroy left the probe's
+ * breakpoint in the target's text with no probe behind it (serve stopped by
+ * SIGTERM: 3 of 5 runs left one or two int3 bytes in libruby; a process
+ * running into one dies of SIGTRAP).  So no exit() goes before the threads
+ * end.  Bounded: a detach is a grace period (~0.1 s), or nothing at all
+ * while shared_bpf_release_after_exit's child still holds the links.
+ */
+static void wait_detaches_at_exit(void)
+{
+	int ms;
+
+	for (ms = 0; ms < 5000 && __atomic_load_n(&detaching_anywhere, __ATOMIC_ACQUIRE) > 0; ms++)
+		usleep(1000);
 }
 
 /*
@@ -443,24 +496,47 @@ static void *destroy_link(void *arg)
  * left kept firing meanwhile.  Each goes on a thread of its own, so every
  * breakpoint is gone at once and nobody waits for the grace periods.
  */
-static void detach_in_background(struct probes *p, pthread_attr_t *attr, struct bpf_link *link,
-				 int fd)
+static void start_detach_job(struct probes *p, pthread_attr_t *attr, struct detach_job *proto)
 {
 	struct detach_job *job = malloc(sizeof(*job));
 	pthread_t thread;
 
+	static bool wait_at_exit;
+
+	proto->pending = &p->detaching;
+	if (!wait_at_exit)
+		wait_at_exit = atexit(wait_detaches_at_exit) == 0;
 	if (job) {
-		*job = (struct detach_job){.link = link, .fd = fd, .pending = &p->detaching};
+		*job = *proto;
 		__atomic_add_fetch(&p->detaching, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&detaching_anywhere, 1, __ATOMIC_RELAXED);
 		if (pthread_create(&thread, attr, destroy_link, job) == 0)
 			return;
 		__atomic_sub_fetch(&p->detaching, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&detaching_anywhere, 1, __ATOMIC_RELAXED);
 		free(job);
 	}
-	if (link)
-		bpf_link__destroy(link);
-	else
-		close(fd);
+	destroy_job_links(proto);
+}
+
+static void detach_in_background(struct probes *p, pthread_attr_t *attr, struct bpf_link *link,
+				 int fd)
+{
+	struct detach_job job = {.link = link, .fd = fd};
+
+	start_detach_job(p, attr, &job);
+}
+
+/* The USDT links go one after another, on one thread, under usdt_lock. */
+static void detach_usdt_in_background(struct probes *p, pthread_attr_t *attr)
+{
+	struct detach_job job = {.nusdt = p->nusdt};
+
+	if (!p->nusdt)
+		return;
+	memcpy(job.usdt, p->usdt, sizeof(job.usdt));
+	p->nusdt = 0;
+	start_detach_job(p, attr, &job);
 }
 
 void probes_detach_alloc(struct probes *p)
@@ -495,6 +571,7 @@ void probes_detach_all_but_alloc(struct probes *p)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	while (p->nother > 0)
 		detach_in_background(p, &attr, p->other[--p->nother], -1);
+	detach_usdt_in_background(p, &attr);
 	pthread_attr_destroy(&attr);
 }
 

@@ -11,6 +11,7 @@ struct rbmemtrace_bpf;
 struct bpf_link;
 
 #define MAX_LINKS 16 /* >= MAX_ALLOC_PROBES */
+#define MAX_USDT_LINKS 4 /* ruby:gc__{mark,sweep}__{begin,end} */
 
 enum alloc_probe_kind {
 	ALLOC_PROBE_TRACER,	    /* the real thing */
@@ -47,6 +48,13 @@ struct probes {
 	int nalloc;
 	struct bpf_link *other[MAX_LINKS];
 	int nother;
+	/*
+	 * The USDT links, apart: libbpf's USDT manager (one per BPF object,
+	 * shared by every session of a run) is not thread-safe, so they are
+	 * attached and destroyed one at a time (attach.c's usdt_lock).
+	 */
+	struct bpf_link *usdt[MAX_USDT_LINKS];
+	int nusdt;
 };
 
 /*
@@ -75,6 +83,8 @@ void probes_attach_compaction(struct probes *p);
 int probes_attach_launch_stops(struct probes *p);
 /* -p: ruby_sig_finalize alone, where BPF reads Ruby's last counters (one hit, at the exit). */
 int probes_attach_exit(struct probes *p);
+/* Only the stop at ruby_sig_finalize (a process the exec watch held at its start). */
+int probes_attach_exit_stop(struct probes *p);
 /*
  * Returns at once: the breakpoints go now, the links' grace periods pass in
  * the background.  probes_attach_alloc waits for them.

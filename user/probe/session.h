@@ -41,6 +41,10 @@ struct trace_options {
 	bool full;		/* trace every allocation */
 	double max_overhead;	/* percent; 0: not given */
 	enum alloc_probe_kind empty_probes; /* benchmark baseline instead of the tracer */
+	/* pid is stopped at ruby_options' return by the exec watch (exec_watch.h), since then */
+	bool held;
+	double held_since;
+	double start_timeout; /* launch mode: seconds the command has to exec Ruby */
 };
 
 struct session {
@@ -49,6 +53,7 @@ struct session {
 	char command[64]; /* its command name, read while it runs (untrusted) */
 	pid_t ns_pid;	  /* its pid in its own pid namespace; 0: the same */
 	bool launched;
+	bool held; /* picked up at its start (opt.held): stopped at its end too, not our child */
 	struct rbmemtrace_bpf *skel; /* the run's, shared by its sessions */
 	struct proc_slot slot;	      /* this process's part of it */
 	struct proc_state *st;	      /* its state there (slot.st) */
@@ -137,6 +142,8 @@ int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop);
  * final census, the report).
  */
 void session_load_bpf(struct session *s);
+/* The run's BPF object, loaded by the first caller (dies if it cannot be). */
+struct shared_bpf *session_shared_bpf(unsigned long depth);
 void session_configure_stacks(struct session *s);
 void session_quiet_libbpf(bool quiet);
 /* Why probes could not go on, in words a user can act on; dies. */

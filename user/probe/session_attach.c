@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "diag.h"
+#include "exec_watch.h"
 #include "launch.h"
 #include "proc_info.h"
 #include "rbmemtrace.h"
@@ -65,7 +66,8 @@ static void kill_held_child(void *ctx)
  * Where BPF reads Ruby's counters as Ruby reaches its exit (on_ruby_exit):
  * a target that exits can no longer be read, and the report's delta of
  * Ruby's counters must end where counting did.  Launch mode has the probe
- * already (it stops the child there); -p attaches it alone.
+ * already (it stops the child there), as has a process --all held at its
+ * start; -p attaches it alone.
  */
 static void exit_counters(struct session *s)
 {
@@ -81,23 +83,81 @@ static void exit_counters(struct session *s)
 	s->st->alloc_count_pools = alloc.pools;
 	s->st->alloc_count_stride = alloc.stride;
 	s->st->freed_count_addr = freed.addr;
-	if (!s->launched && probes_attach_exit(&s->probes))
+	/* A launched or held process has the probe already, with its stop. */
+	if (!s->launched && !s->held && probes_attach_exit(&s->probes))
 		rbm_info("no probe at ruby_sig_finalize: if the target exits, Ruby's counters are "
 			 "its last read ones");
 }
 
-/* Launch mode: start the command held, let it run to ruby_options, where it stops. */
+/*
+ * A command that is not Ruby itself (env, a shell script, bundle): each of
+ * its execs stops it before its first instruction (exec_watch.h) until one
+ * runs a Ruby, whose file goes into ruby_file; it is left stopped there.
+ * Dies (the child killed) if it exits first, or takes longer than
+ * --start-timeout.
+ */
+static void follow_to_ruby(struct session *s, pid_t pid, char *ruby_file, size_t n)
+{
+	const char *cmd = s->opt.command[0];
+	double deadline = now_seconds() + s->opt.start_timeout;
+	char exe[64], real[PATH_MAX], err[PATH_MAX + 128];
+	int status, execs = 0;
+	ssize_t len;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	for (;;) {
+		pid_t got = waitpid(pid, &status, WNOHANG | WUNTRACED);
+
+		if (got == pid && !WIFSTOPPED(status)) {
+			rbm_on_die_remove(kill_held_child, s);
+			rbm_die("%s exited without running Ruby (status %d, %d exec%s followed)", cmd,
+				session_decode_status(status), execs, execs == 1 ? "" : "s");
+		}
+		/* A stop that is not ours (the user's) is left alone. */
+		if (got == pid && held_by_us(s->skel, pid)) {
+			execs++;
+			len = readlink(exe, real, sizeof(real) - 1);
+			if (len > 0) {
+				real[len] = '\0';
+				if (launch_exe_runs_ruby(exe) &&
+				    launch_find_ruby(real, ruby_file, n, err, sizeof(err)) == 0) {
+					exec_watch_follow(pid, false);
+					rbm_info("%s runs Ruby after %d exec%s: %s", cmd, execs,
+						 execs == 1 ? "" : "s", real);
+					return;
+				}
+			}
+			held_release(s->skel, pid);
+			continue;
+		}
+		if (now_seconds() > deadline)
+			rbm_die("%s did not run Ruby within %g s (--start-timeout)", cmd,
+				s->opt.start_timeout);
+		usleep(2000);
+	}
+}
+
+/*
+ * Launch mode: start the command held, let it run to ruby_options, where it
+ * stops.  A command that runs Ruby through a wrapper is followed to it.
+ */
 static void start_command(struct session *s)
 {
 	char ruby_file[PATH_MAX], err[PATH_MAX + 128];
-	int release_fd, status;
+	int release_fd, status, ret;
+	bool direct;
 	pid_t pid;
 
-	if (launch_find_ruby(s->opt.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err)))
+	ret = launch_find_ruby(s->opt.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err));
+	if (ret && ret != -ENOEXEC)
 		rbm_die("%s", err);
-	ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE);
+	direct = ret == 0;
+	if (direct)
+		ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE);
 	shared_bpf_prepare_live_map(s->opt.max_objects);
 	session_load_bpf(s);
+	if (!direct && (ret = exec_watch_start(s->skel, false)))
+		rbm_die("%s; and its execs cannot be followed: %s", err, strerror(-ret));
 
 	pid = launch_spawn(s->opt.command, &release_fd);
 	if (pid < 0)
@@ -105,6 +165,13 @@ static void start_command(struct session *s)
 	s->target.pid = pid;
 	s->launched = true;
 	rbm_on_die(kill_held_child, s);
+	if (!direct) {
+		if ((ret = exec_watch_follow(pid, true)))
+			rbm_die("cannot follow %s: %s", s->opt.command[0], strerror(-ret));
+		launch_release(release_fd);
+		follow_to_ruby(s, pid, ruby_file, sizeof(ruby_file));
+		ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE);
+	}
 	s->probes = (struct probes){.skel = s->skel,
 				    .slot = s->slot.index,
 				    .pid = pid,
@@ -114,7 +181,10 @@ static void start_command(struct session *s)
 	s->st->stop_at_exit = 1;
 	if (probes_attach_launch_stops(&s->probes))
 		rbm_die("cannot attach to %s", ruby_file);
-	launch_release(release_fd);
+	if (direct)
+		launch_release(release_fd);
+	else
+		held_release(s->skel, pid); /* from its exec of Ruby */
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
 		rbm_on_die_remove(kill_held_child, s);
 		rbm_die("%s exited before Ruby started (status %d)", s->opt.command[0],
@@ -140,7 +210,8 @@ void session_open(struct session *s, const struct trace_options *opt)
 		start_command(s);
 	} else {
 		ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_TRACE);
-		ruby_target_require_or_die(&s->target, PROOF_ALL, TRACE_NEEDS, false);
+		/* Held at ruby_options' return, it is where a launched child is. */
+		ruby_target_require_or_die(&s->target, PROOF_ALL, TRACE_NEEDS, s->opt.held);
 		shared_bpf_prepare_live_map(s->opt.max_objects);
 		session_load_bpf(s);
 		s->probes = (struct probes){.skel = s->skel,
@@ -148,6 +219,13 @@ void session_open(struct session *s, const struct trace_options *opt)
 					    .pid = s->target.pid,
 					    .binary = s->target.img.host_path,
 					    .verbose = rbm_verbose};
+		/* Its end is read before finalizers run, as a launched command's. */
+		if (s->opt.held) {
+			s->held = true;
+			s->st->stop_at_exit = 1;
+			if (probes_attach_exit_stop(&s->probes))
+				s->st->stop_at_exit = 0;
+		}
 	}
 	proc_command(s->target.pid, s->command, sizeof(s->command));
 	s->ns_pid = proc_ns_pid(s->target.pid);
@@ -257,7 +335,13 @@ void session_start(struct session *s)
 	}
 	if (s->launched) {
 		rbm_on_die_remove(kill_held_child, s);
-		kill(s->target.pid, SIGCONT);
+		held_release(s->skel, s->target.pid);
+	}
+	if (s->held) {
+		held_release(s->skel, s->target.pid);
+		/* Its start waited for us: the budget pays for it. */
+		if (s->sampling)
+			windows_charge(&s->windows, now_seconds() - s->opt.held_since);
 	}
 	if (s->sampling)
 		fprintf(stderr,
@@ -353,18 +437,18 @@ void session_configure_stacks(struct session *s)
  * The run's BPF object is loaded by its first session, and every session
  * takes a slot of it: the 16th process of a run costs its maps, not a load.
  */
-void session_load_bpf(struct session *s)
+struct shared_bpf *session_shared_bpf(unsigned long depth)
 {
 	struct shared_bpf *sh = shared_bpf();
 	int err;
 
 	if (!sh) {
 		libbpf_set_print(NULL); /* a kernel without uprobe_multi is not an error */
-		err = shared_bpf_load(s->opt.depth, true);
+		err = shared_bpf_load(depth, true);
 		libbpf_set_print(libbpf_print);
 		if (err) {
 			rbm_info("no uprobe_multi links here; one link per probe");
-			err = shared_bpf_load(s->opt.depth, false);
+			err = shared_bpf_load(depth, false);
 		}
 		if (err)
 			rbm_die(
@@ -373,6 +457,14 @@ void session_load_bpf(struct session *s)
 			    strerror(-err));
 		sh = shared_bpf();
 	}
+	return sh;
+}
+
+void session_load_bpf(struct session *s)
+{
+	struct shared_bpf *sh = session_shared_bpf(s->opt.depth);
+	int err;
+
 	s->skel = sh->skel;
 	s->use_multi = sh->use_multi;
 	/* The run's sessions share their options: this is for a caller that would not. */
@@ -415,7 +507,7 @@ int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop)
 		/* Past the stop at ruby_options, the exit stop is not needed. */
 		probes_detach_all_but_alloc(&s->probes);
 		rbm_on_die_remove(kill_held_child, s);
-		kill(s->target.pid, SIGCONT);
+		held_release(s->skel, s->target.pid);
 	}
 	fprintf(stderr, "rbmemtrace: empty %s probes on PID %d (benchmark baseline)\n",
 		s->opt.empty_probes == ALLOC_PROBE_EMPTY_UPROBE ? "uprobe" : "uretprobe",

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "diag.h"
+#include "exec_watch.h"
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 #include <pthread.h>
@@ -68,6 +69,17 @@ static bool target_ended(struct session *s)
 	pid_t pid = s->target.pid;
 	int status;
 
+	if (s->held && __atomic_exchange_n(&s->st->exit_stop_sent, 0, __ATOMIC_ACQ_REL)) {
+		double t0 = now_seconds();
+
+		/* Stopped at ruby_sig_finalize as a launched command is; not our child. */
+		session_final_census(s);
+		held_release(s->skel, pid);
+		if (s->sampling)
+			windows_charge(&s->windows, now_seconds() - t0);
+		s->end_reason = "program finished";
+		return true;
+	}
 	if (!s->launched) {
 		/* A zombie has exited too: its parent just has not reaped it yet. */
 		if (target_gone(pid)) {
@@ -93,7 +105,7 @@ static bool target_ended(struct session *s)
 	if (WIFSTOPPED(status)) {
 		/* Stopped at ruby_sig_finalize: the main program is done. */
 		session_final_census(s);
-		kill(pid, SIGCONT);
+		held_release(s->skel, pid);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		s->exit_status = session_decode_status(status);

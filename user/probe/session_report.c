@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "diag.h"
+#include "exec_watch.h"
 #include "census_model.h"
 #include "layout_report.h"
 #include "rbmemtrace.h"
@@ -207,6 +208,9 @@ void session_finish(struct session *s)
 	/* The allocation probes are off; the rest can come off after we exit. */
 	shared_bpf_release_after_exit();
 	probes_detach_all(&s->probes);
+	/* Its exit stop may have come as the probes came off. */
+	if (s->held && held_by_us(s->skel, s->target.pid))
+		held_release(s->skel, s->target.pid);
 }
 
 /* What the sampler did and traced, as raw facts: the model scales the counts (report_finish). */

@@ -296,12 +296,10 @@ static int search_path_list(const char *list, const char *origin, const char *li
 	return ret;
 }
 
-int elf_resolve_needed(const char *path, const char *prefix, char *out, size_t n)
+/* The first DT_NEEDED that starts with prefix, and the file's DT_RUNPATH and DT_RPATH. */
+static int dynamic_names(const char *path, const char *prefix, char *needed, size_t nn,
+			 char *runpath, char *rpath)
 {
-	static const char *const system_dirs =
-		"/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib/aarch64-linux-gnu:"
-		"/usr/lib/aarch64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib:/usr/local/lib";
-	char needed[256] = "", runpath[PATH_MAX] = "", rpath[PATH_MAX] = "", origin[PATH_MAX];
 	struct elf_file ef;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -329,16 +327,36 @@ int elf_resolve_needed(const char *path, const char *prefix, char *out, size_t n
 			if (!s)
 				continue;
 			if (dyn.d_tag == DT_NEEDED && !needed[0] && strncmp(s, prefix, strlen(prefix)) == 0)
-				snprintf(needed, sizeof(needed), "%s", s);
+				snprintf(needed, nn, "%s", s);
 			else if (dyn.d_tag == DT_RUNPATH && !runpath[0])
-				snprintf(runpath, sizeof(runpath), "%s", s);
+				snprintf(runpath, PATH_MAX, "%s", s);
 			else if (dyn.d_tag == DT_RPATH && !rpath[0])
-				snprintf(rpath, sizeof(rpath), "%s", s);
+				snprintf(rpath, PATH_MAX, "%s", s);
 		}
 	}
 	elf_file_close(&ef);
-	if (!needed[0])
-		return -ENOENT;
+	return needed[0] ? 0 : -ENOENT;
+}
+
+int elf_needed_name(const char *path, const char *prefix, char *out, size_t n)
+{
+	char runpath[PATH_MAX] = "", rpath[PATH_MAX] = "";
+
+	out[0] = '\0';
+	return dynamic_names(path, prefix, out, n, runpath, rpath);
+}
+
+int elf_resolve_needed(const char *path, const char *prefix, char *out, size_t n)
+{
+	static const char *const system_dirs =
+		"/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib/aarch64-linux-gnu:"
+		"/usr/lib/aarch64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib:/usr/local/lib";
+	char needed[256] = "", runpath[PATH_MAX] = "", rpath[PATH_MAX] = "", origin[PATH_MAX];
+	int ret;
+
+	ret = dynamic_names(path, prefix, needed, sizeof(needed), runpath, rpath);
+	if (ret)
+		return ret;
 
 	/* $ORIGIN: the directory of the file, as dirname() would give it. */
 	snprintf(origin, sizeof(origin), "%s", path);

@@ -33,5 +33,7 @@ bool elf_has_usdt(const char *path, const char *provider, const char *name);
  * the system directories).
  */
 int elf_resolve_needed(const char *path, const char *prefix, char *out, size_t n);
+/* The name of its first DT_NEEDED starting with prefix, unresolved; 0 or -ENOENT. */
+int elf_needed_name(const char *path, const char *prefix, char *out, size_t n);
 
 #endif

@@ -68,10 +68,9 @@ static int shebang_program(const char *file, char *out, size_t n)
 	return 0;
 }
 
-int launch_find_ruby(const char *command, char *ruby_file, size_t n, char *err, size_t errlen)
+int launch_command_exe(const char *command, char *real, char *err, size_t errlen)
 {
-	char exe[PATH_MAX], real[PATH_MAX], lib[PATH_MAX];
-	char version[32];
+	char exe[PATH_MAX];
 	int depth;
 
 	if (find_in_path(command, exe, sizeof(exe))) {
@@ -79,12 +78,24 @@ int launch_find_ruby(const char *command, char *ruby_file, size_t n, char *err, 
 		return -ENOENT;
 	}
 	/* A script: follow its #! line (twice at most: env, then ruby). */
-	for (depth = 0; depth < 2 && shebang_program(exe, real, sizeof(real)) == 0; depth++)
+	for (depth = 0; depth < 2 && shebang_program(exe, real, PATH_MAX) == 0; depth++)
 		snprintf(exe, sizeof(exe), "%s", real);
 	if (!realpath(exe, real)) {
 		snprintf(err, errlen, "cannot resolve %s: %s", exe, strerror(errno));
 		return -ENOENT;
 	}
+	return 0;
+}
+
+int launch_find_ruby(const char *command, char *ruby_file, size_t n, char *err, size_t errlen)
+{
+	char real[PATH_MAX], lib[PATH_MAX];
+	char version[32];
+	int ret;
+
+	ret = launch_command_exe(command, real, err, errlen);
+	if (ret)
+		return ret;
 	/*
 	 * libruby first: a program linked against it may still hold a copy of
 	 * ruby_version (a copy relocation, zeros in its file).
@@ -98,6 +109,16 @@ int launch_find_ruby(const char *command, char *ruby_file, size_t n, char *err, 
 	snprintf(err, errlen, "%s does not run Ruby (no libruby and no ruby_version in %s)", command,
 		 real);
 	return -ENOEXEC;
+}
+
+bool launch_exe_runs_ruby(const char *exe)
+{
+	char name[256], version[32];
+
+	/* Unresolved: a container's libruby is found in its own root, not in ours. */
+	if (elf_needed_name(exe, "libruby", name, sizeof(name)) == 0)
+		return true;
+	return elf_symbol_string(exe, "ruby_version", version, sizeof(version)) == 0 && version[0];
 }
 
 pid_t launch_spawn(char *const argv[], int *release_fd)
