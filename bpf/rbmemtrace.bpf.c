@@ -1022,6 +1022,7 @@ static long follow_one(struct bpf_map *map, __u64 *addr, struct live_object *obj
 	if (bpf_probe_read_user(hdr, sizeof(hdr), (void *)*addr) || (hdr[0] & RB_T_MASK) != RB_T_MOVED)
 		return 0;
 	/* A T_MOVED slot holds the object's new address after its header. */
+	obj->seq |= RBM_SEQ_MOVED;
 	if (hdr[2] && !bpf_map_update_elem(map, &hdr[2], obj, BPF_ANY))
 		fc->followed++;
 	else
@@ -1034,6 +1035,94 @@ static __always_inline struct proc_state *cookie_state(void *ctx, __u32 *slot)
 {
 	*slot = bpf_get_attach_cookie(ctx) & (RBM_MAX_SLOTS - 1);
 	return bpf_map_lookup_elem(&procs, slot);
+}
+
+struct moved_scan {
+	void *live;
+	struct proc_state *ps;
+	__u64 sorted;
+	__u64 start;
+	__u32 slot_size;
+	__u64 removed;
+	bool failed;
+};
+
+/* One slot: a forwarding slot's destination took a moved object, so what was tracked there died. */
+static long scan_slot(__u32 j, void *ctx)
+{
+	struct moved_scan *sc = ctx;
+	struct live_object *there;
+	__u64 hdr[3];
+
+	if (bpf_probe_read_user(hdr, sizeof(hdr), (void *)(sc->start + (__u64)j * sc->slot_size))) {
+		sc->failed = true;
+		return 1;
+	}
+	if ((hdr[0] & RB_T_MASK) != RB_T_MOVED || !hdr[2])
+		return 0;
+	there = bpf_map_lookup_elem(sc->live, &hdr[2]);
+	/* An entry a past compaction moved there is its live object (RBM_SEQ_MOVED). */
+	if (there && !(there->seq & RBM_SEQ_MOVED) && !bpf_map_delete_elem(sc->live, &hdr[2]))
+		sc->removed++;
+	return 0;
+}
+
+static long scan_page(__u32 i, void *ctx)
+{
+	struct moved_scan *sc = ctx;
+	struct proc_state *ps = sc->ps;
+	__u64 page;
+	__u16 total = 0, size = ps->heap_slot_size;
+
+	if (bpf_probe_read_user(&page, sizeof(page), (void *)(sc->sorted + (__u64)i * 8)) ||
+	    bpf_probe_read_user(&sc->start, sizeof(sc->start), (void *)(page + ps->page_start_off)) ||
+	    bpf_probe_read_user(&total, sizeof(total),
+				(void *)(page + ps->page_total_slots_off)) ||
+	    (ps->page_slot_size_off &&
+	     bpf_probe_read_user(&size, sizeof(size), (void *)(page + ps->page_slot_size_off)))) {
+		sc->failed = true;
+		return 1;
+	}
+	if (total > ps->page_max_slots || size < ps->heap_slot_size) {
+		sc->failed = true;
+		return 1;
+	}
+	sc->slot_size = size;
+	bpf_loop(total, scan_slot, sc, 0);
+	return sc->failed;
+}
+
+/*
+ * Every slot of the heap, for forwarding slots (T_MOVED): their destination
+ * was a free slot, so a tracked entry there is a dead object's, and goes
+ * (counted freed) before the moved entries are re-keyed.  One 24-byte read
+ * per slot, inside a compaction that has stopped the world and touched
+ * every object already; timed, for the sampler's budget.
+ */
+static void drop_moved_over(struct proc_state *ps, void *live_objects)
+{
+	struct moved_scan sc = {.live = live_objects, .ps = ps};
+	__u64 t0 = bpf_ktime_get_ns(), npages = 0;
+
+	if (!ps->heap_sorted_addr || !ps->heap_slot_size ||
+	    bpf_probe_read_user(&sc.sorted, sizeof(sc.sorted), (void *)ps->heap_sorted_addr) ||
+	    !sc.sorted)
+		return;
+	if (ps->heap_npages_addr) {
+		if (bpf_probe_read_user(&npages, sizeof(npages), (void *)ps->heap_npages_addr))
+			return;
+	} else {
+		if (bpf_probe_read_user(&npages, sizeof(npages), (void *)sc.sorted))
+			return;
+		sc.sorted += ps->heap_darray_data;
+	}
+	if (npages > (1 << 20))
+		npages = 1 << 20;
+	bpf_loop(npages, scan_page, &sc, 0);
+	ps->moved_over += sc.removed;
+	if (sc.failed)
+		ps->compaction_scan_failed++;
+	ps->compaction_scan_ns += bpf_ktime_get_ns() - t0;
 }
 
 /*
@@ -1064,6 +1153,7 @@ int on_gc_update_refs(void *ctx)
 	/* Without the sweep probe (no USDT), the compaction is known here. */
 	if (ps->reap_at_alloc)
 		ps->compaction_pending = 1;
+	drop_moved_over(ps, live_objects);
 	bpf_for_each_map_elem(live_objects, follow_one, &fc, 0);
 	ps->moved_followed += fc.followed;
 	ps->moved_lost += fc.lost;

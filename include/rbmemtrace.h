@@ -69,7 +69,14 @@ struct class_counts {
  */
 #define RBM_SEQ_GONE_AT_END (1ULL << 54)
 #define RBM_SEQ_LIVED_TO_END (1ULL << 53)
-#define RBM_SEQ_HIT_MASK (RBM_SEQ_LIVED_TO_END - 1)
+/*
+ * Re-keyed by a compaction's follow: its object moved here.  The forwarding
+ * slot it left may outlive that compaction, so at the next one a tracked
+ * entry with this bit at a forwarding slot's destination is that live
+ * object, not a dead one whose slot a moved object took.
+ */
+#define RBM_SEQ_MOVED (1ULL << 52)
+#define RBM_SEQ_HIT_MASK (RBM_SEQ_MOVED - 1)
 #define RBM_SEQ_END_BITS (RBM_SEQ_GONE_AT_END | RBM_SEQ_LIVED_TO_END)
 
 struct live_object {
@@ -211,6 +218,24 @@ struct proc_state {
 	__u64 moved_followed;	     /* tracked objects remapped to their new address */
 	__u64 moved_lost;	     /* remapped entry could not be inserted (map full) */
 	__u64 compaction_probe_hits; /* every hit of on_gc_update_refs: the sampler charges them */
+	/*
+	 * The heap's page table, for the compaction probe's scan of the slots a
+	 * compaction moved objects out of (0: no scan).  Ruby 3.3 and later move
+	 * objects into slots the same GC just swept: a dead tracked object's
+	 * entry would then name a moved-in object, older and alive.
+	 */
+	__u64 heap_sorted_addr;	      /* where the objspace holds heap_pages.sorted */
+	__u64 heap_npages_addr;	      /* its page count; 0: the darray's first word (3.4) */
+	__u32 heap_darray_data;	      /* 3.4: the darray's data offset */
+	__u16 page_start_off;	      /* struct heap_page: start (RVALUE *) */
+	__u16 page_total_slots_off;   /* total_slots (short) */
+	__u16 page_slot_size_off;     /* slot_size (short); 0: every slot is heap_slot_size */
+	__u16 heap_slot_size;	      /* RVALUE size */
+	__u16 page_max_slots;	      /* HEAP_PAGE_OBJ_LIMIT */
+	__u16 pad_scan;
+	__u64 moved_over;	      /* dead tracked objects whose slot a moved object took */
+	__u64 compaction_scan_ns;     /* time the scans took the target: the sampler charges it */
+	__u64 compaction_scan_failed; /* a page or slot unreadable: the scan was cut short */
 	/*
 	 * The open window (--max-overhead), set by userspace before window_open.
 	 * Hits are placed in Ruby's allocation stream by its own counter, so that

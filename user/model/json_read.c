@@ -114,6 +114,8 @@ static void read_header(struct json_reader *rd, struct report *r, const json_t *
 	snprintf(at, sizeof(at), "%s%scompaction", where, *where ? "." : "");
 	r->compactions = jr_get_u64(rd, v, at, JK(count), false);
 	r->moved_followed = jr_get_u64(rd, v, at, JK(followed), false);
+	r->moved_over = jr_get_u64(rd, v, at, JK(moved_over), false);
+	r->scan_failures = jr_get_u64(rd, v, at, JK(scan_failures), false);
 	r->end_read_while_compacting = json_is_true(json_object_get(v, JK(end_read_while_compacting)));
 	v = jr_get_obj(rd, o, where, JK(dropped), false);
 	snprintf(at, sizeof(at), "%s%sdropped", where, *where ? "." : "");

@@ -101,6 +101,8 @@ int report_merge(struct report *into, const struct report *from)
 	into->gc_runs += from->gc_runs;
 	into->compactions += from->compactions;
 	into->moved_followed += from->moved_followed;
+	into->moved_over += from->moved_over;
+	into->scan_failures += from->scan_failures;
 	into->end_read_while_compacting |= from->end_read_while_compacting;
 	into->header_read_errors += from->header_read_errors;
 	into->class_overflow += from->class_overflow;

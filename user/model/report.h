@@ -254,6 +254,8 @@ struct report {
 	uint64_t gc_runs;
 	uint64_t compactions;
 	uint64_t moved_followed;
+	uint64_t moved_over;	     /* died in a compaction, their slot taken by a moved object */
+	uint64_t scan_failures;	     /* compactions whose scan for moved objects was cut short */
 	bool end_read_while_compacting; /* the final read could find no pause between compactions */
 	bool gc_counts_stale; /* Ruby's counters as last read before the target exited unseen */
 	uint64_t header_read_errors;

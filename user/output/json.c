@@ -282,6 +282,8 @@ void report_write_json_members(struct jw *w, const struct report *r, bool identi
 	jw_object(w, JK(compaction), JW_INLINE);
 	jw_u64(w, JK(count), r->compactions);
 	jw_u64(w, JK(followed), r->moved_followed);
+	jw_u64(w, JK(moved_over), r->moved_over);
+	jw_u64(w, JK(scan_failures), r->scan_failures);
 	jw_u64(w, JK(not_followed), r->totals.not_followed);
 	if (r->end_read_while_compacting)
 		jw_bool(w, JK(end_read_while_compacting), true);

@@ -87,6 +87,7 @@ struct session {
 	double last_exec_check;
 	double last_end_check;
 	uint64_t charged_compaction_hits;
+	uint64_t charged_scan_ns; /* compaction scans' time already charged */
 	double last_pass, last_names;
 	/* Sampling: a pass per GC cycle (session_poll.c, pass_per_gc) */
 	uint64_t judged_count;		    /* Ruby's GC count at the last settled pass */

@@ -63,6 +63,31 @@ static void kill_held_child(void *ctx)
 }
 
 /*
+ * The compaction probe's scan for slots objects moved into (drop_moved_over
+ * in the BPF side): the page table, read as the census reads it.  Without
+ * a proved heap layout no scan runs, and a compaction's dead objects whose
+ * slots took moved ones would pass for kept.
+ */
+static void scan_moved_over(struct session *s)
+{
+	const struct ruby_layout *hl = s->heap_layout;
+
+	if (!hl || !s->target.objspace || !s->st->compact_count_addr || !hl->objspace_sorted ||
+	    !hl->page_start || !hl->page_total_slots || hl->slot_size > 0xffff ||
+	    hl->max_slots > 0xffff)
+		return;
+	s->st->heap_sorted_addr = s->target.objspace + hl->objspace_sorted;
+	s->st->heap_npages_addr =
+	    hl->sorted_darray_data ? 0 : s->target.objspace + hl->objspace_allocated_pages;
+	s->st->heap_darray_data = hl->sorted_darray_data;
+	s->st->page_start_off = hl->page_start;
+	s->st->page_total_slots_off = hl->page_total_slots;
+	s->st->page_slot_size_off = hl->page_slot_size;
+	s->st->heap_slot_size = hl->slot_size;
+	s->st->page_max_slots = hl->max_slots;
+}
+
+/*
  * Where BPF reads Ruby's counters as Ruby reaches its exit (on_ruby_exit):
  * a target that exits can no longer be read, and the report's delta of
  * Ruby's counters must end where counting did.  Launch mode has the probe
@@ -268,6 +293,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 	}
 	s->st->compact_count_addr = s->tracker.compact_count_addr;
 	s->st->compact_count_seen = s->tracker.last_compact_count;
+	scan_moved_over(s);
 	exit_counters(s);
 	/* Attaching a running process is safe by default; a launched one is ours. */
 	if (!s->opt.full && !s->opt.max_overhead && !s->launched)

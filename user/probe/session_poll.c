@@ -149,12 +149,16 @@ static bool gc_worked(struct session *s, double t)
 static void charge_other_probes(struct session *s)
 {
 	uint64_t hits = __atomic_load_n(&s->st->compaction_probe_hits, __ATOMIC_RELAXED);
+	uint64_t scan_ns = __atomic_load_n(&s->st->compaction_scan_ns, __ATOMIC_RELAXED);
 
-	if (hits == s->charged_compaction_hits)
+	if (hits == s->charged_compaction_hits && scan_ns == s->charged_scan_ns)
 		return;
+	/* The traps, and the scans of the heap they ran (timed by BPF). */
 	windows_charge(&s->windows,
-		       (hits - s->charged_compaction_hits) * windows_stepped_hit_cost(&s->windows));
+		       (hits - s->charged_compaction_hits) * windows_stepped_hit_cost(&s->windows) +
+			   (scan_ns - s->charged_scan_ns) / 1e9);
 	s->charged_compaction_hits = hits;
+	s->charged_scan_ns = scan_ns;
 }
 
 /* Seconds to sleep until deadline, at most max: never negative, which means the end. */

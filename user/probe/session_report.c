@@ -273,6 +273,8 @@ static int report_locked(struct session *s, struct report *r, const struct censu
 			 : s->st->gc_runs;
 	r->compactions = s->tracker.compactions;
 	r->moved_followed = s->tracker.moved_followed + s->st->moved_followed;
+	r->moved_over = s->st->moved_over;
+	r->scan_failures = s->st->compaction_scan_failed;
 	r->end_read_while_compacting = s->tracker.judge_through_compaction;
 	r->header_read_errors = s->st->header_read_errors;
 	r->class_overflow = s->st->class_overflow;
