@@ -88,6 +88,9 @@ struct session {
 	double last_end_check;
 	uint64_t charged_compaction_hits;
 	uint64_t charged_scan_ns; /* compaction scans' time already charged */
+	/* The last pass found nothing tracked, after this many windows: none to judge until more. */
+	bool pass_found_none;
+	uint64_t windows_at_pass;
 	double last_pass, last_names;
 	/* Sampling: a pass per GC cycle (session_poll.c, pass_per_gc) */
 	uint64_t judged_count;		    /* Ruby's GC count at the last settled pass */

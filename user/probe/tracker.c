@@ -347,6 +347,7 @@ int tracker_pass(struct tracker *t, bool final)
 	err = dump_live_map(t, &n);
 	if (err)
 		return err;
+	t->last_tracked = n;
 	target_read_many(t->pid, t->keys, n, sizeof(t->headers[0]), t->headers, t->readable);
 	if (final && (err = second_look(t, &end_bits))) {
 		u64map_free(&end_bits, NULL);

@@ -61,6 +61,7 @@ struct tracker {
 	uint64_t judging_passes, unsettled_passes;
 	double pass_started, pass_seconds; /* the time all passes took */
 	bool last_settled; /* the last pass judged slots with final marks */
+	size_t last_tracked; /* entries the last pass found in the live map */
 	uint64_t judge_count; /* the GC count the slots of this pass were read in */
 	bool judge_lag;	      /* and a GC was marking then */
 	/* The final pass judges even if a compaction moved objects during it. */
