@@ -280,10 +280,11 @@ def bench_web(modes)
   base = median(results[UNTRACED].map { |r| r["rps"] })
   rows = modes.map do |mode|
     rps = median(results[mode].map { |r| r["rps"] })
-    [mode.name, format("%.0f", rps), format("%.2fx", base / rps), drops(results[mode].last["report"])]
+    [mode.name, format("%.0f", rps), format("%.2fx", base / rps),
+     estimated_vs_measured(results[mode], base / rps), drops(results[mode].last["report"])]
   end
   print_table("web (puma + wrk on 127.0.0.1, #{seconds}s per run): requests/s, median of #{RUNS}",
-              ["mode", "req/s", "slowdown", "drops (last run)"], rows)
+              ["mode", "req/s", "slowdown", "estimated / measured slowdown", "drops (last run)"], rows)
 end
 
 if __FILE__ == $PROGRAM_NAME

@@ -249,6 +249,8 @@ void windows_free(struct windows *w)
 	w->nopened = w->opened_cap = 0;
 }
 
+#define ATTACH_AND_DETACH 2
+
 static int open_window(struct windows *w, double now)
 {
 	struct proc_state *b = w->st;
@@ -256,6 +258,7 @@ static int open_window(struct windows *w, double now)
 	struct window_plan plan;
 	struct hit_costs c;
 	struct timespec ts;
+	double attach_start;
 	int err;
 
 	/* Hits from here on are the window's, even those while it is being attached. */
@@ -266,7 +269,17 @@ static int open_window(struct windows *w, double now)
 	b->win_done = 0;
 	b->win_last = 0;
 	b->win_recorded = 0;
+	attach_start = now_seconds();
 	err = probes_attach_alloc(w->probes, true);
+	/*
+	 * Attaching writes the breakpoints into the target's text under its
+	 * memory-map lock, probe by probe, and flushes its TLBs; detaching does
+	 * it again.  The target may stall on that lock for as long as it takes:
+	 * charged in full, twice (the detach is not timed: it returns at once
+	 * and goes on in the background).  Puma under wrk: 8.4 ms an attach,
+	 * 5 windows in 5 s, and 1.04x measured against 1.2% estimated without it.
+	 */
+	windows_charge(w, ATTACH_AND_DETACH * (now_seconds() - attach_start));
 	if (err) {
 		if (!s->windows)
 			return err; /* the first attach: a real error, not an exit under way */
