@@ -161,18 +161,24 @@ static void release_held_event(void *ctx, const struct exec_event *ev)
 		held_release(w.skel, ev->pid);
 }
 
-void exec_watch_end_holds(void)
+/* No exec is judged or held from here on: the tracepoint and the start probes come off. */
+static void detach_watch_links(void)
 {
 	int i;
 
-	if (!w.skel)
-		return;
 	w.skel->bss->watch_execs = 0;
 	bpf_link__destroy(w.link);
 	w.link = NULL;
 	for (i = 0; i < w.nimages; i++)
 		bpf_link__destroy(w.images[i].link);
 	w.nimages = 0;
+}
+
+void exec_watch_end_holds(void)
+{
+	if (!w.skel)
+		return;
+	detach_watch_links();
 	/* A process that stopped before the links came off is let go, not attached. */
 	w.fn = release_held_event;
 	while (ring_buffer__consume(w.rb) == -EAGAIN)
@@ -182,14 +188,9 @@ void exec_watch_end_holds(void)
 
 void exec_watch_stop(void)
 {
-	int i;
-
 	if (!w.skel)
 		return;
-	w.skel->bss->watch_execs = 0;
-	bpf_link__destroy(w.link);
-	for (i = 0; i < w.nimages; i++)
-		bpf_link__destroy(w.images[i].link);
+	detach_watch_links();
 	ring_buffer__free(w.rb);
 	/* Not waited for: a child that holds the links until we exit holds this pipe too. */
 	if (w.watchdog_fd >= 0)
