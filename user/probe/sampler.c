@@ -229,8 +229,8 @@ bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 		 * again, and the start of bursts longer than a window would
 		 * weigh more than the rest.
 		 */
-		if (!looked || sampler_window_allowed(s, now) < want) {
-			double next = affordable_at(s, want);
+		if (!looked || sampler_window_allowed(s, now) < want + s->window_extra) {
+			double next = affordable_at(s, want + s->window_extra);
 
 			/* Armed or not, idles are seen by looking at least every POLL_MAX. */
 			if (!looked || (have_pos && next > now + POLL_MAX))
@@ -259,7 +259,8 @@ bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 void sampler_window_opened(struct sampler *s, double now, const struct hit_costs *c,
 			   struct window_plan *plan)
 {
-	double allowed = sampler_window_allowed(s, now);
+	/* What the window itself brings (window_extra) is kept out of what its hits may cost. */
+	double allowed = sampler_window_allowed(s, now) - s->window_extra;
 	double max_cost = allowed > MIN_COST ? allowed : MIN_COST;
 	double sample, cost = plan_window(s, c, max_cost, &sample);
 

@@ -73,6 +73,12 @@ struct sampler {
 	double budget;	/* fraction of the target's time, e.g. 0.02 / 1.02 */
 	double cost_cap; /* most one window may cost the target (a latency spike) */
 	double nominal;	 /* what a window costs when the target's bursts ask for no more */
+	/*
+	 * What a window costs besides its hits (attaching and detaching, the
+	 * charges that waited while it was armed), as the last ones did: the
+	 * budget must hold it too, without the window being cut for it.
+	 */
+	double window_extra;
 	double duty;	 /* windows' cost at most this share of the time around them */
 	/* State */
 	enum sampler_state state;

@@ -88,9 +88,6 @@ struct session {
 	double last_end_check;
 	uint64_t charged_compaction_hits;
 	uint64_t charged_scan_ns; /* compaction scans' time already charged */
-	/* The run's tracer CPU that displaced the target (session_poll.c), as of our last charge. */
-	double cpu_charged_mark;
-	bool cpu_sharing; /* counted among the sampling sessions that pay for it */
 	/* The last pass found nothing tracked, after this many windows: none to judge until more. */
 	bool pass_found_none;
 	uint64_t windows_at_pass;
@@ -136,8 +133,6 @@ int session_report_now(struct session *s, struct report *r);
  */
 int session_report_census(struct session *s, struct report *r, char *why, size_t n);
 void session_close(struct session *s);
-/* Its share of the tracer's CPU ends (session_poll.c): the others pay for the rest. */
-void session_stop_cpu_share(struct session *s);
 /* The exit status rbmemtrace returns: the command's in launch mode, else 0. */
 int session_exit_status(const struct session *s);
 

@@ -24,7 +24,6 @@
 #include "rbmemtrace.skel.h"
 #include <pthread.h>
 #include "new_stacks.h"
-#include "cpu_meter.h"
 #include "session.h"
 #include "target_mem.h"
 
@@ -146,48 +145,6 @@ static bool gc_worked(struct session *s, double t)
 	return t - s->last_gc_seen < 1.0;
 }
 
-/*
- * The tracer's own CPU, when no core was idle to run it: on a machine whose
- * cores the target needs (puma and its load on two cores), every second the
- * tracer runs is one the target loses.  bench/bench.rb web: 1.05x and 1.03x
- * in requests/s against 1.2% estimated before this was charged.  Sampled
- * for the whole run every 0.1 s, and shared by its sampling sessions.
- */
-#define CPU_SAMPLE_EVERY 0.1
-static struct {
-	struct cpu_sample last;
-	double last_t;
-	double displaced; /* seconds, since the run began */
-	int sessions;
-} cpu;
-
-static void charge_tracer_cpu(struct session *s, double t)
-{
-	struct cpu_sample now;
-
-	if (!s->cpu_sharing) {
-		s->cpu_sharing = true;
-		s->cpu_charged_mark = cpu.displaced;
-		cpu.sessions++;
-	}
-	if (t - cpu.last_t >= CPU_SAMPLE_EVERY && cpu_meter_read(&now) == 0) {
-		cpu.displaced += cpu_meter_displaced(&cpu.last, &now);
-		cpu.last = now;
-		cpu.last_t = t;
-	}
-	if (cpu.displaced > s->cpu_charged_mark) {
-		windows_charge(&s->windows, (cpu.displaced - s->cpu_charged_mark) / cpu.sessions);
-		s->cpu_charged_mark = cpu.displaced;
-	}
-}
-
-void session_stop_cpu_share(struct session *s)
-{
-	if (s->cpu_sharing && cpu.sessions > 0)
-		cpu.sessions--;
-	s->cpu_sharing = false;
-}
-
 /* Sampling: what the probes outside the windows cost the target, charged to the budget. */
 static void charge_other_probes(struct session *s)
 {
@@ -291,7 +248,6 @@ double session_poll(struct session *s, double t)
 		int err;
 
 		charge_other_probes(s);
-		charge_tracer_cpu(s, t);
 		err = windows_step(&s->windows, t);
 		/* A target that exits before the first window just ends the trace. */
 		if (err && !target_gone(s->target.pid))

@@ -359,7 +359,6 @@ int session_report_census(struct session *s, struct report *r, char *why, size_t
 
 void session_close(struct session *s)
 {
-	session_stop_cpu_share(s);
 	new_stacks_route(s->slot.index, NULL, NULL);
 	session_heap_free(s);
 	symbolizer_free(&s->symbolizer);

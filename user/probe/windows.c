@@ -93,9 +93,18 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 	return 0;
 }
 
+/*
+ * A window is armed with the budget for the whole of it in hand: what is
+ * charged while it waits for its place in the stream (passes, the tracer's
+ * CPU) waits too, else the window would open with less than it was armed
+ * for, and a window cut short favours a burst's start.
+ */
 void windows_charge(struct windows *w, double seconds)
 {
-	w->sampler.cost += seconds;
+	if (w->sampler.state == SAMPLER_ARMED)
+		w->deferred_charge += seconds;
+	else
+		w->sampler.cost += seconds;
 }
 
 double windows_stepped_hit_cost(const struct windows *w)
@@ -258,7 +267,7 @@ static int open_window(struct windows *w, double now)
 	struct window_plan plan;
 	struct hit_costs c;
 	struct timespec ts;
-	double attach_start;
+	double attach_start, attached_in, deferred, extra;
 	int err;
 
 	/* Hits from here on are the window's, even those while it is being attached. */
@@ -271,16 +280,10 @@ static int open_window(struct windows *w, double now)
 	b->win_recorded = 0;
 	attach_start = now_seconds();
 	err = probes_attach_alloc(w->probes, true);
-	/*
-	 * Attaching writes the breakpoints into the target's text under its
-	 * memory-map lock, probe by probe, and flushes its TLBs; detaching does
-	 * it again.  The target may stall on that lock for as long as it takes:
-	 * charged in full, twice (the detach is not timed: it returns at once
-	 * and goes on in the background).  Puma under wrk: 8.4 ms an attach,
-	 * 5 windows in 5 s, and 1.04x measured against 1.2% estimated without it.
-	 */
-	windows_charge(w, ATTACH_AND_DETACH * (now_seconds() - attach_start));
+	attached_in = now_seconds() - attach_start;
 	if (err) {
+		w->sampler.cost += ATTACH_AND_DETACH * attached_in + w->deferred_charge;
+		w->deferred_charge = 0;
 		if (!s->windows)
 			return err; /* the first attach: a real error, not an exit under way */
 		/* The target may be exiting: try again after a gap. */
@@ -290,6 +293,22 @@ static int open_window(struct windows *w, double now)
 	}
 	hit_costs(w, &c);
 	sampler_window_opened(s, now_seconds(), &c, &plan);
+	/*
+	 * Attaching writes the breakpoints into the target's text under its
+	 * memory-map lock, probe by probe, and flushes its TLBs; detaching does
+	 * it again.  The target may stall on that lock for as long as it takes:
+	 * charged in full, twice (the detach is not timed: it returns at once
+	 * and goes on in the background).  Puma under wrk: 8.4 ms an attach,
+	 * 5 windows in 5 s, and 1.04x measured against 1.2% estimated without it.
+	 * Charged once the window is planned: its length is the burst's, not
+	 * what the attach left (a window cut short favours a burst's start).
+	 */
+	deferred = w->deferred_charge;
+	w->sampler.cost += ATTACH_AND_DETACH * attached_in + deferred;
+	w->deferred_charge = 0;
+	/* The next windows expect as much (sampler.h): the mean of the last ones, roughly. */
+	extra = ATTACH_AND_DETACH * attached_in + deferred;
+	s->window_extra = s->window_extra ? (s->window_extra + extra) / 2 : extra;
 	b->win_start = plan.start;
 	b->win_len = plan.len;
 	b->win_sample = plan.sample >= 1 ? 0 : (__u32)(plan.sample * 4294967296.0);
@@ -375,6 +394,11 @@ int windows_step(struct windows *w, double now)
 	uint64_t pos = 0;
 	bool have;
 
+	/* An armed window that gave way (its target idle, or gone) leaves its charges due. */
+	if (s->state != SAMPLER_ARMED && w->deferred_charge) {
+		s->cost += w->deferred_charge;
+		w->deferred_charge = 0;
+	}
 	if (now < s->next_time)
 		return 0;
 	if (s->state == SAMPLER_OPEN) {
@@ -406,6 +430,8 @@ void windows_cut(struct windows *w, double now)
 
 void windows_stop(struct windows *w, double now)
 {
+	w->sampler.cost += w->deferred_charge;
+	w->deferred_charge = 0;
 	if (windows_open(w)) {
 		struct window_view v;
 

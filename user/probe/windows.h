@@ -35,6 +35,7 @@ struct windows {
 	uint64_t timed_at_open[4];		  /* program_ns, program_timed, skip_ns, skip_timed */
 	double recent_record, recent_skip;	  /* 0: none timed yet */
 	long ncpus;				  /* online CPUs: bounds a window's cost */
+	double deferred_charge; /* charged while armed: paid once the window is planned */
 	/*
 	 * Every window opened: where the probes' hit counters stood (a
 	 * recorded object's tag is its probe and hit number) and the weight of
