@@ -98,8 +98,9 @@ test "default -p: churned Strings are not retained though their slots hold other
   site = ->(line) { report["sites"].find { |s| s["class"] == "String" && s["line"] == line } }
   churn = site.(truth["churn_line"]) or raise Failure, "no churn site in #{report['sites'].first(5)}"
   keep = site.(truth["keep_line"])
-  # Enough traced for one in a hundred to mean something (the windows fall where they fall).
-  check(churn["allocated"] > 400, "churn traced #{churn['allocated']}")
+  # Enough traced for one in a hundred to mean something (the windows fall where they fall;
+  # the budget pays for their attaches since 2026-11-26, so there are fewer: 398 in one run).
+  check(churn["allocated"] > 300, "churn traced #{churn['allocated']}")
   # The last requests' rows may be alive at the end: far fewer than one in a hundred.
   check(churn["retained"] <= churn["allocated"] / 100,
         "churn site retained #{churn['retained']} of #{churn['allocated']} traced")

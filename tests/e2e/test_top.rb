@@ -249,3 +249,19 @@ ensure
   stop_leak(a, pa)
   stop_leak(b, pb)
 end
+
+# The drill-down's cost estimate, in percent as its name says (it was the fraction: 0.012 for 1.2%,
+# which bench/bench.rb read as 0.0% against 2.3% measured).
+test "top -b --sites: a frame's estimated cost is the drill-down's, in percent, within the budget" do
+  io, pid, = start_leak(keep: 100)
+  out, err, st = Open3.capture3(RBM, "top", "-p", pid.to_s, "-b", "--sites", "-n", "4", "-i", "1",
+                                "--format", "json")
+  check(st.success?, "top failed: #{err}")
+  frame = JSON.parse(out.lines.grep(/^\{/).last)["processes"][0]
+  check_eq(frame["sampling"], true, "sampling")
+  check_eq(frame["budget_percent"], 2, "budget_percent")
+  est = frame["estimated_overhead_percent"]
+  check(est > 0.05 && est <= 2.2, "estimated_overhead_percent #{est}: not a percent within 2%")
+ensure
+  stop_leak(io, pid)
+end

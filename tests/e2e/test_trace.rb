@@ -218,7 +218,9 @@ test "--max-overhead (the -p default): sampled, scaled, the leak found" do
   check(status.success?, "rbmemtrace exited #{status}")
   s = report["sampling"] or raise Failure, "no sampling section"
   check_eq(s["max_overhead_percent"], 2, "max_overhead_percent")
-  check(s["windows"] >= 3, "only #{s['windows']} windows in 6 s")
+  # Two at least: the budget pays for each window's attach and detach (~2 ms here), which left
+  # room for two in 6 s on every test Ruby under CI (three before they were charged).
+  check(s["windows"] >= 2, "only #{s['windows']} windows in 6 s")
   check(s["fraction"] > 0 && s["fraction"] < 0.5, "fraction #{s['fraction']}")
   check(s["estimated_overhead_percent"] <= 3.0,
         "estimated overhead #{s['estimated_overhead_percent']}% over budget")
@@ -430,9 +432,9 @@ test "GC.compact without pause under -p --full: nothing not followed, a tenth ke
       row = class_row(report, "Churned")
       kept = (row["allocated"] - row["young"]) / 10
       # The final read could find no pause between compactions: it runs through one, and says so.
-      # Measured: within 0.5% on 3.1 and 3.4; on 3.3 up to 2.2% fewer (docs/design.md#limits).
+      # Measured: within 0.5% on 3.1; on 3.3 and 3.4 up to 2.2% fewer (docs/design.md#limits).
       through = report["compaction"]["end_read_while_compacting"]
-      slack = !through ? 1 : TARGET_VERSION.start_with?("3.3.") ? kept * 3 / 100 : kept / 200
+      slack = !through ? 1 : TARGET_VERSION.start_with?("3.1.") ? kept / 200 : kept * 3 / 100
       check((row["retained"] - kept).abs <= slack,
             "Churned: #{row['retained']} retained of #{row['allocated'] - row['young']} made " \
             "before the last GC; the program keeps one in ten (slack #{slack})")

@@ -80,7 +80,7 @@ static void refresh_drill(struct top_target *tt, struct top_proc *p)
 	tt->have_drill = session_report_now(tt->session, &tt->drill) == 0;
 	p->sampling = !tt->session_ended;
 	p->budget_percent = tt->session->opt.max_overhead;
-	p->overhead_percent = tt->have_drill ? tt->drill.sampling.est_overhead : 0;
+	p->overhead_percent = tt->have_drill ? tt->drill.sampling.est_overhead * 100 : 0;
 }
 
 static void refresh_one(struct top_target *tt, struct top_model *m, double t)
