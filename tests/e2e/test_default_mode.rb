@@ -104,9 +104,11 @@ test "default -p: churned Strings are not retained though their slots hold other
   # The last requests' rows may be alive at the end: far fewer than one in a hundred.
   check(churn["retained"] <= churn["allocated"] / 100,
         "churn site retained #{churn['retained']} of #{churn['allocated']} traced")
-  # Its line makes two Strings, the kept one and id.to_s's, dropped: about half stay.
-  check(keep && keep["retained"] * 100 >= keep["allocated"] * 35,
-        "kept site retained #{keep && keep['retained']} of #{keep && keep['allocated']}")
+  # Its line makes two Strings, the kept one and id.to_s's, dropped: about half stay, within
+  # 2.5 standard deviations of a binomial draw (windows trace few here: 13 in one CI run).
+  n = keep ? keep["allocated"] : 0
+  check(keep && keep["retained"] >= n * 0.5 - 2.5 * Math.sqrt(n * 0.25),
+        "kept site retained #{keep && keep['retained']} of #{n}")
   # A kept String in a churned one's slot is made old at its first GC: a verdict
   # of "reused" forgotten before the delete (it was) let ~1% of churn pass for kept.
   check(keep && churn["retained"] * 2 <= keep["retained"],
