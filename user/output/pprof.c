@@ -177,9 +177,7 @@ int model_write_pprof(FILE *out, const struct model_view *v)
 	ValueType types[NVALUES], *type_ptrs[NVALUES], period_type;
 	struct builder b = {.p = init};
 	int64_t comments[MAX_COMMENTS];
-	uint8_t *buf = NULL;
-	size_t i, j, len;
-	int err = 0;
+	size_t i, j;
 
 	set_header(&b, v, types, type_ptrs, &period_type, comments);
 	for (i = 0; !b.oom && i < v->model->nprocs; i++) {
@@ -195,19 +193,5 @@ int model_write_pprof(FILE *out, const struct model_view *v)
 			add_sample(&b, r, &rows[j]);
 		free(rows);
 	}
-	if (b.oom || pb_link_parts(&b))
-		err = -ENOMEM;
-	if (!err) {
-		len = perftools__profiles__profile__get_packed_size(&b.p);
-		buf = malloc(len + 1);
-		if (!buf)
-			err = -ENOMEM;
-	}
-	if (!err) {
-		perftools__profiles__profile__pack(&b.p, buf);
-		err = pb_write_gzip(out, buf, len);
-	}
-	free(buf);
-	pb_free_builder(&b);
-	return err;
+	return pb_write_profile(&b, out);
 }

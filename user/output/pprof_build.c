@@ -195,7 +195,8 @@ static Perftools__Profiles__Mapping mapping = PERFTOOLS__PROFILES__MAPPING__INIT
 static Perftools__Profiles__Mapping *mappings[] = {&mapping};
 
 /* Pointers between the parts, once no array moves any more. */
-int pb_link_parts(struct builder *b)
+/* Pointers between the parts, once no array moves any more.  0 or -ENOMEM. */
+static int link_parts(struct builder *b)
 {
 	size_t i;
 
@@ -241,7 +242,7 @@ int pb_link_parts(struct builder *b)
 }
 
 /* pprof files are gzip-compressed: deflate with a gzip wrapper, straight to out. */
-int pb_write_gzip(FILE *out, const uint8_t *buf, size_t len)
+static int write_gzip(FILE *out, const uint8_t *buf, size_t len)
 {
 	unsigned char chunk[65536];
 	z_stream z = {};
@@ -268,7 +269,7 @@ int pb_write_gzip(FILE *out, const uint8_t *buf, size_t len)
 	return ret == Z_STREAM_END ? 0 : -EIO;
 }
 
-void pb_free_builder(struct builder *b)
+static void free_builder(struct builder *b)
 {
 	size_t i;
 
@@ -283,4 +284,27 @@ void pb_free_builder(struct builder *b)
 	pb_idmap_free(&b->strings);
 	pb_idmap_free(&b->functions);
 	pb_idmap_free(&b->locations);
+}
+
+int pb_write_profile(struct builder *b, FILE *out)
+{
+	uint8_t *buf = NULL;
+	size_t len;
+	int err = 0;
+
+	if (b->oom || link_parts(b))
+		err = -ENOMEM;
+	if (!err) {
+		len = perftools__profiles__profile__get_packed_size(&b->p);
+		buf = malloc(len + 1);
+		if (!buf)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		perftools__profiles__profile__pack(&b->p, buf);
+		err = write_gzip(out, buf, len);
+	}
+	free(buf);
+	free_builder(b);
+	return err;
 }

@@ -70,10 +70,11 @@ uint64_t pb_location_id(struct builder *b, const char *name, const char *file, i
 /* A label on sample e: a string, or a number when str is NULL. */
 void pb_add_label(struct sample_entry *e, struct builder *b, const char *key, const char *str,
 		  int64_t num);
-/* Pointers between the parts, once no array moves any more.  0 or -ENOMEM. */
-int pb_link_parts(struct builder *b);
-/* pprof files are gzip-compressed: deflate with a gzip wrapper, straight to out. */
-int pb_write_gzip(FILE *out, const uint8_t *buf, size_t len);
-void pb_free_builder(struct builder *b);
+/*
+ * The profile built, written to out: its parts linked, packed, gzip-
+ * compressed (as pprof files are).  Frees the builder, written or not (b->oom
+ * set: -ENOMEM, nothing written).  0 or -errno.
+ */
+int pb_write_profile(struct builder *b, FILE *out);
 
 #endif

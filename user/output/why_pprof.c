@@ -115,9 +115,7 @@ int why_write_pprof(FILE *out, const struct why_report *r)
 	ValueType vt[2], *vt_ptrs[2], period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	struct builder b = {.p = init, .nvalues = 2};
 	int64_t comment;
-	uint8_t *buf = NULL;
-	size_t i, j, len;
-	int err = 0;
+	size_t i, j;
 
 	pb_str_id(&b, ""); /* string 0 */
 	for (i = 0; i < 2; i++) {
@@ -149,19 +147,5 @@ int why_write_pprof(FILE *out, const struct why_report *r)
 		if (t->unexplained)
 			add_unexplained(&b, r, t);
 	}
-	if (b.oom || pb_link_parts(&b))
-		err = -ENOMEM;
-	if (!err) {
-		len = perftools__profiles__profile__get_packed_size(&b.p);
-		buf = malloc(len + 1);
-		if (!buf)
-			err = -ENOMEM;
-	}
-	if (!err) {
-		perftools__profiles__profile__pack(&b.p, buf);
-		err = pb_write_gzip(out, buf, len);
-	}
-	free(buf);
-	pb_free_builder(&b);
-	return err;
+	return pb_write_profile(&b, out);
 }
