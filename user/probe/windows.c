@@ -99,6 +99,16 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
  * CPU) waits too, else the window would open with less than it was armed
  * for, and a window cut short favours a burst's start.
  */
+/* The charges that waited for the armed window, and its own: what the window brought. */
+static double pay_deferred(struct windows *w, double own)
+{
+	double paid = own + w->deferred_charge;
+
+	w->sampler.cost += paid;
+	w->deferred_charge = 0;
+	return paid;
+}
+
 void windows_charge(struct windows *w, double seconds)
 {
 	if (w->sampler.state == SAMPLER_ARMED)
@@ -267,7 +277,7 @@ static int open_window(struct windows *w, double now)
 	struct window_plan plan;
 	struct hit_costs c;
 	struct timespec ts;
-	double attach_start, attached_in, deferred, extra;
+	double attach_start, attached_in, extra;
 	int err;
 
 	/* Hits from here on are the window's, even those while it is being attached. */
@@ -282,8 +292,7 @@ static int open_window(struct windows *w, double now)
 	err = probes_attach_alloc(w->probes, true);
 	attached_in = now_seconds() - attach_start;
 	if (err) {
-		w->sampler.cost += ATTACH_AND_DETACH * attached_in + w->deferred_charge;
-		w->deferred_charge = 0;
+		pay_deferred(w, ATTACH_AND_DETACH * attached_in);
 		if (!s->windows)
 			return err; /* the first attach: a real error, not an exit under way */
 		/* The target may be exiting: try again after a gap. */
@@ -303,11 +312,8 @@ static int open_window(struct windows *w, double now)
 	 * Charged once the window is planned: its length is the burst's, not
 	 * what the attach left (a window cut short favours a burst's start).
 	 */
-	deferred = w->deferred_charge;
-	w->sampler.cost += ATTACH_AND_DETACH * attached_in + deferred;
-	w->deferred_charge = 0;
+	extra = pay_deferred(w, ATTACH_AND_DETACH * attached_in);
 	/* The next windows expect as much (sampler.h): the mean of the last ones, roughly. */
-	extra = ATTACH_AND_DETACH * attached_in + deferred;
 	s->window_extra = s->window_extra ? (s->window_extra + extra) / 2 : extra;
 	b->win_start = plan.start;
 	b->win_len = plan.len;
@@ -395,10 +401,8 @@ int windows_step(struct windows *w, double now)
 	bool have;
 
 	/* An armed window that gave way (its target idle, or gone) leaves its charges due. */
-	if (s->state != SAMPLER_ARMED && w->deferred_charge) {
-		s->cost += w->deferred_charge;
-		w->deferred_charge = 0;
-	}
+	if (s->state != SAMPLER_ARMED && w->deferred_charge)
+		pay_deferred(w, 0);
 	if (now < s->next_time)
 		return 0;
 	if (s->state == SAMPLER_OPEN) {
@@ -430,8 +434,7 @@ void windows_cut(struct windows *w, double now)
 
 void windows_stop(struct windows *w, double now)
 {
-	w->sampler.cost += w->deferred_charge;
-	w->deferred_charge = 0;
+	pay_deferred(w, 0);
 	if (windows_open(w)) {
 		struct window_view v;
 
