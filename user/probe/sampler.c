@@ -65,24 +65,35 @@ void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, doubl
 	s->start = s->next_time = s->gap_end = s->last_poll = s->last_move = now;
 }
 
-double sampler_window_allowed(const struct sampler *s, double now)
+/*
+ * A window may cost the target up to its whole length (allocations pouring
+ * in, every one trapped): the budget must hold at its end even then, so a
+ * window and what it brings never cost more than the budget's headroom.
+ */
+static double headroom(const struct sampler *s, double now)
 {
-	/*
-	 * A window may cost the target up to its whole length (allocations
-	 * pouring in, every one trapped): the budget must hold at its end even
-	 * then, so a window never costs more than the budget's headroom.
-	 */
-	double headroom = (s->budget * (now - s->start) - s->cost) / (1 - s->budget);
-
-	if (headroom < MIN_COST || now < s->gap_end)
-		return 0;
-	return headroom < s->cost_cap ? headroom : s->cost_cap;
+	return (s->budget * (now - s->start) - s->cost) / (1 - s->budget);
 }
 
-/* When the budget first affords a window of this cost (sampler_window_allowed's headroom). */
+/* What a window's hits may cost when what it brings besides them is extra. */
+static double hits_allowed(const struct sampler *s, double now, double extra)
+{
+	double h = headroom(s, now) - extra;
+
+	if (h < MIN_COST || now < s->gap_end)
+		return 0;
+	return h < s->cost_cap ? h : s->cost_cap;
+}
+
+double sampler_window_allowed(const struct sampler *s, double now)
+{
+	return hits_allowed(s, now, s->window_extra);
+}
+
+/* When the budget first affords a window whose hits cost this (and its extra). */
 static double affordable_at(const struct sampler *s, double cost)
 {
-	double t = s->start + (s->cost + cost * (1 - s->budget)) / s->budget;
+	double t = s->start + (s->cost + (cost + s->window_extra) * (1 - s->budget)) / s->budget;
 
 	return t > s->gap_end ? t : s->gap_end;
 }
@@ -229,8 +240,8 @@ bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 		 * again, and the start of bursts longer than a window would
 		 * weigh more than the rest.
 		 */
-		if (!looked || sampler_window_allowed(s, now) < want + s->window_extra) {
-			double next = affordable_at(s, want + s->window_extra);
+		if (!looked || sampler_window_allowed(s, now) < want) {
+			double next = affordable_at(s, want);
 
 			/* Armed or not, idles are seen by looking at least every POLL_MAX. */
 			if (!looked || (have_pos && next > now + POLL_MAX))
@@ -256,13 +267,25 @@ bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 	return false;
 }
 
-void sampler_window_opened(struct sampler *s, double now, const struct hit_costs *c,
+void sampler_window_opened(struct sampler *s, double now, const struct hit_costs *c, double extra,
 			   struct window_plan *plan)
 {
-	/* What the window itself brings (window_extra) is kept out of what its hits may cost. */
-	double allowed = sampler_window_allowed(s, now) - s->window_extra;
+	/*
+	 * What the window brought is paid before its hits: they may cost what
+	 * is left.  The reserve kept for it at arming makes that the window
+	 * wanted, unless this one brought more than any lately.
+	 */
+	double allowed = hits_allowed(s, now, extra);
 	double max_cost = allowed > MIN_COST ? allowed : MIN_COST;
 	double sample, cost = plan_window(s, c, max_cost, &sample);
+
+	s->cost += extra;
+	/* The reserve is an upper bound: the largest of the last few windows'. */
+	s->recent_extra[s->windows % SAMPLER_RECENT_EXTRA] = extra;
+	s->window_extra = 0;
+	for (int i = 0; i < SAMPLER_RECENT_EXTRA; i++)
+		if (s->recent_extra[i] > s->window_extra)
+			s->window_extra = s->recent_extra[i];
 
 	*plan = (struct window_plan){
 		.start = s->have_pos ? s->arm_at : 0,

@@ -34,6 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The reserve for a window's extra is the largest of this many windows'. */
+#define SAMPLER_RECENT_EXTRA 8
+
 enum sampler_state {
 	SAMPLER_GATED, /* waiting for the budget */
 	SAMPLER_ARMED, /* waiting for the allocation counter to reach arm_at */
@@ -74,11 +77,13 @@ struct sampler {
 	double cost_cap; /* most one window may cost the target (a latency spike) */
 	double nominal;	 /* what a window costs when the target's bursts ask for no more */
 	/*
-	 * What a window costs besides its hits (attaching and detaching, the
-	 * charges that waited while it was armed), as the last ones did: the
-	 * budget must hold it too, without the window being cut for it.
+	 * Kept in reserve for what a window costs besides its hits (attaching
+	 * and detaching, the charges that waited while it was armed): the most
+	 * the last ones brought, or a first guess.  A window is armed only when
+	 * the budget holds its hits and this, so that it is not cut for it.
 	 */
 	double window_extra;
+	double recent_extra[SAMPLER_RECENT_EXTRA];
 	double duty;	 /* windows' cost at most this share of the time around them */
 	/* State */
 	enum sampler_state state;
@@ -132,8 +137,11 @@ double sampler_next_allowed(const struct sampler *s);
 bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 		  const struct hit_costs *c);
 
-/* The probes are on at now, the counter at pos: plans the window (for the BPF side). */
-void sampler_window_opened(struct sampler *s, double now, const struct hit_costs *c,
+/*
+ * The probes are on at now, having brought extra seconds of cost besides
+ * their hits (charged here): plans the window, for the BPF side.
+ */
+void sampler_window_opened(struct sampler *s, double now, const struct hit_costs *c, double extra,
 			   struct window_plan *plan);
 
 /* Whether the open window is done (by count, burst's end, cost); sets next_time. */

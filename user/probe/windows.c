@@ -12,6 +12,15 @@
 #include "rbmemtrace.skel.h"
 #include "target_mem.h"
 
+/* A window attaches its probes and detaches them: each charged as long as the attach took. */
+#define ATTACH_AND_DETACH 2
+/*
+ * What the first attach to a Ruby is expected to take, before one was
+ * timed: 5-15 ms here (2 cores, kernel 6.18), where attaching to ourselves
+ * took 0.1 ms.  A first window that takes longer is planned smaller.
+ */
+#define FIRST_ATTACH_GUESS 0.008
+
 /* Hits from here on are the next window's, even those while it is being attached. */
 static void snapshot_hits(struct windows *w)
 {
@@ -30,12 +39,12 @@ static void snapshot_hits(struct windows *w)
 static void measure_trap_costs(struct windows *w, double budget_percent)
 {
 	/* A trap costs what it costs on this machine: one timing serves every target of a run. */
-	static double emulated, stepped;
+	static double emulated, stepped, attach;
 	static bool measured;
 	int i, err = 0;
 
 	if (!measured) {
-		err = calibrate_uretprobe_costs(w->skel, &emulated, &stepped);
+		err = calibrate_uretprobe_costs(w->skel, &emulated, &stepped, &attach);
 		measured = !err;
 	}
 	if (err) {
@@ -48,10 +57,13 @@ static void measure_trap_costs(struct windows *w, double budget_percent)
 	for (i = 0; i < w->probes->alloc_probes; i++)
 		w->hit_cost[i] = w->probes->alloc_emulated[i] ? emulated : stepped;
 	w->stepped_cost = stepped;
+	w->first_attach = attach;
 	if (w->verbose)
-		fprintf(stderr, "rbmemtrace: sampling: budget %.3g%%; a trap costs %.2f us (entry "
-				"emulated) or %.2f us (stepped), plus the program as timed\n",
-			budget_percent, emulated * 1e6, stepped * 1e6);
+		fprintf(stderr,
+			"rbmemtrace: sampling: budget %.3g%%; a trap costs %.2f us (entry "
+			"emulated) or %.2f us (stepped), plus the program as timed; an attach "
+			"%.1f ms\n",
+			budget_percent, emulated * 1e6, stepped * 1e6, attach * 1e3);
 }
 
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
@@ -89,6 +101,9 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 			w->mean_trap = w->hit_cost[i];
 	now = now_seconds();
 	sampler_init(&w->sampler, budget_percent, (uint64_t)(now * 1e9) ^ getpid(), now);
+	w->sampler.window_extra =
+	    ATTACH_AND_DETACH *
+	    (w->first_attach > FIRST_ATTACH_GUESS ? w->first_attach : FIRST_ATTACH_GUESS);
 	/* The first window opens in windows_step, once the budget allows one. */
 	return 0;
 }
@@ -268,8 +283,6 @@ void windows_free(struct windows *w)
 	w->nopened = w->opened_cap = 0;
 }
 
-#define ATTACH_AND_DETACH 2
-
 static int open_window(struct windows *w, double now)
 {
 	struct proc_state *b = w->st;
@@ -301,7 +314,6 @@ static int open_window(struct windows *w, double now)
 		return 0;
 	}
 	hit_costs(w, &c);
-	sampler_window_opened(s, now_seconds(), &c, &plan);
 	/*
 	 * Attaching writes the breakpoints into the target's text under its
 	 * memory-map lock, probe by probe, and flushes its TLBs; detaching does
@@ -309,12 +321,12 @@ static int open_window(struct windows *w, double now)
 	 * charged in full, twice (the detach is not timed: it returns at once
 	 * and goes on in the background).  Puma under wrk: 8.4 ms an attach,
 	 * 5 windows in 5 s, and 1.04x measured against 1.2% estimated without it.
-	 * Charged once the window is planned: its length is the burst's, not
-	 * what the attach left (a window cut short favours a burst's start).
+	 * The sampler keeps a reserve for it (sampler.h): the window is cut
+	 * for it only when it took longer than any lately.
 	 */
-	extra = pay_deferred(w, ATTACH_AND_DETACH * attached_in);
-	/* The next windows expect as much (sampler.h): the mean of the last ones, roughly. */
-	s->window_extra = s->window_extra ? (s->window_extra + extra) / 2 : extra;
+	extra = ATTACH_AND_DETACH * attached_in + w->deferred_charge;
+	w->deferred_charge = 0;
+	sampler_window_opened(s, now_seconds(), &c, extra, &plan);
 	b->win_start = plan.start;
 	b->win_len = plan.len;
 	b->win_sample = plan.sample >= 1 ? 0 : (__u32)(plan.sample * 4294967296.0);
