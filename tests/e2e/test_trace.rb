@@ -221,7 +221,7 @@ test "--max-overhead (the -p default): sampled, scaled, the leak found" do
   check_eq(s["max_overhead_percent"], 2, "max_overhead_percent")
   # Two at least: the budget pays for each window's attach and detach, 5-15 ms each quiet and
   # more under load (2-4 windows in 6 s, and 1 in one CI run), and 9 s hold 180 ms of budget.
-  check(s["windows"] >= 2, "only #{s['windows']} windows in 9 s")
+  check(s["windows"] >= 2, "only #{s['windows']} windows in 9 s: #{s}")
   check(s["fraction"] > 0 && s["fraction"] < 0.5, "fraction #{s['fraction']}")
   check(s["estimated_overhead_percent"] <= 3.0,
         "estimated overhead #{s['estimated_overhead_percent']}% over budget")

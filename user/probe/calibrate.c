@@ -7,7 +7,6 @@
 #include <unistd.h>
 #include "attach.h"
 #include "calibrate.h"
-#include "clock.h"
 #include "elfinfo.h"
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
@@ -91,23 +90,21 @@ static double median3(double a, double b, double c)
 }
 
 static int calibrate_one(struct rbmemtrace_bpf *skel, const char *exe, const char *name,
-			 void *(*fn)(void *), double *seconds, double *attach_seconds)
+			 void *(*fn)(void *), double *seconds)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = true);
 	uint64_t vaddr, offset;
 	struct bpf_link *link;
-	double bare, probed, attach_start;
+	double bare, probed;
 	int err;
 
 	if (elf_symbol_value(exe, name, &vaddr, NULL) || elf_vaddr_to_offset(exe, vaddr, &offset))
 		return -ENOENT;
 	offset += uprobe_entry_classify((const unsigned char *)fn, ENDBR64_LEN + 2).skip;
-	attach_start = now_seconds();
 	link = bpf_program__attach_uprobe_opts(skel->progs.on_alloc_return_empty, getpid(), exe,
 					       offset, &opts);
 	if (!link)
 		return -errno;
-	*attach_seconds = now_seconds() - attach_start;
 	time_calls(fn); /* warm: the first hits fault in the probe's pages */
 	probed = median3(time_calls(fn), time_calls(fn), time_calls(fn));
 	err = bpf_link__destroy(link);
@@ -118,15 +115,12 @@ static int calibrate_one(struct rbmemtrace_bpf *skel, const char *exe, const cha
 	return *seconds > 0 ? 0 : -ERANGE;
 }
 
-int calibrate_uretprobe_costs(struct rbmemtrace_bpf *skel, double *emulated, double *stepped,
-			      double *attach)
+int calibrate_uretprobe_costs(struct rbmemtrace_bpf *skel, double *emulated, double *stepped)
 {
-	double attach_stepped;
 	char exe[64];
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", getpid());
-	return calibrate_one(skel, exe, "rbm_calibrate_emulated", rbm_calibrate_emulated, emulated,
-			     attach)
-		   ?: calibrate_one(skel, exe, "rbm_calibrate_stepped", rbm_calibrate_stepped,
-				    stepped, &attach_stepped);
+	return calibrate_one(skel, exe, "rbm_calibrate_emulated", rbm_calibrate_emulated,
+			     emulated) ?:
+	       calibrate_one(skel, exe, "rbm_calibrate_stepped", rbm_calibrate_stepped, stepped);
 }

@@ -8,10 +8,8 @@ struct rbmemtrace_bpf;
 /*
  * Times calls to functions of our own with an empty uretprobe on them and
  * without: the cost of the trap alone, in seconds per hit, where the kernel
- * emulates the first instruction and where it single-steps it; and how long
- * attaching the first took.  0 or -errno.
+ * emulates the first instruction and where it single-steps it.  0 or -errno.
  */
-int calibrate_uretprobe_costs(struct rbmemtrace_bpf *skel, double *emulated, double *stepped,
-			      double *attach);
+int calibrate_uretprobe_costs(struct rbmemtrace_bpf *skel, double *emulated, double *stepped);
 
 #endif

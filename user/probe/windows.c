@@ -12,13 +12,17 @@
 #include "rbmemtrace.skel.h"
 #include "target_mem.h"
 
-/* A window attaches its probes and detaches them: each charged as long as the attach took. */
+/* A window attaches its probes and detaches them: each charged as long as the attach took... */
 #define ATTACH_AND_DETACH 2
 /*
- * What the first attach to a Ruby is expected to take, before one was
- * timed: 5-15 ms here (2 cores, kernel 6.18), where attaching to ourselves
- * took 0.1 ms.  A first window that takes longer is planned smaller.
+ * ...up to this.  Attaching to a Ruby takes 5-15 ms here (2 cores, kernel
+ * 6.18), nearly all of it the kernel's own waits, which do not block the
+ * target (docs/overhead.md); right after another tracer detached, the
+ * same attach took 164 ms: charged in full, it would stop sampling for
+ * 16 s at 2%.
  */
+#define ATTACH_CHARGE_MAX 0.020
+/* What the first attach is expected to take, before one was timed. */
 #define FIRST_ATTACH_GUESS 0.008
 
 /* Hits from here on are the next window's, even those while it is being attached. */
@@ -39,12 +43,12 @@ static void snapshot_hits(struct windows *w)
 static void measure_trap_costs(struct windows *w, double budget_percent)
 {
 	/* A trap costs what it costs on this machine: one timing serves every target of a run. */
-	static double emulated, stepped, attach;
+	static double emulated, stepped;
 	static bool measured;
 	int i, err = 0;
 
 	if (!measured) {
-		err = calibrate_uretprobe_costs(w->skel, &emulated, &stepped, &attach);
+		err = calibrate_uretprobe_costs(w->skel, &emulated, &stepped);
 		measured = !err;
 	}
 	if (err) {
@@ -57,13 +61,11 @@ static void measure_trap_costs(struct windows *w, double budget_percent)
 	for (i = 0; i < w->probes->alloc_probes; i++)
 		w->hit_cost[i] = w->probes->alloc_emulated[i] ? emulated : stepped;
 	w->stepped_cost = stepped;
-	w->first_attach = attach;
 	if (w->verbose)
 		fprintf(stderr,
 			"rbmemtrace: sampling: budget %.3g%%; a trap costs %.2f us (entry "
-			"emulated) or %.2f us (stepped), plus the program as timed; an attach "
-			"%.1f ms\n",
-			budget_percent, emulated * 1e6, stepped * 1e6, attach * 1e3);
+			"emulated) or %.2f us (stepped), plus the program as timed\n",
+			budget_percent, emulated * 1e6, stepped * 1e6);
 }
 
 int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bpf *skel,
@@ -101,9 +103,7 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 			w->mean_trap = w->hit_cost[i];
 	now = now_seconds();
 	sampler_init(&w->sampler, budget_percent, (uint64_t)(now * 1e9) ^ getpid(), now);
-	w->sampler.window_extra =
-	    ATTACH_AND_DETACH *
-	    (w->first_attach > FIRST_ATTACH_GUESS ? w->first_attach : FIRST_ATTACH_GUESS);
+	w->sampler.window_extra = ATTACH_AND_DETACH * FIRST_ATTACH_GUESS;
 	/* The first window opens in windows_step, once the budget allows one. */
 	return 0;
 }
@@ -290,7 +290,7 @@ static int open_window(struct windows *w, double now)
 	struct window_plan plan;
 	struct hit_costs c;
 	struct timespec ts;
-	double attach_start, attached_in, extra;
+	double attach_start, attached_in, attach_charge, extra;
 	int err;
 
 	/* Hits from here on are the window's, even those while it is being attached. */
@@ -304,8 +304,10 @@ static int open_window(struct windows *w, double now)
 	attach_start = now_seconds();
 	err = probes_attach_alloc(w->probes, true);
 	attached_in = now_seconds() - attach_start;
+	attach_charge =
+	    ATTACH_AND_DETACH * (attached_in < ATTACH_CHARGE_MAX ? attached_in : ATTACH_CHARGE_MAX);
 	if (err) {
-		pay_deferred(w, ATTACH_AND_DETACH * attached_in);
+		pay_deferred(w, attach_charge);
 		if (!s->windows)
 			return err; /* the first attach: a real error, not an exit under way */
 		/* The target may be exiting: try again after a gap. */
@@ -317,14 +319,14 @@ static int open_window(struct windows *w, double now)
 	/*
 	 * Attaching writes the breakpoints into the target's text under its
 	 * memory-map lock, probe by probe, and flushes its TLBs; detaching does
-	 * it again.  The target may stall on that lock for as long as it takes:
-	 * charged in full, twice (the detach is not timed: it returns at once
-	 * and goes on in the background).  Puma under wrk: 8.4 ms an attach,
-	 * 5 windows in 5 s, and 1.04x measured against 1.2% estimated without it.
+	 * it again.  Charged twice (the detach is not timed: it returns at once
+	 * and goes on in the background), up to ATTACH_CHARGE_MAX each.  Puma
+	 * under wrk: 8.4 ms an attach, 5 windows in 5 s, and 1.04x measured
+	 * against 1.2% estimated without it.
 	 * The sampler keeps a reserve for it (sampler.h): the window is cut
 	 * for it only when it took longer than any lately.
 	 */
-	extra = ATTACH_AND_DETACH * attached_in + w->deferred_charge;
+	extra = attach_charge + w->deferred_charge;
 	w->deferred_charge = 0;
 	sampler_window_opened(s, now_seconds(), &c, extra, &plan);
 	b->win_start = plan.start;

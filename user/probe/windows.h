@@ -30,7 +30,6 @@ struct windows {
 	uint64_t hits_at_open[MAX_ALLOC_PROBES]; /* probe_hits when the window opened */
 	double hit_cost[MAX_ALLOC_PROBES];	  /* seconds each probe's trap costs the target */
 	double stepped_cost;			  /* a trap on a stepped first instruction */
-	double first_attach;			  /* seconds an attach took on ourselves */
 	double mean_trap;			  /* a trap, weighted by how often each probe is hit */
 	/* The program's time, timed over a few hits: at the window's opening, and lately */
 	uint64_t timed_at_open[4];		  /* program_ns, program_timed, skip_ns, skip_timed */
