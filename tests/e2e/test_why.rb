@@ -221,7 +221,8 @@ test "trace: each leak suspect gains its top retainer path, read by why as the t
   io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
   Dir.mktmpdir do |dir|
     out = File.join(dir, "trace.json")
-    _, err, st = Open3.capture3(WhyDriver::RBM, "-p", facts["pid"].to_s, "-d", "2", "--format", "json",
+    # Sampled: the first window waits for the budget to hold it and its attach (~1.4 s at 2%).
+    _, err, st = Open3.capture3(WhyDriver::RBM, "-p", facts["pid"].to_s, "-d", "4", "--format", "json",
                                 "-o", out)
     check(st.success?, "trace failed (#{st}): #{err}")
     report = rbm_json(File.read(out))
