@@ -126,6 +126,13 @@ def trace_pid(scenario, rbm_args: [], format: "json", signal: "INT", env: {}, ru
   end
 end
 
+# The default mode's trace of sampled_leak.rb, 10 s: one serves every test that reads it (each
+# checks its own facts), 10 s a Ruby saved.  A trace that raised is run again by the next test.
+def sampled_leak_trace
+  $sampled_leak_trace ||= trace_pid("sampled_leak.rb", rbm_args: ["--sampled"],
+                                    env: { "RBM_SECONDS" => "10" })
+end
+
 # Runs a scenario in launch mode: rbmemtrace -- ruby scenario.  A test Ruby that cannot be launched
 # (a distro chroot's wrapper) is traced with -p --full instead, which counts the same.
 def trace_command(scenario, rbm_args: [], format: "json", env: {})

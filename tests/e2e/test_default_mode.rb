@@ -4,8 +4,7 @@
 # 10 s of requests: on a Ruby whose traps cost 7 us (Debian's, endbr64 first) 2% buys about 15 windows
 # and 150 traced LeakedSessions; in 6 s a window over the loop's start or end was a tenth of them.
 test "default -p: the planted leak is the top suspect, within 15%; churn retains nothing" do
-  report, truth, _, status = trace_pid("sampled_leak.rb", rbm_args: ["--sampled"],
-                                       env: { "RBM_SECONDS" => "10" })
+  report, truth, _, status = sampled_leak_trace
   check(status.success?, "rbmemtrace exited #{status}")
   check_totals_add_up(report)
   top = report["suspects"].first or raise Failure, "no suspects"

@@ -60,13 +60,14 @@ def stop_target(io)
   io.close rescue nil
 end
 
+# Traces last 0.3 s: what is checked is the refusal or the report's layout section, not counts.
 def rbm_mode_args(mode, pid)
   case mode
   when :census then ["census", "-p", pid.to_s, "--format", "json"]
   when :top then ["top", "-p", pid.to_s, "-b", "-n", "1", "--format", "json"]
-  when :sampled then ["-p", pid.to_s, "-d", "1", "--format", "json"]
-  when :full then ["-p", pid.to_s, "--full", "-d", "1", "--format", "json"]
-  when :match then ["--match", "layout_target_#{Process.pid}", "-d", "1", "--format", "json"]
+  when :sampled then ["-p", pid.to_s, "-d", "0.3", "--format", "json"]
+  when :full then ["-p", pid.to_s, "--full", "-d", "0.3", "--format", "json"]
+  when :match then ["--match", "layout_target_#{Process.pid}", "-d", "0.3", "--format", "json"]
   end
 end
 
