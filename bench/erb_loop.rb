@@ -1,11 +1,11 @@
 # A short GC-heavy program: an ERB template rendered to HTML and its data to
 # JSON in a loop (about 0.8 s of work and hundreds of GCs), keeping a few
-# objects.  The same protocol as micro.rb: "ready", a line on stdin, then
-# "BENCH {json}" on stderr with the loop's own seconds and allocations.
+# objects.  Driven as bench/protocol.rb says.
 #
 #   ruby bench/erb_loop.rb [ITERATIONS]
 require "erb"
 require "json"
+require_relative "protocol"
 
 TEMPLATE = ERB.new(<<~HTML, trim_mode: "-")
   <ul class="<%= css %>">
@@ -28,15 +28,4 @@ end
 
 iterations = Integer(ARGV[0] || 12_000)
 200.times { |i| render(i) } # warm up
-$stdout.puts "ready"
-$stdout.flush
-$stdin.gets
-before = GC.stat(:total_allocated_objects)
-gcs = GC.count
-t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-iterations.times { |i| render(i) }
-t1 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-$stderr.puts "BENCH " + JSON.generate(seconds: t1 - t0,
-                                      allocations: GC.stat(:total_allocated_objects) - before,
-                                      gcs: GC.count - gcs, kept: KEPT.size)
-$stderr.flush
+BenchProtocol.run(after: -> { { kept: KEPT.size } }) { iterations.times { |i| render(i) } }

@@ -1,10 +1,9 @@
 # Allocation microbenchmark: strings, arrays, hashes and plain objects, one in
-# a hundred kept.  Prints "ready", waits for a line on stdin (so a tracer can
-# attach first), runs, and prints "BENCH {json}" on stderr: seconds and
-# allocations of the measured loop alone.
+# a hundred kept.  Driven as bench/protocol.rb says: the measured loop's
+# seconds and allocations alone.
 #
 #   ruby bench/micro.rb [ITERATIONS]
-require "json"
+require_relative "protocol"
 
 Point = Struct.new(:x, :y)
 
@@ -31,13 +30,4 @@ end
 
 iterations = Integer(ARGV[0] || 200_000)
 work(1000) # warm up: method caches, inline caches
-$stdout.puts "ready"
-$stdout.flush
-$stdin.gets
-before = GC.stat(:total_allocated_objects)
-t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-work(iterations)
-t1 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-allocated = GC.stat(:total_allocated_objects) - before
-$stderr.puts "BENCH " + JSON.generate(seconds: t1 - t0, allocations: allocated, kept: KEPT.size)
-$stderr.flush
+BenchProtocol.run(after: -> { { kept: KEPT.size } }) { work(iterations) }
