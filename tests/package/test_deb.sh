@@ -13,6 +13,7 @@ failures=0
 work=$(mktemp -d /tmp/rbm-deb-test.XXXXXX)
 installed_by_us=""
 ruby_pid=""
+nobody_build=""
 
 fail() {
 	echo "FAILED deb: $*"
@@ -20,6 +21,7 @@ fail() {
 }
 
 cleanup() {
+	[ -n "$nobody_build" ] && kill "$nobody_build" 2>/dev/null && wait "$nobody_build"
 	[ -n "$ruby_pid" ] && kill "$ruby_pid" 2>/dev/null
 	[ -n "$installed_by_us" ] && timeout 120 dpkg --purge rbmemtrace >/dev/null 2>&1
 	rm -rf "$work"
@@ -55,10 +57,10 @@ git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' 
 done | xargs -0 cp -a --parents -t "$work/nobody/src"
 chown -R nobody:nogroup "$work/nobody"
 chmod 755 "$work"
-if ! (cd "$work/nobody/src" && timeout 600 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-	env HOME="$work/nobody" dpkg-buildpackage -b -us -uc -jauto >"$work/nobody.log" 2>&1); then
-	fail "dpkg-buildpackage as nobody:"$'\n'"$(tail -20 "$work/nobody.log")"
-fi
+# It runs while lintian and apt-get work on the first build's package (about 10 s saved).
+(cd "$work/nobody/src" && timeout 600 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	env HOME="$work/nobody" dpkg-buildpackage -b -us -uc -jauto >"$work/nobody.log" 2>&1) &
+nobody_build=$!
 
 # 3. lintian: errors and warnings fail; the rest is shown.
 lintian --display-info "$deb" >"$work/lintian.log" 2>&1
@@ -118,6 +120,11 @@ while IFS= read -r f; do
 	[ -f "$f" ] && fail "$f left after purge"
 done <<<"$files"
 [ -e /usr/sbin/rbmemtrace ] && fail "/usr/sbin/rbmemtrace left after purge"
+
+if ! wait "$nobody_build"; then
+	fail "dpkg-buildpackage as nobody:"$'\n'"$(tail -20 "$work/nobody.log")"
+fi
+nobody_build=""
 
 if [ "$failures" -eq 0 ]; then
 	echo "ok     deb: $(basename "$deb") built (also as nobody), lintian clean, installed," \

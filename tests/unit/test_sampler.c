@@ -407,8 +407,8 @@ Test(sampler, steady_target_stays_within_budget)
 }
 
 /*
- * Attaching stalls on the kernel's locks: an attach may take longer than a
- * window may cost (a loaded machine: 50 ms and more).  The budget keeps a
+ * Attaching waits on the kernel: an attach may take longer than a window
+ * may cost (164 ms right after another tracer detached).  The budget keeps a
  * reserve as large as the slowest attach lately, so windows keep opening
  * and the budget holds; a reserve that was the mean let a slow attach
  * overshoot it, and one larger than a window's cap stopped every window.
@@ -423,12 +423,12 @@ Test(sampler, slow_attaches_are_reserved_for)
 	m.slow_attach = 0.050;
 	sampler_init(&s, 2, 7, 0);
 	s.window_extra = 2 * ATTACH; /* windows.c's first guess: an attach timed on ourselves */
-	worst = simulate(&m, &s, 120);
+	worst = simulate(&m, &s, 60);
 	cr_log_info("slow attaches: %lu windows, %d beyond the reserve, reserve %.1f ms, worst "
 		    "%.3f%% at an opening, %.3f%% at a close, %.3f%% at the end",
 		    (unsigned long) s.windows, m.surprises, s.window_extra * 1e3, worst * 100,
 		    m.worst_closed * 100, sampler_overhead(&s, m.t) * 100);
-	cr_expect(s.windows > 15, "%lu windows", (unsigned long) s.windows);
+	cr_expect(s.windows > 10, "%lu windows", (unsigned long) s.windows);
 	cr_expect_float_eq(s.window_extra, 2 * 0.050, 1e-12, "reserve %f", s.window_extra);
 	/* Only the first slow attach was beyond the reserve: it overshot, for a while. */
 	cr_expect_eq(m.surprises, 1, "%d slow attaches beyond the reserve", m.surprises);
@@ -445,8 +445,8 @@ Test(sampler, slow_attaches_are_reserved_for)
 	m.slow_attach = 0.060;
 	sampler_init(&s, 2, 7, 0);
 	s.window_extra = 0.120;
-	simulate(&m, &s, 120);
-	cr_expect(s.windows > 10, "%lu windows with a 120 ms reserve", (unsigned long) s.windows);
+	simulate(&m, &s, 60);
+	cr_expect(s.windows > 5, "%lu windows with a 120 ms reserve", (unsigned long) s.windows);
 	cr_expect(sampler_overhead(&s, m.t) <= 0.02, "overhead %f", sampler_overhead(&s, m.t));
 }
 
