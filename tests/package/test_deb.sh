@@ -57,7 +57,7 @@ git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' 
 done | xargs -0 cp -a --parents -t "$work/nobody/src"
 chown -R nobody:nogroup "$work/nobody"
 chmod 755 "$work"
-# It runs while lintian and apt-get work on the first build's package (about 10 s saved).
+# It runs while lintian and apt-get work on the first build's package (24.6 s to 21.0 s here).
 (cd "$work/nobody/src" && timeout 600 setpriv --reuid=nobody --regid=nogroup --clear-groups \
 	env HOME="$work/nobody" dpkg-buildpackage -b -us -uc -jauto >"$work/nobody.log" 2>&1) &
 nobody_build=$!

@@ -194,7 +194,6 @@ void pb_add_label(struct sample_entry *e, struct builder *b, const char *key, co
 static Perftools__Profiles__Mapping mapping = PERFTOOLS__PROFILES__MAPPING__INIT;
 static Perftools__Profiles__Mapping *mappings[] = {&mapping};
 
-/* Pointers between the parts, once no array moves any more. */
 /* Pointers between the parts, once no array moves any more.  0 or -ENOMEM. */
 static int link_parts(struct builder *b)
 {

@@ -132,7 +132,7 @@ static void write_header(FILE *out, const struct report *r)
 		fprintf(out, "The target compacted without pause when the trace ended: the final read "
 			     "ran through a compaction, and an object moving as it was read may be "
 			     "miscounted (on a GC.compact loop: within 0.5%% of the retained, up to "
-			     "2.2%% fewer on Ruby 3.3 and 3.4).\n");
+			     "about 3%% fewer on Ruby 3.3 and 3.4).\n");
 	if (r->sampling.on)
 		write_sampling_text(out, r);
 	if (r->heap_end.have)

@@ -62,9 +62,8 @@ static void measure_trap_costs(struct windows *w, double budget_percent)
 		w->hit_cost[i] = w->probes->alloc_emulated[i] ? emulated : stepped;
 	w->stepped_cost = stepped;
 	if (w->verbose)
-		fprintf(stderr,
-			"rbmemtrace: sampling: budget %.3g%%; a trap costs %.2f us (entry "
-			"emulated) or %.2f us (stepped), plus the program as timed\n",
+		fprintf(stderr, "rbmemtrace: sampling: budget %.3g%%; a trap costs %.2f us (entry "
+				"emulated) or %.2f us (stepped), plus the program as timed\n",
 			budget_percent, emulated * 1e6, stepped * 1e6);
 }
 
@@ -108,22 +107,27 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 	return 0;
 }
 
+/* The charges that waited for the armed window, taken to be paid. */
+static double take_deferred(struct windows *w)
+{
+	double deferred = w->deferred_charge;
+
+	w->deferred_charge = 0;
+	return deferred;
+}
+
+/* Pays what waited for a window that did not open, and what its attempt cost. */
+static void pay_deferred(struct windows *w, double own)
+{
+	w->sampler.cost += own + take_deferred(w);
+}
+
 /*
  * A window is armed with the budget for the whole of it in hand: what is
  * charged while it waits for its place in the stream (passes, the tracer's
  * CPU) waits too, else the window would open with less than it was armed
  * for, and a window cut short favours a burst's start.
  */
-/* The charges that waited for the armed window, and its own: what the window brought. */
-static double pay_deferred(struct windows *w, double own)
-{
-	double paid = own + w->deferred_charge;
-
-	w->sampler.cost += paid;
-	w->deferred_charge = 0;
-	return paid;
-}
-
 void windows_charge(struct windows *w, double seconds)
 {
 	if (w->sampler.state == SAMPLER_ARMED)
@@ -326,8 +330,7 @@ static int open_window(struct windows *w, double now)
 	 * The sampler keeps a reserve for it (sampler.h): the window is cut
 	 * for it only when it took longer than any lately.
 	 */
-	extra = attach_charge + w->deferred_charge;
-	w->deferred_charge = 0;
+	extra = attach_charge + take_deferred(w);
 	sampler_window_opened(s, now_seconds(), &c, extra, &plan);
 	b->win_start = plan.start;
 	b->win_len = plan.len;
