@@ -113,6 +113,40 @@ Test(text, text_optional_lines)
 	report_free(&r);
 }
 
+/* A sampled trace that estimated nothing says why: no window, none traced, or no counter. */
+Test(text, text_sampled_without_estimates_says_why)
+{
+	static const struct {
+		uint64_t windows, traced;
+		const char *says;
+	} cases[] = {
+	    {0, 0, "No window opened in 2.5 s: the budget pays for the first"},
+	    {3, 0, "No allocation was traced in the 3 windows: nothing to scale up"},
+	    {3, 7, "Traced 7 allocations; Ruby's own allocation counter could not be read"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct report r;
+		char *out;
+
+		test_report_init(&r);
+		r.sampling.on = true;
+		r.sampling.budget_percent = 2;
+		r.sampling.windows = cases[i].windows;
+		r.sampling.traced = cases[i].traced;
+		test_report_add(&r, "Foo", cases[i].traced, 0, cases[i].traced, 0, 0);
+		report_finish(&r);
+		out = test_report_text(&r, 0);
+		cr_expect_not(r.have_estimates);
+		cr_expect(strstr(out, cases[i].says) != NULL, "case %zu: %s", i, out);
+		cr_expect_eq(count_of(out, "so no estimates") + count_of(out, "No window opened"),
+			     1, "case %zu: one reason: %s", i, out);
+		free(out);
+		report_free(&r);
+	}
+}
+
 Test(text, text_top)
 {
 	struct report r;

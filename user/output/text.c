@@ -76,6 +76,15 @@ static void write_sampling_text(FILE *out, const struct report *r)
 			     "counts are of traced objects, exact for them; ~ columns scale them up "
 			     "to the whole process (--full counts everything).\n",
 			si->traced, r->gc_allocated, si->scale);
+	else if (!si->windows)
+		fprintf(out, "No window opened in %.1f s: the budget pays for the first, and for "
+			     "attaching it, only after a second or more of tracing, so nothing was "
+			     "traced (trace longer, or --full counts every allocation).\n",
+			r->duration_s);
+	else if (!si->traced)
+		fprintf(out, "No allocation was traced in the %" PRIu64 " windows: nothing to scale "
+			     "up, so no estimates.\n",
+			si->windows);
 	else
 		fprintf(out, "Traced %" PRIu64 " allocations; Ruby's own allocation counter could "
 			     "not be read, so no estimates.\n",
