@@ -172,6 +172,13 @@ def check_invariants(report, lines: true)
   [*report["classes"], *report["sites"], *report["stacks"]].each do |c|
     check(c["retained"] <= c["allocated"], "retained #{c['retained']} > allocated #{c['allocated']} in #{c}")
   end
+  # No estimate above what the heap holds: the end census counts every live object of the class.
+  report["classes"].each do |c|
+    next unless c["est_retained"] && c["live_end"]
+
+    check(c["est_retained"] <= c["live_end"],
+          "#{c['name']}: est_retained #{c['est_retained']} above the heap's #{c['live_end']}")
+  end
   return unless lines
 
   (report["stacks"] || []).flat_map { |st| st["frames"] }.each { |f| check_line_in_file(f) }
