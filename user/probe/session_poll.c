@@ -180,6 +180,9 @@ static double wait_until(double deadline, double max)
  */
 #define PASS_TARGET_SHARE 0.02
 
+/* Between windows with nothing tracked: the sampler's own steps set the pace. */
+#define NOTHING_TRACKED_WAIT 0.02
+
 /*
  * Sampling sees no free outside its windows: a tracked object's death is
  * seen by a pass after the GC that freed it, while its slot lies unswept
@@ -188,9 +191,9 @@ static double wait_until(double deadline, double max)
  * one an old object holds is made old at its first), and then passes for
  * the tracked one.  So every GC cycle gets a pass, once the GC has marked,
  * with its marks still final at the pass's end (else it is done again).
- * Ruby's GC count is looked at every millisecond; a pass waits twice what
- * the last one took, so the reads never take more than a third of the
- * time.  Returns how long the loop may sleep.
+ * While anything is tracked, Ruby's GC count is looked at every millisecond; a pass waits twice
+ * what the last one took, so the reads never take more than a third of the time.  Returns how long
+ * the loop may sleep.
  */
 static double pass_per_gc(struct session *s, double t)
 {
@@ -199,21 +202,24 @@ static double pass_per_gc(struct session *s, double t)
 	double t0;
 	int err;
 
+	/*
+	 * Nothing was tracked at the last pass, and no window has opened since
+	 * (passes run between windows): nothing to judge, nothing to read, no
+	 * GC to watch.  An empty pass read /proc, the GC state and the live
+	 * map's 1M buckets: ~0.5 ms, 2,700 times in 4 s on bench/steady.rb.
+	 * Watching the GC count every millisecond for nothing woke the tracer
+	 * ~1,000 times a second, a few percent of a core that a busy machine
+	 * takes from the target (docs/overhead.md).  The next window's objects
+	 * are judged from the first GC seen after it: no cycle counts missed.
+	 */
+	if (s->pass_found_none && s->windows.sampler.windows == s->windows_at_pass) {
+		s->judged_count = 0;
+		return NOTHING_TRACKED_WAIT;
+	}
 	if (tracker_gc_phase(&s->tracker, &count, &marking))
 		return 0.02;
 	if (count == s->judged_count || marking)
 		return 0.001;
-	/*
-	 * Nothing was tracked at the last pass, and no window has opened since
-	 * (passes run between windows): nothing to judge, nothing to read.  An
-	 * empty pass still read /proc, the GC state and the live map's 1M
-	 * buckets: ~0.5 ms, 2,700 times in 4 s on bench/steady.rb.
-	 */
-	if (s->pass_found_none && s->windows.sampler.windows == s->windows_at_pass) {
-		s->judged_count = count;
-		s->cycles_judged++;
-		return 0.001;
-	}
 	if (t - s->last_pass < 2 * s->last_pass_took)
 		return s->last_pass + 2 * s->last_pass_took - t;
 	if (s->judged_count && count > s->judged_count + 1)
