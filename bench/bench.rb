@@ -5,6 +5,7 @@
 #
 #   bench/run.sh [WORKLOAD...]     (micro, gc, rubocop, steady, web; default: all)
 #   BENCH_RUNS=5 BENCH_TMP=/tmp/rbmemtrace-bench
+#   BENCH_BASELINE=PATH  also the sampled mode of the rbmemtrace at PATH, in the same rounds
 require "json"
 require "open3"
 require "timeout"
@@ -19,7 +20,8 @@ MICRO_ITERATIONS = Integer(ENV.fetch("BENCH_MICRO_ITERATIONS", "100000"))
 
 # A mode: how the target is traced.  tracer: nil (untraced), :uobjnew, or
 # rbmemtrace's arguments.
-Mode = Struct.new(:name, :tracer, keyword_init: true)
+# binary: another rbmemtrace than RBMEMTRACE (a baseline build, compared in the same rounds).
+Mode = Struct.new(:name, :tracer, :binary, keyword_init: true)
 
 EMPTY_UPROBE = Mode.new(name: "empty uprobe", tracer: %w[--empty-probes uprobe])
 EMPTY_URETPROBE = Mode.new(name: "empty uretprobe", tracer: %w[--empty-probes uretprobe])
@@ -32,6 +34,10 @@ SAMPLED = Mode.new(name: "rbmemtrace --max-overhead 2", tracer: %w[--max-overhea
 # Sampling with the smallest budget: what the tracer costs besides its windows (its polling
 # and passes, the censuses at both ends).
 SAMPLED_IDLE = Mode.new(name: "rbmemtrace --max-overhead 0.1", tracer: %w[--max-overhead 0.1])
+# BENCH_BASELINE=PATH: the sampled mode of another build too, alternated with this one's, so
+# a change is measured against what it changes in one run (two runs differ by several percent).
+BASELINE = ENV["BENCH_BASELINE"] &&
+           Mode.new(name: "baseline --max-overhead 2", tracer: %w[--max-overhead 2], binary: ENV["BENCH_BASELINE"])
 # A heap census every CENSUS_EVERY seconds while the target works: reading its memory only.
 CENSUS_EVERY = Float(ENV.fetch("BENCH_CENSUS_EVERY", "0.2"))
 CENSUS = Mode.new(name: "rbmemtrace census every #{CENSUS_EVERY} s", tracer: :census)
@@ -83,7 +89,7 @@ def start_tracer(mode, pid)
     cmd << "--sites" if mode.tracer == :top_sites
     ready = /^\{"time"/
   else
-    cmd = [RBMEMTRACE, "-p", pid.to_s, "--format", "json", "-o", report, *mode.tracer]
+    cmd = [mode.binary || RBMEMTRACE, "-p", pid.to_s, "--format", "json", "-o", report, *mode.tracer]
     ready = /rbmemtrace: (tracing|sampling|empty)/
   end
   stdin, out, err, thread = Open3.popen3(*cmd, pgroup: true)
@@ -207,6 +213,7 @@ end
 
 # BENCH_NO_FULL=1: only the modes a production user runs (untraced, sampled, census).
 def quick(modes)
+  modes += [BASELINE] if BASELINE && modes.include?(SAMPLED)
   return modes unless ENV["BENCH_NO_FULL"]
 
   modes.reject { |m| m.tracer.is_a?(Array) && (m.tracer.include?("--full") || m.tracer.include?("--empty-probes")) }
@@ -272,7 +279,8 @@ def bench_web(modes)
         results[mode] << { "rps" => rps, "report" => stop_tracer(tracer) }
         sleep SETTLE if tracer
       end
-      $stderr.puts "web: round #{round + 1}/#{RUNS} done"
+      $stderr.puts "web: round #{round + 1}/#{RUNS} done: " +
+                   modes.map { |m| format("%.0f", results[m].last["rps"]) }.join(" ")
     end
   ensure
     system(script, "stop")
@@ -317,7 +325,7 @@ if __FILE__ == $PROGRAM_NAME
       bench_batch("steady (bench/steady.rb: an even allocation loop for seconds, ~900 GCs a second)",
                   ["ruby", File.join(ROOT, "bench", "steady.rb")], modes)
     when "web"
-      modes = [UNTRACED, FULL, STACKS[32], SAMPLED]
+      modes = [UNTRACED, FULL, STACKS[32], SAMPLED, SAMPLED_IDLE]
       modes << UOBJNEW if uobjnew
       bench_web(modes)
     else
