@@ -16,6 +16,7 @@
 #include "attach.h"
 #include "clock.h"
 #include "forks.h"
+#include "gc_watch.h"
 #include "census_model.h"
 #include "classnames.h"
 #include "report.h"
@@ -95,6 +96,7 @@ struct session {
 	/* Sampling: a pass per GC cycle (session_poll.c, pass_per_gc) */
 	uint64_t judged_count;		    /* Ruby's GC count at the last settled pass */
 	uint64_t cycles_judged, cycles_missed; /* GC cycles a pass judged, and not */
+	struct gc_watch gc_watch; /* when to look at the GC count again */
 	double last_pass_took;
 	const char *end_reason; /* set when the session ends */
 	bool final_done;

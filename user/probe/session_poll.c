@@ -218,8 +218,10 @@ static double pass_per_gc(struct session *s, double t)
 	}
 	if (tracker_gc_phase(&s->tracker, &count, &marking))
 		return 0.02;
-	if (count == s->judged_count || marking)
-		return 0.001;
+	if (marking)
+		return GC_WATCH_MIN;
+	if (count == s->judged_count)
+		return gc_watch_wait(&s->gc_watch, t, count);
 	if (t - s->last_pass < 2 * s->last_pass_took)
 		return s->last_pass + 2 * s->last_pass_took - t;
 	if (s->judged_count && count > s->judged_count + 1)
@@ -236,8 +238,9 @@ static double pass_per_gc(struct session *s, double t)
 	if (!err && s->tracker.last_settled) {
 		s->judged_count = count;
 		s->cycles_judged++;
+		return gc_watch_wait(&s->gc_watch, t, count);
 	}
-	return 0.001;
+	return GC_WATCH_MIN;
 }
 
 double session_poll(struct session *s, double t)
