@@ -92,6 +92,8 @@ struct session {
 	/* The last pass found nothing tracked, after this many windows: none to judge until more. */
 	bool pass_found_none;
 	uint64_t windows_at_pass;
+	uint64_t compaction_hits_at_pass; /* and what else could write the live map then */
+	bool detaching_at_pass;
 	double last_pass, last_names;
 	/* Sampling: a pass per GC cycle (session_poll.c, pass_per_gc) */
 	uint64_t judged_count;		    /* Ruby's GC count at the last settled pass */

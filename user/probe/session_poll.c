@@ -197,8 +197,8 @@ static double wait_until(double deadline, double max)
  */
 static double pass_per_gc(struct session *s, double t)
 {
-	uint64_t count;
-	bool marking;
+	uint64_t count, hits;
+	bool marking, detaching;
 	double t0;
 	int err;
 
@@ -227,11 +227,19 @@ static double pass_per_gc(struct session *s, double t)
 	if (s->judged_count && count > s->judged_count + 1)
 		s->cycles_missed += count - s->judged_count - 1;
 	s->last_pass = t;
+	hits = __atomic_load_n(&s->st->compaction_probe_hits, __ATOMIC_ACQUIRE);
+	detaching = __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE) > 0;
+	/* Only the passes wrote the live map since the last one began (tracker.h). */
+	s->tracker.map_quiet = !detaching && !s->detaching_at_pass &&
+			       s->windows.sampler.windows == s->windows_at_pass &&
+			       hits == s->compaction_hits_at_pass;
 	t0 = now_seconds(); /* t is the loop's turn's: the pass alone is charged */
 	err = tracker_pass(&s->tracker, false);
 	s->last_pass_took = now_seconds() - t0;
 	windows_charge(&s->windows, PASS_TARGET_SHARE * s->last_pass_took);
 	s->windows_at_pass = s->windows.sampler.windows;
+	s->compaction_hits_at_pass = hits;
+	s->detaching_at_pass = detaching;
 	s->pass_found_none = !err && s->tracker.last_tracked == 0;
 	if (err == -ESRCH)
 		return 0;

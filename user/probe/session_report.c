@@ -191,9 +191,9 @@ void session_final_census(struct session *s)
 		 " whose slot a younger object took",
 		 s->tracker.garbage_seen, s->tracker.reused_seen);
 	rbm_info("passes: %" PRIu64 " in %.1f ms; %" PRIu64 " judged slots, %" PRIu64
-		 " of them while a GC began",
+		 " of them while a GC began; %" PRIu64 " reused the last dump",
 		 s->tracker.passes, s->tracker.pass_seconds * 1e3, s->tracker.judging_passes,
-		 s->tracker.unsettled_passes);
+		 s->tracker.unsettled_passes, s->tracker.dumps_reused);
 	if (s->sampling)
 		rbm_info("GC cycles judged by a pass: %" PRIu64 ", not: %" PRIu64, s->cycles_judged,
 			 s->cycles_missed);

@@ -157,6 +157,28 @@ static int dump_live_map(struct tracker *t, size_t *count)
 	return 0;
 }
 
+/* The live map's entries into keys/values: the last dump, while it is the map as it is. */
+static int live_map_entries(struct tracker *t, bool reuse, size_t *count)
+{
+	int err;
+
+	if (reuse && t->map_quiet && t->dump_current) {
+		*count = t->dump_n;
+		t->dumps_reused++;
+		return 0;
+	}
+	err = dump_live_map(t, count);
+	t->dump_current = !err;
+	t->dump_n = err ? 0 : *count;
+	return err;
+}
+
+/* The tracker wrote the live map: the next pass reads it again. */
+static void live_map_written(struct tracker *t)
+{
+	t->dump_current = false;
+}
+
 /* A compacting GC moved objects: the old slot forwards to the new one, briefly. */
 static bool follow_move(struct tracker *t, uint64_t addr, const struct live_object *obj)
 {
@@ -167,6 +189,7 @@ static bool follow_move(struct tracker *t, uint64_t addr, const struct live_obje
 		return false;
 	if (bpf_map_update_elem(t->live_fd, &dest, obj, BPF_NOEXIST))
 		return false;
+	live_map_written(t);
 	t->moved_followed++;
 	return true;
 }
@@ -344,7 +367,7 @@ int tracker_pass(struct tracker *t, bool final)
 	if (compacted && have_count && count && t->compact_followed_at &&
 	    __atomic_load_n(t->compact_followed_at, __ATOMIC_ACQUIRE) == count)
 		compacted = false;
-	err = dump_live_map(t, &n);
+	err = live_map_entries(t, !final, &n);
 	if (err)
 		return err;
 	t->last_tracked = n;
@@ -430,6 +453,7 @@ int tracker_pass(struct tracker *t, bool final)
 		 */
 		if (at_end & RBM_SEQ_GONE_AT_END) {
 			bpf_map_delete_elem(t->live_fd, &t->keys[i]);
+			live_map_written(t);
 			continue;
 		}
 
@@ -462,6 +486,7 @@ int tracker_pass(struct tracker *t, bool final)
 		if (final || (t->direct_delete && !t->deletes_wait)) {
 			/* Probes are detached: nothing can race with this delete. */
 			bpf_map_delete_elem(t->live_fd, &t->keys[i]);
+			live_map_written(t);
 		} else {
 			if (can_reap && !t->direct_delete && queued < REAP_MAX) {
 				t->reap->addr[queued] = t->keys[i];
@@ -487,7 +512,7 @@ int tracker_count_unverified(struct tracker *t)
 	size_t n, i;
 	int err;
 
-	err = dump_live_map(t, &n);
+	err = live_map_entries(t, false, &n);
 	if (err)
 		return err;
 	reset_retained(t);
@@ -511,8 +536,10 @@ void tracker_delete_dead(struct tracker *t)
 
 		/* The slot may have a newer allocation since: that one stays. */
 		if (bpf_map_lookup_elem(t->live_fd, &addr, &obj) == 0 &&
-		    obj.seq + 1 == (uintptr_t) t->dead.values[i])
+		    obj.seq + 1 == (uintptr_t) t->dead.values[i]) {
 			bpf_map_delete_elem(t->live_fd, &addr);
+			live_map_written(t);
+		}
 	}
 	forget_dead(t);
 }

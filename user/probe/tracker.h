@@ -55,6 +55,18 @@ struct tracker {
 	 * but keeps the dead in `dead` for tracker_delete_dead().
 	 */
 	bool deletes_wait;
+	/*
+	 * Set by the caller before each pass: no BPF program can have written
+	 * the live map since the last pass began, nor while it ran (sampling:
+	 * no window, no link coming off, no compaction probe hit).  The pass
+	 * then reuses the last dump unless the tracker wrote the map itself:
+	 * a dump walks every bucket of the map (1M by default: ~1 ms, half the
+	 * tracer's CPU on a leaking server with a GC every 100 ms).
+	 */
+	bool map_quiet;
+	bool dump_current; /* keys/values hold the map as it is (dump_n entries) */
+	size_t dump_n;
+	uint64_t dumps_reused;
 	uint64_t garbage_seen; /* tracked objects found unmarked awaiting the sweep */
 	uint64_t reused_seen;  /* tracked objects whose slot a younger object took */
 	/* Passes that judged slots, and those a GC began during (their marks not final) */
