@@ -25,6 +25,7 @@
 #include "shared_bpf.h"
 #include "stacks.h"
 #include "tracker.h"
+#include "tracer_cpu.h"
 #include "u64map.h"
 #include "windows.h"
 
@@ -99,6 +100,9 @@ struct session {
 	uint64_t judged_count;		    /* Ruby's GC count at the last settled pass */
 	uint64_t cycles_judged, cycles_missed; /* GC cycles a pass judged, and not */
 	struct gc_watch gc_watch; /* when to look at the GC count again */
+	/* Sampling: the target's share of our CPU, charged every second */
+	struct tracer_cpu tracer_cpu;
+	double last_cpu_charge, cpu_charged;
 	double last_pass_took;
 	const char *end_reason; /* set when the session ends */
 	bool final_done;

@@ -161,6 +161,22 @@ static void charge_other_probes(struct session *s)
 	s->charged_scan_ns = scan_ns;
 }
 
+/*
+ * Sampling: our own CPU, in the share it took from the target (tracer_cpu.h),
+ * looked at every second: /proc/stat counts in hundredths of a second.
+ */
+static void charge_tracer_cpu(struct session *s, double t)
+{
+	double taken;
+
+	if (t - s->last_cpu_charge < 1.0)
+		return;
+	s->last_cpu_charge = t;
+	taken = tracer_cpu_charge(&s->tracer_cpu, s->target.pid);
+	s->cpu_charged += taken;
+	windows_charge(&s->windows, taken);
+}
+
 /* Seconds to sleep until deadline, at most max: never negative, which means the end. */
 static double wait_until(double deadline, double max)
 {
@@ -265,6 +281,7 @@ double session_poll(struct session *s, double t)
 		int err;
 
 		charge_other_probes(s);
+		charge_tracer_cpu(s, t);
 		err = windows_step(&s->windows, t);
 		/* A target that exits before the first window just ends the trace. */
 		if (err && !target_gone(s->target.pid))

@@ -194,9 +194,11 @@ void session_final_census(struct session *s)
 		 " of them while a GC began; %" PRIu64 " reused the last dump",
 		 s->tracker.passes, s->tracker.pass_seconds * 1e3, s->tracker.judging_passes,
 		 s->tracker.unsettled_passes, s->tracker.dumps_reused);
-	if (s->sampling)
+	if (s->sampling) {
 		rbm_info("GC cycles judged by a pass: %" PRIu64 ", not: %" PRIu64, s->cycles_judged,
 			 s->cycles_missed);
+		rbm_info("our CPU taken from the target (charged): %.1f ms", s->cpu_charged * 1e3);
+	}
 	/* Nothing left to read: objects count as they stood at the last check. */
 	if (s->target_exited)
 		tracker_count_unverified(&s->tracker);

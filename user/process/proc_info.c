@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,46 @@ double proc_uptime(pid_t pid)
 		return -1;
 	clock_gettime(CLOCK_BOOTTIME, &boot);
 	return boot.tv_sec + boot.tv_nsec / 1e9 - (double) start / sysconf(_SC_CLK_TCK);
+}
+
+double proc_cpu_seconds(pid_t pid)
+{
+	char buf[1024], *p;
+	unsigned long long utime, stime;
+	int field;
+
+	if (read_proc(pid, "stat", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	for (field = 2; field < 14 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu %llu", &utime, &stime) != 2)
+		return -1;
+	return (double) (utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
+int proc_machine_cpu(double *idle, double *busy)
+{
+	unsigned long long v[8] = {0};
+	char line[512];
+	FILE *f = fopen("/proc/stat", "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fgets(line, sizeof(line), f)
+		? sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			 &v[3], &v[4], &v[5], &v[6], &v[7])
+		: 0;
+	fclose(f);
+	if (n < 5)
+		return -EINVAL;
+	/* user nice system idle iowait irq softirq steal; guest time is in user already. */
+	*idle = (double) (v[3] + v[4]) / sysconf(_SC_CLK_TCK);
+	*busy = (double) (v[0] + v[1] + v[2] + v[5] + v[6]) / sysconf(_SC_CLK_TCK);
+	return 0;
 }
 
 uint64_t proc_rss(pid_t pid)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What /proc says about a process that a live view shows next to its heap:
- * command, namespace pid, uptime and resident memory; and finding the Ruby
- * processes whose command line matches a pattern.  Reads only.
+ * command, namespace pid, uptime and resident memory; the CPU time it and
+ * the machine used (what a sampled trace's own CPU takes from it); and
+ * finding the Ruby processes whose command line matches a pattern.  Reads
+ * only.
  */
 #ifndef RBM_PROC_INFO_H
 #define RBM_PROC_INFO_H
@@ -22,6 +24,14 @@ pid_t proc_ns_pid(pid_t pid);
 double proc_uptime(pid_t pid);
 /* Resident set size in bytes; 0 if unknown. */
 uint64_t proc_rss(pid_t pid);
+/* CPU seconds it has used, every thread's, user and system; -1 if unknown. */
+double proc_cpu_seconds(pid_t pid);
+/*
+ * The machine's CPU seconds since boot, every CPU's, from /proc/stat: idle
+ * (idle and iowait) and busy (the rest but steal, which no process here
+ * had).  0, or -errno.
+ */
+int proc_machine_cpu(double *idle, double *busy);
 
 /*
  * The processes other than self whose command line matches re (NULL: any)

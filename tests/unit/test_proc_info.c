@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* user/process/proc_info.c: the CPU a process and the machine used, from /proc. */
+#include <criterion/criterion.h>
+#include <time.h>
+#include <unistd.h>
+#include "proc_info.h"
+
+/* Runs for seconds of CPU, however busy the machine is. */
+static void spin(double seconds)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	do
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	while (b.tv_sec - a.tv_sec + (b.tv_nsec - a.tv_nsec) / 1e9 < seconds);
+}
+
+Test(proc_info, a_process_cpu_grows_as_it_runs)
+{
+	double before = proc_cpu_seconds(getpid()), after;
+
+	cr_assert_geq(before, 0);
+	spin(0.2);
+	after = proc_cpu_seconds(getpid());
+	/* Counted in ticks of 10 ms. */
+	cr_expect(after - before >= 0.15 && after - before <= 0.5, "%g s for 0.2 s of spinning",
+		  after - before);
+}
+
+Test(proc_info, the_machine_counts_what_we_ran_as_busy)
+{
+	double idle0, busy0, idle1, busy1;
+
+	cr_assert_eq(proc_machine_cpu(&idle0, &busy0), 0);
+	spin(0.2);
+	cr_assert_eq(proc_machine_cpu(&idle1, &busy1), 0);
+	cr_expect(busy1 - busy0 >= 0.1, "%g s busy for 0.2 s of spinning", busy1 - busy0);
+	cr_expect(idle1 >= idle0);
+}
+
+Test(proc_info, a_process_that_is_gone_has_no_cpu)
+{
+	cr_expect_eq(proc_cpu_seconds(0x3ffffff0), -1);
+}
