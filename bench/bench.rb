@@ -1,7 +1,8 @@
 # rbmemtrace's benchmark: what tracing costs the target, side by side with
 # the bare cost of a uprobe and with bcc's uobjnew, in one run.  Modes run
-# alternately, round after round, and each cell is the median of the rounds,
-# so drift on the machine hits every mode alike.
+# alternately, round after round, in an order rotated each round, and each
+# cell is the median of the rounds, so drift on the machine hits every mode
+# alike.
 #
 #   bench/run.sh [WORKLOAD...]     (micro, gc, rubocop, steady, web; default: all)
 #   BENCH_RUNS=5 BENCH_TMP=/tmp/rbmemtrace-bench
@@ -223,7 +224,8 @@ def bench_batch(title, argv, modes)
   modes = quick(modes)
   results = Hash.new { |h, k| h[k] = [] }
   RUNS.times do |round|
-    modes.each do |mode|
+    # Rotated each round: no mode always runs right after another's tracer detached.
+    modes.rotate(round).each do |mode|
       results[mode] << run_batch(argv, mode)
     end
     $stderr.puts "#{title}: round #{round + 1}/#{RUNS} done"
@@ -272,7 +274,7 @@ def bench_web(modes)
   begin
     IO.popen([script, "load", "2"], &:read) # warm up
     RUNS.times do |round|
-      modes.each do |mode|
+      modes.rotate(round).each do |mode|
         tracer = start_tracer(mode, pid)
         rps = Float(IO.popen([script, "load", seconds.to_s], &:read).strip)
         Process.kill(tracer[:uobjnew] ? :TERM : :INT, -tracer[:thread].pid) if tracer
@@ -288,11 +290,15 @@ def bench_web(modes)
   base = median(results[UNTRACED].map { |r| r["rps"] })
   rows = modes.map do |mode|
     rps = median(results[mode].map { |r| r["rps"] })
-    [mode.name, format("%.0f", rps), format("%.2fx", base / rps),
+    # Each round's untraced run against this mode's in the same round: drift between rounds
+    # (rounds here differ by up to 20%) falls on both sides of each pair.
+    paired = median(results[UNTRACED].zip(results[mode]).map { |u, m| u["rps"] / m["rps"] })
+    [mode.name, format("%.0f", rps), format("%.2fx", base / rps), format("%.2fx", paired),
      estimated_vs_measured(results[mode], base / rps), drops(results[mode].last["report"])]
   end
   print_table("web (puma + wrk on 127.0.0.1, #{seconds}s per run): requests/s, median of #{RUNS}",
-              ["mode", "req/s", "slowdown", "estimated / measured slowdown", "drops (last run)"], rows)
+              ["mode", "req/s", "slowdown", "paired", "estimated / measured slowdown", "drops (last run)"],
+              rows)
 end
 
 if __FILE__ == $PROGRAM_NAME
