@@ -43,3 +43,11 @@ Test(proc_info, a_process_that_is_gone_has_no_cpu)
 {
 	cr_expect_eq(proc_cpu_seconds(0x3ffffff0), -1);
 }
+
+Test(proc_info, a_process_just_started_is_up_for_less_than_a_minute)
+{
+	double up = proc_uptime(getpid());
+
+	cr_expect(up >= 0 && up < 60, "%g s", up);
+	cr_expect_eq(proc_uptime(0x3ffffff0), -1);
+}

@@ -75,22 +75,31 @@ pid_t proc_ns_pid(pid_t pid)
 	return inner == pid ? 0 : inner;
 }
 
-double proc_uptime(pid_t pid)
+/*
+ * Field n (1-based, as proc(5) numbers them) of /proc/PID/stat read into
+ * buf, or NULL.  The command may hold spaces and parentheses: fields count
+ * from the last ')', which ends field 2.
+ */
+static const char *stat_field(pid_t pid, char *buf, size_t size, int n)
 {
-	char buf[1024], *p;
-	unsigned long long start;
-	struct timespec boot;
+	char *p;
 	int field;
 
-	if (read_proc(pid, "stat", buf, sizeof(buf)) < 0)
-		return -1;
-	/* The command may hold spaces and parentheses: fields count from the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	for (field = 2; field < 22 && p; field++)
+	if (read_proc(pid, "stat", buf, size) < 0 || !(p = strrchr(buf, ')')))
+		return NULL;
+	for (field = 2; field < n && p; field++)
 		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+	return p ? p + 1 : NULL;
+}
+
+double proc_uptime(pid_t pid)
+{
+	char buf[1024];
+	const char *p = stat_field(pid, buf, sizeof(buf), 22);
+	unsigned long long start;
+	struct timespec boot;
+
+	if (!p || sscanf(p, "%llu", &start) != 1)
 		return -1;
 	clock_gettime(CLOCK_BOOTTIME, &boot);
 	return boot.tv_sec + boot.tv_nsec / 1e9 - (double) start / sysconf(_SC_CLK_TCK);
@@ -98,18 +107,11 @@ double proc_uptime(pid_t pid)
 
 double proc_cpu_seconds(pid_t pid)
 {
-	char buf[1024], *p;
+	char buf[1024];
+	const char *p = stat_field(pid, buf, sizeof(buf), 14); /* utime, then stime */
 	unsigned long long utime, stime;
-	int field;
 
-	if (read_proc(pid, "stat", buf, sizeof(buf)) < 0)
-		return -1;
-	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	for (field = 2; field < 14 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu %llu", &utime, &stime) != 2)
+	if (!p || sscanf(p, "%llu %llu", &utime, &stime) != 2)
 		return -1;
 	return (double) (utime + stime) / sysconf(_SC_CLK_TCK);
 }
