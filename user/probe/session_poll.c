@@ -207,8 +207,9 @@ static double wait_until(double deadline, double max)
  * one an old object holds is made old at its first), and then passes for
  * the tracked one.  So every GC cycle gets a pass, once the GC has marked,
  * with its marks still final at the pass's end (else it is done again).
- * While anything is tracked, Ruby's GC count is looked at every millisecond; a pass waits twice
- * what the last one took, so the reads never take more than a third of the time.  Returns how long
+ * While anything is tracked, Ruby's GC count is watched as often as the
+ * GCs come (gc_watch.h); a pass waits twice what the last one took, so
+ * the reads never take more than a third of the time.  Returns how long
  * the loop may sleep.
  */
 static double pass_per_gc(struct session *s, double t)
