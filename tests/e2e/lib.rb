@@ -129,7 +129,7 @@ end
 # The default mode's trace of sampled_leak.rb, 10 s: one serves every test that reads it (each
 # checks its own facts), 10 s a Ruby saved.  A trace that raised is run again by the next test.
 def sampled_leak_trace
-  $sampled_leak_trace ||= trace_pid("sampled_leak.rb", rbm_args: ["--sampled"],
+  $sampled_leak_trace ||= trace_pid("sampled_leak.rb", rbm_args: ["--sampled", "-v"],
                                     env: { "RBM_SECONDS" => "10" })
 end
 

@@ -83,6 +83,7 @@ struct session {
 	bool have_census_start, have_census_end;
 	/* The poll loop */
 	double start, end;
+	uint64_t turns; /* of the loop: how often it woke */
 	uint64_t seen_sweeps;	 /* with GC probes: their sweep steps */
 	uint64_t seen_gc_count;	 /* without GC probes: Ruby's GC count at the last look */
 	double last_gc_seen;

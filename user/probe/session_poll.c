@@ -343,6 +343,7 @@ void session_run(struct session *s, volatile sig_atomic_t *stop)
 			break;
 		}
 		wait = session_poll(s, t);
+		s->turns++;
 		if (wait < 0)
 			break;
 		usleep(wait <= 0 ? 0 : wait * 1e6);

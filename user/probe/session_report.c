@@ -198,6 +198,9 @@ void session_final_census(struct session *s)
 		rbm_info("GC cycles judged by a pass: %" PRIu64 ", not: %" PRIu64, s->cycles_judged,
 			 s->cycles_missed);
 		rbm_info("our CPU taken from the target (charged): %.1f ms", s->cpu_charged * 1e3);
+		if (s->turns)
+			rbm_info("poll loop: %" PRIu64 " turns in %.1f s", s->turns,
+				 now_seconds() - s->start);
 	}
 	/* Nothing left to read: objects count as they stood at the last check. */
 	if (s->target_exited)
