@@ -30,7 +30,8 @@ test "default -p: the planted leak is the top suspect, within 15%; churn retains
 end
 
 # Between windows the tracer's CPU is taken from the target on a busy machine: its loop must wake
-# as often as the GCs and the sampler need, not every millisecond, and passes over an unchanged set of tracked objects must not dump the live map again.
+# as often as the GCs and the sampler need, not every millisecond, and passes over an unchanged set
+# of tracked objects must not dump the live map again.
 test "default -p: the tracer wakes as the GCs come, and passes reuse the live map's dump" do
   report, _, stderr, status = sampled_leak_trace
   check(status.success?, "rbmemtrace exited #{status}")

@@ -29,15 +29,6 @@
 #define MAX_WALKERS 2
 #define MIN_PAGES_PER_WALKER 256
 
-/* This process's CPU time: unlike the wall clock, not stretched by other work on the machine. */
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 {
 	va_list ap;

@@ -62,14 +62,6 @@ static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 	return ret;
 }
 
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static uint64_t get_u64(const uint8_t *p, uint32_t off)
 {
 	uint64_t v;
@@ -471,7 +463,7 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 {
 	struct walk w = {.g = g, .sel = sel};
 	struct gc_counters c0, c1;
-	double t0 = now_seconds(), cpu0 = cpu_now();
+	double t0 = now_seconds(), cpu0 = cpu_seconds();
 	size_t pos;
 	int ret;
 
@@ -518,7 +510,7 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 out:
 	walk_free(&w);
 	g->seconds = now_seconds() - t0;
-	g->cpu_seconds = cpu_now() - cpu0;
+	g->cpu_seconds = cpu_seconds() - cpu0;
 	if (ret == -ESRCH)
 		fail(err, errlen, ret, "PID %d is gone", pid);
 	return ret;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <time.h>
+#include "clock.h"
 #include "proc_info.h"
 #include "tracer_cpu.h"
 
@@ -15,14 +15,11 @@ double tracer_cpu_taken(double self, double idle, double busy, double target)
 
 double tracer_cpu_charge(struct tracer_cpu *m, pid_t pid)
 {
-	struct tracer_cpu now = {.have = true};
-	struct timespec ts;
+	struct tracer_cpu now = {.have = true, .self = cpu_seconds()};
 	double taken;
 
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) ||
-	    proc_machine_cpu(&now.idle, &now.busy) || (now.target = proc_cpu_seconds(pid)) < 0)
+	if (proc_machine_cpu(&now.idle, &now.busy) || (now.target = proc_cpu_seconds(pid)) < 0)
 		return 0;
-	now.self = ts.tv_sec + ts.tv_nsec / 1e9;
 	taken = m->have ? tracer_cpu_taken(now.self - m->self, now.idle - m->idle,
 					   now.busy - m->busy, now.target - m->target)
 			: 0;
