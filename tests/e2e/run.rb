@@ -4,13 +4,20 @@
 # Each test_*.rb beside this file holds the tests of one concern.  With
 # RBM_E2E_RUBY=DIR/bin/ruby (a test Ruby of make rubies), only the files
 # whose tests depend on the traced Ruby's version run, against that Ruby;
-# the census tests go over every test Ruby themselves.
+# the census tests go over every test Ruby themselves.  RBM_E2E_FILES="test_a.rb test_b.rb" runs
+# only those files (scripts/test-sanitize.sh runs a few under the sanitizer build).
 require_relative "lib"
 
 VERSIONED = %w[test_trace.rb test_default_mode.rb test_why.rb test_starts.rb].freeze
 
 files = Dir[File.join(__dir__, "test_*.rb")].sort
 files.select! { |f| VERSIONED.include?(File.basename(f)) } if ENV["RBM_E2E_RUBY"]
+if (only = ENV["RBM_E2E_FILES"])
+  wanted = only.split
+  unknown = wanted - files.map { |f| File.basename(f) }
+  abort "RBM_E2E_FILES: no such test file: #{unknown.join(' ')}" unless unknown.empty?
+  files.select! { |f| wanted.include?(File.basename(f)) }
+end
 files.each { |f| require f }
 
 puts "#{$passed} passed, #{$failed} failed"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The sanitizer build's tests (make test-sanitize): the unit tests, then the end-to-end suites that
+# stop a trace, trace several processes, run periods and serve, walk the heap (why), merge and
+# launch, on the host's Ruby, with RBM_BIN pointing at the AddressSanitizer + UBSan binary.
+#
+#   scripts/test-sanitize.sh BUILD_DIR      BUILD_DIR holds rbmemtrace and unit_tests (make sanitize)
+#
+# Every sanitizer report is written to a log file of its own (log_path), whatever process made it
+# (the tracer, a unit test's worker, a child the tracer forked), and any such file fails the run,
+# even when the test that caused it passed: a report a test did not look for is still a bug.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:?usage: $0 BUILD_DIR}
+[ -x "$build/rbmemtrace" ] && [ -x "$build/unit_tests" ] || {
+	echo "test-sanitize: $build/rbmemtrace or $build/unit_tests missing: make sanitize" >&2
+	exit 1
+}
+logs=$(mktemp -d /tmp/rbm-sanitize.XXXXXX)
+trap 'rm -rf "$logs"' EXIT
+# halt_on_error: the first report ends the process; the log file is what the run is judged by.
+export ASAN_OPTIONS="log_path=$logs/asan:halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+export UBSAN_OPTIONS="log_path=$logs/ubsan:halt_on_error=1:print_stacktrace=1"
+# The suites that stop, several processes, --every and serve, why, merge and launch mode.
+files=${RBM_SANITIZE_FILES:-test_faults.rb test_many.rb test_continuous.rb test_why.rb test_merge.rb test_starts.rb}
+
+status=0
+echo "== unit tests, sanitizer build"
+"$build/unit_tests" || status=1
+echo "== e2e on the host's Ruby, sanitizer build: $files"
+RBM_BIN=$build/rbmemtrace RBM_E2E_FILES=$files ruby tests/e2e/run.rb || status=1
+
+reports=$(find "$logs" -type f | sort)
+if [ -n "$reports" ]; then
+	echo "test-sanitize: $(echo "$reports" | wc -l) sanitizer report(s):" >&2
+	for f in $reports; do
+		echo "--- $(basename "$f")" >&2
+		head -40 "$f" >&2
+	done
+	status=1
+else
+	echo "test-sanitize: no sanitizer report"
+fi
+exit $status
