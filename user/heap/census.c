@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "sort.h"
 #include "clock.h"
 #include "census.h"
 #include "census_walk.h"
@@ -192,7 +193,7 @@ static void census_finish(struct census *c, const struct ruby_layout *hl)
 		if (c->page[i].slot)
 			c->page[n++] = c->page[i];
 	c->npage = n;
-	qsort(c->page, c->npage, sizeof(*c->page), page_cmp);
+	sort_array(c->page, c->npage, sizeof(*c->page), page_cmp);
 }
 
 static unsigned int walkers_for(size_t npages)

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "sort.h"
 #include "calltree.h"
 
 static struct ct_node *node_new(const char *name)
@@ -81,7 +82,7 @@ void calltree_sort_prune(struct ct_node *node, size_t keep, uint64_t min_retaine
 {
 	size_t i, kept = 0;
 
-	qsort(node->children, node->nchildren, sizeof(*node->children), node_cmp);
+	sort_array(node->children, node->nchildren, sizeof(*node->children), node_cmp);
 	/* Sorted by retained: the children kept are a prefix. */
 	while (kept < node->nchildren && (!keep || kept < keep) &&
 	       node->children[kept]->retained >= min_retained)

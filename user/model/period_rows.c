@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "sort.h"
 #include "period.h"
 #include "strpool.h"
 
@@ -219,7 +220,7 @@ int period_profile_rows(const struct report *r, struct profile_row **rows, size_
 			err = path_cells(&cs, r, cls, &r->stacks[i]);
 	}
 	if (!err && cs.n)
-		qsort(cs.v, cs.n, sizeof(*cs.v), cell_cmp);
+		sort_array(cs.v, cs.n, sizeof(*cs.v), cell_cmp);
 	for (i = 0, j = 0; !err && i < r->nrows; i++) {
 		size_t from = j;
 		struct cell alone;

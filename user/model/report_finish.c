@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "sort.h"
 #include "calltree.h"
 #include "report.h"
 
@@ -172,10 +173,10 @@ void report_finish(struct report *r)
 		if (r->have_estimates)
 			estimate_all(r);
 	}
-	qsort_r(r->rows, r->nrows, sizeof(*r->rows), r->census_only ? live_cmp : row_cmp,
+	sort_array_r(r->rows, r->nrows, sizeof(*r->rows), r->census_only ? live_cmp : row_cmp,
 		&r->have_estimates);
-	qsort_r(r->sites, r->nsites, sizeof(*r->sites), site_cmp, &r->have_estimates);
-	qsort_r(r->stacks, r->nstacks, sizeof(*r->stacks), stack_cmp, &r->have_estimates);
+	sort_array_r(r->sites, r->nsites, sizeof(*r->sites), site_cmp, &r->have_estimates);
+	sort_array_r(r->stacks, r->nstacks, sizeof(*r->stacks), stack_cmp, &r->have_estimates);
 	/* Row indexes changed: the indexes are no longer valid. */
 	u64map_free(&r->by_name, NULL);
 	u64map_free(&r->sites_by_key, NULL);

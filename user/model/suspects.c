@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "sort.h"
 #include "report.h"
 
 /* Survived this many GCs: Ruby's own age for promotion to the old generation. */
@@ -118,7 +119,7 @@ void report_find_suspects(struct report *r)
 		all[n].have_change = have_change;
 		n++;
 	}
-	qsort(all, n, sizeof(*all), suspect_cmp);
+	sort_array(all, n, sizeof(*all), suspect_cmp);
 	r->nsuspects = n < MAX_SUSPECTS ? n : MAX_SUSPECTS;
 	memcpy(r->suspects, all, r->nsuspects * sizeof(*all));
 	free(all);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "sort.h"
 #include "top_model.h"
 
 static const char *const sort_names[TOP_NSORTS] = {
@@ -314,7 +315,7 @@ int top_view_build(const struct top_model *m, struct top_view *v, bool summed, e
 		v->bytes += vr->bytes;
 	}
 	sort_key = key;
-	qsort(v->rows, v->nrows, sizeof(v->rows[0]), cmp_rows);
+	sort_array(v->rows, v->nrows, sizeof(v->rows[0]), cmp_rows);
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "sort.h"
 #include "why_model.h"
 
 const char *why_intern(struct why_report *r, const char *s)
@@ -132,13 +133,13 @@ void why_finish(struct why_report *r)
 	for (i = 0; i < r->ntargets; i++) {
 		struct why_target *t = &r->targets[i];
 
-		qsort(t->paths, t->npaths, sizeof(*t->paths), path_cmp);
+		sort_array(t->paths, t->npaths, sizeof(*t->paths), path_cmp);
 		/* the order changed: the key index follows */
 		u64map_free(&t->by_key, NULL);
 		for (j = 0; j < t->npaths; j++)
 			u64map_put(&t->by_key, t->paths[j].key, (void *) (uintptr_t) (j + 1));
 	}
-	qsort(r->targets, r->ntargets, sizeof(*r->targets), target_cmp);
+	sort_array(r->targets, r->ntargets, sizeof(*r->targets), target_cmp);
 }
 
 int why_merge(struct why_report *into, const struct why_report *from)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "sort.h"
 #include "escape.h"
 #include "top_out.h"
 
@@ -268,8 +269,8 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 		if (strcmp(d->stacks[i].class_name, ui->drill_name) == 0)
 			stacks[nstacks++] = &d->stacks[i];
 	sort_report = d;
-	qsort(sites, nsites, sizeof(*sites), cmp_sites);
-	qsort(stacks, nstacks, sizeof(*stacks), cmp_stacks);
+	sort_array(sites, nsites, sizeof(*sites), cmp_sites);
+	sort_array(stacks, nstacks, sizeof(*stacks), cmp_stacks);
 	y++;
 	attron(A_BOLD);
 	put_clipped(y++, 0,

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "sort.h"
 #include "slot_pages.h"
 #include "slots.h"
 #include "target_mem.h"
@@ -101,7 +102,7 @@ int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct ruby_layout *
 	/* The distinct page bodies; a body's first word points to its struct heap_page. */
 	for (i = 0; i < n; i++)
 		sp->bodies[i] = slots[i] & ~(uint64_t) (hl->page_size - 1);
-	qsort(sp->bodies, n, sizeof(uint64_t), body_cmp);
+	sort_array(sp->bodies, n, sizeof(uint64_t), body_cmp);
 	for (i = 0; i < n; i++)
 		if (!npages || sp->bodies[npages - 1] != sp->bodies[i])
 			sp->bodies[npages++] = sp->bodies[i];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "sort.h"
 #include "proc_info.h"
 
 /* Reads a small /proc file into buf; its length, or -1. */
@@ -182,6 +183,6 @@ size_t proc_scan(const regex_t *re, pid_t self, bool (*accept)(pid_t pid, void *
 		pids[n++] = pid;
 	}
 	closedir(dir);
-	qsort(pids, n, sizeof(*pids), cmp_pid);
+	sort_array(pids, n, sizeof(*pids), cmp_pid);
 	return n;
 }

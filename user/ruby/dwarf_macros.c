@@ -9,6 +9,7 @@
 #include <string.h>
 #include <dwarf.h>
 #include <gelf.h>
+#include "sort.h"
 #include "dwarf_types_impl.h"
 
 struct macro_read {
@@ -166,7 +167,7 @@ void dt_read_macros(struct dwarf_types *dt, struct dt_cu *cu)
 	if (dwarf_attr(&die, DW_AT_str_offsets_base, &a) && dwarf_formudata(&a, &base) == 0)
 		r.str_offsets_base = base;
 	dwarf_getmacros(&die, macro_cb, &r, DWARF_GETMACROS_START);
-	qsort(cu->macros, cu->nmacros, sizeof(*cu->macros), cmp_macro);
+	sort_array(cu->macros, cu->nmacros, sizeof(*cu->macros), cmp_macro);
 }
 
 void dt_free_macros(struct dt_cu *cu)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dwarf.h>
+#include "sort.h"
 #include "dwarf_types_impl.h"
 
 static int add_name(struct dt_cu *cu, const char *name, Dwarf_Off off, int kind)
@@ -176,8 +177,8 @@ int dt_index_cu(struct dwarf_types *dt, struct dt_cu *cu)
 	cu->indexed = true;
 	if (!dwarf_offdie(dt->dbg, cu->die_off, &die) || index_children(cu, &die, 0))
 		return -1;
-	qsort(cu->names, cu->nnames, sizeof(*cu->names), cmp_name);
-	qsort(cu->enums, cu->nenums, sizeof(*cu->enums), cmp_enum);
+	sort_array(cu->names, cu->nnames, sizeof(*cu->names), cmp_name);
+	sort_array(cu->enums, cu->nenums, sizeof(*cu->enums), cmp_enum);
 	return 0;
 }
 

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Sorting arrays that may be empty: see sort.h. */
+#define _GNU_SOURCE /* qsort_r */
+#include <stdlib.h>
+#include "sort.h"
+
+void sort_array(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+void sort_array_r(void *base, size_t n, size_t size,
+		  int (*cmp)(const void *, const void *, void *), void *arg)
+{
+	if (n > 1)
+		qsort_r(base, n, size, cmp, arg);
+}
