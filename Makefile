@@ -217,10 +217,15 @@ test-sanitize: sanitize $(FIXTURES) $(E2E_FIXTURES)
 # that make rubies cached (each one's failures are reported; the target fails at the end).
 e2e: rbmemtrace $(FIXTURES) $(E2E_FIXTURES)
 	@status=0; ruby tests/e2e/run.rb || status=1; \
-	for dir in $$(./scripts/rubies.sh --list 2>/dev/null); do \
+	rubies=$$(./scripts/rubies.sh --list 2>/dev/null); \
+	for dir in $$rubies; do \
 		echo "== e2e on $$(basename $$dir)"; \
 		RBM_E2E_RUBY=$$dir/bin/ruby ruby tests/e2e/run.rb || status=1; \
-	done; exit $$status
+	done; \
+	if [ -z "$$rubies" ]; then \
+		echo "e2e: SKIPPED the test Rubies (3.3, 3.4): none cached; \`make rubies\` builds them"; \
+		[ -z "$$RBM_REQUIRE_RUBIES" ] || { echo "e2e: RBM_REQUIRE_RUBIES is set"; status=1; }; \
+	fi; exit $$status
 
 # The tree's rules (no include up a layer, no file over ~600 lines without a reason), the
 # documents generated from one source, and every relative link and #anchor of the documents.

@@ -71,8 +71,14 @@ void test_child_start(struct test_child *c, char *const argv[]);
 void test_child_stop(struct test_child *c);
 
 /*
- * After a loop over the test Rubies (make rubies): none found skips the
- * test, or fails it when RBM_REQUIRE_RUBIES is set (CI builds them first).
+ * A test Ruby's file (make rubies): true when it is there; absent, the check
+ * is said skipped on stderr, by the test's name, or fails when
+ * RBM_REQUIRE_RUBIES is set (CI builds them first).
+ */
+bool test_have_ruby(const char *path);
+/*
+ * After a loop over the test Rubies: none found skips the test, said by
+ * name, or fails it when RBM_REQUIRE_RUBIES is set.
  */
 void test_require_rubies(int checked, const char *what);
 

@@ -24,15 +24,6 @@ static const struct ruby_build builds[] = {
     {RUBIES "/3.4.5-ruby-build", RUBIES "/3.4.5-ruby-build/lib/libruby.so.3.4.5", "3.4.5"},
 };
 
-static bool have(const struct ruby_build *b)
-{
-	if (access(b->lib, R_OK) == 0)
-		return true;
-	cr_log_warn("%s absent: `make rubies` builds it; DWARF checks of %s skipped", b->lib,
-		    b->version);
-	return false;
-}
-
 static int compare(const char *what, const struct ruby_layout *a, const struct ruby_layout *b)
 {
 	const struct layout_field *fl = ruby_layout_fields;
@@ -74,7 +65,7 @@ Test(dwarf_layout, ruby_builds_equal_their_generated_entries)
 		double wall[5], cpu[5];
 		char err[2048];
 
-		if (!have(b))
+		if (!test_have_ruby(b->lib))
 			continue;
 		cr_assert_eq(ruby_versions_layout(b->version, &table), 0,
 			     "no table entry for %s: make gen-tables", b->version);
@@ -115,7 +106,7 @@ Test(dwarf_layout, macro_defaults_equal_the_builds_macros)
 		struct dwarf_types *dt;
 		char err[2048];
 
-		if (!have(&builds[i]))
+		if (!test_have_ruby(builds[i].lib))
 			continue;
 		dt = test_dwarf_open(builds[i].lib, NULL);
 		cr_assert(dwarf_types_has_macros(dt), "ruby-build compiles with -ggdb3");
@@ -142,10 +133,8 @@ Test(dwarf_layout, stripped_distro_libruby_is_refused)
 	struct ruby_layout off;
 	char err[1024];
 
-	if (access(lib, R_OK)) {
-		cr_log_warn("%s absent (make rubies)", lib);
-		cr_skip_test("no 3.3.8-distro");
-	}
+	if (!test_have_ruby(lib))
+		test_require_rubies(0, "3.3.8-distro's stripped libruby");
 	cr_expect_eq(dwarf_layout_read(lib, NULL, "3.3.8", &off, NULL, 0, err, sizeof(err)), -1);
 	cr_expect(strstr(err, "no DWARF"), "%s", err);
 }
@@ -316,7 +305,7 @@ Test(dwarf_layout, equal_to_notes_layouts)
 	n = check_notes("notes/layouts/3.1.7-source.txt", &l);
 	cr_expect_geq(n, 40, "only %d values of 3.1 compared", n);
 	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
-		if (!have(&builds[i]))
+		if (!test_have_ruby(builds[i].lib))
 			continue;
 		cr_assert_eq(dwarf_layout_read(builds[i].lib, NULL, builds[i].version, &l, NULL, 0,
 					       err, sizeof(err)),
