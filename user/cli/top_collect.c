@@ -270,9 +270,15 @@ void top_collect_free(struct top_collector *c)
 	for (i = 0; i < c->ntargets; i++) {
 		struct top_target *tt = &c->targets[i];
 
+		if (tt->session && !tt->session_ended)
+			session_finish(tt->session);
+		if (tt->session)
+			session_detach_start(tt->session);
+	}
+	for (i = 0; i < c->ntargets; i++) {
+		struct top_target *tt = &c->targets[i];
+
 		if (tt->session) {
-			if (!tt->session_ended)
-				session_finish(tt->session);
 			session_close(tt->session);
 			free(tt->session);
 		}

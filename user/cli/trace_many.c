@@ -288,6 +288,8 @@ void many_close(struct many *m)
 {
 	size_t i;
 
+	for (i = 0; i < m->n; i++)
+		session_detach_start(m->sessions[i]);
 	for (i = 0; i < m->n; i++) {
 		session_close(m->sessions[i]);
 		free(m->sessions[i]);

@@ -141,6 +141,12 @@ int session_report_now(struct session *s, struct report *r);
  * cannot be read).
  */
 int session_report_census(struct session *s, struct report *r, char *why, size_t n);
+/*
+ * Starts taking every probe of s off, in the background: closing several
+ * sessions, each starts first, so that their detaches overlap.
+ */
+void session_detach_start(struct session *s);
+/* Frees what s holds; returns once every probe is off (s may be freed then). */
 void session_close(struct session *s);
 /* The exit status rbmemtrace returns: the command's in launch mode, else 0. */
 int session_exit_status(const struct session *s);
