@@ -490,9 +490,12 @@ static int eval_text(struct dwarf_types *dt, const char *text, size_t len,
 
 	if (depth > 32)
 		return -1;
-	buf = strndup(text, len);
+	/* text is a slice (a macro's expansion has no NUL): copied whole, then ended */
+	buf = malloc(len + 1);
 	if (!buf)
 		return -1;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
 	e.p = buf;
 	*out = cond(&e);
 	skip_ws(&e);

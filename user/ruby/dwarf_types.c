@@ -186,7 +186,7 @@ static const struct dt_name *cu_find(struct dt_cu *cu, const char *name, int kin
 {
 	struct dt_name key = {name, 0, kind};
 
-	return bsearch(&key, cu->names, cu->nnames, sizeof(key), cmp_name);
+	return search_array(&key, cu->names, cu->nnames, sizeof(key), cmp_name);
 }
 
 /* A complete definition of "struct|union|enum NAME", or the typedef or base type NAME. */
@@ -496,7 +496,7 @@ int dwarf_enumerator(struct dwarf_types *dt, const char *name, int64_t *value)
 
 		if (dt_index_cu(dt, cu))
 			return -1;
-		e = bsearch(&key, cu->enums, cu->nenums, sizeof(key), cmp_enum);
+		e = search_array(&key, cu->enums, cu->nenums, sizeof(key), cmp_enum);
 		if (e) {
 			*value = e->value;
 			return 0;
