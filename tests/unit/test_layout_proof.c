@@ -41,13 +41,14 @@ static int by_address(const void *a, const void *b)
 static struct fake_heap *fake_heap(void)
 {
 	struct fake_heap *h = calloc(1, sizeof(*h));
-	const struct ruby_layout *l = test_layout_of("3.1.2");
+	const struct ruby_layout *l;
 	uint8_t *os;
 	int i, s;
 
 	cr_assert_not_null(h);
 	h->t.pid = getpid();
-	h->t.layout = *l;
+	h->t.layout = test_layout_of("3.1.2");
+	l = &h->t.layout;
 	snprintf(h->t.version, sizeof(h->t.version), "3.1.2");
 	h->vm_ptr = (uint64_t) h->vm;
 	h->t.vm_ptr_addr = (uint64_t) &h->vm_ptr;
