@@ -125,6 +125,8 @@ Test(classnames, fit_shared_600_byte_prefix_stays_distinct)
 
 Test(classnames, fit_cut_on_a_character_boundary)
 {
+	/* 150 times a 4-byte and a 2-byte character: 900 bytes, past CLASS_NAME_MAX. */
+	char *chars = repeat("\xf0\x9f\x98\x80\xc3\x9c", 150, "");
 	size_t shift;
 
 	/* Multi-byte characters at every alignment against the cut. */
@@ -134,7 +136,7 @@ Test(classnames, fit_cut_on_a_character_boundary)
 
 		name = malloc(1200);
 		cr_assert_not_null(name);
-		snprintf(name, 1200, "%s%s", pad, repeat("\xf0\x9f\x98\x80\xc3\x9c", 150, ""));
+		snprintf(name, 1200, "%s%s", pad, chars);
 		got = class_name_fit(name);
 		for (p = (const unsigned char *) got; *p; p += utf8_sequence_len(p))
 			cr_assert_neq(utf8_sequence_len(p), 0, "shift %zu: split character", shift);
@@ -143,6 +145,7 @@ Test(classnames, fit_cut_on_a_character_boundary)
 		free(name);
 		free(pad);
 	}
+	free(chars);
 }
 
 /* ---- the class namer on a live Ruby ---- */
