@@ -46,12 +46,11 @@ char *test_json_of(const char *s)
 	return buf;
 }
 
-const struct ruby_layout *test_layout_of(const char *version)
+struct ruby_layout test_layout_of(const char *version)
 {
-	struct ruby_layout *l = malloc(sizeof(*l)); /* lives as long as the test */
+	struct ruby_layout l;
 
-	cr_assert_not_null(l);
-	cr_assert_eq(ruby_versions_layout(version, l), 0, "no layout for Ruby %s", version);
+	cr_assert_eq(ruby_versions_layout(version, &l), 0, "no layout for Ruby %s", version);
 	return l;
 }
 

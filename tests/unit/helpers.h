@@ -32,8 +32,12 @@ uint64_t test_symbol(const char *path, const char *name);
 /* s as json_write_string (escape.c) writes it, quotes included; malloc'd. */
 char *test_json_of(const char *s);
 
-/* The table's layout of version (patch fields applied); the test fails if there is none. */
-const struct ruby_layout *test_layout_of(const char *version);
+/*
+ * The table's layout of version (patch fields applied), by value: it owns
+ * nothing, so a test keeps it where it likes with nothing to free.  The test
+ * fails if there is none.
+ */
+struct ruby_layout test_layout_of(const char *version);
 
 /* ---- reports to write and read: user/model/report.c's, finished by report_finish ---- */
 

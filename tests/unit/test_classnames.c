@@ -125,6 +125,8 @@ Test(classnames, fit_shared_600_byte_prefix_stays_distinct)
 
 Test(classnames, fit_cut_on_a_character_boundary)
 {
+	/* 150 times a 4-byte and a 2-byte character: 900 bytes, past CLASS_NAME_MAX. */
+	char *chars = repeat("\xf0\x9f\x98\x80\xc3\x9c", 150, "");
 	size_t shift;
 
 	/* Multi-byte characters at every alignment against the cut. */
@@ -134,7 +136,7 @@ Test(classnames, fit_cut_on_a_character_boundary)
 
 		name = malloc(1200);
 		cr_assert_not_null(name);
-		snprintf(name, 1200, "%s%s", pad, repeat("\xf0\x9f\x98\x80\xc3\x9c", 150, ""));
+		snprintf(name, 1200, "%s%s", pad, chars);
 		got = class_name_fit(name);
 		for (p = (const unsigned char *) got; *p; p += utf8_sequence_len(p))
 			cr_assert_neq(utf8_sequence_len(p), 0, "shift %zu: split character", shift);
@@ -143,6 +145,7 @@ Test(classnames, fit_cut_on_a_character_boundary)
 		free(name);
 		free(pad);
 	}
+	free(chars);
 }
 
 /* ---- the class namer on a live Ruby ---- */
@@ -178,20 +181,21 @@ enum {
 	A_COUNT
 };
 
-/* Starts class_script and sets up a class namer on it. */
+/*
+ * Starts class_script and sets up a class namer on it with the layout it
+ * fills in off, which the namer points at: off must outlive cn.
+ */
 static void start_class_script(struct test_child *c, uint64_t *a, struct class_namer *cn,
-			       const struct ruby_layout **offp)
+			       struct ruby_layout *off)
 {
 	char *argv[] = {"ruby", "-e", (char *) class_script, NULL};
-	const struct ruby_layout *off = test_layout_of(MJIT_RUBY_VERSION);
 	uint64_t object_class;
 	struct ruby_image img;
 	char err[512] = "";
 	char *p, *end;
 	int i;
 
-	cr_assert_not_null(off);
-	*offp = off;
+	*off = test_layout_of(MJIT_RUBY_VERSION);
 	test_child_start(c, argv);
 	for (i = 0, p = c->line; i < A_COUNT; i++, p = end) {
 		a[i] = strtoull(p, &end, 16);
@@ -212,7 +216,7 @@ static void start_class_script(struct test_child *c, uint64_t *a, struct class_n
 /* Also reads two Strings with ruby_read_string (user/ruby/ruby_string.c), as the namer does. */
 Test(classnames, class_names_and_strings)
 {
-	const struct ruby_layout *off;
+	struct ruby_layout off;
 	struct class_namer cn;
 	uint64_t a[A_COUNT];
 	char want[128], buf[256];
@@ -247,9 +251,9 @@ Test(classnames, class_names_and_strings)
 	cr_expect_str_eq(class_namer_key_name(&cn, a[A_BAR], RB_T_OBJECT), "Foo::Bar");
 
 	/* Strings, embedded and on the heap. */
-	cr_assert_eq(ruby_read_string(c.pid, off, a[A_SHORT_STR], buf, sizeof(buf)), 0);
+	cr_assert_eq(ruby_read_string(c.pid, &off, a[A_SHORT_STR], buf, sizeof(buf)), 0);
 	cr_expect_str_eq(buf, "short");
-	cr_assert_eq(ruby_read_string(c.pid, off, a[A_LONG_STR], buf, sizeof(buf)), 0);
+	cr_assert_eq(ruby_read_string(c.pid, &off, a[A_LONG_STR], buf, sizeof(buf)), 0);
 	cr_expect_eq(strlen(buf), 100);
 	cr_expect_eq(strspn(buf, "x"), 100);
 	class_namer_free(&cn);
@@ -264,7 +268,7 @@ Test(classnames, class_names_and_strings)
  */
 Test(classnames, singleton_class_of_an_object)
 {
-	const struct ruby_layout *off;
+	struct ruby_layout off;
 	struct class_namer cn;
 	uint64_t a[A_COUNT];
 	char want[128];
@@ -284,13 +288,12 @@ Test(classnames, class_namer_init_checks_object)
 			"require 'objspace'; require 'json'; STDOUT.sync = true; $s = 'str' * 9; "
 			"puts JSON.parse(ObjectSpace.dump($s))['address']; sleep 30",
 			NULL};
-	const struct ruby_layout *off = test_layout_of(MJIT_RUBY_VERSION);
+	const struct ruby_layout layout = test_layout_of(MJIT_RUBY_VERSION), *off = &layout;
 	struct class_namer cn;
 	char err[512] = "";
 	struct test_child c;
 	uint64_t str;
 
-	cr_assert_not_null(off);
 	test_child_start(&c, argv);
 	str = strtoull(c.line, NULL, 16);
 	cr_assert_neq(str, 0, "%s", c.line);

@@ -30,6 +30,29 @@ struct fake_heap {
 	uint64_t *body[PAGES];
 };
 
+/*
+ * The heap fake_heap built for this test, here because a .fini takes no
+ * argument: fake_heap_free, the suite's .fini, frees it after every test,
+ * one that an assertion ended early too (each test is a process of its own).
+ */
+static struct fake_heap *heap;
+
+static void fake_heap_free(void)
+{
+	int i;
+
+	if (!heap)
+		return;
+	for (i = 0; i < PAGES; i++) {
+		free(heap->body[i]);
+		free(heap->page[i]);
+	}
+	free(heap);
+	heap = NULL;
+}
+
+TestSuite(layout_proof, .fini = fake_heap_free);
+
 static int by_address(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
@@ -40,14 +63,17 @@ static int by_address(const void *a, const void *b)
 /* A 3.1 heap: PAGES pages of 409 slots, 3000 live by GC.stat, idle. */
 static struct fake_heap *fake_heap(void)
 {
-	struct fake_heap *h = calloc(1, sizeof(*h));
-	const struct ruby_layout *l = test_layout_of("3.1.2");
+	const struct ruby_layout *l;
+	struct fake_heap *h;
 	uint8_t *os;
 	int i, s;
 
+	cr_assert_null(heap, "one fake heap a test: fake_heap_free frees that one");
+	h = heap = calloc(1, sizeof(*h));
 	cr_assert_not_null(h);
 	h->t.pid = getpid();
-	h->t.layout = *l;
+	h->t.layout = test_layout_of("3.1.2");
+	l = &h->t.layout;
 	snprintf(h->t.version, sizeof(h->t.version), "3.1.2");
 	h->vm_ptr = (uint64_t) h->vm;
 	h->t.vm_ptr_addr = (uint64_t) &h->vm_ptr;

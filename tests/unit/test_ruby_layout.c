@@ -30,7 +30,7 @@ Test(ruby_layout, ages_may_lag)
 	    {0x1801, true},  /* an incremental marking between its steps */
 	};
 	const char *series[] = {"3.3", "3.4"};
-	const struct ruby_layout *h31 = test_layout_of("3.1.7");
+	const struct ruby_layout l31 = test_layout_of("3.1.7"), *h31 = &l31;
 	size_t i, k;
 
 	for (k = 0; k < 2; k++) {

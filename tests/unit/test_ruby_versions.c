@@ -116,7 +116,7 @@ Test(ruby_versions, macro_defaults)
  */
 Test(ruby_versions, table_matches_ruby_header)
 {
-	const struct ruby_layout *o = test_layout_of(MJIT_RUBY_VERSION);
+	const struct ruby_layout layout = test_layout_of(MJIT_RUBY_VERSION), *o = &layout;
 
 	cr_expect_eq(o->rclass_ext, MJIT_RCLASS_EXT);
 	cr_expect_eq(o->classext_iv_tbl, MJIT_CLASSEXT_IV_TBL);
@@ -219,12 +219,12 @@ Test(ruby_versions, alloc_points_per_series)
 Test(ruby_versions, the_31_pages)
 {
 	/* GC::INTERNAL_CONSTANTS of 3.1.7: 16 KiB pages, 409 slots of 40 B, 56-byte bitmaps. */
-	cr_expect_eq(test_layout_of("3.1.7")->page_size, 16384);
-	cr_expect_eq(test_layout_of("3.1.7")->max_slots, (16384 - 8) / 40);
-	cr_expect_eq(test_layout_of("3.1.7")->bitmap_words * 8, 56);
-	cr_expect_leq(test_layout_of("3.1.7")->page_mark_bits +
-			  test_layout_of("3.1.7")->bitmap_words * 8,
-		      test_layout_of("3.1.7")->page_read_size);
+	const struct ruby_layout l = test_layout_of("3.1.7");
+
+	cr_expect_eq(l.page_size, 16384);
+	cr_expect_eq(l.max_slots, (16384 - 8) / 40);
+	cr_expect_eq(l.bitmap_words * 8, 56);
+	cr_expect_leq(l.page_mark_bits + l.bitmap_words * 8, l.page_read_size);
 }
 
 /* The objspace counters sampling scales by are GC.stat's, read from outside. */
@@ -235,14 +235,13 @@ Test(ruby_versions, objspace_allocation_counters)
 			"a = GC.stat(:total_allocated_objects); f = GC.stat(:total_freed_objects); "
 			"puts \"#{a} #{f} #{GC.count}\"; sleep 30",
 			NULL};
-	const struct ruby_layout *off = test_layout_of(MJIT_RUBY_VERSION);
+	const struct ruby_layout layout = test_layout_of(MJIT_RUBY_VERSION), *off = &layout;
 	uint64_t sym, vm, objspace, allocated, freed, count;
 	unsigned long want_allocated, want_freed, want_count;
 	struct ruby_image img;
 	char err[512];
 	struct test_child c;
 
-	cr_assert_not_null(off);
 	test_child_start(&c, argv);
 	cr_assert_eq(sscanf(c.line, "%lu %lu %lu", &want_allocated, &want_freed, &want_count), 3,
 		     "%s", c.line);

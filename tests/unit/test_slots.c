@@ -43,7 +43,7 @@ Test(slots, classify)
 
 Test(slots, age_kind_klass)
 {
-	const struct ruby_layout *hl = test_layout_of("3.1.7");
+	const struct ruby_layout l = test_layout_of("3.1.7"), *hl = &l;
 	uint64_t words[5] = {RB_T_STRING | (1 << 5), 0x7f0000001000, 0, 0, 0};
 
 	cr_expect_eq(slot_age(hl, RB_T_STRING), 0);
@@ -73,7 +73,7 @@ Test(slots, age_in_page_bits)
 /* Owned bytes, checked against ObjectSpace.memsize_of(obj) - 40 on 3.1.7. */
 Test(slots, owned_bytes)
 {
-	const struct ruby_layout *hl = test_layout_of("3.1.7");
+	const struct ruby_layout l = test_layout_of("3.1.7"), *hl = &l;
 	uint64_t w[5], st;
 
 	/* OWNED(flags, word 2, word 3, word 4): slot words after flags and klass */
@@ -112,10 +112,11 @@ Test(slots, owned_bytes)
 
 static uint64_t st_bytes(unsigned int entry_power, uint64_t bins)
 {
+	const struct ruby_layout l = test_layout_of("3.1.7");
 	uint8_t head[56] = {entry_power};
 
 	memcpy(head + 24, &bins, 8);
-	return slot_st_bytes(test_layout_of("3.1.7"), head);
+	return slot_st_bytes(&l, head);
 }
 
 Test(slots, st_table_bytes)
