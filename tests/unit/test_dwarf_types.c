@@ -4,6 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include "dwarf_fixture.h"
 #include "dwarf_types.h"
 #include "helpers.h"
@@ -253,4 +256,29 @@ Test(dwarf_types, separate_debug_files)
 	cr_expect(strstr(err, "no DWARF"), "%s", err);
 	cr_expect_eq(dwarf_types_open(DWARF_FIX "/no-such-file.so", NULL, &dt, err, sizeof(err)),
 		     -1);
+}
+
+/* A hostile image's DWARF: bounded in time, and its files opened without blocking. */
+Test(dwarf_types, hostile_macros_and_files_bounded)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_FIX "/libfix.so", NULL);
+	char dir[] = "/tmp/rbm-dw-XXXXXX", fifo[64], err[512];
+	struct timespec t0, t1;
+	int64_t v;
+
+	cr_expect_eq(dwarf_constant(dt, "FIX_BOMB12", &v), 0, "8191 expansions: within the cap");
+	cr_expect_eq(v, 4096);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_expect_eq(dwarf_constant(dt, "FIX_BOMB24", &v), -1, "2^25 expansions: past the cap");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_expect_lt(t1.tv_sec - t0.tv_sec, 2, "refused at the cap, not evaluated");
+	dwarf_types_close(dt);
+
+	/* a FIFO where a libruby (or its debug file) is looked for: refused, not waited on */
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/libruby.so", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_expect_eq(dwarf_types_open(fifo, NULL, &dt, err, sizeof(err)), -1);
+	unlink(fifo);
+	rmdir(dir);
 }

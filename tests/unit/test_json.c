@@ -99,7 +99,8 @@ Test(json, json_parses_with_exact_values)
 	cr_expect(strstr(out, "valid_utf8=true\n") != NULL, "%s", out);
 	cr_expect(strstr(out,
 			 "keys=pid,ruby_version,duration_s,end_reason,target_exited,gc_runs,"
-			 "compaction,dropped,sampling,age_buckets,totals,classes,suspects\n") !=
+			 "compaction,dropped,limits_reached,sampling,age_buckets,totals,classes,"
+			 "suspects\n") !=
 		      NULL,
 		  "%s", out);
 	cr_expect(strstr(out, "pid=4242\n") != NULL, "%s", out);
@@ -219,7 +220,8 @@ Test(json, sampled_report_scales)
 	cr_expect(
 	    strstr(out,
 		   "keys=pid,ruby_version,duration_s,end_reason,target_exited,gc_runs,"
-		   "compaction,dropped,gc_stat,sampling,age_buckets,totals,classes,suspects\n") !=
+		   "compaction,dropped,limits_reached,gc_stat,sampling,age_buckets,totals,classes,"
+		   "suspects\n") !=
 		NULL,
 	    "%s", out);
 	cr_expect(

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "caps.h"
 #include "helpers.h"
 #include "refs.h"
+#include "ruby_caps.h"
 #include "ruby_versions.h"
 
 #define FLU(n) (1ULL << (12 + (n)))
@@ -497,5 +499,89 @@ Test(refs_decode, free_and_moved_slots_hold_nothing)
 	slot(OBJ + 40, 40, 0x1e, KLASS);
 	decode(&meta, OBJ + 40, 40, &r);
 	cr_expect_eq(r.n + r.nq, 0);
+	teardown();
+}
+
+/* What a decode asks for, not served (the reads of a crafted heap are only looked at). */
+static void decode_asks(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struct run *r)
+{
+	struct refs_sink sink = {on_ref, on_need, r};
+	uint64_t words[80];
+
+	memset(r, 0, sizeof(*r));
+	cr_assert(fake_read(addr, words, slot_size));
+	refs_decode(m, addr, words, slot_size, &sink);
+}
+
+/* A crafted heap: tables and arrays past their caps are read in part, and that is counted. */
+Test(refs_decode, tables_past_their_cap_read_in_part_and_counted)
+{
+	struct caps_hit h;
+	struct run r;
+	uint8_t *s;
+	size_t i;
+
+	caps_reset();
+	setup("3.4.5");
+	meta.pid = 4242; /* the fake heap is read by fake_read; the pid names whose caps */
+
+	/* an st table claiming 2^40 entries: one read of at most REFS_MAX_READ */
+	s = slot(OBJ, 160, 0x08 | layout.hash_st_flag, KLASS);
+	set64(s, layout.hash_tbl + layout.st_entries, HEAPMEM);
+	set64(s, layout.hash_tbl + layout.st_entries_start, 0);
+	set64(s, layout.hash_tbl + layout.st_entries_bound, 1ull << 40);
+	decode_asks(&meta, OBJ, 160, &r);
+	cr_assert_eq(r.nq, 1);
+	cr_expect_leq(r.q[0].len, REFS_MAX_READ, "one bounded read, not 2^40 entries");
+
+	/* an array claiming 2^40 elements: RUBY_MAX_ST_ENTRIES, in reads of REFS_MAX_READ */
+	s = slot(OBJ + 160, 40, 0x07, KLASS);
+	set64(s, layout.rarray_heap_len, 1ull << 40);
+	set64(s, layout.rarray_heap_ptr, HEAPMEM);
+	decode_asks(&meta, OBJ + 160, 40, &r);
+	cr_assert_eq(r.nq, RUBY_MAX_ST_ENTRIES * 8 / REFS_MAX_READ);
+	for (i = 0; i < r.nq; i++)
+		cr_expect_eq(r.q[i].len, REFS_MAX_READ);
+	caps_read(4242, &h);
+	cr_expect_eq(h.n[CAP_TABLE_READ], 2, "both cuts counted");
+	cr_expect_eq(meta.gaps.n[GAP_UNREAD], 2, "and said as unread");
+	teardown();
+}
+
+/* A walk's budget: once spent, what the decoders ask for is refused, and counted. */
+Test(refs_decode, walk_budget_refuses_reads_past_it)
+{
+	struct caps_hit h;
+	struct run r;
+	uint8_t *s, *el;
+
+	caps_reset();
+	setup("3.4.5");
+	meta.pid = 4242;
+	meta.budgeted = true;
+	meta.budget = 32;
+	el = put(HEAPMEM, 64);
+	set64(el, 0, 0x7000002000);
+	set64(el, 16, 0x7000002050);
+	s = slot(OBJ, 40, 0x07, KLASS);
+	set64(s, layout.rarray_heap_len, 3);
+	set64(s, layout.rarray_heap_ptr, HEAPMEM);
+	decode(&meta, OBJ, 40, &r);
+	expect_ref(&r, 0x7000002050, REF_ELEM, 2, 0);
+	cr_expect_eq(meta.budget, 8, "24 bytes of 32 spent");
+
+	s = slot(OBJ + 40, 40, 0x07, KLASS);
+	set64(s, layout.rarray_heap_len, 8);
+	set64(s, layout.rarray_heap_ptr, HEAPMEM);
+	decode(&meta, OBJ + 40, 40, &r);
+	cr_expect_eq(r.nq, 0, "64 bytes: past the 8 left");
+	cr_expect_null(label_of(&r, 0x7000002000));
+	caps_read(4242, &h);
+	cr_expect_eq(h.n[CAP_WALK_BYTES], 1);
+	cr_expect_eq(meta.gaps.n[GAP_UNREAD], 1);
+
+	meta.budgeted = false; /* off: as after a walk, single objects read what they need */
+	decode(&meta, OBJ + 40, 40, &r);
+	expect_ref(&r, 0x7000002000, REF_ELEM, 0, 0);
 	teardown();
 }

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "process_caps.h"
 #include "target_file.h"
 
 static double now(void)
@@ -58,4 +60,21 @@ Test(target_file, fifo_and_devices_refused_without_blocking)
 	unlink(file);
 	unlink(link);
 	rmdir(dir);
+}
+
+/* A file past PROC_MAX_FILE_BYTES is refused before anything reads it (sparse: no disk used). */
+Test(target_file, files_past_the_cap_refused)
+{
+	char path[] = "/tmp/rbm-big-XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, (off_t) PROC_MAX_FILE_BYTES), 0);
+	fd = target_file_open(path);
+	cr_expect_geq(fd, 0, "at the cap: opened (%d)", fd);
+	if (fd >= 0)
+		close(fd);
+	cr_assert_eq(truncate(path, (off_t) PROC_MAX_FILE_BYTES + 1), 0);
+	cr_expect_eq(target_file_open(path), -EFBIG, "past the cap");
+	unlink(path);
 }

@@ -102,6 +102,7 @@ static void take_census(struct ruby_target *t, struct report *r)
 	layout_to_report(t, &r->layout);
 	if (census_to_report(&c, &namer, r, CENSUS_AT_END, NULL, NULL))
 		rbm_die("out of memory");
+	caps_read(t->pid, &r->caps); /* after the naming: a name cut is counted there */
 	report_finish(r);
 	census_free(&c);
 	class_namer_free(&namer);

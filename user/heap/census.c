@@ -13,9 +13,8 @@
 #include "census.h"
 #include "census_walk.h"
 #include "gc_counters.h"
+#include "heap_caps.h"
 #include "target_mem.h"
-
-#define MAX_PAGES (1u << 24) /* 2^24 pages of 16 KiB: 256 GiB of heap, beyond plausible */
 
 /*
  * Walkers: the census is the kernel copying the heap out of the target
@@ -260,11 +259,12 @@ int census_take(struct census *c, pid_t pid, const struct ruby_layout *hl, uint6
 	if (ret)
 		return fail(err, errlen, ret, "cannot read the objspace at 0x%llx: %s",
 			    (unsigned long long) objspace, strerror(-ret));
-	if (!gs.sorted || !gs.npages || gs.npages > MAX_PAGES)
+	if (!gs.sorted || !gs.npages || gs.npages > RUBY_MAX_HEAP_PAGES)
 		return fail(err, errlen, -EINVAL,
-			    "objspace at 0x%llx does not look like Ruby %s's (%llu heap pages)",
+			    "objspace at 0x%llx does not look like Ruby %s's (%llu heap pages; "
+			    "the cap is %u)",
 			    (unsigned long long) objspace, hl->series,
-			    (unsigned long long) gs.npages);
+			    (unsigned long long) gs.npages, RUBY_MAX_HEAP_PAGES);
 	note_phase(c, hl, gs.flags);
 	c->gc_count = gs.count;
 	c->total_allocated = gs.allocated;

@@ -12,12 +12,12 @@
 #include <sys/mman.h>
 #include "clock.h"
 #include "gc_counters.h"
+#include "heap_caps.h"
 #include "refgraph.h"
 #include "slots.h"
 #include "target_mem.h"
 
 #define BATCH_PAGES 32
-#define MAX_PAGES (1u << 24)
 
 struct pend {
 	uint32_t node;
@@ -178,7 +178,7 @@ static void flush(struct walk *w, const struct refs_sink *sink)
 	struct refgraph *g = w->g;
 
 	while (w->nnext && !w->nomem) {
-		size_t i, total = 0;
+		size_t i, lo, hi, total;
 		uint8_t *at;
 		struct pend *t;
 		size_t tc;
@@ -204,23 +204,31 @@ static void flush(struct walk *w, const struct refs_sink *sink)
 			w->raddr[i] = w->pend[i].addr;
 			w->rlen[i] = w->pend[i].len;
 			w->rok[i] = false;
-			total += w->pend[i].len;
 		}
-		if (!grow((void **) &w->rbuf, &w->rbuf_cap, total, 1)) {
-			w->nomem = true;
-			return;
-		}
-		t0 = now_seconds();
-		target_read_each(g->pid, w->raddr, w->rlen, w->npend, w->rbuf, w->rok);
-		g->read_seconds += now_seconds() - t0;
-		g->reads += w->npend;
-		for (i = 0, at = w->rbuf; i < w->npend; at += w->pend[i].len, i++) {
-			const struct pend *p = &w->pend[i];
+		/* in parts of HEAP_ROUND_READ_MAX bytes (a piece is at most REFS_MAX_READ) */
+		for (lo = 0; lo < w->npend && !w->nomem; lo = hi) {
+			for (hi = lo, total = 0;
+			     hi < w->npend &&
+			     (hi == lo || total + w->pend[hi].len <= HEAP_ROUND_READ_MAX);
+			     hi++)
+				total += w->pend[hi].len;
+			if (!grow((void **) &w->rbuf, &w->rbuf_cap, total, 1)) {
+				w->nomem = true;
+				return;
+			}
+			t0 = now_seconds();
+			target_read_each(g->pid, w->raddr + lo, w->rlen + lo, hi - lo, w->rbuf,
+					 w->rok + lo);
+			g->read_seconds += now_seconds() - t0;
+			g->reads += hi - lo;
+			for (i = lo, at = w->rbuf; i < hi; at += w->pend[i].len, i++) {
+				const struct pend *p = &w->pend[i];
 
-			w->cur = p->node;
-			w->cur_obj = p->obj;
-			refs_resume(g->meta, p->obj, p->step, p->aux, p->addr, at, p->len,
-				    w->rok[i], sink);
+				w->cur = p->node;
+				w->cur_obj = p->obj;
+				refs_resume(g->meta, p->obj, p->step, p->aux, p->addr, at, p->len,
+					    w->rok[i], sink);
+			}
 		}
 	}
 }
@@ -392,9 +400,10 @@ static int read_pages(struct refgraph *g, uint64_t objspace, char *err, size_t e
 	if (ret)
 		return fail(err, errlen, ret, "cannot read the heap page table: %s",
 			    strerror(-ret));
-	if (!npages || npages > MAX_PAGES)
-		return fail(err, errlen, -EINVAL, "the heap page table has %llu pages",
-			    (unsigned long long) npages);
+	if (!npages || npages > RUBY_MAX_HEAP_PAGES)
+		return fail(err, errlen, -EINVAL,
+			    "the heap page table has %llu pages (the cap is %u, 2^24)",
+			    (unsigned long long) npages, RUBY_MAX_HEAP_PAGES);
 	table = malloc(npages * sizeof(*table));
 	geo = malloc(npages * geo_bytes);
 	ok = calloc(npages, sizeof(*ok));
@@ -480,6 +489,11 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 	ret = read_pages(g, objspace, err, errlen);
 	if (ret)
 		goto out;
+	/* the decoders' pieces, budgeted by the heap's size (heap_caps.h); off after the walk */
+	meta->budgeted = true;
+	meta->budget = (uint64_t) g->npages * l->page_size * HEAP_WALK_READ_PER_HEAP;
+	if (meta->budget < HEAP_WALK_READ_MIN)
+		meta->budget = HEAP_WALK_READ_MIN;
 	g->state = calloc(g->nnodes, 1);
 	g->off = calloc((size_t) g->nnodes + 1, sizeof(*g->off));
 	w.hdr = malloc(BATCH_PAGES * (size_t) l->page_read_size);
@@ -508,6 +522,7 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 			g->sweeping = true;
 	}
 out:
+	meta->budgeted = false;
 	walk_free(&w);
 	g->seconds = now_seconds() - t0;
 	g->cpu_seconds = cpu_seconds() - cpu0;

@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "caps.h"
+#include "heap_caps.h"
 #include "retainers.h"
 #include "target_mem.h"
 
-#define MAX_CHAIN (1u << 20)
+#define MAX_CHAIN HEAP_MAX_PATH
 #define MAX_REFS_PER_OBJECT (1u << 22)
 #define CACHE_REFS_MAX (1ull << 24) /* decoded references kept across paths */
 #define TEXT 512
@@ -282,6 +284,8 @@ static int explain_one(struct explain *x, const uint32_t *parent, const struct r
 		chain[n++] = v;
 		v = parent[v];
 	}
+	if (v < x->g->nnodes && n == MAX_CHAIN)
+		caps_count(x->g->pid, CAP_PATH_LENGTH);
 	if (v < x->g->nnodes || n == 0)
 		return 0; /* a loop (cannot happen) or too long: not explained */
 	ri = v - x->g->nnodes;

@@ -23,6 +23,7 @@
 	X(change) \
 	X(check_ms) \
 	X(class) \
+	X(class_name_cut) \
 	X(class_overflow) \
 	X(classes) \
 	X(code_moved) \
@@ -50,6 +51,7 @@
 	X(followed) \
 	X(fraction) \
 	X(frame) \
+	X(frame_text_cut) \
 	X(frames) \
 	X(free) \
 	X(freed) \
@@ -75,7 +77,9 @@
 	X(label) \
 	X(layout) \
 	X(libruby) \
+	X(limits_reached) \
 	X(line) \
+	X(line_table_skipped) \
 	X(live) \
 	X(live_change) \
 	X(live_end) \
@@ -98,8 +102,10 @@
 	X(old) \
 	X(old_retained) \
 	X(opaque_data) \
+	X(owner_search_cut) \
 	X(pages) \
 	X(path) \
+	X(path_too_long) \
 	X(paths) \
 	X(paused_ms) \
 	X(per_min) \
@@ -119,6 +125,7 @@
 	X(retainer) \
 	X(root) \
 	X(roots) \
+	X(roots_cut) \
 	X(rss_bytes) \
 	X(ruby_version) \
 	X(sample) \
@@ -139,6 +146,7 @@
 	X(summed) \
 	X(suspects) \
 	X(sweeping) \
+	X(table_read_cut) \
 	X(target_exited) \
 	X(targets) \
 	X(time) \
@@ -158,6 +166,7 @@
 	X(uptime_s) \
 	X(via) \
 	X(walk) \
+	X(walk_read_budget) \
 	X(why) \
 	X(window_s) \
 	X(windows) \

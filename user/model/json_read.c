@@ -121,6 +121,11 @@ static void read_header(struct json_reader *rd, struct report *r, const json_t *
 	snprintf(at, sizeof(at), "%s%sdropped", where, *where ? "." : "");
 	r->header_read_errors = jr_get_u64(rd, v, at, JK(header_read_errors), false);
 	r->class_overflow = jr_get_u64(rd, v, at, JK(class_overflow), false);
+	v = jr_get_obj(rd, o, where, JK(limits_reached), false);
+	snprintf(at, sizeof(at), "%s%slimits_reached", where, *where ? "." : "");
+#define CAP_READ(id, key) r->caps.n[id] = jr_get_u64(rd, v, at, JK(key), false);
+	CAPS(CAP_READ)
+#undef CAP_READ
 	v = jr_get_obj(rd, o, where, JK(gc_stat), false);
 	snprintf(at, sizeof(at), "%s%sgc_stat", where, *where ? "." : "");
 	r->have_gc_counts = v != NULL;

@@ -106,6 +106,7 @@ int report_merge(struct report *into, const struct report *from)
 	into->end_read_while_compacting |= from->end_read_while_compacting;
 	into->header_read_errors += from->header_read_errors;
 	into->class_overflow += from->class_overflow;
+	caps_add(&into->caps, &from->caps);
 	into->have_gc_counts = (into->merged == 1 || into->have_gc_counts) && from->have_gc_counts;
 	into->gc_allocated += from->gc_allocated;
 	into->gc_freed += from->gc_freed;

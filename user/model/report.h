@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "callpath.h"
+#include "caps.h"
 #include "rbmemtrace.h" /* MAX_STACK_DEPTH */
 #include "strpool.h"
 #include "tally.h"
@@ -260,6 +261,7 @@ struct report {
 	bool gc_counts_stale; /* Ruby's counters as last read before the target exited unseen */
 	uint64_t header_read_errors;
 	uint64_t class_overflow;
+	struct caps_hit caps; /* bounds on reading the target that were reached (caps.h) */
 	/* GC.stat's counters over the trace, read from the target: ground truth */
 	bool have_gc_counts;
 	uint64_t gc_allocated;

@@ -182,6 +182,7 @@ int why_merge(struct why_report *into, const struct why_report *from)
 	into->unexplained.young += from->unexplained.young;
 	into->unexplained.opaque_data += from->unexplained.opaque_data;
 	into->unexplained.unread += from->unexplained.unread;
+	caps_add(&into->caps, &from->caps);
 	for (k = 0; k < from->unexplained.nnot_walked; k++) {
 		const char *s = why_intern(into, from->unexplained.not_walked[k]);
 

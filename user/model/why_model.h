@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "caps.h"
 #include "strpool.h"
 #include "u64map.h"
 
@@ -88,6 +89,7 @@ struct why_report {
 	size_t ntargets, cap;
 	struct why_walk walk;
 	struct why_unexplained unexplained;
+	struct caps_hit caps; /* bounds on reading the target that were reached (caps.h) */
 	unsigned merged; /* reports summed into this one */
 	struct strpool strings;
 };

@@ -112,6 +112,10 @@ static void read_walk(struct json_reader *rd, struct why_report *r, const json_t
 	r->unexplained.young = jr_get_u64(rd, u, "unexplained", JK(young), false);
 	r->unexplained.opaque_data = jr_get_u64(rd, u, "unexplained", JK(opaque_data), true);
 	r->unexplained.unread = jr_get_u64(rd, u, "unexplained", JK(unread), true);
+	u = jr_get_obj(rd, doc, "why", JK(limits_reached), false);
+#define CAP_READ(id, key) r->caps.n[id] = jr_get_u64(rd, u, "limits_reached", JK(key), false);
+	CAPS(CAP_READ)
+#undef CAP_READ
 	for (i = 0; nw && i < json_array_size(nw) && i < WHY_MAX_NOT_WALKED; i++)
 		if (json_is_string(json_array_get(nw, i)))
 			r->unexplained.not_walked[r->unexplained.nnot_walked++] =

@@ -31,6 +31,7 @@ void report_write_census_text(FILE *out, const struct report *r, size_t top)
 		r->pid, r->ruby_version, r->heap_end.gc_count, r->heap_end.seconds * 1e3);
 	report_write_layout_text(out, "", &r->layout);
 	write_heap_text(out, &r->heap_end);
+	report_write_caps_text(out, "", &r->caps);
 	fprintf(out,
 		"Bytes: the slot plus the heap memory strings, arrays, hashes, objects' ivars, "
 		"bignums and structs own (as ObjectSpace.memsize_of).\n");
@@ -85,6 +86,7 @@ void report_write_census_json(FILE *out, const struct report *r)
 	jw_end(&w);
 	write_types(&w, JK(types), h->types);
 	write_types(&w, JK(garbage_types), h->garbage_types);
+	report_write_caps_json(&w, &r->caps);
 	jw_array(&w, JK(classes), JW_LINES);
 	for (i = 0; i < r->nrows; i++) {
 		const struct census_counts *c = &r->rows[i].census;

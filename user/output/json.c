@@ -292,6 +292,7 @@ void report_write_json_members(struct jw *w, const struct report *r, bool identi
 	jw_u64(w, JK(header_read_errors), r->header_read_errors);
 	jw_u64(w, JK(class_overflow), r->class_overflow);
 	jw_end(w);
+	report_write_caps_json(w, &r->caps);
 	if (r->have_gc_counts) {
 		jw_object(w, JK(gc_stat), JW_INLINE);
 		jw_u64(w, JK(total_allocated_objects), r->gc_allocated);

@@ -159,6 +159,7 @@ static void write_header(FILE *out, const struct report *r)
 		fprintf(out, "WARNING: %" PRIu64 " allocations could not be read and %" PRIu64
 			     " were not counted (class table full).\n",
 			r->header_read_errors, r->class_overflow);
+	report_write_caps_text(out, "", &r->caps);
 }
 
 static void write_suspects(FILE *out, const struct report *r)

@@ -13,6 +13,7 @@
 #include "escape.h"
 #include "json_writer.h"
 #include "why_out.h"
+#include "writers.h"
 
 #define NAME 2048
 
@@ -150,6 +151,7 @@ void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)
 			fprintf(out, "%s %s", i ? ";" : "", r->unexplained.not_walked[i]);
 		fprintf(out, ".\n");
 	}
+	report_write_caps_text(out, "\n", &r->caps);
 }
 
 /* ---- JSON ---- */
@@ -233,6 +235,7 @@ void why_write_json_members(struct jw *w, const struct why_report *r, size_t max
 		jw_string(w, NULL, r->unexplained.not_walked[i]);
 	jw_end(w);
 	jw_end(w);
+	report_write_caps_json(w, &r->caps);
 	jw_object(w, JK(walk), JW_INLINE);
 	jw_u64(w, JK(objects), wk->objects);
 	jw_u64(w, JK(edges), wk->edges);

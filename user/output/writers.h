@@ -43,6 +43,9 @@ void report_write_folded(FILE *out, const struct report *r);
 /* prefix: what goes before each line ("" in a report; which process in a model) */
 void report_write_layout_text(FILE *out, const char *prefix, const struct report_layout *l);
 void report_write_layout_json(struct jw *w, const struct report_layout *l);
+/* The caps reached while reading the target: one line (none if none), one object (always). */
+void report_write_caps_text(FILE *out, const char *prefix, const struct caps_hit *h);
+void report_write_caps_json(struct jw *w, const struct caps_hit *h);
 
 /* rbmemtrace census: the heap by class, most live objects first; top 0 shows all. */
 void report_write_census_text(FILE *out, const struct report *r, size_t top);

@@ -8,13 +8,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "caps.h"
 #include "iseqs.h"
+#include "probe_caps.h"
 #include "rbmemtrace.h"
 #include "ruby_string.h"
 #include "target_mem.h"
 
 #define RB_T_ARRAY 0x07
-#define TEXT_MAX 1024
+#define TEXT_MAX PROBE_MAX_FRAME_TEXT
 
 /* Ruby 3.1 iseq.c: 54 positions of 7-bit ranks, then 512-position blocks. */
 #define SUCC_IMMEDIATE 54
@@ -75,16 +77,26 @@ static int read_copy(void *ctx, uint64_t off, void *buf, size_t len)
 	return 0;
 }
 
-/* Copies the iseq's line table and its index out of the target; 0 or -errno. */
+/*
+ * Copies the iseq's line table and its index out of the target; 0 or -errno.
+ * Both sizes are the target's words: past the caps of probe_caps.h (or the
+ * run's budget for line tables) the iseq keeps none, and that is counted.
+ */
 static int copy_line_table(struct symbolizer *s, struct iseq_info *info, uint64_t insns_info,
 			   uint64_t succ_table)
 {
 	const struct ruby_layout *off = s->layout;
 	size_t i, n = info->insns_info_size, each = off->insn_info_size;
+	size_t keep = n * sizeof(*info->lines) + (n > 1 ? succ_table_size(info->iseq_size) : 0);
 	uint8_t *raw;
 
-	if (!n || n > (1u << 24) || each < off->insn_info_line_no + 4)
+	if (!n || each < off->insn_info_line_no + 4)
 		return 0;
+	if (n > PROBE_MAX_LINE_ENTRIES || (n > 1 && info->iseq_size > PROBE_MAX_ISEQ_SIZE) ||
+	    s->line_bytes + keep > PROBE_MAX_LINE_BYTES) {
+		caps_count(s->pid, CAP_LINE_TABLE);
+		return 0;
+	}
 	raw = malloc(n * each);
 	info->lines = malloc(n * sizeof(*info->lines));
 	if (!raw || !info->lines || target_read(s->pid, insns_info, raw, n * each)) {
@@ -94,6 +106,7 @@ static int copy_line_table(struct symbolizer *s, struct iseq_info *info, uint64_
 	for (i = 0; i < n; i++)
 		memcpy(&info->lines[i], raw + i * each + off->insn_info_line_no, 4);
 	free(raw);
+	s->line_bytes += keep; /* never given back: retired iseqs keep theirs */
 	if (n > 1 && succ_table) {
 		info->succ_len = succ_table_size(info->iseq_size);
 		info->succ = malloc(info->succ_len);
@@ -109,9 +122,12 @@ static int copy_line_table(struct symbolizer *s, struct iseq_info *info, uint64_
 char *iseqs_read_text(struct symbolizer *s, uint64_t str)
 {
 	char buf[TEXT_MAX];
+	uint64_t full;
 
-	if (ruby_read_string(s->pid, s->layout, str, buf, sizeof(buf)))
+	if (ruby_read_string_full(s->pid, s->layout, str, buf, sizeof(buf), &full))
 		return NULL;
+	if (full >= sizeof(buf))
+		caps_count(s->pid, CAP_FRAME_TEXT);
 	return strdup(buf);
 }
 

@@ -313,6 +313,7 @@ static int report_locked(struct session *s, struct report *r, const struct censu
 		err = census_to_report(now, &s->namer, r, CENSUS_AT_END, wanted, s);
 	if (err)
 		return err;
+	caps_read(s->target.pid, &r->caps); /* last: naming the rows above may hit a cap */
 	report_finish(r);
 	return 0;
 }

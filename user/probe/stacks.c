@@ -4,13 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "caps.h"
+#include "probe_caps.h"
 #include "rbmemtrace.h"
 #include "iseqs.h"
 #include "stacks.h"
 #include "ruby_string.h"
 #include "target_mem.h"
 
-#define TEXT_MAX 1024
+#define TEXT_MAX PROBE_MAX_FRAME_TEXT
 
 void symbolizer_init(struct symbolizer *s, pid_t pid, const struct ruby_layout *off,
 		     struct class_namer *namer, id_namer_fn id_namer, void *id_namer_ctx)
@@ -35,11 +37,13 @@ static void method_label(struct symbolizer *s, uint64_t owner, const char *name,
 		snprintf(buf, n, "%s#%s", owner_name, name);
 }
 
-#define MAX_ANCESTORS 256
-#define MAX_MTBL_CAPA 65536
-
-/* Looks in one method table for the entry whose method is this iseq; its owner, or 0. */
-static uint64_t owner_in_table(struct symbolizer *s, uint64_t m_tbl, uint64_t iseq)
+/*
+ * Looks in one method table for the entry whose method is this iseq; its
+ * owner, or 0.  Each entry looked at costs up to four reads: *left says how
+ * many the search may still look at.
+ */
+static uint64_t owner_in_table(struct symbolizer *s, uint64_t m_tbl, uint64_t iseq,
+			       uint32_t *left)
 {
 	const struct ruby_layout *off = s->layout;
 	uint64_t found = 0, items;
@@ -49,21 +53,24 @@ static uint64_t owner_in_table(struct symbolizer *s, uint64_t m_tbl, uint64_t is
 
 	if (target_read(s->pid, m_tbl + off->id_table_capa, &capa, sizeof(capa)) ||
 	    target_read_u64(s->pid, m_tbl + off->id_table_items, &items) || capa <= 0 ||
-	    capa > MAX_MTBL_CAPA || !items)
+	    capa > PROBE_MAX_MTBL_CAPA || !items)
 		return 0;
 	buf = malloc((size_t) capa * off->id_item_size);
 	if (!buf || target_read(s->pid, items, buf, (size_t) capa * off->id_item_size)) {
 		free(buf);
 		return 0;
 	}
-	for (i = 0; i < (uint32_t) capa && !found; i++) {
+	for (i = 0; i < (uint32_t) capa && !found && *left; i++) {
 		const unsigned char *item = buf + (size_t) i * off->id_item_size;
 		uint64_t me, def, def_iseq, owner;
 		uint32_t key, def_flags;
 
 		memcpy(&key, item, sizeof(key));
 		memcpy(&me, item + off->id_item_value, sizeof(me));
-		if (!key || !me || target_read_u64(s->pid, me + off->me_def, &def) || !def ||
+		if (!key || !me)
+			continue;
+		(*left)--;
+		if (target_read_u64(s->pid, me + off->me_def, &def) || !def ||
 		    target_read(s->pid, def, &def_flags, sizeof(def_flags)) ||
 		    (def_flags & 0xf) != off->method_type_iseq ||
 		    target_read_u64(s->pid, def + off->def_iseq, &def_iseq) || def_iseq != iseq ||
@@ -83,10 +90,11 @@ static uint64_t owner_in_table(struct symbolizer *s, uint64_t m_tbl, uint64_t is
 static uint64_t method_owner(struct symbolizer *s, uint64_t klass, uint64_t iseq)
 {
 	const struct ruby_layout *off = s->layout;
+	uint32_t left = PROBE_MAX_OWNER_ENTRIES;
 	uint64_t ext, m_tbl, owner;
 	int i;
 
-	for (i = 0; klass && i < MAX_ANCESTORS; i++) {
+	for (i = 0; klass && i < PROBE_MAX_ANCESTORS; i++) {
 		/* 3.3+: in the class itself; 3.1: in the classext it points at */
 		if (off->rclass_m_tbl) {
 			if (target_read_u64(s->pid, klass + off->rclass_m_tbl, &m_tbl))
@@ -95,11 +103,15 @@ static uint64_t method_owner(struct symbolizer *s, uint64_t klass, uint64_t iseq
 			   target_read_u64(s->pid, ext + off->classext_m_tbl, &m_tbl)) {
 			return 0;
 		}
-		if (m_tbl && (owner = owner_in_table(s, m_tbl, iseq)))
+		if (m_tbl && (owner = owner_in_table(s, m_tbl, iseq, &left)))
 			return owner;
+		if (!left)
+			break;
 		if (target_read_u64(s->pid, klass + off->rclass_super, &klass))
 			return 0;
 	}
+	if (klass) /* a cycle, or a crafted table: the frame prints unqualified */
+		caps_count(s->pid, CAP_OWNER_SEARCH);
 	return 0;
 }
 

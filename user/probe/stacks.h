@@ -40,6 +40,7 @@ struct symbolizer {
 	struct u64map cfuncs;		 /* method entry -> label */
 	struct u64map stacks;		 /* stack id -> struct stack */
 	struct iseq_info *retired_iseqs; /* replaced at their address; freed last */
+	uint64_t line_bytes;		 /* line tables kept (iseqs.c), for their cap */
 	uint64_t naming; /* the stack being named: its iseqs checked in one read (stacks.c) */
 	/* The classes of immediate receivers; 0: unknown, their methods print unqualified */
 	uint64_t immediate_classes[IMMEDIATE_KINDS];

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include "probe_caps.h"
 #include "census.h"
 #include "clock.h"
 #include "procmaps.h"
@@ -243,7 +244,7 @@ static bool moved_and_followed(struct tracker *t, uint64_t addr)
  * ancestor and per module extended into it: 17 for Regexp::Syntax::V3_2_0
  * under rubocop, so a bound of 8 called 60 live classes freed.
  */
-#define MAX_CLASS_HOPS 1024
+#define MAX_CLASS_HOPS PROBE_MAX_CLASS_HOPS
 
 /*
  * Is klass, found in a tracked object's slot, still that object's class?

@@ -296,6 +296,7 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 	out->walk.reads = g.reads;
 	out->walk.gc_ran = g.gc_ran;
 	not_walked(out, &roots, &c->meta);
+	caps_read(c->t->pid, &out->caps);
 	out->walk.seconds = now_seconds() - t0;
 	if (!freeze_ms)
 		setpriority(PRIO_PROCESS, 0, old_nice); /* as root; others stay nice */

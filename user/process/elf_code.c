@@ -76,7 +76,8 @@ static int each_symbol(struct elf_code *ec,
 		size_t i;
 
 		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    sh.sh_entsize < sizeof(Elf32_Sym)) /* a crafted 1 loops once a byte */
 			continue;
 		data = elf_getdata(scn, NULL);
 		for (i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -145,7 +146,8 @@ static int reloc_symbol(struct elf_code *ec, uint64_t slot, unsigned int type, c
 		GElf_Shdr symsh;
 		size_t i;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    sh.sh_entsize < sizeof(Elf32_Rela))
 			continue;
 		symscn = elf_getscn(ec->elf, sh.sh_link);
 		data = elf_getdata(scn, NULL);

@@ -52,7 +52,7 @@ static int find_symbol(Elf *elf, const char *name, GElf_Sym *out)
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		data = elf_getdata(scn, NULL);
-		if (!data || !sh.sh_entsize)
+		if (!data || sh.sh_entsize < sizeof(Elf32_Sym)) /* a crafted 1 loops once a byte */
 			continue;
 		count = sh.sh_size / sh.sh_entsize;
 		for (i = 0; i < count; i++) {
@@ -144,7 +144,8 @@ int elf_tls_module_slot(const char *path, const char *name, uint64_t *slot)
 		GElf_Shdr symsh;
 		size_t i;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    sh.sh_entsize < sizeof(Elf32_Rela))
 			continue;
 		symscn = elf_getscn(ef.elf, sh.sh_link);
 		data = elf_getdata(scn, NULL);

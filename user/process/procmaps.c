@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "elfinfo.h"
+#include "process_caps.h"
 #include "procmaps.h"
 #include "target_file.h"
 
@@ -116,7 +117,7 @@ static bool defines_ruby_version(pid_t pid, const char *path)
 	return elf_symbol_value(host, "ruby_version", &value, NULL) == 0;
 }
 
-#define MAX_SCANNED 512
+#define MAX_SCANNED PROC_MAX_SCANNED_FILES
 
 /*
  * The slow path: a libruby under another name (copied and LD_PRELOADed, or

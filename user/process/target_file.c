@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "process_caps.h"
 #include "target_file.h"
 
 /* "/proc/PID/root/REST": the PID and where REST starts ("" for the root itself). */
@@ -65,6 +67,10 @@ int target_file_open(const char *path)
 	if (!S_ISREG(st.st_mode)) {
 		close(pfd);
 		return -EINVAL;
+	}
+	if ((uint64_t) st.st_size > PROC_MAX_FILE_BYTES) {
+		close(pfd);
+		return -EFBIG; /* said as "File too large" by the callers */
 	}
 	/* Reopening the O_PATH fd opens the very inode just checked. */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);

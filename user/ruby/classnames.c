@@ -5,16 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "caps.h"
 #include "classnames.h"
 #include "rbmemtrace.h"
 #include "procmaps.h"
+#include "ruby_caps.h"
 #include "ruby_string.h"
 #include "target_mem.h"
 
 #define NAME_MAX_LEN 512
-/* A class path is read this far to tell long names apart (a hostile one may be huge). */
-#define NAME_READ_MAX 65536
-#define IVAR_SCAN_MAX 4096
 
 const char *ruby_type_name(uint32_t type)
 {
@@ -68,7 +67,7 @@ static int classext_value(struct class_namer *cn, uint64_t klass, uint32_t field
 
 /*
  * Walks a class's iv_tbl (an st_table) until match() accepts an entry, and
- * returns that entry's key and value.  Past IVAR_SCAN_MAX entries the table
+ * returns that entry's key and value.  Past RUBY_MAX_IVAR_SCAN entries the table
  * is scanned only in part, or refused when `whole` asks for all of it.
  */
 static int scan_ivars(struct class_namer *cn, uint64_t klass, bool whole,
@@ -86,10 +85,10 @@ static int scan_ivars(struct class_namer *cn, uint64_t klass, bool whole,
 	    target_read_u64(cn->pid, tbl + off->st_entries_bound, &bound) ||
 	    target_read_u64(cn->pid, tbl + off->st_entries, &entries) || !entries)
 		return -ENOENT;
-	if (bound - start > IVAR_SCAN_MAX) {
+	if (bound - start > RUBY_MAX_IVAR_SCAN) {
 		if (whole)
 			return -EINVAL;
-		bound = start + IVAR_SCAN_MAX;
+		bound = start + RUBY_MAX_IVAR_SCAN;
 	}
 	for (i = start; i < bound; i++) {
 		if (target_read(cn->pid, entries + i * off->st_entry_size, entry, sizeof(entry)))
@@ -302,10 +301,15 @@ static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
 	if (hdr[0] & cn->layout->fl_singleton)
 		return singleton_name(cn, klass, depth);
 	if (class_path(cn, klass, &path) == 0) {
-		char *full = malloc(NAME_READ_MAX), *name = NULL;
+		char *full = malloc(RUBY_MAX_NAME_READ), *name = NULL;
 
-		if (full && ruby_read_string(cn->pid, cn->layout, path, full, NAME_READ_MAX) == 0)
+		/* a hostile path may be huge: read RUBY_MAX_NAME_READ, printed as fit cuts it */
+		if (full &&
+		    ruby_read_string(cn->pid, cn->layout, path, full, RUBY_MAX_NAME_READ) == 0) {
 			name = class_name_fit(full);
+			if (strlen(full) > CLASS_NAME_MAX)
+				caps_count(cn->pid, CAP_CLASS_NAME);
+		}
 		free(full);
 		if (name)
 			return name;
@@ -325,6 +329,7 @@ const char *class_namer_name(struct class_namer *cn, uint64_t klass)
 	if (name && strlen(name) > CLASS_NAME_MAX) { /* a singleton of a long-named class */
 		char *fit = class_name_fit(name);
 
+		caps_count(cn->pid, CAP_CLASS_NAME);
 		free(name);
 		name = fit;
 	}

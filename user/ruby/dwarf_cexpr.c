@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dwarf_types_impl.h"
+#include "ruby_caps.h"
 
 struct val {
 	uint64_t v;
@@ -488,7 +489,8 @@ static int eval_text(struct dwarf_types *dt, const char *text, size_t len,
 	char *buf;
 	struct ev e = {dt, NULL, active, depth, false};
 
-	if (depth > 32)
+	/* depth bounds the nesting; steps the whole (a macro used twice per level doubles) */
+	if (depth > 32 || ++dt->macro_steps > RUBY_MAX_MACRO_STEPS)
 		return -1;
 	/* text is a slice (a macro's expansion has no NUL): copied whole, then ended */
 	buf = malloc(len + 1);
@@ -509,6 +511,7 @@ int dt_eval(struct dwarf_types *dt, const char *text, size_t len, int64_t *value
 {
 	struct val v;
 
+	dt->macro_steps = 0;
 	if (eval_text(dt, text, len, NULL, 0, &v))
 		return -1;
 	*value = (int64_t) v.v;

@@ -11,11 +11,13 @@
 #include <gelf.h>
 #include "sort.h"
 #include "dwarf_types_impl.h"
+#include "ruby_caps.h"
 
 struct macro_read {
 	struct dwarf_types *dt;
 	struct dt_cu *cu;
 	int depth;
+	uint32_t imports;	   /* DW_MACRO_import followed: a unit may import one many times */
 	uint64_t str_offsets_base; /* the CU's DW_AT_str_offsets_base */
 };
 
@@ -90,7 +92,8 @@ static int macro_cb(Dwarf_Macro *m, void *arg);
 
 static void read_macros_at(struct macro_read *r, Dwarf_Off off)
 {
-	if (r->depth > 16)
+	/* 16 deep, RUBY_MAX_MACRO_IMPORTS in all: a fan-out of imports is exponential */
+	if (r->depth > 16 || ++r->imports > RUBY_MAX_MACRO_IMPORTS)
 		return;
 	r->depth++;
 	/* the callback never aborts: one call reads the whole unit */
@@ -121,6 +124,8 @@ static int macro_cb(Dwarf_Macro *m, void *arg)
 		s = op == DW_MACRO_define_strx ? strx_string(r, m) : NULL;
 	if (!s)
 		return DWARF_CB_OK;
+	if (cu->nmacros >= RUBY_MAX_MACROS)
+		return DWARF_CB_ABORT;
 	if (cu->nmacros == cu->capmacros) {
 		size_t cap = cu->capmacros ? 2 * cu->capmacros : 4096;
 		struct dt_macro *p = realloc(cu->macros, cap * sizeof(*p));
@@ -150,7 +155,7 @@ static int cmp_macro(const void *a, const void *b)
 
 void dt_read_macros(struct dwarf_types *dt, struct dt_cu *cu)
 {
-	struct macro_read r = {dt, cu, 0, 0};
+	struct macro_read r = {dt, cu, 0, 0, 0};
 	Dwarf_Attribute a;
 	Dwarf_Word base;
 	Dwarf_Die die;

@@ -13,6 +13,8 @@
 #include <elfutils/libdwelf.h>
 #include "debuginfod.h"
 #include "dwarf_types_impl.h"
+#include "ruby_caps.h"
+#include "target_file.h"
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -45,11 +47,19 @@ static bool has_debug_info(Elf *elf)
 	return false;
 }
 
+/*
+ * The files come from the target's root (its libruby, debug files beside
+ * it): opened as target_file_open does, inside that root, never blocking on
+ * a FIFO put where a debug file is looked for, and no bigger than its cap.
+ */
 static int open_elf(const char *path, int *fd, Elf **elf)
 {
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
+	*fd = target_file_open(path);
+	if (*fd < 0) {
+		errno = -*fd;
+		*fd = -1;
 		return -1;
+	}
 	/* private: hide_unused_sections edits section headers in memory, never the file */
 	*elf = elf_begin(*fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
@@ -180,6 +190,46 @@ static void hide_unused_sections(Elf *elf)
 	}
 }
 
+/*
+ * What libdw will inflate from the sections it reads (SHF_COMPRESSED, or
+ * GNU's .zdebug: "ZLIB" and a big-endian size), as the headers claim: a
+ * crafted file can claim terabytes from a few bytes.
+ */
+static uint64_t inflated_bytes(Elf *elf)
+{
+	uint64_t total = 0, size;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Chdr ch;
+		Elf_Data *raw;
+		int i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		size = 0;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			size = gelf_getchdr(scn, &ch) ? ch.ch_size : UINT64_MAX;
+		} else if ((name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+			   !strncmp(name, ".zdebug", 7)) {
+			raw = elf_rawdata(scn, NULL);
+			if (!raw || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4))
+				continue;
+			for (i = 0; i < 8; i++)
+				size = size << 8 | ((const uint8_t *) raw->d_buf)[4 + i];
+		}
+		if (size > RUBY_MAX_DWARF_INFLATED - total)
+			return UINT64_MAX;
+		total += size;
+	}
+	return total;
+}
+
 static int list_cus(struct dwarf_types *dt)
 {
 	Dwarf_Off off = 0, next;
@@ -278,6 +328,12 @@ int dwarf_types_open(const char *path, const char *root, struct dwarf_types **ou
 		snprintf(dt->file, sizeof(dt->file), "%s", debug);
 	}
 	hide_unused_sections(dt->elf);
+	if (inflated_bytes(dt->elf) > RUBY_MAX_DWARF_INFLATED) {
+		errf(err, errlen,
+		     "the DWARF of %s inflates to more than %llu MiB, the cap: not read", dt->file,
+		     (unsigned long long) (RUBY_MAX_DWARF_INFLATED >> 20));
+		goto fail;
+	}
 	dt->dbg = dwarf_begin_elf(dt->elf, DWARF_C_READ, NULL);
 	if (!dt->dbg) {
 		errf(err, errlen, "cannot read the DWARF of %s: %s", dt->file, dwarf_errmsg(-1));

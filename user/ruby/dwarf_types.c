@@ -5,6 +5,7 @@
 #include <dwarf.h>
 #include "sort.h"
 #include "dwarf_types_impl.h"
+#include "ruby_caps.h"
 
 static int add_name(struct dt_cu *cu, const char *name, Dwarf_Off off, int kind)
 {
@@ -21,19 +22,20 @@ static int add_name(struct dt_cu *cu, const char *name, Dwarf_Off off, int kind)
 	return 0;
 }
 
-static bool type_is_signed(Dwarf_Die *type)
+/* depth: an enum's underlying type is followed that far (a crafted one may be itself) */
+static bool type_is_signed(Dwarf_Die *type, int depth)
 {
 	Dwarf_Die peeled, under;
 	Dwarf_Attribute a;
 	Dwarf_Word enc;
 
-	if (dwarf_peel_type(type, &peeled))
+	if (depth > RUBY_MAX_DWARF_TYPE_DEPTH || dwarf_peel_type(type, &peeled))
 		return false;
 	if (dwarf_tag(&peeled) == DW_TAG_enumeration_type) {
 		if (!dwarf_attr_integrate(&peeled, DW_AT_type, &a) ||
 		    !dwarf_formref_die(&a, &under))
 			return false;
-		return type_is_signed(&under);
+		return type_is_signed(&under, depth + 1);
 	}
 	if (dwarf_tag(&peeled) != DW_TAG_base_type ||
 	    !dwarf_attr_integrate(&peeled, DW_AT_encoding, &a) || dwarf_formudata(&a, &enc))
@@ -85,7 +87,7 @@ static int add_enumerators(struct dt_cu *cu, Dwarf_Die *type)
 	Dwarf_Attribute a;
 	Dwarf_Die under;
 	bool is_signed = dwarf_attr_integrate(type, DW_AT_type, &a) &&
-			 dwarf_formref_die(&a, &under) && type_is_signed(&under);
+			 dwarf_formref_die(&a, &under) && type_is_signed(&under, 0);
 
 	if (dwarf_child(type, &child))
 		return 0;
@@ -475,7 +477,7 @@ int dwarf_member(struct dwarf_types *dt, const char *type, const char *path, str
 		f->elem_size = elem;
 	}
 	f->is_pointer = dwarf_tag(&peeled) == DW_TAG_pointer_type;
-	f->is_signed = type_is_signed(&mtype);
+	f->is_signed = type_is_signed(&mtype, 0);
 	if (bitsize && size) {
 		f->offset = bitpos / (size * 8) * size;
 		f->bit_offset = (uint32_t) (bitpos - f->offset * 8);
@@ -513,7 +515,7 @@ int dt_type_info(struct dwarf_types *dt, const char *type, uint64_t *size, bool 
 	if (lookup_type(dt, type, &die) || dwarf_aggregate_size(&die, &w))
 		return -1;
 	*size = w;
-	*is_signed = type_is_signed(&die);
+	*is_signed = type_is_signed(&die, 0);
 	return 0;
 }
 

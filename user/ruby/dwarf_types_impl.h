@@ -54,6 +54,7 @@ struct dwarf_types {
 	size_t *use; /* indexes into cus, in search order */
 	size_t nuse;
 	bool no_macros;
+	uint32_t macro_steps; /* expansions the expression being evaluated took (dt_eval) */
 };
 
 /* Indexes cu's top-level DIEs if not done yet; 0 or -1. */

@@ -21,12 +21,12 @@
 #include "layout_proof_impl.h"
 #include "procmaps.h"
 #include "rbmemtrace.h"
+#include "ruby_caps.h"
 #include "ruby_string.h"
 #include "ruby_target.h"
 #include "target_mem.h"
 
 #define SAMPLE_PAGES 64
-#define MAX_PAGES (1u << 24)
 #define MAX_FRAMES 256
 #define MAX_GC_COUNT (1ULL << 40)
 #define MAX_OBJECTS (1ULL << 40)
@@ -231,7 +231,7 @@ static int read_page_table(struct prover *p, uint64_t **table)
 		return -EFAULT;
 	}
 	p->pages = npages;
-	if (!npages || npages > MAX_PAGES)
+	if (!npages || npages > RUBY_MAX_HEAP_PAGES)
 		return -ERANGE;
 	*table = malloc(npages * sizeof(**table));
 	if (!*table)
@@ -275,7 +275,9 @@ static void prove_heap(struct prover *p, bool counters_proved)
 
 	ret = read_page_table(p, &table);
 	if (!proof_check(p, "page table", ret == 0, "%" PRIu64 " pages (%s)", p->pages,
-		   ret ? strerror(-ret) : "readable"))
+		   ret == -ERANGE ? "none, or past the cap of 2^24"
+		   : ret	  ? strerror(-ret)
+				  : "readable"))
 		return;
 	step = p->pages > SAMPLE_PAGES ? p->pages / SAMPLE_PAGES : 1;
 	for (i = 0; !fault && i < p->pages; i += step, sampled++) {

@@ -165,6 +165,13 @@ struct refs_meta {
 	struct u64map shapes;		 /* shape id + 1 -> struct shape_info * */
 	struct refs_gaps gaps;
 	uint64_t opaque_types; /* distinct opaque data types seen */
+	/*
+	 * The bytes the decoders may still ask for, when budgeted: a heap walk
+	 * sets it (a crafted heap can claim huge tables everywhere), and turns
+	 * it off after; a need past it is refused and counted (CAP_WALK_BYTES).
+	 */
+	bool budgeted;
+	uint64_t budget;
 };
 
 void refs_meta_init(struct refs_meta *m, pid_t pid, const struct ruby_layout *l);

@@ -37,6 +37,26 @@ uint32_t refs_u32_at(const void *buf, uint32_t off)
 	return v;
 }
 
+void refs_need(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
+	       uint8_t step, uint64_t aux)
+{
+	if (m->budgeted) {
+		if (len > m->budget) {
+			m->gaps.n[GAP_UNREAD]++;
+			caps_count(m->pid, CAP_WALK_BYTES);
+			return;
+		}
+		m->budget -= len;
+	}
+	s->need(s->arg, addr, len, step, aux);
+}
+
+void refs_cut(struct refs_meta *m)
+{
+	m->gaps.n[GAP_UNREAD]++;
+	caps_count(m->pid, CAP_TABLE_READ);
+}
+
 /* The slot's word at byte offset off, or 0 past the slot. */
 uint64_t refs_slot_word(const uint64_t *words, uint32_t slot_size, uint32_t off)
 {
@@ -52,19 +72,19 @@ void refs_need_values(struct refs_meta *m, uint64_t ptr, uint64_t n, uint8_t hol
 
 	if (!ptr || !n)
 		return;
-	if (n > MAX_ST_ENTRIES) {
-		m->gaps.n[GAP_UNREAD]++;
-		n = MAX_ST_ENTRIES;
+	if (n > RUBY_MAX_ST_ENTRIES) {
+		refs_cut(m);
+		n = RUBY_MAX_ST_ENTRIES;
 	}
 	for (i = 0; i < n; i += per) {
 		uint64_t k = n - i < per ? n - i : per;
 
 		/* the first index rides in the arg of element reads; others are read whole */
 		if (holds == HOLDS_ELEMS || holds == HOLDS_MEMBERS)
-			s->need(s->arg, ptr + i * 8, (uint32_t) (k * 8), STEP_VALUES,
+			refs_need(m, s, ptr + i * 8, (uint32_t) (k * 8), STEP_VALUES,
 				REFS_AUX(holds, holds == HOLDS_ELEMS ? i : arg));
 		else if (i == 0)
-			s->need(s->arg, ptr, (uint32_t) (k * 8), STEP_VALUES, REFS_AUX(holds, arg));
+			refs_need(m, s, ptr, (uint32_t) (k * 8), STEP_VALUES, REFS_AUX(holds, arg));
 	}
 }
 
@@ -73,7 +93,7 @@ void refs_need_values(struct refs_meta *m, uint64_t ptr, uint64_t n, uint8_t hol
 void refs_st_table_at(struct refs_meta *m, uint64_t tbl, uint8_t holds, const struct refs_sink *s)
 {
 	if (tbl)
-		s->need(s->arg, tbl, m->l->st_size, STEP_ST_HEAD, REFS_AUX(holds, 0));
+		refs_need(m, s, tbl, m->l->st_size, STEP_ST_HEAD, REFS_AUX(holds, 0));
 }
 
 /*
@@ -144,7 +164,7 @@ static void decode_object(struct refs_meta *m, const uint64_t *words, uint32_t s
 void refs_id_table_at(struct refs_meta *m, uint64_t tbl, uint8_t holds, const struct refs_sink *s)
 {
 	if (tbl)
-		s->need(s->arg, tbl, m->l->id_table_items + 8, STEP_ID_HEAD, REFS_AUX(holds, 0));
+		refs_need(m, s, tbl, m->l->id_table_items + 8, STEP_ID_HEAD, REFS_AUX(holds, 0));
 }
 
 /* What rb_classext_t holds (ext: its bytes, wherever they are). */
@@ -190,7 +210,7 @@ static void decode_class(struct refs_meta *m, uint64_t addr, const uint64_t *wor
 	}
 	ext = refs_slot_word(words, slot_size, l->rclass_ext);
 	if (ext)
-		s->need(s->arg, ext, l->classext_size, STEP_CLASSEXT, flags);
+		refs_need(m, s, ext, l->classext_size, STEP_CLASSEXT, flags);
 	(void) addr;
 }
 
@@ -230,11 +250,11 @@ void refs_st_entries(struct refs_meta *m, const uint8_t *head, uint8_t holds,
 	if (!entries || bound <= start)
 		return;
 	n = bound - start;
-	if (n > MAX_ST_ENTRIES || n * l->st_entry_size > REFS_MAX_READ) {
-		m->gaps.n[GAP_UNREAD]++;
+	if (n > RUBY_MAX_ST_ENTRIES || n * l->st_entry_size > REFS_MAX_READ) {
+		refs_cut(m);
 		n = REFS_MAX_READ / l->st_entry_size;
 	}
-	s->need(s->arg, entries + start * l->st_entry_size, (uint32_t) (n * l->st_entry_size),
+	refs_need(m, s, entries + start * l->st_entry_size, (uint32_t) (n * l->st_entry_size),
 		STEP_ST_ENTRIES, REFS_AUX(holds, start));
 }
 
@@ -279,7 +299,7 @@ static void decode_hash(struct refs_meta *m, const uint64_t *words, uint32_t slo
 	if (flags & l->hash_st_flag)
 		refs_st_table_at(m, tbl, HOLDS_HASH, s);
 	else if (bound)
-		s->need(s->arg, tbl + l->ar_table_pairs, bound * 16, STEP_AR_TABLE, bound);
+		refs_need(m, s, tbl + l->ar_table_pairs, bound * 16, STEP_AR_TABLE, bound);
 }
 
 static void decode_struct(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
@@ -335,21 +355,21 @@ static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *word
 	switch (ti->kind) {
 	case DATA_PROC:
 	case DATA_BINDING:
-		s->need(s->arg, data, l->block_type + 4, STEP_BLOCK, 0);
+		refs_need(m, s, data, l->block_type + 4, STEP_BLOCK, 0);
 		break;
 	case DATA_THREAD:
 		len = l->thread_value > l->thread_invoke_type ? l->thread_value
 							      : l->thread_invoke_type;
 		if (l->thread_invoke_proc > len)
 			len = l->thread_invoke_proc;
-		s->need(s->arg, data, len + 8, STEP_THREAD, 0);
+		refs_need(m, s, data, len + 8, STEP_THREAD, 0);
 		break;
 	case DATA_PIN_LIST:
-		s->need(s->arg, data, l->pin_list_array + 8, STEP_PIN_LIST, 0);
+		refs_need(m, s, data, l->pin_list_array + 8, STEP_PIN_LIST, 0);
 		break;
 	case DATA_DECL:
 		if (ti->struct_len)
-			s->need(s->arg, data, ti->struct_len, STEP_DATA_FIELDS,
+			refs_need(m, s, data, ti->struct_len, STEP_DATA_FIELDS,
 				refs_slot_word(words, slot_size, l->tdata_type));
 		break;
 	case DATA_OPAQUE:
@@ -377,7 +397,7 @@ static void decode_env(struct refs_meta *m, const uint64_t *words, uint32_t slot
 	/* ep[-1] is the outer ep (tagged), ep[0] the flags: an env without LOCAL has an outer one
 	 */
 	if (ep)
-		s->need(s->arg, ep - 8, 16, STEP_ENV_SPECVAL, 0);
+		refs_need(m, s, ep - 8, 16, STEP_ENV_SPECVAL, 0);
 }
 
 static void decode_imemo(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
@@ -399,7 +419,7 @@ static void decode_imemo(struct refs_meta *m, const uint64_t *words, uint32_t sl
 		if (l->def_bmethod_proc > len)
 			len = l->def_bmethod_proc;
 		if (def)
-			s->need(s->arg, def, len + 8, STEP_METHOD_DEF, 0);
+			refs_need(m, s, def, len + 8, STEP_METHOD_DEF, 0);
 	} else if (type == l->imemo_cref) {
 		refs_field(s, refs_slot_word(words, slot_size, l->cref_klass), "(cref class)");
 		refs_field(s, refs_slot_word(words, slot_size, l->cref_next), "(cref next)");

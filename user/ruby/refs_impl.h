@@ -2,11 +2,20 @@
 /* Internal to refs_decode.c and refs_resume.c: the helpers both halves of a decoder use. */
 #ifndef RBM_REFS_IMPL_H
 #define RBM_REFS_IMPL_H
+#include "caps.h"
 #include "refs.h"
+#include "ruby_caps.h"
 
 #define ST_DELETED (~(uint64_t) 0) /* st.c RESERVED_HASH_VAL: a deleted entry's hash */
-#define MAX_ID_CAPA (1u << 22)
-#define MAX_ST_ENTRIES (1ull << 26)
+
+/*
+ * Asks the driver for len bytes at addr (every decoder's read goes through
+ * here): refused, and counted, once the walk's read budget is spent.
+ */
+void refs_need(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
+	       uint8_t step, uint64_t aux);
+/* A table or array read in part: counted as unread, and as a cap reached. */
+void refs_cut(struct refs_meta *m);
 
 /* A reference, passed on when v is a heap object. */
 void refs_ref(const struct refs_sink *s, uint64_t v, uint8_t kind, uint32_t index, uint64_t a,

@@ -69,7 +69,7 @@ static void resume_id_items(struct refs_meta *m, const uint8_t *buf, uint32_t le
 		if (!key || !v)
 			continue;
 		if (holds == HOLDS_CONSTS)
-			s->need(s->arg, v, l->const_entry_value + 8, STEP_CONST_ENTRY, key);
+			refs_need(m, s, v, l->const_entry_value + 8, STEP_CONST_ENTRY, key);
 		else if (holds == HOLDS_METHODS)
 			refs_ref(s, v, REF_METHOD, 0, key, 0);
 		else if (holds == HOLDS_FIBER_LOCALS)
@@ -97,7 +97,7 @@ static void resume_block(struct refs_meta *m, const uint8_t *buf, uint32_t len,
 	ep = refs_word_at(buf, l->block_ep);
 	/* VM_ENV_DATA_INDEX_ENV: a captured block's ep escaped to the heap; ep[1] is its env */
 	if (ep && !(ep & 7))
-		s->need(s->arg, ep + 8, 8, STEP_EP_ENV, 0);
+		refs_need(m, s, ep + 8, 8, STEP_EP_ENV, 0);
 }
 
 static void resume_method_def(struct refs_meta *m, const uint8_t *buf, uint32_t len,
@@ -152,11 +152,16 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 		v = refs_word_at(buf, l->id_table_items);
 		if (!v || !capa)
 			break;
-		if (capa > MAX_ID_CAPA) {
-			m->gaps.n[GAP_UNREAD]++;
+		if (capa > RUBY_MAX_ID_CAPA) {
+			refs_cut(m);
 			break;
 		}
-		s->need(s->arg, v, capa * l->id_item_size, STEP_ID_ITEMS, aux);
+		/* one read of at most REFS_MAX_READ, as every other: the first items only */
+		if ((uint64_t) capa * l->id_item_size > REFS_MAX_READ) {
+			refs_cut(m);
+			capa = REFS_MAX_READ / l->id_item_size;
+		}
+		refs_need(m, s, v, capa * l->id_item_size, STEP_ID_ITEMS, aux);
 		break;
 	case STEP_ID_ITEMS:
 		resume_id_items(m, buf, len, aux, s);
@@ -173,7 +178,7 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 	case STEP_ENV_SPECVAL:
 		prev = refs_word_at(buf, 0) & ~(uint64_t) 3;
 		if (!(refs_word_at(buf, 8) & l->env_flag_local) && prev && !(prev & 7))
-			s->need(s->arg, prev + 8, 8, STEP_EP_ENV, 1);
+			refs_need(m, s, prev + 8, 8, STEP_EP_ENV, 1);
 		break;
 	case STEP_METHOD_DEF:
 		resume_method_def(m, buf, len, s);

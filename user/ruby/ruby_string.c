@@ -6,9 +6,20 @@
 
 int ruby_read_string(pid_t pid, const struct ruby_layout *off, uint64_t str, char *buf, size_t n)
 {
+	uint64_t full;
+
+	return ruby_read_string_full(pid, off, str, buf, n, &full);
+}
+
+int ruby_read_string_full(pid_t pid, const struct ruby_layout *off, uint64_t str, char *buf,
+			  size_t n, uint64_t *full)
+{
 	uint64_t hdr[4], len, ptr;
 	int ret;
 
+	*full = 0;
+	if (!n)
+		return -EINVAL;
 	ret = target_read(pid, str, hdr, sizeof(hdr));
 	if (ret)
 		return ret;
@@ -23,6 +34,8 @@ int ruby_read_string(pid_t pid, const struct ruby_layout *off, uint64_t str, cha
 	}
 	if (off->rstring_len) /* 3.2+: RString.len, embedded or not */
 		len = hdr[off->rstring_len / 8];
+	/* the length is the target's word: n bounds what is read, whatever it says */
+	*full = len;
 	if (len >= n)
 		len = n - 1;
 	ret = target_read(pid, ptr, buf, len);

@@ -13,5 +13,8 @@
  * or the read's -errno.
  */
 int ruby_read_string(pid_t pid, const struct ruby_layout *off, uint64_t str, char *buf, size_t n);
+/* The same, and the String's whole length in *full (more than n - 1: it was cut). */
+int ruby_read_string_full(pid_t pid, const struct ruby_layout *off, uint64_t str, char *buf,
+			  size_t n, uint64_t *full);
 
 #endif

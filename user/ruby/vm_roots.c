@@ -3,17 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "caps.h"
 #include "rbmemtrace.h"
+#include "ruby_caps.h"
 #include "target_mem.h"
 #include "u64map.h"
 #include "vm_roots.h"
 
-#define MAX_ID_CAPA (1u << 20)
-#define MAX_THREADS 4096
-#define MAX_FRAMES 4096
-#define MAX_STACK_WORDS (1u << 20)
-#define MAX_LIST 100000
-#define MAX_CONSTS 65536
 #define NAME_LEN 1024
 
 const char *root_kind_name(enum root_kind k)
@@ -51,7 +47,14 @@ struct collect {
 	struct ruby_symbols *syms;
 	uint64_t ec; /* the execution context whose VM stack is walked now; 0: none */
 	bool nomem;
+	bool full; /* RUBY_MAX_ROOTS kept: the walks stop (each root costs reads to find) */
 };
+
+/* A root list stopped at its cap: counted, and said in the report. */
+static void cut(struct collect *c)
+{
+	caps_count(c->t->pid, CAP_ROOTS);
+}
 
 static void add(struct collect *c, uint64_t value, uint64_t src, enum root_kind kind,
 		uint16_t thread, uint64_t a, uint64_t b, const char *name)
@@ -60,6 +63,12 @@ static void add(struct collect *c, uint64_t value, uint64_t src, enum root_kind 
 
 	if (!refs_heap_value(value))
 		return;
+	if (s->n >= RUBY_MAX_ROOTS) {
+		if (!c->full)
+			cut(c);
+		c->full = true;
+		return;
+	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 1024;
 		struct root *r = realloc(s->r, cap * sizeof(*r));
@@ -111,7 +120,7 @@ static int id_table_items(pid_t pid, const struct ruby_layout *l, uint64_t tbl,
 		return -EFAULT;
 	if (!capa || !items)
 		return 0;
-	if (capa > MAX_ID_CAPA)
+	if (capa > RUBY_MAX_ROOT_ID_CAPA)
 		return -E2BIG;
 	buf = malloc((size_t) capa * l->id_item_size);
 	*out = calloc(capa, sizeof(**out));
@@ -212,7 +221,7 @@ static void walk_constants(struct collect *c, uint64_t object)
 	struct root_set *s = c->set;
 	struct module_todo *todo = malloc(sizeof(*todo) * 1024);
 	size_t ntodo = 0, cap = 1024, i;
-	struct const_entry *cs = malloc(sizeof(*cs) * MAX_CONSTS);
+	struct const_entry *cs = malloc(sizeof(*cs) * RUBY_MAX_CONSTS);
 	struct u64map seen = {0};
 	char name[NAME_LEN / 2], path[NAME_LEN * 2];
 
@@ -221,12 +230,14 @@ static void walk_constants(struct collect *c, uint64_t object)
 		goto out;
 	}
 	todo[ntodo++] = (struct module_todo){object, ""};
-	while (ntodo && !c->nomem) {
+	while (ntodo && !c->nomem && !c->full) {
 		struct module_todo m = todo[--ntodo];
-		int n = ruby_module_constants(c->t->pid, c->l, m.klass, cs, MAX_CONSTS);
+		int n = ruby_module_constants(c->t->pid, c->l, m.klass, cs, RUBY_MAX_CONSTS);
 
 		s->modules++;
-		for (i = 0; n > 0 && i < (size_t) n; i++) {
+		if (n == -E2BIG || n == RUBY_MAX_CONSTS)
+			cut(c); /* a table past its cap: none, or the first RUBY_MAX_CONSTS */
+		for (i = 0; n > 0 && i < (size_t) n && !c->full; i++) {
 			const char *p;
 
 			id_name(c, ruby_id_of_serial(c->l, cs[i].serial), name, sizeof(name));
@@ -276,7 +287,9 @@ static void walk_globals(struct collect *c)
 	if (target_read_u64(pid, c->g->global_tbl, &tbl))
 		return;
 	n = id_table_items(pid, l, tbl, &items);
-	for (i = 0; i < n; i++) {
+	if (n == -E2BIG)
+		cut(c);
+	for (i = 0; i < n && !c->full; i++) {
 		uint64_t var, data, marker, value, src;
 
 		/* items hold rb_global_entry *: entry->var->{data, marker} */
@@ -321,7 +334,9 @@ static void frame_locals(struct collect *c, uint16_t th, uint64_t iseq, uint64_t
 			add(c, envval, ep + 8, ROOT_FRAME_ENV, th, iseq, pc, NULL);
 		return;
 	}
-	for (i = 0; i < size && i < 4096; i++) {
+	if (size > RUBY_MAX_FRAME_LOCALS)
+		cut(c);
+	for (i = 0; i < size && i < RUBY_MAX_FRAME_LOCALS && !c->full; i++) {
 		/* local i: ep[-(size - i) - (VM_ENV_DATA_SIZE - 1)] */
 		at = ep - 8 * ((uint64_t) (size - i) + l->env_data_size - 1);
 		if (at < lo || at >= hi || target_read_u64(pid, table + 8ull * i, &id))
@@ -351,7 +366,7 @@ static void walk_vm_stack(struct collect *c, uint16_t th, uint64_t ec)
 
 	if (target_read_u64(pid, ec + l->ec_vm_stack, &stack) ||
 	    target_read_u64(pid, ec + l->ec_vm_stack_size, &size) ||
-	    target_read_u64(pid, ec + l->ec_cfp, &cfp) || !stack || size > MAX_STACK_WORDS ||
+	    target_read_u64(pid, ec + l->ec_cfp, &cfp) || !stack || size > RUBY_MAX_STACK_WORDS ||
 	    l->cfp_size > sizeof(frame) || cfp < stack || cfp >= stack + size * 8 ||
 	    target_read(pid, cfp, frame, l->cfp_size)) {
 		c->set->skipped_frames++;
@@ -369,7 +384,7 @@ static void walk_vm_stack(struct collect *c, uint16_t th, uint64_t ec)
 		goto out;
 	}
 	end = stack + size * 8 - l->cfp_size; /* the first frame Ruby pushes is a dummy */
-	for (; cfp < end && frames < MAX_FRAMES; cfp += l->cfp_size, frames++) {
+	for (; cfp < end && frames < RUBY_MAX_FRAMES && !c->full; cfp += l->cfp_size, frames++) {
 		uint64_t iseq, pc, ep, self;
 
 		if (target_read(pid, cfp, frame, l->cfp_size))
@@ -386,6 +401,8 @@ static void walk_vm_stack(struct collect *c, uint16_t th, uint64_t ec)
 		add(c, self, cfp + l->cfp_self, ROOT_SELF, th, iseq, pc, NULL);
 		frame_locals(c, th, iseq, pc, ep, vals, stack, top_sp, claimed);
 	}
+	if (cfp < end && frames == RUBY_MAX_FRAMES)
+		cut(c);
 	for (i = 0; i < nvals; i++)
 		if (!claimed[i])
 			add(c, vals[i], stack + i * 8, ROOT_STACK, th, 0, 0, NULL);
@@ -405,7 +422,9 @@ static void fiber_locals(struct collect *c, uint16_t th, uint64_t ec)
 	if (target_read_u64(c->t->pid, ec + l->ec_local_storage, &tbl))
 		return;
 	n = id_table_items(c->t->pid, l, tbl, &items);
-	for (i = 0; i < n; i++) {
+	if (n == -E2BIG)
+		cut(c);
+	for (i = 0; i < n && !c->full; i++) {
 		id_name(c, ruby_id_of_serial(l, items[i].key), name, sizeof(name));
 		snprintf(shown, sizeof(shown), "Thread.current[:%s]", name);
 		add(c, items[i].value, items[i].src, ROOT_FIBER_LOCAL, th, 0, 0, intern(c, shown));
@@ -450,12 +469,14 @@ static void walk_threads(struct collect *c)
 	head = ractor + l->ractor_threads_set;
 	if (target_read_u64(pid, head, &node))
 		return;
-	for (; node && node != head && th < MAX_THREADS; th++) {
+	for (; node && node != head && th < RUBY_MAX_THREADS && !c->full; th++) {
 		if (node != main_thread)
 			walk_thread(c, th, node);
 		if (target_read_u64(pid, node, &node))
 			break;
 	}
+	if (node && node != head && th == RUBY_MAX_THREADS)
+		cut(c); /* a list that long is a loop, or hostile */
 }
 
 /* ---- at_exit, registered addresses, the VM's lists ---- */
@@ -469,7 +490,7 @@ static void walk_at_exit(struct collect *c)
 	for (k = 0; k < 2; k++) {
 		if (!c->g->end_procs[k] || target_read_u64(c->t->pid, c->g->end_procs[k], &node))
 			continue;
-		for (i = 0; node && i < MAX_LIST; i++) {
+		for (i = 0; node && i < RUBY_MAX_LIST && !c->full; i++) {
 			if (target_read_u64(c->t->pid, node + l->endproc_data, &data))
 				break;
 			add(c, data, node + l->endproc_data, ROOT_AT_EXIT, 0, 0, 0, NULL);
@@ -477,6 +498,8 @@ static void walk_at_exit(struct collect *c)
 			if (target_read_u64(c->t->pid, node + l->endproc_next, &node))
 				break;
 		}
+		if (node && i == RUBY_MAX_LIST)
+			cut(c);
 	}
 }
 
@@ -491,7 +514,7 @@ static void walk_registered(struct collect *c)
 	if (target_read_u64(c->t->pid, head, &node))
 		return;
 	/* struct gc_list / global_object_list: {VALUE *varptr; next} */
-	for (i = 0; node && i < MAX_LIST; i++) {
+	for (i = 0; node && i < RUBY_MAX_LIST && !c->full; i++) {
 		if (target_read_u64(c->t->pid, node, &varptr) ||
 		    target_read_u64(c->t->pid, node + 8, &node))
 			break;
@@ -500,6 +523,8 @@ static void walk_registered(struct collect *c)
 			c->set->registered++;
 		}
 	}
+	if (node && i == RUBY_MAX_LIST)
+		cut(c);
 }
 
 static void vm_field(struct collect *c, uint32_t off, const char *name)

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The heap layer's bounds on what a target can make a census or a why walk
+ * read or keep (docs/caps.md: each one's cost at the bound, and what is
+ * said when it is reached).  The page table's own bound is the ruby
+ * layer's (RUBY_MAX_HEAP_PAGES), shared with the layout proof.
+ */
+#ifndef RBM_HEAP_CAPS_H
+#define RBM_HEAP_CAPS_H
+#include "ruby_caps.h"
+
+/*
+ * What a why walk may read besides the heap pages (arrays' elements, tables,
+ * ivars: the decoders' pieces): HEAP_WALK_READ_PER_HEAP times the heap's
+ * pages, at least HEAP_WALK_READ_MIN.  A crafted heap can point millions of
+ * objects at one huge region; an honest one's pieces are about its malloc'ed
+ * memory.  At ~2 GB/s of process_vm_readv, 1 GiB is half a second.
+ */
+#define HEAP_WALK_READ_MIN (1ull << 30)
+#define HEAP_WALK_READ_PER_HEAP 4
+/* The pieces of one round read into one buffer: what the buffer may grow to. */
+#define HEAP_ROUND_READ_MAX (64u << 20)
+/* Steps of a retainer path followed back to its root (heap/retainers.c). */
+#define HEAP_MAX_PATH (1u << 20)
+
+#endif
