@@ -56,6 +56,7 @@ struct decoded {
 	struct u64map by_child; /* child address -> index + 1 (its first reference) */
 	uint64_t hdr[2];	/* flags, klass */
 	bool ok;
+	bool reread; /* read again once after a child was missing from it */
 };
 
 struct explain {
@@ -68,49 +69,74 @@ struct explain {
 	char **root_names;   /* per root: its words, made once */
 };
 
+/*
+ * A decode that fails is tried again at once: the target runs while it is
+ * read, and a Hash caught rehashing (its table freed and replaced between two
+ * reads) fails once and reads whole the next time.  Kept failed, one failed
+ * read dropped every path through that Hash ("no path for the leak").
+ */
+#define DECODE_TRIES 3
+
+static void decoded_clear(struct decoded *d)
+{
+	free(d->refs);
+	d->refs = NULL;
+	d->n = 0;
+	u64map_free(&d->by_child, NULL);
+	d->ok = false;
+}
+
 static void decoded_free(void *p)
 {
 	struct decoded *d = p;
 
 	if (!d)
 		return;
-	free(d->refs);
-	u64map_free(&d->by_child, NULL);
+	decoded_clear(d);
 	free(d);
+}
+
+/* Reads what node references now into d (emptied first); d->ok says whether it could. */
+static void decode_into(struct explain *x, uint32_t node, struct decoded *d)
+{
+	uint32_t slot_size = 0;
+	uint64_t addr = refgraph_addr(x->g, node, &slot_size);
+	size_t i, n = 0;
+	int try;
+
+	decoded_clear(d);
+	for (try = 0; addr && try < DECODE_TRIES && !d->ok; try++)
+		d->ok = target_read(x->g->pid, addr, d->hdr, sizeof(d->hdr)) == 0 &&
+			refs_decode_now(x->g->meta, addr, slot_size, x->scratch,
+					MAX_REFS_PER_OBJECT, &n) == 0;
+	if (!d->ok)
+		return;
+	d->refs = malloc((n ? n : 1) * sizeof(*d->refs));
+	if (d->refs)
+		memcpy(d->refs, x->scratch, n * sizeof(*d->refs));
+	d->n = d->refs ? n : 0;
+	for (i = 0; i < d->n; i++)
+		if (!u64map_get(&d->by_child, d->refs[i].value))
+			u64map_put(&d->by_child, d->refs[i].value, (void *) (uintptr_t) (i + 1));
 }
 
 /* What node references now (and its header), decoded once and kept. */
 static struct decoded *decode(struct explain *x, uint32_t node)
 {
 	struct decoded *d = u64map_get(&x->cache, (uint64_t) node + 1);
-	uint32_t slot_size = 0;
-	uint64_t addr;
-	size_t i, n = 0;
 
 	if (d)
 		return d;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	addr = refgraph_addr(x->g, node, &slot_size);
-	if (addr && target_read(x->g->pid, addr, d->hdr, sizeof(d->hdr)) == 0 &&
-	    refs_decode_now(x->g->meta, addr, slot_size, x->scratch, MAX_REFS_PER_OBJECT, &n) ==
-		0) {
-		d->ok = true;
-		d->refs = malloc((n ? n : 1) * sizeof(*d->refs));
-		if (d->refs)
-			memcpy(d->refs, x->scratch, n * sizeof(*d->refs));
-		d->n = d->refs ? n : 0;
-		for (i = 0; i < d->n; i++)
-			if (!u64map_get(&d->by_child, d->refs[i].value))
-				u64map_put(&d->by_child, d->refs[i].value,
-					   (void *) (uintptr_t) (i + 1));
-	}
-	if (x->cached_refs + n > CACHE_REFS_MAX || u64map_put(&x->cache, (uint64_t) node + 1, d)) {
+	decode_into(x, node, d);
+	if (x->cached_refs + d->n > CACHE_REFS_MAX ||
+	    u64map_put(&x->cache, (uint64_t) node + 1, d)) {
 		/* not kept: the caller frees it (it is not in the cache) */
 		return d;
 	}
-	x->cached_refs += n;
+	x->cached_refs += d->n;
 	return d;
 }
 
@@ -126,13 +152,40 @@ struct hop {
 	uint64_t hdr[2];
 };
 
-/* Re-reads the edge parent -> child: its label, or false if it no longer holds. */
+/* The once-per-node second read (reread_edge, header), its references recounted in the cache. */
+static void decode_again(struct explain *x, uint32_t node, struct decoded *d)
+{
+	bool kept = in_cache(x, node, d);
+	size_t was = d->n;
+
+	decode_into(x, node, d);
+	d->reread = true;
+	if (kept)
+		x->cached_refs = x->cached_refs - was + d->n;
+}
+
+static uintptr_t child_at(const struct decoded *d, uint64_t addr)
+{
+	return d && d->ok ? (uintptr_t) u64map_get(&d->by_child, addr) : 0;
+}
+
+/*
+ * Re-reads the edge parent -> child: its label, or false if it no longer
+ * holds.  The parent's decode may be older than the child's path (read for
+ * an earlier path, or mid-rehash): a child missing from it reads the parent
+ * again, once per parent, so a table that changed since costs one decode,
+ * not every path through it.
+ */
 static bool reread_edge(struct explain *x, uint32_t parent, uint32_t child, struct hop *h)
 {
 	struct decoded *d = decode(x, parent);
 	uint64_t addr = refgraph_addr(x->g, child, NULL);
-	uintptr_t at = d && d->ok ? (uintptr_t) u64map_get(&d->by_child, addr) : 0;
+	uintptr_t at = child_at(d, addr);
 
+	if (!at && d && !d->reread) {
+		decode_again(x, parent, d);
+		at = child_at(d, addr);
+	}
 	if (at)
 		h->via = d->refs[at - 1].label;
 	if (d && !in_cache(x, parent, d))
@@ -140,12 +193,15 @@ static bool reread_edge(struct explain *x, uint32_t parent, uint32_t child, stru
 	return at != 0;
 }
 
-/* The node's header as it reads now (its class). */
+/* The node's header as it reads now (its class); a failed read is tried again once. */
 static bool header(struct explain *x, uint32_t node, uint64_t hdr[2])
 {
 	struct decoded *d = decode(x, node);
-	bool ok = d && d->ok;
+	bool ok;
 
+	if (d && !d->ok && !d->reread)
+		decode_again(x, node, d);
+	ok = d && d->ok;
 	if (ok)
 		memcpy(hdr, d->hdr, 2 * sizeof(*hdr));
 	if (d && !in_cache(x, node, d))
