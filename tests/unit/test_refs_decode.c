@@ -71,6 +71,8 @@ struct run {
 		uint64_t addr, aux;
 		uint32_t len;
 		uint8_t step;
+		bool checked;
+		struct refs_witness wit;
 	} q[MAX_OUT];
 	size_t nq, head;
 };
@@ -83,7 +85,8 @@ static void on_ref(void *arg, uint64_t v, const struct ref_label *l)
 	r->out[r->n++] = (struct ref_out){v, *l};
 }
 
-static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux)
+static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux,
+		    const struct refs_witness *wit)
 {
 	struct run *r = arg;
 
@@ -91,8 +94,14 @@ static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64
 	r->q[r->nq].addr = addr;
 	r->q[r->nq].len = len;
 	r->q[r->nq].step = step;
+	r->q[r->nq].checked = wit != NULL;
+	if (wit)
+		r->q[r->nq].wit = *wit;
 	r->q[r->nq++].aux = aux;
 }
+
+/* Called once a piece is read, before its witness is read again: the target running meanwhile. */
+static void (*after_piece)(uint8_t step);
 
 static void decode(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struct run *r)
 {
@@ -106,9 +115,19 @@ static void decode(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struc
 	refs_decode(m, addr, words, slot_size, &sink);
 	while (r->head < r->nq) {
 		typeof(r->q[0]) p = r->q[r->head++];
-		bool ok = p.len <= sizeof(buf) && fake_read(p.addr, buf, p.len);
+		unsigned int i;
+		bool ok;
 
-		refs_resume(m, addr, p.step, p.aux, p.addr, buf, p.len, ok, &sink);
+		/* as the drivers do: the witness's words, the piece, the words again */
+		for (i = 0, p.wit.read = true; p.checked && i < p.wit.n; i++)
+			p.wit.read &= fake_read(p.wit.addr[i], &p.wit.before[i], 8);
+		ok = p.len <= sizeof(buf) && fake_read(p.addr, buf, p.len);
+		if (after_piece)
+			after_piece(p.step);
+		for (i = 0; p.checked && i < p.wit.n; i++)
+			p.wit.read &= fake_read(p.wit.addr[i], &p.wit.after[i], 8);
+		refs_resume(m, addr, p.step, p.aux, p.addr, buf, p.len, ok,
+			    p.checked ? &p.wit : NULL, &sink);
 	}
 }
 
@@ -317,6 +336,48 @@ Test(refs_decode, hashes_31_ar_and_st_with_default_proc)
 	cr_expect_eq(r.nq, 2, "head, then entries");
 	expect_ref(&r, 0x7000005028, REF_HASH_VALUE, 1, 0);
 	expect_ref(&r, 0x7000005000, REF_HASH_KEY, 1, 0);
+	teardown();
+}
+
+/* The target swaps a Hash's st_table (Hash#rehash) while the walk reads its entries. */
+static uint8_t *swap_slot;
+static void rehash_during_entries(uint8_t step)
+{
+	if (step != STEP_ST_ENTRIES || !swap_slot)
+		return;
+	set64(swap_slot, layout.hash_tbl, HEAPMEM + 0x3000);
+	swap_slot = NULL; /* once */
+}
+
+Test(refs_decode, a_table_swapped_during_its_read_is_read_again_from_the_new_one)
+{
+	uint8_t *s, *st, *e;
+	struct run r;
+
+	setup("3.1.2");
+	s = slot(OBJ, 40, 0x08 | layout.hash_st_flag, KLASS);
+	set64(s, layout.hash_tbl, HEAPMEM + 0x1000);
+	/* the old table: its entries still hold a stale value (freed memory, read anyway) */
+	st = put(HEAPMEM + 0x1000, layout.st_size);
+	set64(st, layout.st_entries, HEAPMEM + 0x2000);
+	set64(st, layout.st_entries_bound, 1);
+	e = put(HEAPMEM + 0x2000, layout.st_entry_size);
+	set64(e, 16, 0x7000006000);
+	/* the new one the slot points to once the entries are read */
+	st = put(HEAPMEM + 0x3000, layout.st_size);
+	set64(st, layout.st_entries, HEAPMEM + 0x4000);
+	set64(st, layout.st_entries_bound, 1);
+	e = put(HEAPMEM + 0x4000, layout.st_entry_size);
+	set64(e, 16, 0x7000007000);
+	swap_slot = s;
+	after_piece = rehash_during_entries;
+	decode(&meta, OBJ, 40, &r);
+	after_piece = NULL;
+	cr_expect_eq(r.nq, 4, "head, entries (stale), the new head, its entries");
+	cr_expect_eq(meta.stale_reads, 1);
+	cr_expect_eq(meta.gaps.n[GAP_UNREAD], 0);
+	expect_ref(&r, 0x7000007000, REF_HASH_VALUE, 0, 0);
+	cr_expect_null(label_of(&r, 0x7000006000), "the stale entry's value is dropped");
 	teardown();
 }
 

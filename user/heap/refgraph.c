@@ -22,8 +22,10 @@
 struct pend {
 	uint32_t node;
 	uint8_t step;
+	bool checked; /* wit: a witness read right after the piece */
 	uint32_t len;
 	uint64_t obj, addr, aux;
+	struct refs_witness wit;
 };
 
 struct edge {
@@ -159,7 +161,8 @@ static void on_ref(void *arg, uint64_t value, const struct ref_label *l)
 	w->edges[w->nedges++] = (struct edge){w->cur, to};
 }
 
-static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux)
+static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux,
+		    const struct refs_witness *wit)
 {
 	struct walk *w = arg;
 
@@ -169,16 +172,28 @@ static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64
 		w->nomem = true;
 		return;
 	}
-	w->next[w->nnext++] = (struct pend){w->cur, step, len, w->cur_obj, addr, aux};
+	w->next[w->nnext++] = (struct pend){w->cur, step, wit != NULL, len, w->cur_obj, addr, aux,
+					    wit ? *wit : (struct refs_witness){0}};
 }
 
-/* Reads every pending piece at once, resumes their decoders, and again with what they ask. */
+/* The reads of a piece: its witness's words, the piece, the words again (refs.h). */
+static size_t piece_reads(const struct pend *p)
+{
+	return 1 + (p->checked ? 2u * p->wit.n : 0);
+}
+
+/*
+ * Reads every pending piece at once, resumes their decoders, and again with
+ * what they ask.  A piece's witness words are the iovecs on both sides of
+ * it: process_vm_readv copies its iovecs in order, so they are read right
+ * before its first byte and right after its last.
+ */
 static void flush(struct walk *w, const struct refs_sink *sink)
 {
 	struct refgraph *g = w->g;
 
 	while (w->nnext && !w->nomem) {
-		size_t i, lo, hi, total;
+		size_t i, r, lo, hi, rlo, total, nreads;
 		uint8_t *at;
 		struct pend *t;
 		size_t tc;
@@ -189,7 +204,9 @@ static void flush(struct walk *w, const struct refs_sink *sink)
 		tc = w->cap_pend, w->cap_pend = w->cap_next, w->cap_next = tc;
 		w->npend = w->nnext;
 		w->nnext = 0;
-		if (!grow((void **) &w->raddr, &w->rcap, w->npend, sizeof(*w->raddr))) {
+		for (i = 0, nreads = 0; i < w->npend; i++)
+			nreads += piece_reads(&w->pend[i]);
+		if (!grow((void **) &w->raddr, &w->rcap, nreads, sizeof(*w->raddr))) {
 			w->nomem = true;
 			return;
 		}
@@ -200,34 +217,60 @@ static void flush(struct walk *w, const struct refs_sink *sink)
 			w->nomem = true;
 			return;
 		}
-		for (i = 0; i < w->npend; i++) {
-			w->raddr[i] = w->pend[i].addr;
-			w->rlen[i] = w->pend[i].len;
-			w->rok[i] = false;
+		for (i = 0, r = 0; i < w->npend; i++) {
+			const struct pend *p = &w->pend[i];
+			unsigned int k, nw = p->checked ? p->wit.n : 0;
+
+			for (k = 0; k < nw; k++, r++)
+				w->raddr[r] = p->wit.addr[k], w->rlen[r] = 8;
+			w->raddr[r] = p->addr;
+			w->rlen[r++] = p->len;
+			for (k = 0; k < nw; k++, r++)
+				w->raddr[r] = p->wit.addr[k], w->rlen[r] = 8;
 		}
+		memset(w->rok, 0, nreads * sizeof(*w->rok));
 		/* in parts of HEAP_ROUND_READ_MAX bytes (a piece is at most REFS_MAX_READ) */
-		for (lo = 0; lo < w->npend && !w->nomem; lo = hi) {
-			for (hi = lo, total = 0;
+		for (lo = 0, rlo = 0; lo < w->npend && !w->nomem; lo = hi, rlo = r) {
+			for (hi = lo, r = rlo, total = 0;
 			     hi < w->npend &&
-			     (hi == lo || total + w->pend[hi].len <= HEAP_ROUND_READ_MAX);
-			     hi++)
-				total += w->pend[hi].len;
+			     (hi == lo ||
+			      total + w->pend[hi].len + 8 * (piece_reads(&w->pend[hi]) - 1) <=
+				  HEAP_ROUND_READ_MAX);
+			     hi++) {
+				total += w->pend[hi].len + 8 * (piece_reads(&w->pend[hi]) - 1);
+				r += piece_reads(&w->pend[hi]);
+			}
 			if (!grow((void **) &w->rbuf, &w->rbuf_cap, total, 1)) {
 				w->nomem = true;
 				return;
 			}
 			t0 = now_seconds();
-			target_read_each(g->pid, w->raddr + lo, w->rlen + lo, hi - lo, w->rbuf,
-					 w->rok + lo);
+			target_read_each(g->pid, w->raddr + rlo, w->rlen + rlo, r - rlo, w->rbuf,
+					 w->rok + rlo);
 			g->read_seconds += now_seconds() - t0;
 			g->reads += hi - lo;
-			for (i = lo, at = w->rbuf; i < hi; at += w->pend[i].len, i++) {
-				const struct pend *p = &w->pend[i];
+			for (i = lo, at = w->rbuf, r = rlo; i < hi; i++) {
+				struct pend *p = &w->pend[i];
+				unsigned int k, nw = p->checked ? p->wit.n : 0;
+				const uint8_t *bytes;
+				bool ok;
 
+				p->wit.read = true;
+				for (k = 0; k < nw; k++, at += 8) {
+					p->wit.read &= w->rok[r++];
+					memcpy(&p->wit.before[k], at, 8);
+				}
+				bytes = at;
+				ok = w->rok[r++];
+				at += p->len;
+				for (k = 0; k < nw; k++, at += 8) {
+					p->wit.read &= w->rok[r++];
+					memcpy(&p->wit.after[k], at, 8);
+				}
 				w->cur = p->node;
 				w->cur_obj = p->obj;
-				refs_resume(g->meta, p->obj, p->step, p->aux, p->addr, at, p->len,
-					    w->rok[i], sink);
+				refs_resume(g->meta, p->obj, p->step, p->aux, p->addr, bytes, p->len, ok,
+					    p->checked ? &p->wit : NULL, sink);
 			}
 		}
 	}

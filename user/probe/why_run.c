@@ -270,10 +270,11 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 	}
 	rbm_info("why: %zu roots (%u modules, %u constants, %u globals, %u threads, %u frames); "
 		 "heap: %llu live of %u slots, %llu references in %.1f ms (%.1f reading), %llu "
-		 "reads",
+		 "reads (%llu again: what pointed to them changed meanwhile)",
 		 roots.n, roots.modules, roots.constants, roots.globals, roots.threads,
 		 roots.frames, (unsigned long long) g.live, g.nnodes, (unsigned long long) g.nedges,
-		 g.seconds * 1e3, g.read_seconds * 1e3, (unsigned long long) g.reads);
+		 g.seconds * 1e3, g.read_seconds * 1e3, (unsigned long long) g.reads,
+		 (unsigned long long) c->meta.stale_reads);
 	{
 		struct retainers_in in = {
 		    .g = &g,

@@ -106,6 +106,46 @@ enum refs_holds {
 
 #define REFS_AUX(holds, arg) ((uint64_t) (holds) | ((uint64_t) (arg) << 8))
 
+/*
+ * A read is made again when what pointed to its memory changed meanwhile:
+ * the tries so far ride in aux's top byte (an arg stays below 2^48).
+ */
+#define REFS_TRIES_SHIFT 56
+#define REFS_MAX_TRIES 8
+
+/*
+ * The words that led to a piece (want: their values when it was followed),
+ * which the driver reads right before and right after the piece, in the
+ * same process_vm_readv: the target runs during a walk, and a table it
+ * grows, rebuilds or replaces between the read of its head and the read of
+ * its entries leaves the walk reading freed memory, stale or reused.  The
+ * bytes are trusted only if every word held its value on both sides: a
+ * table swapped out and a new one built at the same address (malloc hands
+ * a freed head back at once) cannot pass unseen, as it could between two
+ * reads a whole round apart.  Otherwise the decoder reads again from what
+ * the words say now.
+ */
+#define REFS_WITNESSES 3
+struct refs_witness {
+	uint8_t n; /* words, up to REFS_WITNESSES */
+	uint64_t addr[REFS_WITNESSES], want[REFS_WITNESSES];
+	uint64_t before[REFS_WITNESSES], after[REFS_WITNESSES]; /* as the driver read them */
+	bool read; /* all 2n reads succeeded */
+};
+
+/* Whether the piece read between the witness's two reads is the one its words led to. */
+static inline bool refs_witness_holds(const struct refs_witness *w)
+{
+	unsigned int i;
+
+	if (!w->read)
+		return false;
+	for (i = 0; i < w->n && i < REFS_WITNESSES; i++)
+		if (w->before[i] != w->want[i] || w->after[i] != w->want[i])
+			return false;
+	return true;
+}
+
 /* What could not be decoded, by reason: said in the report, never silent. */
 enum refs_gap {
 	GAP_OPAQUE_DATA, /* T_DATA with a C mark function (a C extension's) */
@@ -122,8 +162,12 @@ struct refs_gaps {
 struct refs_sink {
 	/* A reference from the object being decoded (value may be a special constant). */
 	void (*ref)(void *arg, uint64_t value, const struct ref_label *l);
-	/* Read len bytes at addr, then resume with step and aux. */
-	void (*need)(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux);
+	/*
+	 * Read len bytes at addr, then resume with step and aux; wit (may be
+	 * NULL): the words to read on both sides of them, handed to refs_resume.
+	 */
+	void (*need)(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux,
+		     const struct refs_witness *wit);
 	void *arg;
 };
 
@@ -165,6 +209,7 @@ struct refs_meta {
 	struct u64map shapes;		 /* shape id + 1 -> struct shape_info * */
 	struct refs_gaps gaps;
 	uint64_t opaque_types; /* distinct opaque data types seen */
+	uint64_t stale_reads;  /* pieces read again: what pointed to them changed meanwhile */
 	/*
 	 * The bytes the decoders may still ask for, when budgeted: a heap walk
 	 * sets it (a crafted heap can claim huge tables everywhere), and turns
@@ -189,9 +234,13 @@ const struct shape_info *refs_shape(struct refs_meta *m, uint32_t shape_id);
  */
 void refs_decode(struct refs_meta *m, uint64_t addr, const uint64_t *words, uint32_t slot_size,
 		 const struct refs_sink *sink);
-/* Continues a decode with the len bytes of buf that a need asked for (ok: they were read). */
+/*
+ * Continues a decode with the len bytes of buf that a need asked for (ok:
+ * they were read); wit: the need's witness as read around them, or NULL.
+ */
 void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux, uint64_t from,
-		 const void *buf, uint32_t len, bool ok, const struct refs_sink *sink);
+		 const void *buf, uint32_t len, bool ok, const struct refs_witness *wit,
+		 const struct refs_sink *sink);
 
 /*
  * Decodes one object now, reading what it needs from the target: every

@@ -37,8 +37,8 @@ uint32_t refs_u32_at(const void *buf, uint32_t off)
 	return v;
 }
 
-void refs_need(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
-	       uint8_t step, uint64_t aux)
+static void need(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
+		 uint8_t step, uint64_t aux, const struct refs_witness *wit)
 {
 	if (m->budgeted) {
 		if (len > m->budget) {
@@ -48,7 +48,19 @@ void refs_need(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, ui
 		}
 		m->budget -= len;
 	}
-	s->need(s->arg, addr, len, step, aux);
+	s->need(s->arg, addr, len, step, aux, wit);
+}
+
+void refs_need(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
+	       uint8_t step, uint64_t aux)
+{
+	need(m, s, addr, len, step, aux, NULL);
+}
+
+void refs_need_checked(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
+		       uint8_t step, uint64_t aux, const struct refs_witness *wit)
+{
+	need(m, s, addr, len, step, aux, wit->n ? wit : NULL);
 }
 
 void refs_cut(struct refs_meta *m)
@@ -90,10 +102,13 @@ void refs_need_values(struct refs_meta *m, uint64_t ptr, uint64_t n, uint8_t hol
 
 /* ---- ivars ---- */
 
-void refs_st_table_at(struct refs_meta *m, uint64_t tbl, uint8_t holds, const struct refs_sink *s)
+void refs_st_table_at(struct refs_meta *m, uint64_t tbl, uint64_t owner, uint64_t aux,
+		      const struct refs_sink *s)
 {
+	struct refs_witness wit = {.n = owner ? 1 : 0, .addr = {owner}, .want = {tbl}};
+
 	if (tbl)
-		refs_need(m, s, tbl, m->l->st_size, STEP_ST_HEAD, REFS_AUX(holds, 0));
+		refs_need_checked(m, s, tbl, m->l->st_size, STEP_ST_HEAD, aux, &wit);
 }
 
 /*
@@ -108,7 +123,7 @@ static void refs_shape_ivars(struct refs_meta *m, uint32_t shape_id, const uint6
 	uint32_t i, n;
 
 	if (shape_id == l->shape_too_complex_id) {
-		refs_st_table_at(m, ptr, HOLDS_IVARS_BY_ID, s);
+		refs_st_table_at(m, ptr, 0, REFS_AUX(HOLDS_IVARS_BY_ID, 0), s);
 		return;
 	}
 	si = refs_shape(m, shape_id);
@@ -117,7 +132,7 @@ static void refs_shape_ivars(struct refs_meta *m, uint32_t shape_id, const uint6
 		return;
 	}
 	if (si->type == l->shape_type_too_complex) {
-		refs_st_table_at(m, ptr, HOLDS_IVARS_BY_ID, s);
+		refs_st_table_at(m, ptr, 0, REFS_AUX(HOLDS_IVARS_BY_ID, 0), s);
 		return;
 	}
 	n = si->next_iv_index;
@@ -179,8 +194,8 @@ void refs_classext_refs(struct refs_meta *m, uint64_t flags, const uint8_t *ext,
 		refs_id_table_at(m, refs_word_at(ext, l->classext_m_tbl), HOLDS_METHODS, s);
 	if (!l->shape_size) {
 		if (l->classext_iv_tbl + 8 <= len)
-			refs_st_table_at(m, refs_word_at(ext, l->classext_iv_tbl),
-					 HOLDS_IVARS_BY_ID, s);
+			refs_st_table_at(m, refs_word_at(ext, l->classext_iv_tbl), 0,
+					 REFS_AUX(HOLDS_IVARS_BY_ID, 0), s);
 	} else if (l->classext_iv_ptr + 8 <= len) {
 		refs_shape_ivars(m, (uint32_t) (flags >> l->shape_id_shift), NULL, 0,
 				 refs_word_at(ext, l->classext_iv_ptr), s);
@@ -238,24 +253,48 @@ static void decode_array(struct refs_meta *m, const uint64_t *words, uint32_t sl
 			 refs_slot_word(words, slot_size, l->rarray_heap_len), HOLDS_ELEMS, 0, s);
 }
 
-/* An st_table's live entries, from its head (entries, start, bound). */
-void refs_st_entries(struct refs_meta *m, const uint8_t *head, uint8_t holds,
-		     const struct refs_sink *s)
+/*
+ * An st_table's live entries, from its head (entries, start, bound).  Three
+ * words witness the read: the head's first (its sizes and rebuilds_num),
+ * which st.c's rebuild_table changes whenever it moves the entries, even in
+ * place; its entries pointer, which differs in a new table built at a freed
+ * head's address; and the owner's word (a Hash's table), which
+ * Hash#rehash swaps.
+ */
+void refs_st_entries(struct refs_meta *m, const uint8_t *head, uint64_t head_addr, uint64_t owner,
+		     uint64_t aux, const struct refs_sink *s)
 {
+	struct refs_witness wit = {
+	    .n = 2,
+	    .addr = {head_addr, head_addr + m->l->st_entries},
+	    .want = {refs_word_at(head, 0), refs_word_at(head, m->l->st_entries)},
+	};
 	const struct ruby_layout *l = m->l;
 	uint64_t entries = refs_word_at(head, l->st_entries),
 		 start = refs_word_at(head, l->st_entries_start);
 	uint64_t bound = refs_word_at(head, l->st_entries_bound), n;
+	uint8_t holds = aux & 0xff;
 
 	if (!entries || bound <= start)
 		return;
+	if (start > RUBY_MAX_ST_ENTRIES) { /* not a table: its start would not fit in aux */
+		m->gaps.n[GAP_UNREAD]++;
+		return;
+	}
 	n = bound - start;
 	if (n > RUBY_MAX_ST_ENTRIES || n * l->st_entry_size > REFS_MAX_READ) {
 		refs_cut(m);
 		n = REFS_MAX_READ / l->st_entry_size;
 	}
-	refs_need(m, s, entries + start * l->st_entry_size, (uint32_t) (n * l->st_entry_size),
-		STEP_ST_ENTRIES, REFS_AUX(holds, start));
+	if (owner) {
+		wit.n = 3;
+		wit.addr[2] = owner;
+		wit.want[2] = head_addr;
+	}
+	refs_need_checked(m, s, entries + start * l->st_entry_size,
+			  (uint32_t) (n * l->st_entry_size), STEP_ST_ENTRIES,
+			  REFS_AUX(holds, start) | (aux >> REFS_TRIES_SHIFT << REFS_TRIES_SHIFT),
+			  &wit);
 }
 
 void refs_ar_pairs(const uint8_t *pairs, uint32_t n, const struct refs_sink *s)
@@ -268,8 +307,8 @@ void refs_ar_pairs(const uint8_t *pairs, uint32_t n, const struct refs_sink *s)
 	}
 }
 
-static void decode_hash(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
-			const struct refs_sink *s)
+static void decode_hash(struct refs_meta *m, uint64_t addr, const uint64_t *words,
+			uint32_t slot_size, const struct refs_sink *s)
 {
 	const struct ruby_layout *l = m->l;
 	uint64_t flags = words[0], tbl;
@@ -285,7 +324,7 @@ static void decode_hash(struct refs_meta *m, const uint64_t *words, uint32_t slo
 		if (flags & l->hash_st_flag) {
 			if (l->hash_tbl + l->st_size <= slot_size)
 				refs_st_entries(m, (const uint8_t *) words + l->hash_tbl,
-						HOLDS_HASH, s);
+						addr + l->hash_tbl, 0, REFS_AUX(HOLDS_HASH, 0), s);
 			return;
 		}
 		pairs = l->hash_tbl + l->ar_table_pairs;
@@ -297,7 +336,8 @@ static void decode_hash(struct refs_meta *m, const uint64_t *words, uint32_t slo
 	if (!tbl)
 		return;
 	if (flags & l->hash_st_flag)
-		refs_st_table_at(m, tbl, HOLDS_HASH, s);
+		/* Hash#rehash swaps the table: the slot's word witnesses the head */
+		refs_st_table_at(m, tbl, addr + l->hash_tbl, REFS_AUX(HOLDS_HASH, 0), s);
 	else if (bound)
 		refs_need(m, s, tbl + l->ar_table_pairs, bound * 16, STEP_AR_TABLE, bound);
 }
@@ -454,7 +494,7 @@ void refs_decode(struct refs_meta *m, uint64_t addr, const uint64_t *words, uint
 		decode_array(m, words, slot_size, s);
 		break;
 	case RB_T_HASH:
-		decode_hash(m, words, slot_size, s);
+		decode_hash(m, addr, words, slot_size, s);
 		break;
 	case RB_T_STRUCT:
 		decode_struct(m, words, slot_size, s);

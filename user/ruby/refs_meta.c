@@ -148,7 +148,9 @@ struct pending {
 	uint64_t addr;
 	uint32_t len;
 	uint8_t step;
+	bool checked; /* wit holds a witness */
 	uint64_t aux;
+	struct refs_witness wit;
 };
 
 struct now {
@@ -168,7 +170,8 @@ static void now_ref(void *arg, uint64_t value, const struct ref_label *l)
 	d->n++;
 }
 
-static void now_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux)
+static void now_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux,
+		     const struct refs_witness *wit)
 {
 	struct now *d = arg;
 
@@ -183,7 +186,8 @@ static void now_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint6
 		d->q = q;
 		d->capq = cap;
 	}
-	d->q[d->nq++] = (struct pending){addr, len, step, aux};
+	d->q[d->nq++] = (struct pending){addr, len, step, wit != NULL, aux,
+					 wit ? *wit : (struct refs_witness){0}};
 }
 
 int refs_decode_now(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struct ref_out *out,
@@ -205,6 +209,7 @@ int refs_decode_now(struct refs_meta *m, uint64_t addr, uint32_t slot_size, stru
 	refs_decode(m, addr, words, slot_size, &sink);
 	while (d.head < d.nq) {
 		struct pending p = d.q[d.head++];
+		unsigned int i;
 		bool ok;
 
 		if (p.len > cap) {
@@ -217,8 +222,14 @@ int refs_decode_now(struct refs_meta *m, uint64_t addr, uint32_t slot_size, stru
 			buf = b;
 			cap = p.len;
 		}
+		/* the witness's words on both sides of the piece (refs.h) */
+		for (i = 0, p.wit.read = true; p.checked && i < p.wit.n; i++)
+			p.wit.read &= target_read_u64(m->pid, p.wit.addr[i], &p.wit.before[i]) == 0;
 		ok = target_read(m->pid, p.addr, buf, p.len) == 0;
-		refs_resume(m, addr, p.step, p.aux, p.addr, buf, p.len, ok, &sink);
+		for (i = 0; p.checked && i < p.wit.n; i++)
+			p.wit.read &= target_read_u64(m->pid, p.wit.addr[i], &p.wit.after[i]) == 0;
+		refs_resume(m, addr, p.step, p.aux, p.addr, buf, p.len, ok,
+			    p.checked ? &p.wit : NULL, &sink);
 	}
 	free(buf);
 	free(d.q);

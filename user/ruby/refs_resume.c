@@ -116,8 +116,47 @@ static void resume_method_def(struct refs_meta *m, const uint8_t *buf, uint32_t 
 	}
 }
 
+/*
+ * What a piece's witness says changed while it was read: the bytes may be
+ * freed memory, so they are dropped and the piece is read again from what
+ * the witness points to now, a few times at most (a table rebuilt without
+ * end is counted unread).
+ */
+static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
+			 const struct refs_witness *wit, const struct refs_sink *s)
+{
+	uint64_t head_aux = REFS_AUX(aux & 0xff, 0) | (aux >> REFS_TRIES_SHIFT << REFS_TRIES_SHIFT);
+
+	if (aux >> REFS_TRIES_SHIFT >= REFS_MAX_TRIES - 1 || !wit->read) {
+		m->gaps.n[GAP_UNREAD]++;
+		return;
+	}
+	m->stale_reads++;
+	head_aux += 1ull << REFS_TRIES_SHIFT;
+	switch (step) {
+	case STEP_ST_HEAD:
+		/* the owner holds another table now (Hash#rehash): that one */
+		refs_st_table_at(m, wit->after[0], wit->addr[0], head_aux, s);
+		break;
+	case STEP_ST_ENTRIES:
+		/*
+		 * Rebuilt (grown, compacted) or swapped: the head again, where the
+		 * owner points now (witness 2), or where it was (no owner).
+		 */
+		if (wit->n > 2)
+			refs_st_table_at(m, wit->after[2], wit->addr[2], head_aux, s);
+		else
+			refs_st_table_at(m, wit->addr[0], 0, head_aux, s);
+		break;
+	default:
+		m->gaps.n[GAP_UNREAD]++;
+		break;
+	}
+}
+
 void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux, uint64_t from,
-		 const void *buf, uint32_t len, bool ok, const struct refs_sink *s)
+		 const void *buf, uint32_t len, bool ok, const struct refs_witness *wit,
+		 const struct refs_sink *s)
 {
 	const struct ruby_layout *l = m->l;
 	const struct data_type_info *ti;
@@ -126,6 +165,10 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 
 	(void) addr;
 	(void) from;
+	if (wit && !refs_witness_holds(wit)) {
+		resume_stale(m, step, aux, wit, s);
+		return;
+	}
 	if (!ok) {
 		m->gaps.n[GAP_UNREAD]++;
 		return;
@@ -139,7 +182,7 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 		break;
 	case STEP_ST_HEAD:
 		if (len >= l->st_size)
-			refs_st_entries(m, buf, aux & 0xff, s);
+			refs_st_entries(m, buf, from, wit ? wit->addr[0] : 0, aux, s);
 		break;
 	case STEP_ST_ENTRIES:
 		resume_st_entries(m, buf, len, aux, s);
