@@ -90,8 +90,9 @@ static const struct argp_option opts[] = {
     {"max-objects", OPT_MAX_OBJECTS, "N", 0,
      "Live objects followed per process (default 1048576 for one, 65536 each for more)", 0},
     {"request-timeout", OPT_TIMEOUT, "SECONDS", 0,
-     "A request must be received and answered within SECONDS, 1 to 300 (default 10; a "
-     "fresh profile: after it is made)",
+     "A connection sends a whole request within SECONDS of opening (or of its last answer), "
+     "however slowly, and takes its answer within as long again, or is closed; 1 to 300 "
+     "(default 10; a fresh profile: its seconds, then as long)",
      0},
     {"max-clients", OPT_MAX_CLIENTS, "N", 0,
      "Connections at once, 1 to 1000 (default 32; 16 from one address); more are closed", 0},
@@ -198,7 +199,6 @@ struct pending {
 static struct served {
 	struct http_server *http;
 	bool dirty; /* a process's profile changed: every process's must be made again */
-	double last_watch;
 	struct pending *pending[MAX_PENDING];
 } sv;
 
@@ -411,17 +411,17 @@ static double turn(void *ctx, struct periodic *p, double now)
 
 		if (!pd)
 			continue;
-		if (now >= pd->deadline) {
+		if (!http_server_fresh_wanted(sv.http, pd->want.id)) {
+			/* Its client went away, or the server answered it in our stead. */
+			free_pending(pd);
+			sv.pending[i] = NULL;
+		} else if (now >= pd->deadline) {
 			end_fresh(p, pd);
 			free_pending(pd);
 			sv.pending[i] = NULL;
 		} else if (pd->deadline - now < wait) {
 			wait = pd->deadline - now;
 		}
-	}
-	if (now - sv.last_watch >= 0.5) {
-		sv.last_watch = now;
-		http_server_watchdog(sv.http);
 	}
 	return wait;
 }

@@ -5,10 +5,10 @@
  * (http_route.h says which route), on its own thread, so a client can
  * never hold up the tracer.  No request reaches a process, a file or a
  * command: a profile is only ever one the loop made of a process it
- * traces.  Requests are bounded: headers and URL in a small memory pool,
- * a whole request within its time (its inactivity and its total), a
- * number of clients at once, fewer per address; past them a client is
- * refused or cut off.
+ * traces.  Requests are bounded: headers and URL in a small memory pool, a
+ * request's whole time (not only its inactivity, http_limits.c), a number
+ * of clients at once, fewer per address; past them a client is refused or
+ * cut off.
  */
 #ifndef RBM_HTTP_SERVER_H
 #define RBM_HTTP_SERVER_H
@@ -20,7 +20,7 @@
 struct http_server;
 
 struct http_limits {
-	unsigned timeout_s;   /* a request's time, headers to last byte (and inactivity) */
+	unsigned timeout_s;   /* to send a whole request; as long again to take its answer */
 	unsigned max_clients; /* connections at once */
 	unsigned max_per_ip;  /* of them from one address */
 	unsigned max_fresh;   /* ?seconds=N requests waiting at once */
@@ -72,8 +72,12 @@ size_t http_server_take_fresh(struct http_server *s, struct http_fresh *out, siz
 void http_server_answer_fresh(struct http_server *s, uint64_t id, int status, const void *body,
 			      size_t len);
 
-/* Cuts off the connections past their time; for the loop to call about every second. */
-void http_server_watchdog(struct http_server *s);
+/*
+ * Whether fresh request id still waits for its answer: not once its client
+ * went away or its deadline passed (the server answered it), so the loop
+ * can drop what it keeps for it.
+ */
+bool http_server_fresh_wanted(struct http_server *s, uint64_t id);
 
 /* Answers what waits with 503, stops the thread and closes every connection. */
 void http_server_stop(struct http_server *s);

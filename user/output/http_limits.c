@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rbmemtrace serve's connections kept within their time, whatever a client
+ * does.  libmicrohttpd's timeout is of inactivity: every byte received
+ * resets it, so a client that sends a byte a second (slowloris) would hold
+ * its connection for ever.  Here a connection has lim.timeout_s from its
+ * opening (or its last answer) to send a whole request, and as long again
+ * for its answer to be taken; past that it is shut down.
+ * The watchdog that cuts connections past their time, and answers fresh
+ * profiles past their deadline (or whose client left), runs on a thread
+ * of its own: the tracer's loop can be busy for long (naming many new call
+ * paths, attaching a process) and must not be what frees a connection.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include "clock.h"
+#include "http_server_impl.h"
+
+#define WATCH_EVERY_MS 250
+
+struct conn *http_conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* The server's thread sees the end of the stream at its next look, and closes it. */
+static void cut(struct conn *c)
+{
+	if (c->fd >= 0)
+		shutdown(c->fd, SHUT_RDWR);
+	c->cut = true;
+}
+
+void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+		      enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *s = cls;
+	struct conn *c = *socket_context;
+
+	pthread_mutex_lock(&s->lock);
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		c = calloc(1, sizeof(*c));
+		if (c) {
+			c->fd = ci ? ci->connect_fd : -1;
+			c->since = now_seconds();
+			c->next = s->conns;
+			c->prev = &s->conns;
+			if (s->conns)
+				s->conns->prev = &c->next;
+			s->conns = c;
+			pthread_cond_signal(&s->wake);
+		}
+		*socket_context = c;
+	} else if (c) {
+		size_t i;
+
+		/* Its fresh request completed before: never left pointing here. */
+		for (i = 0; i < MAX_FRESH; i++)
+			if (s->fresh[i] && s->fresh[i]->c == c)
+				s->fresh[i]->c = NULL;
+		*c->prev = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		free(c);
+		*socket_context = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void http_conn_answering(struct conn *c, double now)
+{
+	if (c && !c->answering) {
+		c->answering = true;
+		c->since = now; /* its answer has its own time */
+	}
+}
+
+void http_conn_waiting(struct conn *c, double now)
+{
+	if (c) {
+		c->answering = false;
+		c->since = now; /* the next request has its own time */
+	}
+}
+
+/* The lock held: cuts the connections past their time; whether any is left to watch. */
+static bool cut_late(struct http_server *s, double now)
+{
+	struct conn *c;
+	bool any = false;
+
+	for (c = s->conns; c; c = c->next) {
+		if (c->cut)
+			continue;
+		any = true;
+		if (!c->suspended && now - c->since > s->lim.timeout_s)
+			cut(c);
+	}
+	return any;
+}
+
+static void *watch(void *arg)
+{
+	struct http_server *s = arg;
+	struct MHD_Connection *wake[MAX_FRESH];
+	struct timespec until;
+	size_t i, n;
+	bool any;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		double now = now_seconds();
+
+		any = cut_late(s, now);
+		n = http_fresh_sweep(s, now, false, wake);
+		if (n) {
+			pthread_mutex_unlock(&s->lock);
+			for (i = 0; i < n; i++)
+				MHD_resume_connection(wake[i]);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
+		if (!any) { /* nothing to watch: asleep until a connection comes */
+			pthread_cond_wait(&s->wake, &s->lock);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += WATCH_EVERY_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->wake, &s->lock, &until);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int http_watchdog_start(struct http_server *s)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	err = pthread_cond_init(&s->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if (err)
+		return -err;
+	err = pthread_create(&s->watchdog, NULL, watch, s);
+	if (err) {
+		pthread_cond_destroy(&s->wake);
+		return -err;
+	}
+	s->watching = true;
+	return 0;
+}
+
+/* Ends the watchdog: s->stopping is set (under the lock) before. */
+void http_watchdog_stop(struct http_server *s)
+{
+	if (!s->watching)
+		return;
+	pthread_mutex_lock(&s->lock);
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->watchdog, NULL);
+	pthread_cond_destroy(&s->wake);
+	s->watching = false;
+}
