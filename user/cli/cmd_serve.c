@@ -95,7 +95,9 @@ static const struct argp_option opts[] = {
      "(default 10; a fresh profile: its seconds, then as long)",
      0},
     {"max-clients", OPT_MAX_CLIENTS, "N", 0,
-     "Connections at once, 1 to 1000 (default 32; 16 from one address); more are closed", 0},
+     "Connections at once, 1 to 1000 (default 32; 16 from one address): a new one closes "
+     "the one that waited longest without sending a whole request",
+     0},
     {"verbose", 'v', NULL, 0, "Explain what is found, attached and served", 0},
     {NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
     {},

@@ -4,11 +4,9 @@
  * from the profiles the tracer's loop published (copied in, under a lock),
  * so nothing a client does can stall the trace.  A fresh profile (?seconds=N)
  * is made by the loop (http_fresh.c).  Connections are kept within their
- * bounds by libmicrohttpd and http_limits.c: libmicrohttpd keeps a
- * request's line and headers in a pool of lim.memory bytes (a longer one
- * gets 431 or 414) and takes lim.max_clients connections at once
- * (lim.max_per_ip from one address); http_limits.c bounds a request's whole
- * time.
+ * bounds by http_limits.c: libmicrohttpd keeps a request's line and headers
+ * in a pool of lim.memory bytes (a longer one gets 431 or 414), and the
+ * rest (a request's whole time, an address's share) is kept there.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -190,7 +188,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	(void) upload_data_size;
 	if (*req_cls)
 		return http_fresh_finish(s, conn, *req_cls);
-	/* The whole request came: its answer has its own time. */
+	/* The whole request came: no longer a connection to close for room. */
 	pthread_mutex_lock(&s->lock);
 	http_conn_answering(http_conn_of(conn), now_seconds());
 	pthread_mutex_unlock(&s->lock);
@@ -248,6 +246,8 @@ int http_server_open(struct http_server **out, const void *addr, unsigned len,
 	s->lim = *lim;
 	if (s->lim.max_fresh > MAX_FRESH)
 		s->lim.max_fresh = MAX_FRESH;
+	if (!s->lim.max_per_ip || s->lim.max_per_ip > s->lim.max_clients)
+		s->lim.max_per_ip = s->lim.max_clients;
 	s->every = every;
 	pthread_mutex_init(&s->lock, NULL);
 	*out = s;
@@ -266,15 +266,19 @@ int http_server_start(struct http_server *s, char *err, size_t n)
 	}
 	if (s->family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	/* libmicrohttpd's timeout is of inactivity only; the watchdog bounds the whole request. */
-	s->d = MHD_start_daemon(
-	    flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) s->lim.timeout_s,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int) s->lim.max_clients,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int) s->lim.max_per_ip,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) s->lim.memory, MHD_OPTION_NOTIFY_COMPLETED,
-	    completed, s, MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, s,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+	/*
+	 * No MHD_OPTION_PER_IP_CONNECTION_LIMIT: it refuses a newcomer where
+	 * http_limits.c closes an idle connection of its address instead.
+	 * libmicrohttpd's timeout is of inactivity only; the watchdog bounds
+	 * the whole request.
+	 */
+	s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) s->lim.timeout_s,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int) s->lim.max_clients,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) s->lim.memory,
+				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+				MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, s,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
 	if (!s->d) {
 		pthread_mutex_lock(&s->lock);
 		s->stopping = true;

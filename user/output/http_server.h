@@ -5,10 +5,11 @@
  * (http_route.h says which route), on its own thread, so a client can
  * never hold up the tracer.  No request reaches a process, a file or a
  * command: a profile is only ever one the loop made of a process it
- * traces.  Requests are bounded: headers and URL in a small memory pool, a
- * request's whole time (not only its inactivity, http_limits.c), a number
- * of clients at once, fewer per address; past them a client is refused or
- * cut off.
+ * traces.  Requests are bounded (http_limits.c says how): headers and URL
+ * in a small memory pool, a request's whole time (not only its
+ * inactivity), a number of connections at once and a share of them per
+ * address, kept by closing the one that waited longest without sending a
+ * whole request, so that a client that asks at once is answered.
  */
 #ifndef RBM_HTTP_SERVER_H
 #define RBM_HTTP_SERVER_H
@@ -22,7 +23,7 @@ struct http_server;
 struct http_limits {
 	unsigned timeout_s;   /* to send a whole request; as long again to take its answer */
 	unsigned max_clients; /* connections at once */
-	unsigned max_per_ip;  /* of them from one address */
+	unsigned max_per_ip;  /* of them from one address (IPv4, or an IPv6 /64) */
 	unsigned max_fresh;   /* ?seconds=N requests waiting at once */
 	size_t memory;	      /* per connection: the request line and headers must fit */
 };

@@ -3,10 +3,10 @@
  * The inside of rbmemtrace serve's HTTP server, shared by its three files
  * and by nothing else: http_server.c answers requests, http_fresh.c carries
  * a ?seconds=N request from its arrival to the loop's answer, and
- * http_limits.c keeps every connection within its time on a thread of its
- * own.  One lock, s->lock, guards all of it; libmicrohttpd's own calls
- * (resuming a connection) are made without it, since its thread may be
- * waiting for ours in a callback.
+ * http_limits.c keeps every connection within its bounds (its address's
+ * share, its time) on a thread of its own.  One lock, s->lock, guards all
+ * of it; libmicrohttpd's own calls (resuming a connection) are made
+ * without it, since its thread may be waiting for ours in a callback.
  */
 #ifndef RBM_HTTP_SERVER_IMPL_H
 #define RBM_HTTP_SERVER_IMPL_H
@@ -38,9 +38,16 @@ struct fresh {
 	size_t len;
 };
 
+/* A client address as limited: an IPv4 address, or an IPv6 /64 (a host often has a whole one). */
+struct conn_addr {
+	unsigned char family, len;
+	unsigned char bytes[8];
+};
+
 /* A connection, as http_limits.c follows it. */
 struct conn {
 	int fd;
+	struct conn_addr addr;
 	double since;	/* when it began to wait for a request, or to be answered */
 	bool answering; /* a whole request came and is being answered */
 	bool suspended; /* its fresh profile is being made: the fresh's deadline bounds it */
