@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * rbmemtrace serve's HTTP server: libmicrohttpd's polling thread answers
- * from the profiles the tracer's loop published (copied in, under a lock),
- * so nothing a client does can stall the trace.  A fresh profile (?seconds=N)
+ * from the profiles the tracer's loop published (shared, under a lock), so
+ * nothing a client does can stall the trace.  A fresh profile (?seconds=N)
  * is made by the loop (http_fresh.c).  Connections are kept within their
  * bounds by http_limits.c: libmicrohttpd keeps a request's line and headers
  * in a pool of lim.memory bytes (a longer one gets 431 or 414), and the
@@ -96,6 +96,14 @@ enum MHD_Result http_send_gzip(struct MHD_Connection *conn, void *data, size_t l
 	return queue(conn, MHD_HTTP_OK, resp, "application/octet-stream");
 }
 
+static void drop_shared(void *cls)
+{
+	struct shared_bytes *b = cls;
+
+	if (b && !__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL))
+		free(b);
+}
+
 struct blob *http_find_blob(struct http_server *s, pid_t pid)
 {
 	size_t i;
@@ -110,27 +118,25 @@ static enum MHD_Result answer_latest(struct http_server *s, struct MHD_Connectio
 {
 	struct MHD_Response *resp;
 	struct http_proc_info gone;
+	struct shared_bytes *data = NULL;
 	struct blob *b;
-	void *copy = NULL;
-	size_t len = 0;
 	bool is_gone = false;
 	char why[128];
 
 	pthread_mutex_lock(&s->lock);
 	b = http_find_blob(s, pid);
 	if (b && b->data) {
-		copy = malloc(b->len ? b->len : 1);
-		if (copy)
-			memcpy(copy, b->data, b->len);
-		len = b->len;
+		data = b->data;
+		__atomic_add_fetch(&data->refs, 1, __ATOMIC_RELAXED);
 		is_gone = pid && b->info.gone;
 		gone = b->info;
 	}
 	pthread_mutex_unlock(&s->lock);
-	if (copy) {
-		resp = MHD_create_response_from_buffer(len, copy, MHD_RESPMEM_MUST_FREE);
+	if (data) {
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(
+		    data->len, data->bytes, drop_shared, data);
 		if (!resp) {
-			free(copy);
+			drop_shared(data);
 			return MHD_NO;
 		}
 		profile_headers(resp, is_gone ? &gone : NULL);
@@ -294,19 +300,21 @@ int http_server_start(struct http_server *s, char *err, size_t n)
 int http_server_publish(struct http_server *s, pid_t pid, const void *gz, size_t len,
 			const struct http_proc_info *info)
 {
-	void *copy = malloc(len ? len : 1);
+	struct shared_bytes *data = malloc(sizeof(*data) + len), *old;
 	struct blob *b, *blobs;
 
-	if (!copy)
+	if (!data)
 		return -ENOMEM;
-	memcpy(copy, gz, len);
+	data->refs = 1;
+	data->len = len;
+	memcpy(data->bytes, gz, len);
 	pthread_mutex_lock(&s->lock);
 	b = http_find_blob(s, pid);
 	if (!b) {
 		blobs = realloc(s->blobs, (s->nblobs + 1) * sizeof(*blobs));
 		if (!blobs) {
 			pthread_mutex_unlock(&s->lock);
-			free(copy);
+			free(data);
 			return -ENOMEM;
 		}
 		s->blobs = blobs;
@@ -314,12 +322,13 @@ int http_server_publish(struct http_server *s, pid_t pid, const void *gz, size_t
 		memset(b, 0, sizeof(*b));
 		b->pid = pid;
 	}
-	free(b->data);
-	b->data = copy;
-	b->len = len;
+	old = b->data;
+	b->data = data;
 	if (info)
 		b->info = *info;
 	pthread_mutex_unlock(&s->lock);
+	/* Responses still sending the old one hold it until they end. */
+	drop_shared(old);
 	return 0;
 }
 
@@ -358,7 +367,7 @@ void http_server_stop(struct http_server *s)
 	else
 		close(s->fd);
 	for (i = 0; i < s->nblobs; i++)
-		free(s->blobs[i].data);
+		drop_shared(s->blobs[i].data);
 	free(s->blobs);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

@@ -18,11 +18,20 @@
 
 #define MAX_FRESH 16
 
+/*
+ * A published profile's bytes, shared by every response that sends them:
+ * a hundred clients reading one profile hold one copy, not a hundred.
+ */
+struct shared_bytes {
+	unsigned refs; /* the blob's, and one per response still sending them (atomic) */
+	size_t len;
+	unsigned char bytes[];
+};
+
 /* A published profile: pid 0 is every process's. */
 struct blob {
 	pid_t pid;
-	void *data;
-	size_t len;
+	struct shared_bytes *data;
 	struct http_proc_info info;
 };
 
