@@ -428,6 +428,22 @@ static double turn(void *ctx, struct periodic *p, double now)
 	return wait;
 }
 
+/* What the clients did, in a line: how many were cut, closed or refused says if any misbehaved. */
+static void say_stats(void)
+{
+	struct http_stats st;
+
+	http_server_stats(sv.http, &st);
+	fprintf(stderr,
+		"rbmemtrace: served %llu requests on %llu connections; %llu cut past "
+		"--request-timeout, %llu closed for a newcomer, %llu refused; fresh profiles: %llu "
+		"refused (too many), %llu late, %llu left by their client\n",
+		(unsigned long long) st.requests, (unsigned long long) st.connections,
+		(unsigned long long) st.timed_out, (unsigned long long) st.evicted,
+		(unsigned long long) st.refused, (unsigned long long) st.fresh_refused,
+		(unsigned long long) st.fresh_late, (unsigned long long) st.fresh_abandoned);
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
@@ -468,6 +484,7 @@ int cmd_serve(int argc, char **argv)
 			free_pending(sv.pending[i]);
 			sv.pending[i] = NULL;
 		}
+	say_stats();
 	http_server_stop(sv.http);
 	periodic_close(&p);
 	/* The GC probes' breakpoints go with the last reference to their links (session_finish). */

@@ -38,6 +38,7 @@ enum MHD_Result http_fresh_start(struct http_server *s, struct MHD_Connection *c
 			slot = (int) i;
 	}
 	if (s->stopping || slot < 0 || waiting >= s->lim.max_fresh) {
+		s->stats.fresh_refused++;
 		pthread_mutex_unlock(&s->lock);
 		free(f);
 		return http_send_line(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -203,8 +204,10 @@ size_t http_fresh_sweep(struct http_server *s, double now, bool all, struct MHD_
 		} else if (now > f->deadline) {
 			why =
 			    "the fresh profile was not made in time: take the latest (no ?seconds)";
+			s->stats.fresh_late++;
 		} else if (client_gone(f)) {
 			why = "the client went away";
+			s->stats.fresh_abandoned++;
 		} else {
 			continue;
 		}

@@ -122,17 +122,21 @@ static void admit(struct http_server *s, struct conn *c)
 		victim = oldest_waiting(s, c, false);
 		if (!victim) {
 			cut(c);
+			s->stats.refused++;
 			return;
 		}
 		cut(victim);
+		s->stats.evicted++;
 		all--;
 	}
 	/*
 	 * libmicrohttpd stops accepting once max_clients are open: one is
 	 * closed as the last slot fills, so that the next client is taken.
 	 */
-	if (all >= s->lim.max_clients && (victim = oldest_waiting(s, c, true)))
+	if (all >= s->lim.max_clients && (victim = oldest_waiting(s, c, true))) {
 		cut(victim);
+		s->stats.evicted++;
+	}
 }
 
 void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -156,6 +160,7 @@ void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_cont
 			if (s->conns)
 				s->conns->prev = &c->next;
 			s->conns = c;
+			s->stats.connections++;
 			admit(s, c);
 			pthread_cond_signal(&s->wake);
 		}
@@ -202,8 +207,10 @@ static bool cut_late(struct http_server *s, double now)
 		if (c->cut)
 			continue;
 		any = true;
-		if (!c->suspended && now - c->since > s->lim.timeout_s)
+		if (!c->suspended && now - c->since > s->lim.timeout_s) {
 			cut(c);
+			s->stats.timed_out++;
+		}
 	}
 	return any;
 }

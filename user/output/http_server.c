@@ -197,6 +197,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	/* The whole request came: no longer a connection to close for room. */
 	pthread_mutex_lock(&s->lock);
 	http_conn_answering(http_conn_of(conn), now_seconds());
+	s->stats.requests++;
 	pthread_mutex_unlock(&s->lock);
 	http_route(method, url, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "pid"),
 		   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds"), &r);
@@ -276,10 +277,11 @@ int http_server_start(struct http_server *s, char *err, size_t n)
 	 * No MHD_OPTION_PER_IP_CONNECTION_LIMIT: it refuses a newcomer where
 	 * http_limits.c closes an idle connection of its address instead.
 	 * libmicrohttpd's timeout is of inactivity only; the watchdog bounds
-	 * the whole request.
+	 * the whole request, and cuts first: theirs, a second later, is a
+	 * backstop.
 	 */
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) s->lim.timeout_s,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) s->lim.timeout_s + 1,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int) s->lim.max_clients,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) s->lim.memory,
 				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
@@ -330,6 +332,13 @@ int http_server_publish(struct http_server *s, pid_t pid, const void *gz, size_t
 	/* Responses still sending the old one hold it until they end. */
 	drop_shared(old);
 	return 0;
+}
+
+void http_server_stats(struct http_server *s, struct http_stats *out)
+{
+	pthread_mutex_lock(&s->lock);
+	*out = s->stats;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void http_server_stop(struct http_server *s)

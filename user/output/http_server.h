@@ -80,6 +80,19 @@ void http_server_answer_fresh(struct http_server *s, uint64_t id, int status, co
  */
 bool http_server_fresh_wanted(struct http_server *s, uint64_t id);
 
+/* What the server did, counted since it started. */
+struct http_stats {
+	uint64_t connections;	  /* accepted */
+	uint64_t requests;	  /* received whole */
+	uint64_t timed_out;	  /* cut: no whole request, or its answer not taken, in time */
+	uint64_t evicted;	  /* closed for a newcomer: waited longest for a request */
+	uint64_t refused;	  /* closed at once: their address's all being answered */
+	uint64_t fresh_refused;	  /* fresh requests answered 503: too many under way */
+	uint64_t fresh_late;	  /* fresh requests answered 503: not made by the deadline */
+	uint64_t fresh_abandoned; /* fresh requests whose client went away first */
+};
+void http_server_stats(struct http_server *s, struct http_stats *out);
+
 /* Answers what waits with 503, stops the thread and closes every connection. */
 void http_server_stop(struct http_server *s);
 

@@ -79,6 +79,7 @@ struct http_server {
 	struct fresh *fresh[MAX_FRESH];
 	uint64_t next_id;
 	struct conn *conns;
+	struct http_stats stats;
 	bool stopping;
 };
 
