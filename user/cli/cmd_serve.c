@@ -90,11 +90,14 @@ static const struct argp_option opts[] = {
     {"max-objects", OPT_MAX_OBJECTS, "N", 0,
      "Live objects followed per process (default 1048576 for one, 65536 each for more)", 0},
     {"request-timeout", OPT_TIMEOUT, "SECONDS", 0,
-     "A request must be received and answered within SECONDS, 1 to 300 (default 10; a "
-     "fresh profile: after it is made)",
+     "A connection sends a whole request within SECONDS of opening (or of its last answer), "
+     "however slowly, and takes its answer within as long again, or is closed; 1 to 300 "
+     "(default 10; a fresh profile: its seconds, then as long)",
      0},
     {"max-clients", OPT_MAX_CLIENTS, "N", 0,
-     "Connections at once, 1 to 1000 (default 32; 16 from one address); more are closed", 0},
+     "Connections at once, 1 to 1000 (default 32; 16 from one address): a new one closes "
+     "the one that waited longest without sending a whole request",
+     0},
     {"verbose", 'v', NULL, 0, "Explain what is found, attached and served", 0},
     {NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
     {},
@@ -198,7 +201,6 @@ struct pending {
 static struct served {
 	struct http_server *http;
 	bool dirty; /* a process's profile changed: every process's must be made again */
-	double last_watch;
 	struct pending *pending[MAX_PENDING];
 } sv;
 
@@ -411,7 +413,11 @@ static double turn(void *ctx, struct periodic *p, double now)
 
 		if (!pd)
 			continue;
-		if (now >= pd->deadline) {
+		if (!http_server_fresh_wanted(sv.http, pd->want.id)) {
+			/* Its client went away, or the server answered it in our stead. */
+			free_pending(pd);
+			sv.pending[i] = NULL;
+		} else if (now >= pd->deadline) {
 			end_fresh(p, pd);
 			free_pending(pd);
 			sv.pending[i] = NULL;
@@ -419,11 +425,23 @@ static double turn(void *ctx, struct periodic *p, double now)
 			wait = pd->deadline - now;
 		}
 	}
-	if (now - sv.last_watch >= 0.5) {
-		sv.last_watch = now;
-		http_server_watchdog(sv.http);
-	}
 	return wait;
+}
+
+/* What the clients did, in a line: how many were cut, closed or refused says if any misbehaved. */
+static void say_stats(void)
+{
+	struct http_stats st;
+
+	http_server_stats(sv.http, &st);
+	fprintf(stderr,
+		"rbmemtrace: served %llu requests on %llu connections; %llu cut past "
+		"--request-timeout, %llu closed for a newcomer, %llu refused; fresh profiles: %llu "
+		"refused (too many), %llu late, %llu left by their client\n",
+		(unsigned long long) st.requests, (unsigned long long) st.connections,
+		(unsigned long long) st.timed_out, (unsigned long long) st.evicted,
+		(unsigned long long) st.refused, (unsigned long long) st.fresh_refused,
+		(unsigned long long) st.fresh_late, (unsigned long long) st.fresh_abandoned);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -466,6 +484,7 @@ int cmd_serve(int argc, char **argv)
 			free_pending(sv.pending[i]);
 			sv.pending[i] = NULL;
 		}
+	say_stats();
 	http_server_stop(sv.http);
 	periodic_close(&p);
 	/* The GC probes' breakpoints go with the last reference to their links (session_finish). */

@@ -5,10 +5,11 @@
  * (http_route.h says which route), on its own thread, so a client can
  * never hold up the tracer.  No request reaches a process, a file or a
  * command: a profile is only ever one the loop made of a process it
- * traces.  Requests are bounded: headers and URL in a small memory pool,
- * a whole request within its time (its inactivity and its total), a
- * number of clients at once, fewer per address; past them a client is
- * refused or cut off.
+ * traces.  Requests are bounded (http_limits.c says how): headers and URL
+ * in a small memory pool, a request's whole time (not only its
+ * inactivity), a number of connections at once and a share of them per
+ * address, kept by closing the one that waited longest without sending a
+ * whole request, so that a client that asks at once is answered.
  */
 #ifndef RBM_HTTP_SERVER_H
 #define RBM_HTTP_SERVER_H
@@ -20,9 +21,9 @@
 struct http_server;
 
 struct http_limits {
-	unsigned timeout_s;   /* a request's time, headers to last byte (and inactivity) */
+	unsigned timeout_s;   /* to send a whole request; as long again to take its answer */
 	unsigned max_clients; /* connections at once */
-	unsigned max_per_ip;  /* of them from one address */
+	unsigned max_per_ip;  /* of them from one address (IPv4, or an IPv6 /64) */
 	unsigned max_fresh;   /* ?seconds=N requests waiting at once */
 	size_t memory;	      /* per connection: the request line and headers must fit */
 };
@@ -72,8 +73,25 @@ size_t http_server_take_fresh(struct http_server *s, struct http_fresh *out, siz
 void http_server_answer_fresh(struct http_server *s, uint64_t id, int status, const void *body,
 			      size_t len);
 
-/* Cuts off the connections past their time; for the loop to call about every second. */
-void http_server_watchdog(struct http_server *s);
+/*
+ * Whether fresh request id still waits for its answer: not once its client
+ * went away or its deadline passed (the server answered it), so the loop
+ * can drop what it keeps for it.
+ */
+bool http_server_fresh_wanted(struct http_server *s, uint64_t id);
+
+/* What the server did, counted since it started. */
+struct http_stats {
+	uint64_t connections;	  /* accepted */
+	uint64_t requests;	  /* received whole */
+	uint64_t timed_out;	  /* cut: no whole request, or its answer not taken, in time */
+	uint64_t evicted;	  /* closed for a newcomer: waited longest for a request */
+	uint64_t refused;	  /* closed at once: their address's all being answered */
+	uint64_t fresh_refused;	  /* fresh requests answered 503: too many under way */
+	uint64_t fresh_late;	  /* fresh requests answered 503: not made by the deadline */
+	uint64_t fresh_abandoned; /* fresh requests whose client went away first */
+};
+void http_server_stats(struct http_server *s, struct http_stats *out);
 
 /* Answers what waits with 503, stops the thread and closes every connection. */
 void http_server_stop(struct http_server *s);
