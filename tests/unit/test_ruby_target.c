@@ -46,8 +46,7 @@ Test(ruby_target, check_a_file_that_is_not_ruby)
 	static struct ruby_target t;
 	char err[RBM_ERR_LEN];
 
-	cr_assert_lt(ruby_target_check_file(&t, "/bin/sh", "/bin/sh", RUBY_NEED_TRACE, err,
-					    sizeof(err)),
-		     0);
+	cr_assert_lt(
+	    ruby_target_check_file(&t, "/bin/sh", "/bin/sh", RUBY_NEED_TRACE, err, sizeof(err)), 0);
 	cr_assert_str_eq(err, "cannot read the Ruby version (ruby_version) from /bin/sh");
 }

@@ -34,7 +34,7 @@ void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bo
 	    cli_heap_open(&tt->target, &tt->namer, err, sizeof(err))) {
 		if (!skippable)
 			rbm_die("%s", err);
-		/* One of several found by --match that cannot be read: its one line, and the others */
+		/* One of several --match found that cannot be read: its line, and the others */
 		rbm_warn("%s", err);
 		return;
 	}

@@ -178,7 +178,6 @@ int session_exit_status(const struct session *s);
 int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop, char *err,
 			     size_t errlen);
 
-
 /*
  * Internal to the session's files, by capability: session_attach.c (open,
  * start, probes), session_launch.c (launch mode's start), session_poll.c

@@ -39,8 +39,8 @@ int session_attach_error(struct session *s, int err, char *msg, size_t msglen)
 			 "CAP_SYS_ADMIN (and CAP_SYS_PTRACE for another user's process)",
 			 s->target.pid);
 	else
-		snprintf(msg, msglen, "cannot attach to PID %d%s%s", s->target.pid,
-			 err ? ": " : "", err ? strerror(-err) : "");
+		snprintf(msg, msglen, "cannot attach to PID %d%s%s", s->target.pid, err ? ": " : "",
+			 err ? strerror(-err) : "");
 	return err < 0 ? err : -EINVAL;
 }
 
@@ -110,7 +110,8 @@ static int open_pid(struct session *s, char *msg, size_t msglen)
 	if ((ret = ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_TRACE, msg, msglen)))
 		return ret;
 	/* Held at ruby_options' return, it is where a launched child is. */
-	if (ruby_target_require(&s->target, PROOF_ALL, SESSION_TRACE_NEEDS, s->opt.held, msg, msglen))
+	if (ruby_target_require(&s->target, PROOF_ALL, SESSION_TRACE_NEEDS, s->opt.held, msg,
+				msglen))
 		return -ENOTSUP;
 	shared_bpf_prepare_live_map(s->opt.max_objects);
 	if ((ret = session_load_bpf(s, msg, msglen)))
@@ -391,10 +392,11 @@ int session_shared_bpf(unsigned long depth, struct shared_bpf **shp, char *msg, 
 			err = shared_bpf_load(depth, false);
 		}
 		if (err) {
-			snprintf(msg, msglen,
-				 "cannot load the BPF programs: %s (needs a kernel with BTF, BPF and "
-				 "uprobes)",
-				 strerror(-err));
+			snprintf(
+			    msg, msglen,
+			    "cannot load the BPF programs: %s (needs a kernel with BTF, BPF and "
+			    "uprobes)",
+			    strerror(-err));
 			return err < 0 ? err : -EINVAL;
 		}
 		sh = shared_bpf();

@@ -63,8 +63,8 @@ static int follow_to_ruby(struct session *s, pid_t pid, char *ruby_file, size_t 
 		if (got == pid && !WIFSTOPPED(status)) {
 			session_release_child(s, false); /* reaped */
 			snprintf(msg, msglen,
-				 "%s exited without running Ruby (status %d, %d exec%s followed)", cmd,
-				 session_decode_status(status), execs, execs == 1 ? "" : "s");
+				 "%s exited without running Ruby (status %d, %d exec%s followed)",
+				 cmd, session_decode_status(status), execs, execs == 1 ? "" : "s");
 			return -ECHILD;
 		}
 		/* A stop that is not ours (the user's) is left alone. */
@@ -85,8 +85,8 @@ static int follow_to_ruby(struct session *s, pid_t pid, char *ruby_file, size_t 
 			continue;
 		}
 		if (now_seconds() > deadline) {
-			snprintf(msg, msglen, "%s did not run Ruby within %g s (--start-timeout)", cmd,
-				 s->opt.start_timeout);
+			snprintf(msg, msglen, "%s did not run Ruby within %g s (--start-timeout)",
+				 cmd, s->opt.start_timeout);
 			return -ETIMEDOUT;
 		}
 		usleep(2000);
@@ -119,7 +119,8 @@ int session_start_command(struct session *s, char *msg, size_t msglen)
 	if ((ret = session_load_bpf(s, msg, msglen)))
 		return ret;
 	if (!direct && (ret = exec_watch_start(s->skel, false))) {
-		snprintf(msg, msglen, "%s; and its execs cannot be followed: %s", err, strerror(-ret));
+		snprintf(msg, msglen, "%s; and its execs cannot be followed: %s", err,
+			 strerror(-ret));
 		return ret;
 	}
 
@@ -177,4 +178,3 @@ int session_start_command(struct session *s, char *msg, size_t msglen)
 		return -ENOTSUP;
 	return 0;
 }
-

@@ -113,8 +113,7 @@ static int trace(struct why_context *c, const struct why_selection *sel, double 
 		c->t->pid, duration, sel->site_path ? "what --site allocates" : "leak suspects");
 	if (session_open(&s, &opt, c->err, sizeof(c->err)))
 		return -1;
-	if (session_start(&s, c->err, sizeof(c->err)) ||
-	    session_run(&s, stop ? stop : &no_stop)) {
+	if (session_start(&s, c->err, sizeof(c->err)) || session_run(&s, stop ? stop : &no_stop)) {
 		if (s.failed)
 			snprintf(c->err, sizeof(c->err), "%s", s.error);
 		session_close(&s);

@@ -190,8 +190,8 @@ int ruby_target_global_value(const struct ruby_target *t, const char *name, uint
 	return target_read_u64(t->pid, t->img.load_bias + sym, value);
 }
 
-int ruby_target_global(const struct ruby_target *t, const char *name, uint64_t *value,
-		       char *err, size_t errlen)
+int ruby_target_global(const struct ruby_target *t, const char *name, uint64_t *value, char *err,
+		       size_t errlen)
 {
 	uint64_t sym;
 
@@ -230,10 +230,11 @@ int ruby_target_class_allocator(const struct ruby_target *t, uint64_t *file_offs
 	if (ruby_target_class_allocator_offset(t, file_offset)) {
 		if (target_gone(t->pid))
 			return gone(t, err, errlen);
-		snprintf(err, errlen,
-			 "cannot find rb_class_allocate_instance through BasicObject's allocator in "
-			 "Ruby %s (%s)",
-			 t->version, t->img.path);
+		snprintf(
+		    err, errlen,
+		    "cannot find rb_class_allocate_instance through BasicObject's allocator in "
+		    "Ruby %s (%s)",
+		    t->version, t->img.path);
 		return -ENOENT;
 	}
 	rbm_info("rb_class_allocate_instance at file offset 0x%" PRIx64, *file_offset);

@@ -93,8 +93,8 @@ bool ruby_target_proved(const struct ruby_target *t, enum proof_group g);
 void ruby_target_group_line(const struct ruby_target *t, enum proof_group g, char *buf, size_t n);
 
 /* The VALUE a libruby global (rb_cObject...) holds in the target: 0, or -errno with why. */
-int ruby_target_global(const struct ruby_target *t, const char *name, uint64_t *value,
-		       char *err, size_t errlen);
+int ruby_target_global(const struct ruby_target *t, const char *name, uint64_t *value, char *err,
+		       size_t errlen);
 /* The same without the words: 0 or -errno. */
 int ruby_target_global_value(const struct ruby_target *t, const char *name, uint64_t *value);
 /* File offset of the hidden rb_class_allocate_instance, found through BasicObject; or why not. */
