@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The tree's two rules, checked by `make test` (HACKING.md, "The tree"):
+# The tree's three rules, checked by `make test` (HACKING.md, "The tree"):
 #   1. no include points up a layer: a file of user/LAYER includes only headers of its own layer
 #      or of a lower one, in this order:
 #        lib  model  process  ruby  heap  probe  output  cli
 #      (include/ and generated headers are below everything; the BPF skeleton belongs to probe,
 #      the pprof protobuf to output);
-#   2. no source file is over 600 lines unless its header comment says why ("Over ~600 lines").
+#   2. no source file is over 600 lines unless its header comment says why ("Over ~600 lines");
+#   3. only cli/ ends the process: below it no exit(, abort(, setjmp, longjmp, jmp_buf or
+#      rbm_die( (errors are returned, with their words, for cli/ to print).  rbm_die is
+#      defined in lib/diag.c, for cli/ alone; a forked child may _exit( (after a failed exec,
+#      say), and its line says "forked child" in a comment.
 # Prints each violation; exits 1 if there is any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,5 +48,27 @@ for f in user/*/*.[ch] bpf/*.c include/*.h; do
 		echo "$f: $n lines, and its header does not say why it is over ~600" >&2
 		status=1
 	fi
+done
+# A file's lines, numbered, without the text of its comments and strings: "no exit()
+# before the threads end" is no exit.
+code_of() {
+	grep -n '' "$1" | sed -E 's/"([^"\\]|\\.)*"/""/g; s|/\*.*\*/||g; s|//.*||' |
+		grep -vE '^[0-9]+:\s*(\*|/\*)' || true
+}
+for f in user/{lib,model,process,ruby,heap,probe,output}/*.[ch]; do
+	case $f in user/lib/diag.[ch]) continue ;; esac
+	hits=$(code_of "$f" |
+		grep -E '\bexit\s*\(|\babort\s*\(|\b(setjmp|longjmp|jmp_buf)\b|\brbm_die\s*\(' || true)
+	if [ -n "$hits" ]; then
+		echo "$hits" | sed "s|^|$f:|; s|\$|  <- only cli/ ends the process: return the error|" >&2
+		status=1
+	fi
+	# A forked child's _exit says so on its line.
+	while IFS=: read -r line _; do
+		if ! sed -n "${line}p" "$f" | grep -q 'forked child'; then
+			echo "$f:$line: an _exit below cli/ is a forked child's: its comment says so" >&2
+			status=1
+		fi
+	done < <(code_of "$f" | grep -E '\b_exit\s*\(' || true)
 done
 exit $status

@@ -287,6 +287,34 @@ ensure
   busy&.close
 end
 
+test "serve: a target that cannot be opened is skipped with its line; the others are served" do
+  io, pid, = start_leaky("LEAK_AT_START" => "2000")
+  sleeper = Process.spawn("sleep", "60")
+  gone = Process.spawn("true").tap { |p| Process.wait(p) }
+  err_r, err_w = IO.pipe
+  rbm = Process.spawn(RBM, "serve", "-p", sleeper.to_s, "-p", pid.to_s, "-p", gone.to_s,
+                      "--listen", "127.0.0.1:0", "--every", "1", err: err_w)
+  err_w.close
+  expect_line(err_r, /warning: PID #{sleeper} is not a Ruby process/, "the sleep's warning")
+  expect_line(err_r, /warning: no process with PID #{gone}/, "the vanished pid's warning")
+  port = expect_line(err_r, %r{serving http://127\.0\.0\.1:(\d+)/}, "serve start")[1].to_i
+  res = http_get(port, "/debug/pprof/heap?pid=#{pid}")
+  check_eq(res.code, "200", "the Ruby's profile")
+  Dir.mktmpdir do |d|
+    File.binwrite(File.join(d, "p.pb.gz"), res.body)
+    check_eq(leak_inuse(File.join(d, "p.pb.gz")), 2000, "PeriodicLeak in use")
+  end
+  check(http_get(port, "/healthz").code == "200", "healthz answers")
+  check(Process.waitpid(sleeper, Process::WNOHANG).nil?, "the sleep runs on, untouched")
+  Process.kill("TERM", rbm)
+  check(Timeout.timeout(10) { Process.wait2(rbm)[1] }.success?, "exit after SIGTERM")
+ensure
+  Process.kill("KILL", rbm) rescue nil if rbm
+  Process.kill("KILL", sleeper) rescue nil if sleeper
+  Process.wait(sleeper) rescue nil if sleeper
+  stop_leaky(io, pid) if io
+end
+
 test "serve: several processes, one path each (?pid=N), and every one's profile without pid" do
   a_io, a, = start_leaky("LEAK_AT_START" => "3000")
   b_io, b, = start_leaky("LEAK_AT_START" => "5000")

@@ -276,7 +276,7 @@ static void live_target(struct test_child *c, struct ruby_target *t)
 
 	test_child_start(c, argv);
 	memset(t, 0, sizeof(*t));
-	ruby_target_open(t, c->pid, RUBY_NEED_TRACE);
+	cr_assert_eq(ruby_target_open(t, c->pid, RUBY_NEED_TRACE, why, sizeof(why)), 0, "%s", why);
 	cr_assert_eq(ruby_target_require(t, PROOF_ALL, PROOF_ALL, false, why, sizeof(why)), 0, "%s",
 		     why);
 }

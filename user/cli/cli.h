@@ -4,6 +4,7 @@
 #define RBM_CLI_H
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Each takes its own argv: argv[0] is "rbmemtrace SUBCOMMAND". Returns the exit status. */
 int cmd_trace(int argc, char **argv);
@@ -25,9 +26,12 @@ struct ruby_target;
 struct class_namer;
 /*
  * census and top: a target opened for its memory made ready for a heap
- * census (its layout, objspace and class names).  Dies with a one-line error.
+ * census (its layout, objspace and class names).  0, or -errno with a
+ * one-line error in err (namer then holds nothing).
  */
-void cli_heap_open(struct ruby_target *t, struct class_namer *namer);
+int cli_heap_open(struct ruby_target *t, struct class_namer *namer, char *err, size_t errlen);
+/* census and why: pid's Ruby found for reading its memory; dies with the one-line error. */
+void cli_memory_target_open(struct ruby_target *t, pid_t pid);
 /*
  * Entries of a process's live-object map when --max-objects is not given:
  * preallocated in the kernel at ~104 bytes each, so a run over several

@@ -78,10 +78,11 @@ static void take_census(struct ruby_target *t, struct report *r)
 	const struct ruby_layout *hl = &t->layout;
 	struct class_namer namer;
 	struct census c = {};
-	char err[512];
+	char err[RBM_ERR_LEN];
 	int ret;
 
-	cli_heap_open(t, &namer);
+	if (cli_heap_open(t, &namer, err, sizeof(err)))
+		rbm_die("%s", err);
 	ret = census_take(&c, t->pid, hl, t->objspace, false, err, sizeof(err));
 	if (ret == -ESRCH)
 		rbm_die("PID %d exited", t->pid);
@@ -120,7 +121,7 @@ int cmd_census(int argc, char **argv)
 		return 1;
 	cli_output_open(&of, args.output);
 	out = outfile_stream(&of);
-	ruby_target_open(&target, cli_process_of(args.pid), RUBY_NEED_MEMORY);
+	cli_memory_target_open(&target, cli_process_of(args.pid));
 	take_census(&target, &report);
 	if (rbm_verbose) {
 		struct rusage ru;

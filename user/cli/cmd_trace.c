@@ -421,6 +421,7 @@ int cmd_trace(int argc, char **argv)
 	struct session s;
 	struct report report = {};
 	struct outfile out;
+	char err[RBM_ERR_LEN];
 	int status;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
@@ -435,16 +436,28 @@ int cmd_trace(int argc, char **argv)
 	cli_output_open(&out, args.output);
 	install_signals();
 
-	session_open(&s, &args.trace);
+	if (session_open(&s, &args.trace, err, sizeof(err)))
+		rbm_die("%s", err);
 	if (args.trace.empty_probes) {
-		status = session_run_empty_probes(&s, &stop_requested);
+		status = session_run_empty_probes(&s, &stop_requested, err, sizeof(err));
+		if (status < 0) {
+			session_close(&s);
+			rbm_die("%s", err);
+		}
 		outfile_abort(&out);
 		return status;
 	}
 	if (s.launched)
 		launched_child = s.target.pid;
-	session_start(&s);
-	session_run(&s, &stop_requested);
+	if (session_start(&s, err, sizeof(err))) {
+		session_close(&s); /* a launched command still held is killed */
+		rbm_die("%s", err);
+	}
+	if (session_run(&s, &stop_requested)) {
+		snprintf(err, sizeof(err), "%s", s.error);
+		session_close(&s);
+		rbm_die("%s", err);
+	}
 	if (forwarded)
 		fprintf(stderr, "rbmemtrace: passed signal %d on to PID %d\n", forwarded,
 			s.target.pid);

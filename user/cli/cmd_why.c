@@ -159,6 +159,7 @@ int cmd_why(int argc, char **argv)
 	static struct ruby_target target;
 	struct why_report report = {0};
 	struct why_context ctx = {0};
+	char err[RBM_ERR_LEN];
 	struct outfile of;
 	FILE *out;
 	int ret;
@@ -169,8 +170,9 @@ int cmd_why(int argc, char **argv)
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");
 	cli_output_open(&of, args.output);
 	out = outfile_stream(&of);
-	ruby_target_open(&target, cli_process_of(args.pid), RUBY_NEED_MEMORY);
-	why_context_open(&ctx, &target);
+	cli_memory_target_open(&target, cli_process_of(args.pid));
+	if (why_context_open(&ctx, &target, err, sizeof(err)))
+		rbm_die("%s", err);
 	if (!args.sel.nclasses && !args.sel.from)
 		cli_check_bpf_privileges(); /* a sampled trace finds what to explain */
 	install_signals();

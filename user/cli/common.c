@@ -108,15 +108,27 @@ bool cli_json_format(const char *arg)
 	return false;
 }
 
-void cli_heap_open(struct ruby_target *t, struct class_namer *namer)
+int cli_heap_open(struct ruby_target *t, struct class_namer *namer, char *err, size_t errlen)
 {
 	const unsigned int needs =
 	    PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_HEAP) | PROOF_BIT(PROOF_CLASSES);
-	char err[512];
+	uint64_t object;
+	int ret;
 
-	ruby_target_require_or_die(t, needs, needs, false);
-	if (class_namer_init(namer, t->pid, &t->layout, ruby_target_global(t, "rb_cObject"), err,
-			     sizeof(err)))
+	if (ruby_target_require(t, needs, needs, false, err, errlen))
+		return -ENOTSUP;
+	if ((ret = ruby_target_global(t, "rb_cObject", &object, err, errlen)))
+		return ret;
+	if ((ret = class_namer_init(namer, t->pid, &t->layout, object, err, errlen)))
+		return ret < 0 ? ret : -EINVAL;
+	return 0;
+}
+
+void cli_memory_target_open(struct ruby_target *t, pid_t pid)
+{
+	char err[RBM_ERR_LEN];
+
+	if (ruby_target_open(t, pid, RUBY_NEED_MEMORY, err, sizeof(err)))
 		rbm_die("%s", err);
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <inttypes.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +18,9 @@
 
 void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bool skippable)
 {
-	struct top_target *volatile tt;
+	char err[RBM_ERR_LEN];
+	struct top_target *tt;
 	struct top_proc *p;
-	jmp_buf env;
 	size_t i;
 
 	for (i = 0; i < c->ntargets; i++)
@@ -31,14 +30,14 @@ void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bo
 		rbm_die("too many processes: top shows at most %d", TOP_MAX_PROCS);
 	tt = &c->targets[c->ntargets];
 	memset(tt, 0, sizeof(*tt));
-	/* One of several found by --match that cannot be read: its one line, and the others */
-	if (skippable && setjmp(env))
+	if (ruby_target_open(&tt->target, pid, RUBY_NEED_MEMORY, err, sizeof(err)) ||
+	    cli_heap_open(&tt->target, &tt->namer, err, sizeof(err))) {
+		if (!skippable)
+			rbm_die("%s", err);
+		/* One of several --match found that cannot be read: its line, and the others */
+		rbm_warn("%s", err);
 		return;
-	if (skippable)
-		rbm_die_catch(&env);
-	ruby_target_open(&tt->target, pid, RUBY_NEED_MEMORY);
-	cli_heap_open(&tt->target, &tt->namer);
-	rbm_die_catch(NULL);
+	}
 	p = top_model_proc(m, pid);
 	if (!p)
 		rbm_die("too many processes: top shows at most %d", TOP_MAX_PROCS);
@@ -191,14 +190,23 @@ void top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid)
 		    .max_stacks = 65536,
 		    .max_overhead = c->max_overhead,
 		};
+		char err[RBM_ERR_LEN];
+		int ret;
 
 		if ((pid && tt->target.pid != pid) || tt->session || tt->gone)
 			continue;
 		tt->session = calloc(1, sizeof(*tt->session));
 		if (!tt->session)
 			rbm_die("out of memory");
-		session_open(tt->session, &opt);
-		session_start(tt->session);
+		ret = session_open(tt->session, &opt, err, sizeof(err));
+		/* Open but not started: closed here, as a failed open closed itself. */
+		if (!ret && (ret = session_start(tt->session, err, sizeof(err))))
+			session_close(tt->session);
+		if (ret) {
+			free(tt->session);
+			tt->session = NULL;
+			rbm_die("%s", err);
+		}
 		refresh_drill(tt, top_model_proc(m, tt->target.pid));
 	}
 }
@@ -215,6 +223,9 @@ double top_collect_poll(struct top_collector *c, double now, double max)
 		if (!tt->session || tt->session_ended)
 			continue;
 		wait = session_poll(tt->session, now);
+		/* Probes that cannot go on end top, as they always did. */
+		if (wait < 0 && tt->session->failed)
+			rbm_die("%s", tt->session->error);
 		if (wait < 0) {
 			tt->session_ended = true;
 			continue;

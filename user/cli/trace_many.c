@@ -52,9 +52,10 @@ static bool traced(const struct many *m, pid_t pid)
 static void add_process(struct many *m, pid_t pid, bool skippable, double held_since)
 {
 	struct trace_options opt = m->mo->trace;
-	struct session *volatile s;
-	jmp_buf env;
+	char err[RBM_ERR_LEN];
+	struct session *s;
 	double t0, t1;
+	int ret;
 
 	if (traced(m, pid) || m->n == MANY_MAX) {
 		if (m->n == MANY_MAX)
@@ -70,18 +71,21 @@ static void add_process(struct many *m, pid_t pid, bool skippable, double held_s
 	opt.command = NULL;
 	opt.held = held_since > 0;
 	opt.held_since = held_since;
-	if (skippable && setjmp(env)) {
+	t0 = now_seconds();
+	ret = session_open(s, &opt, err, sizeof(err));
+	t1 = now_seconds();
+	/* Open but not started: closed here, as a failed open closed itself. */
+	if (!ret && (ret = session_start(s, err, sizeof(err))))
+		session_close(s);
+	if (ret) {
+		if (!skippable)
+			rbm_die("%s", err);
 		/*
-		 * Half open: its probes come off, and nothing may call it back
-		 * once freed (its new call paths); what else it holds stays
-		 * until exit.  Processes held at their start make this common:
-		 * another user's Ruby may exit while we open it.
+		 * Processes held at their start make this common: another
+		 * user's Ruby may exit while we open it.  What the session
+		 * held is given back; the others go on.
 		 */
-		if (s->st)
-			new_stacks_route(s->slot.index, NULL, NULL);
-		fork_sweeper_stop(&s->forks);
-		if (s->probes.skel)
-			probes_detach_all(&s->probes);
+		rbm_warn("%s", err);
 		free(s);
 		if (m->nrefused < MANY_MAX)
 			m->refused[m->nrefused++] = pid;
@@ -90,13 +94,6 @@ static void add_process(struct many *m, pid_t pid, bool skippable, double held_s
 			held_release(shared_bpf()->skel, pid);
 		return;
 	}
-	if (skippable)
-		rbm_die_catch(&env);
-	t0 = now_seconds();
-	session_open(s, &opt);
-	t1 = now_seconds();
-	session_start(s);
-	rbm_die_catch(NULL);
 	rbm_info("PID %d: attached in %.0f ms (%.0f to open its session, %.0f to start it)%s", pid,
 		 (now_seconds() - t0) * 1e3, (t1 - t0) * 1e3, (now_seconds() - t1) * 1e3,
 		 held_since ? ", held at its start" : "");
@@ -202,6 +199,9 @@ void many_run(struct many *m, volatile sig_atomic_t *stop)
 			if (m->ended[i])
 				continue;
 			w = session_poll(m->sessions[i], t);
+			/* Probes that cannot go on end the run, as they always did. */
+			if (w < 0 && m->sessions[i]->failed)
+				rbm_die("%s", m->sessions[i]->error);
 			if (w < 0) {
 				m->ended[i] = true;
 				m->sessions[i]->end = now_seconds();
@@ -256,12 +256,16 @@ void many_attach(struct many *m, const struct many_options *mo, const struct man
 	if (mo->npids > 1 && !m->n && !mo->all && !mo->match)
 		rbm_die("none of the %zu processes could be traced", mo->npids);
 	if (mo->all || mo->match) {
+		char msg[RBM_ERR_LEN];
+		struct shared_bpf *sh;
 		int err;
 
 		m->last_scan = now_seconds();
 		scan(m);
+		if (session_shared_bpf(mo->trace.depth, &sh, msg, sizeof(msg)))
+			rbm_die("%s", msg);
 		/* None yet is no error while the starts are watched: a cron job's Ruby will come. */
-		err = exec_watch_start(session_shared_bpf(mo->trace.depth)->skel, true);
+		err = exec_watch_start(sh->skel, true);
 		if (err && !m->n)
 			rbm_die("no Ruby process that can be traced %s%s, and processes that start "
 				"cannot be watched: %s",

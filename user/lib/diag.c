@@ -39,25 +39,13 @@ static void vmessage(const char *prefix, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
-static jmp_buf *die_catch;
-
-void rbm_die_catch(jmp_buf *env)
-{
-	die_catch = env;
-}
-
 void rbm_die(const char *fmt, ...)
 {
-	jmp_buf *env = die_catch;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmessage(env ? "warning: " : "", fmt, ap);
+	vmessage("", fmt, ap);
 	va_end(ap);
-	if (env) {
-		die_catch = NULL;
-		longjmp(*env, 1);
-	}
 	/* Taken off before it runs: a hook that dies itself must not loop. */
 	while (ndie_hooks > 0) {
 		ndie_hooks--;

@@ -2,12 +2,23 @@
 /* Messages to the user: one line each, prefixed with the tool's name. */
 #ifndef RBM_DIAG_H
 #define RBM_DIAG_H
-#include <setjmp.h>
+#include <limits.h>
 #include <stdbool.h>
 
 extern int rbm_verbose; /* -v given: explain what is found and attached */
 
-/* Prints "rbmemtrace: <message>" and exits 1: for errors a user must act on. */
+/*
+ * Room for one error message handed up to cli/ (a path and its reason):
+ * the layers below cli/ never exit; they return -errno (or -1) with the
+ * message in a caller's `char *err, size_t errlen`, and cli/ prints it.
+ */
+#define RBM_ERR_LEN (PATH_MAX + 1024)
+
+/*
+ * Prints "rbmemtrace: <message>" and exits 1: for errors a user must act on.
+ * For cli/ only (scripts/check-layers.sh): it lives here, below every layer,
+ * because the hooks it runs (rbm_on_die) are registered from lower layers.
+ */
 void rbm_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void rbm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Printed only with -v. */
@@ -19,13 +30,5 @@ void rbm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 void rbm_on_die(void (*hook)(void *ctx), void *ctx);
 void rbm_on_die_remove(void (*hook)(void *ctx), void *ctx);
-
-/*
- * While set, rbm_die prints its line as a warning and jumps here instead of
- * exiting (its hooks do not run): for a process --all found that vanishes
- * while it is being opened, which must not end the trace of the others.
- * NULL stops catching.
- */
-void rbm_die_catch(jmp_buf *env);
 
 #endif

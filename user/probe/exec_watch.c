@@ -99,7 +99,7 @@ static int start_watchdog(int map_fd)
 		r = fcntl(p[0], F_DUPFD, 101);
 		/* No BPF link may live on in us: the tracer's programs die with it. */
 		if (m != 100 || r != 101 || close_range(3, 99, 0) || close_range(102, ~0U, 0))
-			_exit(1);
+			_exit(1); /* forked child (the watchdog): it could not shed our links */
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
@@ -113,7 +113,7 @@ static int start_watchdog(int map_fd)
 		continue_held(m);
 		usleep(400 * 1000);
 		continue_held(m);
-		_exit(0);
+		_exit(0); /* forked child (the watchdog): every held process let go */
 	}
 	close(p[0]);
 	w.watchdog_fd = p[1];

@@ -55,6 +55,7 @@ struct session {
 	char command[64]; /* its command name, read while it runs (untrusted) */
 	pid_t ns_pid;	  /* its pid in its own pid namespace; 0: the same */
 	bool launched;
+	bool child_held; /* launched, still stopped before Ruby ran: killed if not let go */
 	bool held; /* picked up at its start (opt.held): stopped at its end too, not our child */
 	struct rbmemtrace_bpf *skel; /* the run's, shared by its sessions */
 	struct proc_slot slot;	      /* this process's part of it */
@@ -109,16 +110,27 @@ struct session {
 	bool final_done;
 	bool target_exited;
 	int exit_status; /* launch mode: the command's, once it exited */
+	int failed;	 /* an error ended it (session_poll): -errno, its words in error */
+	char error[512];
 };
 
 /*
+ * The session never exits the process: an error is returned, -errno (or -1),
+ * with its one line in the caller's err (errlen bytes; RBM_ERR_LEN is room
+ * enough), for cli/ to print.
+ *
  * Finds the target's Ruby (starting the command held, in launch mode),
- * loads the BPF object and attaches every probe.  Dies with a one-line
- * error; a launched command is killed then, never left stopped.
+ * loads the BPF object and attaches every probe.  0, or an error after
+ * which s holds nothing (session_close was run: a launched command is
+ * killed, never left stopped) and may be freed.
  */
-void session_open(struct session *s, const struct trace_options *opt);
-/* Lets the target run traced: the start of the trace. */
-void session_start(struct session *s);
+int session_open(struct session *s, const struct trace_options *opt, char *err, size_t errlen);
+/*
+ * Lets the target run traced: the start of the trace.  0, or an error
+ * (its probes are off, the target is gone...) after which s is still open:
+ * session_close it.
+ */
+int session_start(struct session *s, char *err, size_t errlen);
 /*
  * One turn of the poll loop at time now: notices the target's end, steps
  * the sampling windows, checks tracked objects after GC sweeps and names
@@ -126,8 +138,12 @@ void session_start(struct session *s);
  * turn, or a negative number once the session has ended (s->end_reason).
  */
 double session_poll(struct session *s, double now);
-/* Polls until the duration is over, *stop is set (a signal) or the target ends. */
-void session_run(struct session *s, volatile sig_atomic_t *stop);
+/*
+ * Polls until the duration is over, *stop is set (a signal) or the target
+ * ends.  0, or s->failed when an error ended it (session_poll returned -1
+ * with s->failed and s->error set: probes that could not go on).
+ */
+int session_run(struct session *s, volatile sig_atomic_t *stop);
 /* Takes the tracked objects' final census and detaches every probe. */
 void session_finish(struct session *s);
 /* Fills r (zeroed by the caller) with what the session learned, finished. */
@@ -146,27 +162,45 @@ int session_report_census(struct session *s, struct report *r, char *why, size_t
  * sessions, each starts first, so that their detaches overlap.
  */
 void session_detach_start(struct session *s);
-/* Frees what s holds; returns once every probe is off (s may be freed then). */
+/*
+ * Frees what s holds, open or half open (session_open's error path); a
+ * launched command still stopped before its Ruby ran is killed and reaped.
+ * Returns once every probe is off (s may be freed then).
+ */
 void session_close(struct session *s);
 /* The exit status rbmemtrace returns: the command's in launch mode, else 0. */
 int session_exit_status(const struct session *s);
 
-/* --empty-probes: the bare trap at every allocation, for bench/; no report. */
-int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop);
-
+/*
+ * --empty-probes: the bare trap at every allocation, for bench/; no report.
+ * The command's exit status (launch mode) or 0; an error: -errno with err.
+ */
+int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop, char *err,
+			     size_t errlen);
 
 /*
  * Internal to the session's files, by capability: session_attach.c (open,
- * start, probes), session_poll.c (the loop, names), session_report.c (the
- * final census, the report).
+ * start, probes), session_launch.c (launch mode's start), session_poll.c
+ * (the loop, names), session_report.c (the final census, the report).
  */
-void session_load_bpf(struct session *s);
-/* The run's BPF object, loaded by the first caller (dies if it cannot be). */
-struct shared_bpf *session_shared_bpf(unsigned long depth);
-void session_configure_stacks(struct session *s);
+/*
+ * What a trace cannot do without: allocation probes, GC counters (ages, the
+ * sampler's placement) and class names (every row is a class).  Without the
+ * heap it reports no census; without stacks, no sites or call paths.
+ */
+#define SESSION_TRACE_NEEDS                                                                        \
+	(PROOF_BIT(PROOF_PROBES) | PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_CLASSES))
+/* Launch mode's start (session_launch.c): 0, or -errno with why; the child is s's to close. */
+int session_start_command(struct session *s, char *err, size_t errlen);
+int session_load_bpf(struct session *s, char *err, size_t errlen);
+/* The run's BPF object into *sh, loaded by the first caller: 0, or -errno with why. */
+int session_shared_bpf(unsigned long depth, struct shared_bpf **sh, char *err, size_t errlen);
+int session_configure_stacks(struct session *s, char *err, size_t errlen);
 void session_quiet_libbpf(bool quiet);
-/* Why probes could not go on, in words a user can act on; dies. */
-void session_die_attach(struct session *s, int err);
+/* Why probes could not go on (the probes taken off), in words a user can act on: -errno. */
+int session_attach_error(struct session *s, int err, char *msg, size_t msglen);
+/* The launched child is let go (its hook removed) or, with kill_it, killed and reaped. */
+void session_release_child(struct session *s, bool kill_it);
 /* A wait status as an exit status: the code, or 128 + the signal. */
 int session_decode_status(int status);
 /* Names the classes the tracker has tallied and the new call paths (--class sorts them). */

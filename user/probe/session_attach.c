@@ -19,7 +19,6 @@
 #include <linux/types.h>
 #include "diag.h"
 #include "exec_watch.h"
-#include "launch.h"
 #include "proc_info.h"
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
@@ -27,39 +26,28 @@
 #include "session.h"
 #include "shared_bpf.h"
 
-/*
- * What a trace cannot do without: allocation probes, GC counters (ages, the
- * sampler's placement) and class names (every row is a class).  Without the
- * heap it reports no census; without stacks, no sites or call paths.
- */
-#define TRACE_NEEDS (PROOF_BIT(PROOF_PROBES) | PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_CLASSES))
-
-/* Why probes could not go on, in the words a user can act on. */
-void session_die_attach(struct session *s, int err)
+int session_attach_error(struct session *s, int err, char *msg, size_t msglen)
 {
 	probes_detach_all(&s->probes);
-	if (target_gone(s->target.pid))
-		rbm_die("PID %d exited", s->target.pid);
+	if (target_gone(s->target.pid)) {
+		snprintf(msg, msglen, "PID %d exited", s->target.pid);
+		return -ESRCH;
+	}
 	if (err == -EPERM || err == -EACCES)
-		rbm_die("not enough privileges to attach uprobes to PID %d: run as root, or with "
-			"CAP_SYS_ADMIN (and CAP_SYS_PTRACE for another user's process)",
-			s->target.pid);
-	rbm_die("cannot attach to PID %d%s%s", s->target.pid, err ? ": " : "",
-		err ? strerror(-err) : "");
+		snprintf(msg, msglen,
+			 "not enough privileges to attach uprobes to PID %d: run as root, or with "
+			 "CAP_SYS_ADMIN (and CAP_SYS_PTRACE for another user's process)",
+			 s->target.pid);
+	else
+		snprintf(msg, msglen, "cannot attach to PID %d%s%s", s->target.pid, err ? ": " : "",
+			 err ? strerror(-err) : "");
+	return err < 0 ? err : -EINVAL;
 }
 
 /* The tracker's weight_of: what a traced object stands for, by the window that recorded it. */
 static uint32_t weight_in_window(const void *windows, uint64_t tag)
 {
 	return windows_weight_of(windows, tag);
-}
-
-/* A launched command that is still held or stopped must not outlive an error. */
-static void kill_held_child(void *ctx)
-{
-	struct session *s = ctx;
-
-	kill(s->target.pid, SIGKILL);
 }
 
 /*
@@ -114,152 +102,51 @@ static void exit_counters(struct session *s)
 			 "its last read ones");
 }
 
-/*
- * A command that is not Ruby itself (env, a shell script, bundle): each of
- * its execs stops it before its first instruction (exec_watch.h) until one
- * runs a Ruby, whose file goes into ruby_file; it is left stopped there.
- * Dies (the child killed) if it exits first, or takes longer than
- * --start-timeout.
- */
-static void follow_to_ruby(struct session *s, pid_t pid, char *ruby_file, size_t n)
+/* -p PID: its Ruby found and proved, the run's BPF object loaded, its end probed if held. */
+static int open_pid(struct session *s, char *msg, size_t msglen)
 {
-	const char *cmd = s->opt.command[0];
-	double deadline = now_seconds() + s->opt.start_timeout;
-	char exe[64], real[PATH_MAX], err[PATH_MAX + 128];
-	int status, execs = 0;
-	ssize_t len;
+	int ret;
 
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	for (;;) {
-		pid_t got = waitpid(pid, &status, WNOHANG | WUNTRACED);
-
-		if (got == pid && !WIFSTOPPED(status)) {
-			rbm_on_die_remove(kill_held_child, s);
-			rbm_die("%s exited without running Ruby (status %d, %d exec%s followed)", cmd,
-				session_decode_status(status), execs, execs == 1 ? "" : "s");
-		}
-		/* A stop that is not ours (the user's) is left alone. */
-		if (got == pid && held_by_us(s->skel, pid)) {
-			execs++;
-			len = readlink(exe, real, sizeof(real) - 1);
-			if (len > 0) {
-				real[len] = '\0';
-				if (launch_exe_runs_ruby(exe) &&
-				    launch_find_ruby(real, ruby_file, n, err, sizeof(err)) == 0) {
-					exec_watch_follow(pid, false);
-					rbm_info("%s runs Ruby after %d exec%s: %s", cmd, execs,
-						 execs == 1 ? "" : "s", real);
-					return;
-				}
-			}
-			held_release(s->skel, pid);
-			continue;
-		}
-		if (now_seconds() > deadline)
-			rbm_die("%s did not run Ruby within %g s (--start-timeout)", cmd,
-				s->opt.start_timeout);
-		usleep(2000);
-	}
-}
-
-/*
- * Launch mode: start the command held, let it run to ruby_options, where it
- * stops.  A command that runs Ruby through a wrapper is followed to it.
- */
-static void start_command(struct session *s)
-{
-	char ruby_file[PATH_MAX], err[PATH_MAX + 128];
-	int release_fd, status, ret;
-	bool direct;
-	pid_t pid;
-
-	ret = launch_find_ruby(s->opt.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err));
-	if (ret && ret != -ENOEXEC)
-		rbm_die("%s", err);
-	direct = ret == 0;
-	if (direct)
-		ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE);
+	if ((ret = ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_TRACE, msg, msglen)))
+		return ret;
+	/* Held at ruby_options' return, it is where a launched child is. */
+	if (ruby_target_require(&s->target, PROOF_ALL, SESSION_TRACE_NEEDS, s->opt.held, msg,
+				msglen))
+		return -ENOTSUP;
 	shared_bpf_prepare_live_map(s->opt.max_objects);
-	session_load_bpf(s);
-	if (!direct && (ret = exec_watch_start(s->skel, false)))
-		rbm_die("%s; and its execs cannot be followed: %s", err, strerror(-ret));
-
-	pid = launch_spawn(s->opt.command, &release_fd);
-	if (pid < 0)
-		rbm_die("cannot start %s: %s", s->opt.command[0], strerror(-pid));
-	s->target.pid = pid;
-	s->launched = true;
-	rbm_on_die(kill_held_child, s);
-	if (!direct) {
-		if ((ret = exec_watch_follow(pid, true)))
-			rbm_die("cannot follow %s: %s", s->opt.command[0], strerror(-ret));
-		launch_release(release_fd);
-		follow_to_ruby(s, pid, ruby_file, sizeof(ruby_file));
-		ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE);
-	}
+	if ((ret = session_load_bpf(s, msg, msglen)))
+		return ret;
 	s->probes = (struct probes){.skel = s->skel,
 				    .slot = s->slot.index,
-				    .pid = pid,
-				    .binary = ruby_file,
+				    .pid = s->target.pid,
+				    .binary = s->target.img.host_path,
 				    .verbose = rbm_verbose};
-	s->st->stop_at_start = 1;
-	s->st->stop_at_exit = 1;
-	if (probes_attach_launch_stops(&s->probes))
-		rbm_die("cannot attach to %s", ruby_file);
-	if (direct)
-		launch_release(release_fd);
-	else
-		held_release(s->skel, pid); /* from its exec of Ruby */
-	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
-		rbm_on_die_remove(kill_held_child, s);
-		rbm_die("%s exited before Ruby started (status %d)", s->opt.command[0],
-			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	/* Its end is read before finalizers run, as a launched command's. */
+	if (s->opt.held) {
+		s->held = true;
+		s->st->stop_at_exit = 1;
+		if (probes_attach_exit_stop(&s->probes))
+			s->st->stop_at_exit = 0;
 	}
-	ruby_target_attach(&s->target, pid);
-	/* From here on, attach to the file as the running child maps it. */
-	s->probes.binary = s->target.img.host_path;
-	ruby_target_require_or_die(&s->target, PROOF_ALL, TRACE_NEEDS, true);
+	return 0;
 }
 
-void session_open(struct session *s, const struct trace_options *opt)
+/* Once the target is found and the BPF object loaded: names, the tracker, the probes. */
+static int open_probes(struct session *s, char *msg, size_t msglen)
 {
-	char errbuf[256];
-	uint64_t object_class, alloc_offset;
+	uint64_t object_class, alloc_offset = 0;
+	int ret;
 
-	memset(s, 0, sizeof(*s));
-	pthread_mutex_init(&s->names_lock, NULL);
-	s->opt = *opt;
-	s->exit_status = -1;
-	session_quiet_libbpf(false);
-	if (s->opt.command) {
-		start_command(s);
-	} else {
-		ruby_target_open(&s->target, s->opt.pid, RUBY_NEED_TRACE);
-		/* Held at ruby_options' return, it is where a launched child is. */
-		ruby_target_require_or_die(&s->target, PROOF_ALL, TRACE_NEEDS, s->opt.held);
-		shared_bpf_prepare_live_map(s->opt.max_objects);
-		session_load_bpf(s);
-		s->probes = (struct probes){.skel = s->skel,
-					    .slot = s->slot.index,
-					    .pid = s->target.pid,
-					    .binary = s->target.img.host_path,
-					    .verbose = rbm_verbose};
-		/* Its end is read before finalizers run, as a launched command's. */
-		if (s->opt.held) {
-			s->held = true;
-			s->st->stop_at_exit = 1;
-			if (probes_attach_exit_stop(&s->probes))
-				s->st->stop_at_exit = 0;
-		}
-	}
 	proc_command(s->target.pid, s->command, sizeof(s->command));
 	s->ns_pid = proc_ns_pid(s->target.pid);
-	object_class = ruby_target_global(&s->target, "rb_cObject");
-	alloc_offset =
-	    s->target.alloc->hidden_class_allocator ? ruby_target_class_allocator(&s->target) : 0;
-	if (class_namer_init(&s->namer, s->target.pid, &s->target.layout, object_class, errbuf,
-			     sizeof(errbuf)))
-		rbm_die("%s", errbuf);
+	if ((ret = ruby_target_global(&s->target, "rb_cObject", &object_class, msg, msglen)))
+		return ret;
+	if (s->target.alloc->hidden_class_allocator &&
+	    (ret = ruby_target_class_allocator(&s->target, &alloc_offset, msg, msglen)))
+		return ret;
+	if ((ret = class_namer_init(&s->namer, s->target.pid, &s->target.layout, object_class, msg,
+				    msglen)))
+		return ret < 0 ? ret : -EINVAL;
 	s->probes.points = s->target.alloc;
 	s->probes.class_allocate_instance = alloc_offset;
 	s->probes.use_multi = s->use_multi;
@@ -269,8 +156,9 @@ void session_open(struct session *s, const struct trace_options *opt)
 		s->opt.depth = 0;
 	s->probes.alloc_kind = s->opt.empty_probes;
 	if (s->opt.empty_probes)
-		return;
-	session_configure_stacks(s);
+		return 0;
+	if ((ret = session_configure_stacks(s, msg, msglen)))
+		return ret;
 	tracker_init(&s->tracker, s->target.pid, s->slot.live_fd, s->slot.counts_fd, s->slot.reap,
 		     s->target.objspace && s->target.layout.objspace_compact_count
 			 ? s->target.objspace + s->target.layout.objspace_compact_count
@@ -325,7 +213,7 @@ void session_open(struct session *s, const struct trace_options *opt)
 		err = err ?: probes_attach_alloc(&s->probes, false);
 
 		if (err)
-			session_die_attach(s, err);
+			return session_attach_error(s, err, msg, msglen);
 		/* The sampler's link comes off within its window, and the children's breakpoints
 		 * with it. */
 		if (s->probes.use_multi && (err = fork_sweeper_start(&s->forks, &s->probes)))
@@ -334,9 +222,29 @@ void session_open(struct session *s, const struct trace_options *opt)
 			    "every allocation while it is traced",
 			    strerror(-err));
 	}
+	return 0;
 }
 
-void session_start(struct session *s)
+int session_open(struct session *s, const struct trace_options *opt, char *err, size_t errlen)
+{
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->names_lock, NULL);
+	s->opt = *opt;
+	s->exit_status = -1;
+	s->slot.index = -1; /* no slot yet: nothing of another session's is touched on close */
+	session_quiet_libbpf(false);
+	ret = s->opt.command ? session_start_command(s, err, errlen) : open_pid(s, err, errlen);
+	if (!ret)
+		ret = open_probes(s, err, errlen);
+	/* Half open: whatever it took is given back, a launched child killed. */
+	if (ret)
+		session_close(s);
+	return ret;
+}
+
+int session_start(struct session *s, char *err, size_t errlen)
 {
 	const char *until = s->opt.duration ? ""
 			    : s->launched   ? "until it exits or Ctrl-C"
@@ -349,18 +257,18 @@ void session_start(struct session *s)
 	session_heap_census(s, CENSUS_AT_START);
 	if (s->sampling) {
 		struct gc_allocated_counter counter;
-		int err;
+		int ret;
 
 		gc_counters_allocated_at(&s->target.layout, s->target.objspace, &counter);
-		err = windows_start(&s->windows, &s->probes, s->skel, s->st, s->target.pid,
+		ret = windows_start(&s->windows, &s->probes, s->skel, s->st, s->target.pid,
 				    &counter, s->opt.max_overhead, rbm_verbose);
-		if (err)
-			session_die_attach(s, err);
+		if (ret)
+			return session_attach_error(s, ret, err, errlen);
 		s->tracker.weight_of = weight_in_window;
 		s->tracker.weight_ctx = &s->windows;
 	}
 	if (s->launched) {
-		rbm_on_die_remove(kill_held_child, s);
+		session_release_child(s, false);
 		held_release(s->skel, s->target.pid);
 	}
 	if (s->held) {
@@ -383,6 +291,7 @@ void session_start(struct session *s)
 				      : "; ",
 			until);
 	s->start = now_seconds();
+	return 0;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -398,39 +307,43 @@ static int name_id(void *ctx, uint64_t id, char *buf, size_t n)
 }
 
 /* Integer#times is Ruby code from 3.3: a frame's receiver may be an immediate. */
-static void immediate_classes(struct session *s)
+static int immediate_classes(struct session *s, char *err, size_t errlen)
 {
 	static const char *const globals[IMMEDIATE_KINDS] = {
 	    [IMMEDIATE_INTEGER] = "rb_cInteger", [IMMEDIATE_FLOAT] = "rb_cFloat",
 	    [IMMEDIATE_SYMBOL] = "rb_cSymbol",	 [IMMEDIATE_NIL] = "rb_cNilClass",
 	    [IMMEDIATE_TRUE] = "rb_cTrueClass",	 [IMMEDIATE_FALSE] = "rb_cFalseClass",
 	};
-	int k;
+	int k, ret;
 
 	for (k = 0; k < IMMEDIATE_KINDS; k++)
-		s->symbolizer.immediate_classes[k] = ruby_target_global(&s->target, globals[k]);
+		if ((ret = ruby_target_global(&s->target, globals[k],
+					      &s->symbolizer.immediate_classes[k], err, errlen)))
+			return ret;
+	return 0;
 }
 
 /*
  * The walk finds the thread's execution context through libruby's TLS
  * variable ruby_current_ec: right for threads, fibers and Ractors alike.
  */
-void session_configure_stacks(struct session *s)
+int session_configure_stacks(struct session *s, char *msg, size_t msglen)
 {
 	const struct ruby_target *t = &s->target;
 	const struct ruby_layout *off = &t->layout;
 	struct stack_config cfg = {};
 	uint64_t tls_offset, modid;
 	char err[256];
+	int ret;
 
 	if (!s->opt.depth)
-		return;
+		return 0;
 	if (ruby_target_ec_tls(t, &modid, &tls_offset)) {
 		rbm_warn("cannot find ruby_current_ec's TLS slot in %s; reporting without call "
 			 "paths",
 			 t->img.path);
 		s->opt.depth = 0;
-		return;
+		return 0;
 	}
 	if (ruby_symbols_init(&s->symbols, t->pid, &t->img, off, err, sizeof(err)) == 0) {
 		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, name_id, &s->symbols);
@@ -438,7 +351,8 @@ void session_configure_stacks(struct session *s)
 		rbm_warn("%s; C methods print as Owner#?", err);
 		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, NULL, NULL);
 	}
-	immediate_classes(s);
+	if ((ret = immediate_classes(s, msg, msglen)))
+		return ret;
 	cfg.tls_modid = modid;
 	cfg.ec_tls_offset = tls_offset;
 	cfg.ec_vm_stack = off->ec_vm_stack;
@@ -457,13 +371,14 @@ void session_configure_stacks(struct session *s)
 	s->st->stack_cfg = cfg;
 	rbm_info("stacks: depth %lu, TLS module %" PRIu64 ", ruby_current_ec at +%" PRIu64,
 		 s->opt.depth, modid, tls_offset);
+	return 0;
 }
 
 /*
  * The run's BPF object is loaded by its first session, and every session
  * takes a slot of it: the 16th process of a run costs its maps, not a load.
  */
-struct shared_bpf *session_shared_bpf(unsigned long depth)
+int session_shared_bpf(unsigned long depth, struct shared_bpf **shp, char *msg, size_t msglen)
 {
 	struct shared_bpf *sh = shared_bpf();
 	int err;
@@ -476,21 +391,27 @@ struct shared_bpf *session_shared_bpf(unsigned long depth)
 			rbm_info("no uprobe_multi links here; one link per probe");
 			err = shared_bpf_load(depth, false);
 		}
-		if (err)
-			rbm_die(
+		if (err) {
+			snprintf(
+			    msg, msglen,
 			    "cannot load the BPF programs: %s (needs a kernel with BTF, BPF and "
 			    "uprobes)",
 			    strerror(-err));
+			return err < 0 ? err : -EINVAL;
+		}
 		sh = shared_bpf();
 	}
-	return sh;
+	*shp = sh;
+	return 0;
 }
 
-void session_load_bpf(struct session *s)
+int session_load_bpf(struct session *s, char *msg, size_t msglen)
 {
-	struct shared_bpf *sh = session_shared_bpf(s->opt.depth);
+	struct shared_bpf *sh;
 	int err;
 
+	if ((err = session_shared_bpf(s->opt.depth, &sh, msg, msglen)))
+		return err;
 	s->skel = sh->skel;
 	s->use_multi = sh->use_multi;
 	/* The run's sessions share their options: this is for a caller that would not. */
@@ -501,10 +422,15 @@ void session_load_bpf(struct session *s)
 	}
 	err = proc_slot_open(&s->slot, s->opt.max_objects, s->opt.max_stacks, s->opt.depth > 0);
 	if (err == -ENOSPC)
-		rbm_die("cannot trace more than %d processes in one run", RBM_MAX_SLOTS);
+		snprintf(msg, msglen, "cannot trace more than %d processes in one run",
+			 RBM_MAX_SLOTS);
+	else if (err)
+		snprintf(msg, msglen, "cannot create the BPF maps for a process: %s",
+			 strerror(-err));
 	if (err)
-		rbm_die("cannot create the BPF maps for a process: %s", strerror(-err));
+		return err;
 	s->st = s->slot.st;
+	return 0;
 }
 
 void session_quiet_libbpf(bool quiet)
@@ -522,17 +448,18 @@ static int reap_child(pid_t pid, bool block)
 	return session_decode_status(status);
 }
 
-int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop)
+int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop, char *msg,
+			     size_t msglen)
 {
 	double start = now_seconds();
 	int status = 0, err = probes_attach_alloc(&s->probes, false);
 
 	if (err)
-		session_die_attach(s, err);
+		return session_attach_error(s, err, msg, msglen);
 	if (s->launched) {
 		/* Past the stop at ruby_options, the exit stop is not needed. */
 		probes_detach_all_but_alloc(&s->probes);
-		rbm_on_die_remove(kill_held_child, s);
+		session_release_child(s, false);
 		held_release(s->skel, s->target.pid);
 	}
 	fprintf(stderr, "rbmemtrace: empty %s probes on PID %d (benchmark baseline)\n",

@@ -285,8 +285,12 @@ double session_poll(struct session *s, double t)
 		charge_tracer_cpu(s, t);
 		err = windows_step(&s->windows, t);
 		/* A target that exits before the first window just ends the trace. */
-		if (err && !target_gone(s->target.pid))
-			session_die_attach(s, err);
+		if (err && !target_gone(s->target.pid)) {
+			/* Its words for cli/, which ends the run as it ended before: exit 1. */
+			s->failed = session_attach_error(s, err, s->error, sizeof(s->error));
+			s->end_reason = "error";
+			return -1;
+		}
 		/*
 		 * A window costs the target while the probes are on: nothing may
 		 * hold it open longer.  One that waits for an idle target costs
@@ -329,7 +333,7 @@ double session_poll(struct session *s, double t)
 	return s->sampling ? wait_until(windows_next(&s->windows), next) : 0.05;
 }
 
-void session_run(struct session *s, volatile sig_atomic_t *stop)
+int session_run(struct session *s, volatile sig_atomic_t *stop)
 {
 	for (;;) {
 		double t = now_seconds(), wait;
@@ -349,6 +353,7 @@ void session_run(struct session *s, volatile sig_atomic_t *stop)
 		usleep(wait <= 0 ? 0 : wait * 1e6);
 	}
 	s->end = now_seconds();
+	return s->failed;
 }
 
 /* Names the call paths the BPF side stored since the last refresh. */

@@ -370,6 +370,9 @@ void session_detach_start(struct session *s)
 
 void session_close(struct session *s)
 {
+	/* A launched command that never ran Ruby must not stay stopped. */
+	session_release_child(s, true);
+	/* No slot (-1): a half-open session routed nothing. */
 	new_stacks_route(s->slot.index, NULL, NULL);
 	session_heap_free(s);
 	symbolizer_free(&s->symbolizer);

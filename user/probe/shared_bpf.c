@@ -345,5 +345,5 @@ void shared_bpf_release_after_exit(void)
 	close(gone[1]);
 	while (read(gone[0], &c, 1) < 0 && errno == EINTR)
 		;
-	_exit(0);
+	_exit(0); /* forked child: the links it kept are let go with it */
 }

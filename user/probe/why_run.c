@@ -54,7 +54,7 @@ static int context_init(struct why_context *c, struct ruby_target *t, char *err,
 {
 	uint64_t object;
 
-	if (ruby_target_global_value(t, "rb_cObject", &object) ||
+	if (ruby_target_global(t, "rb_cObject", &object, err, errlen) ||
 	    class_namer_init(&c->namer, t->pid, &t->layout, object, err, errlen))
 		return -1;
 	if (ruby_symbols_init(&c->syms, t->pid, &t->img, &t->layout, err, errlen)) {
@@ -84,16 +84,16 @@ static int context_init(struct why_context *c, struct ruby_target *t, char *err,
 	(PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_HEAP) | PROOF_BIT(PROOF_CLASSES) |                  \
 	 PROOF_BIT(PROOF_REFS))
 
-void why_context_open(struct why_context *c, struct ruby_target *t)
+int why_context_open(struct why_context *c, struct ruby_target *t, char *err, size_t errlen)
 {
-	char err[512];
-
 	memset(c, 0, sizeof(*c));
 	c->t = t;
 	/* frames are named when the stacks group holds; without it they print as "a frame" */
-	ruby_target_require_or_die(t, WHY_NEEDS | PROOF_BIT(PROOF_STACKS), WHY_NEEDS, false);
-	if (context_init(c, t, err, sizeof(err)))
-		rbm_die("%s", err);
+	if (ruby_target_require(t, WHY_NEEDS | PROOF_BIT(PROOF_STACKS), WHY_NEEDS, false, err,
+				errlen) ||
+	    context_init(c, t, err, errlen))
+		return -1;
+	return 0;
 }
 
 void why_path_line(const struct why_path *p, char *buf, size_t n)

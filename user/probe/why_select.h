@@ -58,9 +58,10 @@ struct why_context {
 /*
  * Opens what `why` reads in t (found, not yet proved): proves its layout
  * (refs included: refused in one line if not proved), finds its hidden
- * globals, class and ID names.  Dies with a one-line error.
+ * globals, class and ID names.  0, or -1 with a one-line error in err (c
+ * holds nothing then).
  */
-void why_context_open(struct why_context *c, struct ruby_target *t);
+int why_context_open(struct why_context *c, struct ruby_target *t, char *err, size_t errlen);
 /*
  * Chooses the targets (why_trace.c); duration: seconds of sampled trace for the
  * suspects or --site, which stop ends early.  0 or -1 (c->err).

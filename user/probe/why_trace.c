@@ -111,12 +111,19 @@ static int trace(struct why_context *c, const struct why_selection *sel, double 
 
 	fprintf(stderr, "rbmemtrace: why: tracing PID %d for %.1f s (sampled) to find %s\n",
 		c->t->pid, duration, sel->site_path ? "what --site allocates" : "leak suspects");
-	session_open(&s, &opt);
-	session_start(&s);
-	session_run(&s, stop ? stop : &no_stop);
+	if (session_open(&s, &opt, c->err, sizeof(c->err)))
+		return -1;
+	if (session_start(&s, c->err, sizeof(c->err)) || session_run(&s, stop ? stop : &no_stop)) {
+		if (s.failed)
+			snprintf(c->err, sizeof(c->err), "%s", s.error);
+		session_close(&s);
+		return -1;
+	}
 	session_finish(&s);
 	if (session_report(&s, &r)) {
 		snprintf(c->err, sizeof(c->err), "out of memory building the trace's report");
+		report_free(&r);
+		session_close(&s);
 		return -1;
 	}
 	if (!sel->site_path) {

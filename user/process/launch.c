@@ -140,10 +140,10 @@ pid_t launch_spawn(char *const argv[], int *release_fd)
 		prctl(PR_SET_PDEATHSIG, SIGCONT);
 		close(pipefd[1]);
 		if (read(pipefd[0], &go, 1) != 1)
-			_exit(127);
+			_exit(127); /* forked child: we never let it go */
 		execvp(argv[0], argv);
 		fprintf(stderr, "rbmemtrace: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+		_exit(127); /* forked child: its exec failed */
 	}
 	close(pipefd[0]);
 	*release_fd = pipefd[1];

@@ -15,14 +15,22 @@
 #include "ruby_target.h"
 #include "target_mem.h"
 
-/* A read that failed because the process is gone says so, not "no symbol". */
-static void die_unreadable(const struct ruby_target *t, const char *what)
+/* A target that exited while it was read: "PID N exited", whatever the read said. */
+static int gone(const struct ruby_target *t, char *err, size_t errlen)
 {
-	int err = errno;
+	snprintf(err, errlen, "PID %d exited", t->pid);
+	return -ESRCH;
+}
+
+/* A read that failed because the process is gone says so, not "no symbol". */
+static int unreadable(const struct ruby_target *t, const char *what, char *err, size_t errlen)
+{
+	int e = errno ?: EIO;
 
 	if (target_gone(t->pid))
-		rbm_die("PID %d exited", t->pid);
-	rbm_die("cannot read %s in PID %d: %s", what, t->pid, strerror(err));
+		return gone(t, err, errlen);
+	snprintf(err, errlen, "cannot read %s in PID %d: %s", what, t->pid, strerror(e));
+	return -e;
 }
 
 /* "/proc/PID/root" of a target that runs, for a separate debug file; NULL before it runs. */
@@ -104,28 +112,31 @@ static int pick_layout(struct ruby_target *t, const char *host_path, const char 
 	return apply_code(t, host_path, from_dwarf, why, n);
 }
 
-void ruby_target_check_file(struct ruby_target *t, const char *host_path, const char *shown,
-			    enum ruby_need need)
+int ruby_target_check_file(struct ruby_target *t, const char *host_path, const char *shown,
+			   enum ruby_need need, char *err, size_t errlen)
 {
-	char why[640];
-
-	if (elf_symbol_string(host_path, "ruby_version", t->version, sizeof(t->version)))
-		rbm_die("cannot read the Ruby version (ruby_version) from %s", shown);
-	if (pick_layout(t, host_path, shown, need, why, sizeof(why)))
-		rbm_die("%s", why);
+	if (elf_symbol_string(host_path, "ruby_version", t->version, sizeof(t->version))) {
+		snprintf(err, errlen, "cannot read the Ruby version (ruby_version) from %s", shown);
+		return -ENOENT;
+	}
+	if (pick_layout(t, host_path, shown, need, err, errlen))
+		return -ENOTSUP;
 	t->has_usdt = elf_has_usdt(host_path, "ruby", "gc__sweep__end");
 	rbm_info("Ruby %s in %s (layout: %s; %s)", t->version, shown, t->layout_from,
 		 t->has_usdt ? "USDT probes" : "no USDT probes");
+	return 0;
 }
 
-void ruby_target_attach(struct ruby_target *t, pid_t pid)
+int ruby_target_attach(struct ruby_target *t, pid_t pid, char *err, size_t errlen)
 {
-	char err[PATH_MAX + 128];
+	int ret;
 
 	t->pid = pid;
-	if (procmaps_find_ruby(pid, &t->img, err, sizeof(err)))
-		rbm_die("%s", err);
+	ret = procmaps_find_ruby(pid, &t->img, err, errlen);
+	if (ret)
+		return ret < 0 ? ret : -ENOENT;
 	rbm_info("%s mapped at load bias 0x%" PRIx64, t->img.path, t->img.load_bias);
+	return 0;
 }
 
 bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n)
@@ -161,10 +172,12 @@ size_t ruby_find_processes(const regex_t *re, pid_t self, enum ruby_need need, p
 	return proc_scan(re, self, supported_process, &need, pids, max);
 }
 
-void ruby_target_open(struct ruby_target *t, pid_t pid, enum ruby_need need)
+int ruby_target_open(struct ruby_target *t, pid_t pid, enum ruby_need need, char *err,
+		     size_t errlen)
 {
-	ruby_target_attach(t, pid);
-	ruby_target_check_file(t, t->img.host_path, t->img.path, need);
+	int ret = ruby_target_attach(t, pid, err, errlen);
+
+	return ret ?: ruby_target_check_file(t, t->img.host_path, t->img.path, need, err, errlen);
 }
 
 int ruby_target_global_value(const struct ruby_target *t, const char *name, uint64_t *value)
@@ -177,19 +190,22 @@ int ruby_target_global_value(const struct ruby_target *t, const char *name, uint
 	return target_read_u64(t->pid, t->img.load_bias + sym, value);
 }
 
-uint64_t ruby_target_global(const struct ruby_target *t, const char *name)
+int ruby_target_global(const struct ruby_target *t, const char *name, uint64_t *value, char *err,
+		       size_t errlen)
 {
-	uint64_t sym, value;
+	uint64_t sym;
 
 	/* The file is read through /proc/PID/root: gone with the process. */
 	if (elf_symbol_value(t->img.host_path, name, &sym, NULL)) {
 		if (target_gone(t->pid))
-			rbm_die("PID %d exited", t->pid);
-		rbm_die("%s has no symbol %s", t->img.path, name);
+			return gone(t, err, errlen);
+		snprintf(err, errlen, "%s has no symbol %s", t->img.path, name);
+		return -ENOENT;
 	}
-	if (target_read_u64(t->pid, t->img.load_bias + sym, &value))
-		die_unreadable(t, name);
-	return value;
+	errno = 0;
+	if (target_read_u64(t->pid, t->img.load_bias + sym, value))
+		return unreadable(t, name, err, errlen);
+	return 0;
 }
 
 /* rb_class_allocate_instance is hidden; BasicObject's allocator points at it. */
@@ -208,19 +224,21 @@ int ruby_target_class_allocator_offset(const struct ruby_target *t, uint64_t *fi
 	return procmaps_file_offset(t->pid, t->img.path, fn, file_offset);
 }
 
-uint64_t ruby_target_class_allocator(const struct ruby_target *t)
+int ruby_target_class_allocator(const struct ruby_target *t, uint64_t *file_offset, char *err,
+				size_t errlen)
 {
-	uint64_t file_offset;
-
-	if (ruby_target_class_allocator_offset(t, &file_offset)) {
+	if (ruby_target_class_allocator_offset(t, file_offset)) {
 		if (target_gone(t->pid))
-			rbm_die("PID %d exited", t->pid);
-		rbm_die("cannot find rb_class_allocate_instance through BasicObject's allocator in "
-			"Ruby %s (%s)",
-			t->version, t->img.path);
+			return gone(t, err, errlen);
+		snprintf(
+		    err, errlen,
+		    "cannot find rb_class_allocate_instance through BasicObject's allocator in "
+		    "Ruby %s (%s)",
+		    t->version, t->img.path);
+		return -ENOENT;
 	}
-	rbm_info("rb_class_allocate_instance at file offset 0x%" PRIx64, file_offset);
-	return file_offset;
+	rbm_info("rb_class_allocate_instance at file offset 0x%" PRIx64, *file_offset);
+	return 0;
 }
 
 int ruby_target_ec_tls(const struct ruby_target *t, uint64_t *modid, uint64_t *offset)
@@ -391,13 +409,4 @@ int ruby_target_require(struct ruby_target *t, unsigned int use, unsigned int re
 		rbm_warn("%s", line);
 	}
 	return 0;
-}
-
-void ruby_target_require_or_die(struct ruby_target *t, unsigned int use, unsigned int required,
-				bool launched)
-{
-	char why[800];
-
-	if (ruby_target_require(t, use, required, launched, why, sizeof(why)))
-		rbm_die("%s", why);
 }

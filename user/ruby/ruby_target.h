@@ -48,13 +48,18 @@ enum ruby_need {
 };
 
 /*
+ * The functions that open a target never exit: they return 0, or -errno
+ * with a one-line error in err (errlen bytes; RBM_ERR_LEN is room enough),
+ * which cli/ prints.  A ruby_target holds no resource: nothing to release.
+ *
  * Checks a Ruby file before any process runs it (launch mode): its version
- * is supported, and it has what `need` asks for.  Dies with a one-line error.
+ * is supported, and it has what `need` asks for.
  */
-void ruby_target_check_file(struct ruby_target *t, const char *host_path, const char *shown,
-			    enum ruby_need need);
-/* Finds the Ruby mapped in pid and checks it as above.  Dies with a one-line error. */
-void ruby_target_open(struct ruby_target *t, pid_t pid, enum ruby_need need);
+int ruby_target_check_file(struct ruby_target *t, const char *host_path, const char *shown,
+			   enum ruby_need need, char *err, size_t errlen);
+/* Finds the Ruby mapped in pid and checks it as above (-ESRCH: "PID N exited"). */
+int ruby_target_open(struct ruby_target *t, pid_t pid, enum ruby_need need, char *err,
+		     size_t errlen);
 /* Whether pid maps a Ruby that has what need asks for; if not, why (one line).  Never dies. */
 bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n);
 /*
@@ -65,7 +70,7 @@ bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n);
 size_t ruby_find_processes(const regex_t *re, pid_t self, enum ruby_need need, pid_t *pids,
 			   size_t max);
 /* Locates the image in a process whose file was checked already (launch mode). */
-void ruby_target_attach(struct ruby_target *t, pid_t pid);
+int ruby_target_attach(struct ruby_target *t, pid_t pid, char *err, size_t errlen);
 
 /*
  * Proves the layout against the live target (layout_proof.h): the groups
@@ -77,9 +82,6 @@ void ruby_target_attach(struct ruby_target *t, pid_t pid);
  */
 int ruby_target_require(struct ruby_target *t, unsigned int use, unsigned int required,
 			bool launched, char *why, size_t n);
-/* The same, dying with the refusal (exit 1). */
-void ruby_target_require_or_die(struct ruby_target *t, unsigned int use, unsigned int required,
-				bool launched);
 /* Runs the checks of the groups (layout_proof.c); the results land in t->proof. */
 void ruby_target_prove(struct ruby_target *t, unsigned int groups, bool launched);
 /* Whether group g was proved. */
@@ -90,13 +92,15 @@ bool ruby_target_proved(const struct ruby_target *t, enum proof_group g);
  */
 void ruby_target_group_line(const struct ruby_target *t, enum proof_group g, char *buf, size_t n);
 
-/* The VALUE a libruby global (rb_cObject...) holds in the target.  Dies if unreadable. */
-uint64_t ruby_target_global(const struct ruby_target *t, const char *name);
-/* The same without dying: 0 or -errno. */
+/* The VALUE a libruby global (rb_cObject...) holds in the target: 0, or -errno with why. */
+int ruby_target_global(const struct ruby_target *t, const char *name, uint64_t *value, char *err,
+		       size_t errlen);
+/* The same without the words: 0 or -errno. */
 int ruby_target_global_value(const struct ruby_target *t, const char *name, uint64_t *value);
-/* File offset of the hidden rb_class_allocate_instance, found through BasicObject; dies if not. */
-uint64_t ruby_target_class_allocator(const struct ruby_target *t);
-/* The same without dying: 0 or -errno. */
+/* File offset of the hidden rb_class_allocate_instance, found through BasicObject; or why not. */
+int ruby_target_class_allocator(const struct ruby_target *t, uint64_t *file_offset, char *err,
+				size_t errlen);
+/* The same without the words: 0 or -errno. */
 int ruby_target_class_allocator_offset(const struct ruby_target *t, uint64_t *file_offset);
 /*
  * Where the current thread's execution context is: libruby's TLS module id

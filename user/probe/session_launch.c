@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Launch mode's start of a session: the command started held, followed
+ * through its wrappers' execs to its Ruby, stopped at ruby_options; and
+ * the child never left stopped when the session fails or closes.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "diag.h"
+#include "exec_watch.h"
+#include "launch.h"
+#include "session.h"
+#include "shared_bpf.h"
+
+/*
+ * A launched command that is still held or stopped must not outlive an
+ * error: cli/'s own (rbm_die runs this hook), or the session's, whose
+ * session_close kills and reaps it (session_release_child).
+ */
+static void kill_held_child(void *ctx)
+{
+	struct session *s = ctx;
+
+	kill(s->target.pid, SIGKILL);
+}
+
+void session_release_child(struct session *s, bool kill_it)
+{
+	if (!s->child_held)
+		return;
+	s->child_held = false;
+	rbm_on_die_remove(kill_held_child, s);
+	if (kill_it) {
+		kill(s->target.pid, SIGKILL);
+		waitpid(s->target.pid, NULL, 0);
+	}
+}
+
+/*
+ * A command that is not Ruby itself (env, a shell script, bundle): each of
+ * its execs stops it before its first instruction (exec_watch.h) until one
+ * runs a Ruby, whose file goes into ruby_file; it is left stopped there.
+ * -1 with why if it exits first, or takes longer than --start-timeout.
+ */
+static int follow_to_ruby(struct session *s, pid_t pid, char *ruby_file, size_t n, char *msg,
+			  size_t msglen)
+{
+	const char *cmd = s->opt.command[0];
+	double deadline = now_seconds() + s->opt.start_timeout;
+	char exe[64], real[PATH_MAX], err[PATH_MAX + 128];
+	int status, execs = 0;
+	ssize_t len;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	for (;;) {
+		pid_t got = waitpid(pid, &status, WNOHANG | WUNTRACED);
+
+		if (got == pid && !WIFSTOPPED(status)) {
+			session_release_child(s, false); /* reaped */
+			snprintf(msg, msglen,
+				 "%s exited without running Ruby (status %d, %d exec%s followed)",
+				 cmd, session_decode_status(status), execs, execs == 1 ? "" : "s");
+			return -ECHILD;
+		}
+		/* A stop that is not ours (the user's) is left alone. */
+		if (got == pid && held_by_us(s->skel, pid)) {
+			execs++;
+			len = readlink(exe, real, sizeof(real) - 1);
+			if (len > 0) {
+				real[len] = '\0';
+				if (launch_exe_runs_ruby(exe) &&
+				    launch_find_ruby(real, ruby_file, n, err, sizeof(err)) == 0) {
+					exec_watch_follow(pid, false);
+					rbm_info("%s runs Ruby after %d exec%s: %s", cmd, execs,
+						 execs == 1 ? "" : "s", real);
+					return 0;
+				}
+			}
+			held_release(s->skel, pid);
+			continue;
+		}
+		if (now_seconds() > deadline) {
+			snprintf(msg, msglen, "%s did not run Ruby within %g s (--start-timeout)",
+				 cmd, s->opt.start_timeout);
+			return -ETIMEDOUT;
+		}
+		usleep(2000);
+	}
+}
+
+/*
+ * Launch mode: start the command held, let it run to ruby_options, where it
+ * stops.  A command that runs Ruby through a wrapper is followed to it.
+ * 0, or -errno with why; the child, if started, is still the session's
+ * (session_close kills it).
+ */
+int session_start_command(struct session *s, char *msg, size_t msglen)
+{
+	char ruby_file[PATH_MAX], err[PATH_MAX + 128];
+	int release_fd, status, ret;
+	bool direct;
+	pid_t pid;
+
+	ret = launch_find_ruby(s->opt.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err));
+	if (ret && ret != -ENOEXEC) {
+		snprintf(msg, msglen, "%s", err);
+		return ret;
+	}
+	direct = ret == 0;
+	if (direct && (ret = ruby_target_check_file(&s->target, ruby_file, ruby_file,
+						    RUBY_NEED_TRACE, msg, msglen)))
+		return ret;
+	shared_bpf_prepare_live_map(s->opt.max_objects);
+	if ((ret = session_load_bpf(s, msg, msglen)))
+		return ret;
+	if (!direct && (ret = exec_watch_start(s->skel, false))) {
+		snprintf(msg, msglen, "%s; and its execs cannot be followed: %s", err,
+			 strerror(-ret));
+		return ret;
+	}
+
+	pid = launch_spawn(s->opt.command, &release_fd);
+	if (pid < 0) {
+		snprintf(msg, msglen, "cannot start %s: %s", s->opt.command[0], strerror(-pid));
+		return pid;
+	}
+	s->target.pid = pid;
+	s->launched = true;
+	s->child_held = true;
+	rbm_on_die(kill_held_child, s);
+	if (!direct) {
+		if ((ret = exec_watch_follow(pid, true))) {
+			close(release_fd);
+			snprintf(msg, msglen, "cannot follow %s: %s", s->opt.command[0],
+				 strerror(-ret));
+			return ret;
+		}
+		launch_release(release_fd);
+		if ((ret = follow_to_ruby(s, pid, ruby_file, sizeof(ruby_file), msg, msglen)) ||
+		    (ret = ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE,
+						  msg, msglen)))
+			return ret;
+	}
+	s->probes = (struct probes){.skel = s->skel,
+				    .slot = s->slot.index,
+				    .pid = pid,
+				    .binary = ruby_file,
+				    .verbose = rbm_verbose};
+	s->st->stop_at_start = 1;
+	s->st->stop_at_exit = 1;
+	if ((ret = probes_attach_launch_stops(&s->probes))) {
+		if (direct)
+			close(release_fd);
+		snprintf(msg, msglen, "cannot attach to %s", ruby_file);
+		return ret < 0 ? ret : -EINVAL;
+	}
+	if (direct)
+		launch_release(release_fd);
+	else
+		held_release(s->skel, pid); /* from its exec of Ruby */
+	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
+		session_release_child(s, false); /* reaped, or not ours to wait for */
+		snprintf(msg, msglen, "%s exited before Ruby started (status %d)",
+			 s->opt.command[0],
+			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		return -ECHILD;
+	}
+	if ((ret = ruby_target_attach(&s->target, pid, msg, msglen)))
+		return ret;
+	/* From here on, attach to the file as the running child maps it. */
+	s->probes.binary = s->target.img.host_path;
+	if (ruby_target_require(&s->target, PROOF_ALL, SESSION_TRACE_NEEDS, true, msg, msglen))
+		return -ENOTSUP;
+	return 0;
+}
