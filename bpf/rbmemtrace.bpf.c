@@ -1216,7 +1216,7 @@ __u32 watch_execs;
 
 static __always_inline void tell_exec(__u32 kind, __u32 pid, const struct exe_key *exe)
 {
-	struct exec_event ev = {.kind = kind, .pid = pid};
+	struct exec_event ev = {.kind = kind, .pid = pid, .at_ns = bpf_ktime_get_ns()};
 
 	if (exe)
 		ev.exe = *exe;

@@ -335,6 +335,7 @@ struct exec_event {
 	__u32 kind;
 	__u32 pid;
 	struct exe_key exe; /* EXEC_UNKNOWN, EXEC_RUBY, EXEC_FOLLOWED */
+	__u64 at_ns;	    /* when told, CLOCK_MONOTONIC (EXEC_HELD: when the hold began) */
 };
 
 #endif /* RBMEMTRACE_H */

@@ -130,6 +130,44 @@ ensure
   long_io&.close
 end
 
+# Rubies that start faster than they are attached queue up, stopped at their start; none may
+# wait more than trace_many.c's MANY_MAX_HOLD (5 s) for its turn: it is let go untraced, and said.
+MANY_MAX_HOLD = 5.0
+
+test "starts: Rubies starting faster than they are attached wait 5 s at most, and are counted" do
+  # The bound is the tracer's loop, the same whatever Ruby starts: the host's alone (CI's time).
+  raise NotApplicable, "the hold's bound does not depend on the Ruby; run on the host's" unless TARGET_LABEL == "host"
+  long, long_io = start_long_ruby("starts-flood-e2e")
+  Dir.mktmpdir do |dir|
+    json = File.join(dir, "flood.json")
+    rbm, err_r = start_rbm(["--match", "starts-flood-e2e"], json)
+    # 60 Rubies, 20 a second: each attach takes 0.1-0.2 s here, so they queue up for seconds.
+    flood = Array.new(60) do
+      t0 = Time.now
+      pid = Process.spawn({ "RBM_LIFE" => "0.1", "RBM_PLANTED" => "10" }, TARGET_RUBY, SHORT,
+                          "starts-flood-e2e", out: File::NULL, pgroup: true)
+      sleep 0.05
+      Thread.new { Process.wait(pid); Time.now - t0 }
+    end
+    lived = flood.map(&:value)
+    err = stop_rbm(rbm, err_r)
+    # Its life, its Ruby's start (~0.1 s) and one attach past the bound, on a loaded machine.
+    check(lived.max < MANY_MAX_HOLD + 4, "the longest Ruby lived #{lived.max.round(1)} s (bound #{MANY_MAX_HOLD} s held)")
+    let_go = err.scan(/PID \d+: let go after ([\d.]+) s held/).map { |(s)| s.to_f }
+    check(let_go.all? { |s| s >= MANY_MAX_HOLD }, "let go before the bound: #{let_go}")
+    said = err[/warning: (\d+) Ruby process(?:es)? started faster than they could be attached/, 1].to_i
+    check_eq(said, let_go.size, "the processes the warning counts (-v says each)")
+    held = err.scan(/held at its start/).size
+    check(held + let_go.size >= 55, "held at their start #{held}, let go #{let_go.size}, of 60")
+    rbm_json(File.read(json))
+    puts "         60 Rubies: #{held} traced from their start, #{let_go.size} let go; longest lived " \
+         "#{lived.max.round(1)} s"
+  end
+ensure
+  Process.kill("KILL", long) rescue nil
+  long_io&.close
+end
+
 # rbmemtrace -- ARGV in dir; [report, truth]: the scenario's truth path reaches it only through
 # the command's own environment (env's arguments, or the variables a wrapper passes on).
 def trace_wrapped(dir, argv, env: {})

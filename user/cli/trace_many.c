@@ -30,6 +30,16 @@
 #include "writers.h"
 
 #define RESCAN_EVERY 2.0 /* seconds between looks for processes the exec watch did not hold */
+/*
+ * The longest a starting Ruby waits, stopped, for its turn to be attached.
+ * Rubies that start faster than they can be attached (opening a session
+ * takes 0.1-0.2 s here, up to 1 s on a loaded machine) queue up stopped: 7
+ * starts a second held each for over 30 s.  Past this a process is let go
+ * untraced; the rescan attaches to it as to any running Ruby (from then on,
+ * not from its start), and the run says how many.  Well above one slow
+ * attach, so that load alone does not cost a start.
+ */
+#define MANY_MAX_HOLD 5.0
 
 static bool traced(const struct many *m, pid_t pid)
 {
@@ -141,8 +151,8 @@ static bool cmdline_matches(struct many *m, pid_t pid)
 	return cmdline[0] && regexec(&m->re, cmdline, 0, NULL, 0) == 0;
 }
 
-/* What the exec watch tells: a Ruby that starts, held or not. */
-static void on_exec(void *ctx, const struct exec_event *ev)
+/* What the exec watch tells: a Ruby that starts, held or not.  True when it attached. */
+static bool on_exec(void *ctx, const struct exec_event *ev)
 {
 	struct many *m = ctx;
 	pid_t pid = ev->pid;
@@ -153,17 +163,29 @@ static void on_exec(void *ctx, const struct exec_event *ev)
 		if (m->have_re)
 			exec_watch_decide(pid, cmdline_matches(m, pid));
 		break;
-	case EXEC_HELD:
-		if (pid == getpid() || !cmdline_matches(m, pid))
+	case EXEC_HELD: {
+		double held_for = exec_event_age(ev);
+
+		if (pid == getpid() || !cmdline_matches(m, pid)) {
 			held_release(shared_bpf()->skel, pid);
-		else
-			add_process(m, pid, true, now_seconds());
-		break;
-	case EXEC_UNHELD:
-		if (cmdline_matches(m, pid))
-			add_process(m, pid, true, 0);
+		} else if (held_for > MANY_MAX_HOLD) {
+			held_release(shared_bpf()->skel, pid);
+			m->let_go++;
+			rbm_info("PID %d: let go after %.1f s held, before its turn", pid, held_for);
+		} else {
+			add_process(m, pid, true, now_seconds() - held_for);
+			return true;
+		}
 		break;
 	}
+	case EXEC_UNHELD:
+		if (cmdline_matches(m, pid)) {
+			add_process(m, pid, true, 0);
+			return true;
+		}
+		break;
+	}
+	return false;
 }
 
 static bool all_ended(const struct many *m)
@@ -227,6 +249,10 @@ void many_run(struct many *m, volatile sig_atomic_t *stop)
 	}
 	if (m->watching)
 		exec_watch_end_holds();
+	if (m->let_go)
+		rbm_warn("%zu Ruby process%s started faster than they could be attached: let go after "
+			 "%.0f s held, each traced only from when a rescan found it, if it still ran",
+			 m->let_go, m->let_go == 1 ? "" : "es", MANY_MAX_HOLD);
 	for (size_t i = 0; i < m->n; i++) {
 		struct session *s = m->sessions[i];
 

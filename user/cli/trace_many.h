@@ -37,6 +37,7 @@ struct many {
 	double last_scan;
 	bool watching; /* the exec watch is on: processes are held at their start */
 	bool attaching; /* the first processes: one that fails is fatal unless several */
+	size_t let_go;	/* held past MANY_MAX_HOLD before their turn: let go, found by the rescan */
 	const struct many_hooks *hooks;
 };
 

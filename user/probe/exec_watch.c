@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "clock.h"
 #include "diag.h"
 #include "exec_watch.h"
 #include "launch.h"
@@ -154,11 +155,12 @@ fail:
 	return err;
 }
 
-static void release_held_event(void *ctx, const struct exec_event *ev)
+static bool release_held_event(void *ctx, const struct exec_event *ev)
 {
 	(void) ctx;
 	if (ev->kind == EXEC_HELD || ev->kind == EXEC_FOLLOWED)
 		held_release(w.skel, ev->pid);
+	return true;
 }
 
 /* No exec is judged or held from here on: the tracepoint and the start probes come off. */
@@ -337,9 +339,16 @@ static void judge(const struct exec_event *ev)
 		     &(struct exec_event){.kind = EXEC_RUBY, .pid = ev->pid, .exe = ev->exe});
 }
 
+double exec_event_age(const struct exec_event *ev)
+{
+	/* now_seconds is CLOCK_MONOTONIC, bpf_ktime_get_ns's clock */
+	return ev->at_ns ? now_seconds() - ev->at_ns / 1e9 : 0;
+}
+
 static int exec_event(void *ctx, void *data, size_t size)
 {
 	const struct exec_event *ev = data;
+	bool attached = false;
 
 	(void) ctx;
 	if (size < sizeof(*ev))
@@ -347,13 +356,13 @@ static int exec_event(void *ctx, void *data, size_t size)
 	if (ev->kind == EXEC_UNKNOWN)
 		judge(ev);
 	else if (w.fn)
-		w.fn(w.ctx, ev);
+		attached = w.fn(w.ctx, ev);
 	/*
 	 * One attach per turn of the caller's loop: its sessions (a held
 	 * process waiting at its exit stop) and Ctrl-C are seen in between,
 	 * however fast processes start.  The event is consumed all the same.
 	 */
-	return ev->kind == EXEC_HELD || ev->kind == EXEC_UNHELD ? -EAGAIN : 0;
+	return attached && (ev->kind == EXEC_HELD || ev->kind == EXEC_UNHELD) ? -EAGAIN : 0;
 }
 
 int exec_watch_wait(double seconds, exec_watch_fn fn, void *ctx)

@@ -25,8 +25,12 @@
 
 struct rbmemtrace_bpf;
 
-/* Told to the caller of exec_watch_wait: EXEC_RUBY, EXEC_HELD, EXEC_UNHELD, EXEC_FOLLOWED. */
-typedef void (*exec_watch_fn)(void *ctx, const struct exec_event *ev);
+/*
+ * Told to the caller of exec_watch_wait: EXEC_RUBY, EXEC_HELD, EXEC_UNHELD,
+ * EXEC_FOLLOWED.  Returns true when it attached (took its turn): the next
+ * events wait for the caller's next turn; a process only let go does not.
+ */
+typedef bool (*exec_watch_fn)(void *ctx, const struct exec_event *ev);
 
 /*
  * Starts watching: the tracepoint, its ring buffer, the watchdog.  all:
@@ -54,6 +58,8 @@ void exec_watch_decide(pid_t pid, bool wanted);
  * or held there and not yet told.  A rescan leaves it to the watch.
  */
 bool exec_watch_pending(pid_t pid);
+/* Seconds since the BPF side told ev (for EXEC_HELD: how long its process has been stopped). */
+double exec_event_age(const struct exec_event *ev);
 /* Launch mode: every exec of pid stops it (on), or none does. */
 int exec_watch_follow(pid_t pid, bool on);
 
