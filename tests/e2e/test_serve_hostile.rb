@@ -58,6 +58,14 @@ def hostile_counts(line)
   names.to_h { |words, key| [key, line[/(\d+) #{Regexp.escape(words)}/, 1]&.to_i] }
 end
 
+# One GET on a connection of its own, never retried (Net::HTTP retries an idempotent request once).
+def hostile_get(port, path, read_timeout: 5)
+  Net::HTTP.start("127.0.0.1", port, open_timeout: 5, read_timeout: read_timeout) do |h|
+    h.max_retries = 0
+    h.get(path)
+  end
+end
+
 # The scraper, in a child process of its own (threads of this one would make it wait for Ruby's
 # lock, not for serve): the latest profile on a new connection every 0.2 s, no retry, at most 100
 # times in 30 s.  Returns a lambda that stops it and returns [[seconds, outcome], ...].
@@ -72,10 +80,7 @@ def hostile_scraper(port)
     until seen.size >= 100 || hostile_now > deadline || stop_r.wait_readable(0)
       t0 = hostile_now
       outcome = begin
-        res = Net::HTTP.start("127.0.0.1", port, open_timeout: 5, read_timeout: 5) do |h|
-          h.max_retries = 0
-          h.get("/debug/pprof/heap")
-        end
+        res = hostile_get(port, "/debug/pprof/heap")
         res.code == "200" && Zlib.gunzip(res.body).bytesize.positive? ? :ok : :"http #{res.code}"
       rescue StandardError => e
         e.class.name.to_sym
@@ -282,10 +287,7 @@ test "serve hostile: a flood of requests (600 in 3 s) and 200 bare connections; 
 
             t0 = hostile_now
             outcome = begin
-              res = Net::HTTP.start("127.0.0.1", port, open_timeout: 5, read_timeout: 5) do |h|
-                h.max_retries = 0
-                h.get("/debug/pprof/heap")
-              end
+              res = hostile_get(port, "/debug/pprof/heap")
               res.code == "200" ? :answered : :"http #{res.code}"
             rescue Net::OpenTimeout, Net::ReadTimeout
               :hung
@@ -329,10 +331,7 @@ test "serve hostile: 30 fresh profiles at once: 4 made, 26 refused at once; aban
       Array.new(30) do
         Thread.new do
           t0 = hostile_now
-          res = Net::HTTP.start("127.0.0.1", port, open_timeout: 5, read_timeout: 10) do |h|
-            h.max_retries = 0
-            h.get("/debug/pprof/heap?seconds=2")
-          end
+          res = hostile_get(port, "/debug/pprof/heap?seconds=2", read_timeout: 10)
           [res.code, hostile_now - t0]
         rescue StandardError => e
           [e.class.name, hostile_now - t0]
@@ -354,7 +353,7 @@ test "serve hostile: 30 fresh profiles at once: 4 made, 26 refused at once; aban
     gone.each(&:close)
     sleep 0.5
     t0 = hostile_now
-    res = Net::HTTP.start("127.0.0.1", port, read_timeout: 10) { |h| h.max_retries = 0; h.get("/debug/pprof/heap?seconds=1") }
+    res = hostile_get(port, "/debug/pprof/heap?seconds=1", read_timeout: 10)
     check_eq(res.code, "200", "a fresh profile after 4 abandoned ones (#{res.body.to_s.strip})")
     check(hostile_now - t0 < 1 + HOSTILE_TIMEOUT, "made in #{(hostile_now - t0).round(2)} s")
   end
