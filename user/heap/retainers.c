@@ -69,14 +69,6 @@ struct explain {
 	char **root_names;   /* per root: its words, made once */
 };
 
-/*
- * A decode that fails is tried again at once: the target runs while it is
- * read, and a Hash caught rehashing (its table freed and replaced between two
- * reads) fails once and reads whole the next time.  Kept failed, one failed
- * read dropped every path through that Hash ("no path for the leak").
- */
-#define DECODE_TRIES 3
-
 static void decoded_clear(struct decoded *d)
 {
 	free(d->refs);
@@ -102,13 +94,15 @@ static void decode_into(struct explain *x, uint32_t node, struct decoded *d)
 	uint32_t slot_size = 0;
 	uint64_t addr = refgraph_addr(x->g, node, &slot_size);
 	size_t i, n = 0;
-	int try;
 
+	/*
+	 * A table caught mid-rehash is read again inside refs_decode_now (its
+	 * witnesses, refs.h); what fails here is the slot itself or memory.
+	 */
 	decoded_clear(d);
-	for (try = 0; addr && try < DECODE_TRIES && !d->ok; try++)
-		d->ok = target_read(x->g->pid, addr, d->hdr, sizeof(d->hdr)) == 0 &&
-			refs_decode_now(x->g->meta, addr, slot_size, x->scratch,
-					MAX_REFS_PER_OBJECT, &n) == 0;
+	d->ok = addr && target_read(x->g->pid, addr, d->hdr, sizeof(d->hdr)) == 0 &&
+		refs_decode_now(x->g->meta, addr, slot_size, x->scratch, MAX_REFS_PER_OBJECT,
+				&n) == 0;
 	if (!d->ok)
 		return;
 	d->refs = malloc((n ? n : 1) * sizeof(*d->refs));
