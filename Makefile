@@ -7,6 +7,9 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 VERSION := 0.1.0
 
 CFLAGS ?= -O2 -g
+# The builds that make test and make sanitize start compile on every core (a build is about
+# 12 s of CPU, the sanitizer build about 70 s); the tests themselves run one at a time.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 # make SANITIZE=1 ... (or make sanitize): the tool and the unit tests built with AddressSanitizer and
 # UBSan, every UB report fatal, into $(OUTPUT)/sanitize (objects, rbmemtrace, unit_tests); the BPF
 # object, the generated C and the fixtures are the plain build's.
@@ -208,7 +211,7 @@ E2E_FIXTURES := $(OUTPUT)/truth_ext/rbm_truth.so
 # that stop, trace several processes, run periods and serve, walk (why), merge and launch, on the
 # host's Ruby; any sanitizer report fails the run (scripts/test-sanitize.sh).
 sanitize:
-	$(MAKE) SANITIZE=1 $(OUTPUT)/sanitize/rbmemtrace $(OUTPUT)/sanitize/unit_tests
+	$(MAKE) -j$(JOBS) SANITIZE=1 $(OUTPUT)/sanitize/rbmemtrace $(OUTPUT)/sanitize/unit_tests
 
 test-sanitize: sanitize $(FIXTURES) $(E2E_FIXTURES)
 	./scripts/test-sanitize.sh $(OUTPUT)/sanitize
@@ -235,9 +238,9 @@ check:
 	./scripts/check-links.rb
 
 test: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all
 	$(MAKE) check
-	$(MAKE) unit
+	$(MAKE) -j$(JOBS) unit
 	$(MAKE) test-man
 	$(MAKE) test-completion
 	$(MAKE) test-install
