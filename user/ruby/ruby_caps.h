@@ -2,8 +2,7 @@
 /*
  * The ruby layer's bounds on what a target can make us read, keep or
  * compute: its heap, its names, its tables and its root lists are read
- * from a process that may be hostile, and its libruby's DWARF from a file
- * that may come from a hostile container image.  One constant per bound,
+ * from a process that may be hostile.  One constant per bound,
  * here; docs/caps.md gives each one's cost at the bound and what happens
  * when it is reached (counted in model/caps.h when it cuts a report).
  */
@@ -41,17 +40,5 @@
 #define RUBY_MAX_STACK_WORDS (1u << 20) /* a thread's VM stack: 8 MiB read */
 #define RUBY_MAX_LIST 100000		 /* at_exit procs, registered addresses */
 #define RUBY_MAX_CONSTS 65536		 /* constants of one module */
-
-/* ---- DWARF (dwarf_*.c): a libruby or debug file from the target's image ---- */
-
-/* Bytes libdw may inflate from the compressed .debug_* sections it reads. */
-#define RUBY_MAX_DWARF_INFLATED (1ull << 30)
-/* Hops through a type's DW_AT_type (an enum's underlying type) before giving up. */
-#define RUBY_MAX_DWARF_TYPE_DEPTH 16
-/* DW_MACRO_import entries followed in one CU, and macros kept for it. */
-#define RUBY_MAX_MACRO_IMPORTS 65536
-#define RUBY_MAX_MACROS (1u << 22)
-/* Macro expansions one constant expression may take (a macro used twice per level doubles). */
-#define RUBY_MAX_MACRO_STEPS 100000
 
 #endif

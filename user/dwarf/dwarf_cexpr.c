@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dwarf_types_impl.h"
-#include "ruby_caps.h"
+#include "dwarf_caps.h"
 
 struct val {
 	uint64_t v;
@@ -490,7 +490,7 @@ static int eval_text(struct dwarf_types *dt, const char *text, size_t len,
 	struct ev e = {dt, NULL, active, depth, false};
 
 	/* depth bounds the nesting; steps the whole (a macro used twice per level doubles) */
-	if (depth > 32 || ++dt->macro_steps > RUBY_MAX_MACRO_STEPS)
+	if (depth > 32 || ++dt->macro_steps > DWARF_MAX_MACRO_STEPS)
 		return -1;
 	/* text is a slice (a macro's expansion has no NUL): copied whole, then ended */
 	buf = malloc(len + 1);

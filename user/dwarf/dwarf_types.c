@@ -5,7 +5,7 @@
 #include <dwarf.h>
 #include "sort.h"
 #include "dwarf_types_impl.h"
-#include "ruby_caps.h"
+#include "dwarf_caps.h"
 
 static int add_name(struct dt_cu *cu, const char *name, Dwarf_Off off, int kind)
 {
@@ -29,7 +29,7 @@ static bool type_is_signed(Dwarf_Die *type, int depth)
 	Dwarf_Attribute a;
 	Dwarf_Word enc;
 
-	if (depth > RUBY_MAX_DWARF_TYPE_DEPTH || dwarf_peel_type(type, &peeled))
+	if (depth > DWARF_MAX_TYPE_DEPTH || dwarf_peel_type(type, &peeled))
 		return false;
 	if (dwarf_tag(&peeled) == DW_TAG_enumeration_type) {
 		if (!dwarf_attr_integrate(&peeled, DW_AT_type, &a) ||
