@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include "clock.h"
 #include "census_walk.h"
+#include "heap_pages.h"
 #include "target_mem.h"
 
 static uint64_t get_u64(const uint8_t *p, uint32_t off)
@@ -111,27 +112,19 @@ static void st_flush(struct census_walk *w)
 	w->nst = 0;
 }
 
-/*
- * Checks one page read from the target against the layout: its body is
- * page_size-aligned, holds the slots, and points back at the page.
- */
+/* Checks one page read from the target against the layout (heap_pages.h). */
 static bool page_fits(const struct ruby_layout *hl, uint64_t page, const uint8_t *pg,
 		      uint64_t *body, uint64_t *start, uint32_t *nslots, uint32_t *slot_size)
 {
-	uint64_t s = get_u64(pg, hl->page_start);
-	uint32_t n = get_u16(pg, hl->page_total_slots);
-	uint32_t size = get_u16(pg, hl->page_slot_size);
-	uint64_t b = s & ~(uint64_t) (hl->page_size - 1);
+	struct heap_page_geo g;
 
-	if (!page || !s || !n || n > hl->max_slots || size < hl->slot_size ||
-	    size > hl->max_slot_size || size % 8)
+	heap_page_geo_of(hl, pg, &g);
+	if (!page || !heap_page_fits(hl, &g))
 		return false;
-	if (s - b < 8 || s - b + (uint64_t) n * size > hl->page_size)
-		return false;
-	*body = b;
-	*start = s;
-	*nslots = n;
-	*slot_size = size;
+	*body = g.body;
+	*start = g.start;
+	*nslots = g.nslots;
+	*slot_size = g.slot_size;
 	return true;
 }
 

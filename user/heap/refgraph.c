@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "gc_counters.h"
 #include "heap_caps.h"
+#include "heap_pages.h"
 #include "refgraph.h"
 #include "slots.h"
 #include "target_mem.h"
@@ -421,69 +422,64 @@ static int walk_batch(struct walk *w, size_t pos, size_t n)
 	return commit_edges(w, lo, hi);
 }
 
+/* One page of the table numbered: its slots are the next nodes, its body found by address. */
+static int add_page(struct refgraph *g, uint64_t page, const struct heap_page_geo *p, char *err,
+		    size_t errlen)
+{
+	g->pages[g->npages] =
+	    (struct rg_page){page, p->start, p->nslots, p->slot_size, g->nnodes};
+	if ((uint64_t) g->nnodes + p->nslots >= RG_NONE / 2)
+		return fail(err, errlen, -E2BIG, "more than 2^31 heap slots");
+	g->nnodes += p->nslots;
+	if (u64map_put(&g->by_body, p->body, (void *) (uintptr_t) (g->npages + 1)))
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	g->npages++;
+	return 0;
+}
+
 /* The page table: where each page's slots are, read before the walk to number the nodes. */
 static int read_pages(struct refgraph *g, uint64_t objspace, char *err, size_t errlen)
 {
 	const struct ruby_layout *l = g->l;
-	uint64_t sorted = 0, npages = 0, *table;
-	/* a page's slot_size, total_slots and start: the first bytes of its struct heap_page */
-	size_t geo_bytes = l->page_start + 8;
+	struct heap_page_table t;
+	uint64_t *table;
+	size_t geo_bytes = heap_page_geo_bytes(l);
 	uint8_t *geo;
 	bool *ok;
 	size_t i;
 	int ret;
 
-	ret = target_read_u64(g->pid, objspace + l->objspace_sorted, &sorted);
-	if (!ret && l->sorted_darray_data) {
-		ret = sorted ? target_read_u64(g->pid, sorted, &npages) : -EINVAL;
-		sorted += l->sorted_darray_data;
-	} else if (!ret) {
-		ret = target_read_u64(g->pid, objspace + l->objspace_allocated_pages, &npages);
-	}
+	ret = heap_page_table_find(g->pid, l, objspace, &t);
+	if (ret == -ERANGE)
+		return fail(err, errlen, -EINVAL,
+			    "the heap page table has %llu pages (the cap is %u, 2^24)",
+			    (unsigned long long) t.npages, RUBY_MAX_HEAP_PAGES);
 	if (ret)
 		return fail(err, errlen, ret, "cannot read the heap page table: %s",
 			    strerror(-ret));
-	if (!npages || npages > RUBY_MAX_HEAP_PAGES)
-		return fail(err, errlen, -EINVAL,
-			    "the heap page table has %llu pages (the cap is %u, 2^24)",
-			    (unsigned long long) npages, RUBY_MAX_HEAP_PAGES);
-	table = malloc(npages * sizeof(*table));
-	geo = malloc(npages * geo_bytes);
-	ok = calloc(npages, sizeof(*ok));
-	g->pages = calloc(npages, sizeof(*g->pages));
+	table = malloc(t.npages * sizeof(*table));
+	geo = malloc(t.npages * geo_bytes);
+	ok = calloc(t.npages, sizeof(*ok));
+	g->pages = calloc(t.npages, sizeof(*g->pages));
 	if (!table || !geo || !ok || !g->pages) {
 		ret = fail(err, errlen, -ENOMEM, "out of memory for %llu pages",
-			   (unsigned long long) npages);
+			   (unsigned long long) t.npages);
 		goto out;
 	}
-	ret = target_read(g->pid, sorted, table, npages * sizeof(*table));
+	ret = heap_page_table_read(g->pid, &t, table);
 	if (ret) {
 		fail(err, errlen, ret, "cannot read the heap page table: %s", strerror(-ret));
 		goto out;
 	}
-	target_read_many(g->pid, table, npages, geo_bytes, geo, ok);
-	for (i = 0; i < npages; i++) {
-		const uint8_t *pg = geo + i * geo_bytes;
-		uint64_t start = get_u64(pg, l->page_start), body;
-		uint32_t n = get_u16(pg, l->page_total_slots);
-		uint32_t size = l->pool_count > 1 ? get_u16(pg, l->page_slot_size) : l->slot_size;
+	target_read_many(g->pid, table, t.npages, geo_bytes, geo, ok);
+	for (i = 0; i < t.npages; i++) {
+		struct heap_page_geo p;
 
-		body = start & ~(uint64_t) (l->page_size - 1);
-		if (!ok[i] || !n || n > l->max_slots || size < l->slot_size ||
-		    size > l->max_slot_size || size % 8 || start - body < 8 ||
-		    start - body + (uint64_t) n * size > l->page_size)
+		heap_page_geo_of(l, geo + i * geo_bytes, &p);
+		if (!ok[i] || !heap_page_fits(l, &p))
 			continue; /* emptied (3.4 keeps them, 0 slots), or not a page */
-		g->pages[g->npages] = (struct rg_page){table[i], start, n, size, g->nnodes};
-		if ((uint64_t) g->nnodes + n >= RG_NONE / 2) {
-			ret = fail(err, errlen, -E2BIG, "more than 2^31 heap slots");
+		if ((ret = add_page(g, table[i], &p, err, errlen)))
 			goto out;
-		}
-		g->nnodes += n;
-		if (u64map_put(&g->by_body, body, (void *) (uintptr_t) (g->npages + 1))) {
-			ret = fail(err, errlen, -ENOMEM, "out of memory");
-			goto out;
-		}
-		g->npages++;
 	}
 	ret = g->npages
 		  ? 0

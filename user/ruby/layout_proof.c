@@ -17,6 +17,7 @@
 #include "classnames.h"
 #include "elf_code.h"
 #include "gc_counters.h"
+#include "heap_pages.h"
 #include "layout_proof.h"
 #include "layout_proof_impl.h"
 #include "procmaps.h"
@@ -176,37 +177,32 @@ static const char *page_fault(struct prover *p, uint64_t page, uint64_t *start, 
 			      size_t n)
 {
 	const struct ruby_layout *l = &p->t->layout;
+	struct heap_page_geo g;
 	uint8_t hdr[4096];
-	uint64_t body, back = 0, flags;
-	uint16_t total, slot_size = (uint16_t) l->slot_size;
+	uint64_t back = 0, flags;
 	uint32_t i;
 
 	if (l->page_read_size > sizeof(hdr) || !proof_readable(p, page, hdr, l->page_read_size)) {
 		snprintf(detail, n, "page 0x%" PRIx64 " unreadable", page);
 		return "page";
 	}
-	memcpy(start, hdr + l->page_start, 8);
-	memcpy(&total, hdr + l->page_total_slots, 2);
-	if (l->pool_count > 1)
-		memcpy(&slot_size, hdr + l->page_slot_size, 2);
-	body = *start & ~(uint64_t) (l->page_size - 1);
-	if (!proof_read_word(p, body, &back) || back != page) {
+	heap_page_geo_of(l, hdr, &g);
+	*start = g.start;
+	if (!proof_read_word(p, g.body, &back) || back != page) {
 		snprintf(detail, n,
 			 "page 0x%" PRIx64 ": start 0x%" PRIx64
 			 " (at +%u), its body's first word 0x%" PRIx64,
-			 page, *start, l->page_start, back);
+			 page, g.start, l->page_start, back);
 		return "page body points back";
 	}
-	if (!total || total > l->max_slots || slot_size < l->slot_size ||
-	    slot_size > l->max_slot_size || slot_size % l->slot_size ||
-	    *start + (uint64_t) total * slot_size > body + l->page_size) {
+	if (!heap_page_fits(l, &g)) {
 		snprintf(detail, n, "page 0x%" PRIx64 ": %u slots of %u bytes from 0x%" PRIx64,
-			 page, total, slot_size, *start);
+			 page, g.nslots, g.slot_size, g.start);
 		return "slots fit the page";
 	}
-	p->heap_slots += total;
-	for (i = 0; i < 8 && i < total; i++) {
-		if (!proof_read_word(p, *start + (uint64_t) i * slot_size, &flags) ||
+	p->heap_slots += g.nslots;
+	for (i = 0; i < 8 && i < g.nslots; i++) {
+		if (!proof_read_word(p, g.start + (uint64_t) i * g.slot_size, &flags) ||
 		    !valid_type(flags & RB_T_MASK)) {
 			snprintf(detail, n, "slot %u of page 0x%" PRIx64 ": flags 0x%" PRIx64, i,
 				 page, flags);
@@ -216,27 +212,20 @@ static const char *page_fault(struct prover *p, uint64_t page, uint64_t *start, 
 	return NULL;
 }
 
+/* The page table (heap_pages.h): -ERANGE none or past the cap, -EFAULT unreadable. */
 static int read_page_table(struct prover *p, uint64_t **table)
 {
-	const struct ruby_layout *l = &p->t->layout;
-	uint64_t sorted, npages;
+	struct heap_page_table t;
+	int ret;
 
-	if (!proof_read_word(p, p->t->objspace + l->objspace_sorted, &sorted))
-		return -EFAULT;
-	if (l->sorted_darray_data) {
-		if (!proof_read_word(p, sorted, &npages))
-			return -EFAULT;
-		sorted += l->sorted_darray_data;
-	} else if (!proof_read_word(p, p->t->objspace + l->objspace_allocated_pages, &npages)) {
-		return -EFAULT;
-	}
-	p->pages = npages;
-	if (!npages || npages > RUBY_MAX_HEAP_PAGES)
-		return -ERANGE;
-	*table = malloc(npages * sizeof(**table));
+	ret = heap_page_table_find(p->t->pid, &p->t->layout, p->t->objspace, &t);
+	p->pages = t.npages;
+	if (ret)
+		return ret == -ERANGE ? ret : -EFAULT;
+	*table = malloc(t.npages * sizeof(**table));
 	if (!*table)
 		return -ENOMEM;
-	if (!proof_readable(p, sorted, *table, npages * sizeof(**table))) {
+	if (heap_page_table_read(p->t->pid, &t, *table)) {
 		free(*table);
 		return -EFAULT;
 	}
