@@ -231,41 +231,57 @@ out:
 	return ret;
 }
 
+/* The GC's state and the page table where the census starts. */
+static int census_start(struct census *c, pid_t pid, const struct ruby_layout *hl,
+			uint64_t objspace, struct gc_state *gs, struct heap_page_table *table,
+			char *err, size_t errlen)
+{
+	int ret = read_gc_state(pid, hl, objspace, gs);
+
+	if (!ret)
+		ret = heap_page_table_find(pid, hl, objspace, table);
+	if (ret == -ERANGE)
+		return fail(err, errlen, -EINVAL,
+			    "objspace at 0x%llx does not look like Ruby %s's (%llu heap pages; "
+			    "the cap is %u)",
+			    (unsigned long long) objspace, hl->series,
+			    (unsigned long long) table->npages, RUBY_MAX_HEAP_PAGES);
+	if (ret)
+		return fail(err, errlen, ret, "cannot read the objspace at 0x%llx: %s",
+			    (unsigned long long) objspace, strerror(-ret));
+	note_phase(c, hl, gs->flags);
+	c->gc_count = gs->count;
+	c->total_allocated = gs->allocated;
+	c->total_freed = gs->freed;
+	return 0;
+}
+
+/* Room for every page's slot states and classes, indexed like the page table. */
+static bool alloc_slot_states(struct census *c, const struct ruby_layout *hl, uint64_t npages)
+{
+	c->page = calloc(npages, sizeof(*c->page));
+	c->npage = npages;
+	c->slot_mem = malloc(npages * (size_t) hl->max_slots);
+	c->class_mem = malloc(npages * (size_t) hl->max_slots * sizeof(*c->class_mem));
+	return c->page && c->slot_mem && c->class_mem;
+}
+
 int census_take(struct census *c, pid_t pid, const struct ruby_layout *hl, uint64_t objspace,
 		bool slot_states, char *err, size_t errlen)
 {
-	struct gc_state gs, end;
+	struct gc_state gs = {0}, end;
 	struct heap_page_table table;
 	uint64_t *sorted = NULL;
 	double t0 = now_seconds(), cpu0 = cpu_seconds();
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	ret = read_gc_state(pid, hl, objspace, &gs);
-	if (!ret)
-		ret = heap_page_table_find(pid, hl, objspace, &table);
-	if (ret == -ERANGE)
-		return fail(err, errlen, -EINVAL,
-			    "objspace at 0x%llx does not look like Ruby %s's (%llu heap pages; "
-			    "the cap is %u)",
-			    (unsigned long long) objspace, hl->series,
-			    (unsigned long long) table.npages, RUBY_MAX_HEAP_PAGES);
+	ret = census_start(c, pid, hl, objspace, &gs, &table, err, errlen);
 	if (ret)
-		return fail(err, errlen, ret, "cannot read the objspace at 0x%llx: %s",
-			    (unsigned long long) objspace, strerror(-ret));
-	note_phase(c, hl, gs.flags);
-	c->gc_count = gs.count;
-	c->total_allocated = gs.allocated;
-	c->total_freed = gs.freed;
+		return ret;
 
 	sorted = malloc(table.npages * sizeof(*sorted));
-	if (slot_states) {
-		c->page = calloc(table.npages, sizeof(*c->page));
-		c->npage = table.npages;
-		c->slot_mem = malloc(table.npages * (size_t) hl->max_slots);
-		c->class_mem = malloc(table.npages * (size_t) hl->max_slots * sizeof(*c->class_mem));
-	}
-	if (!sorted || (slot_states && (!c->page || !c->slot_mem || !c->class_mem))) {
+	if (!sorted || (slot_states && !alloc_slot_states(c, hl, table.npages))) {
 		ret = fail(err, errlen, -ENOMEM, "out of memory for %llu heap pages",
 			   (unsigned long long) table.npages);
 		goto out;

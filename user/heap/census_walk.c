@@ -240,15 +240,18 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 	return 0;
 }
 
-int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t pos)
+/*
+ * The pages of pages[0..n) read and tested, the ones that fit kept in
+ * order: their headers in page_buf, addresses in page_addr, bodies'
+ * addresses in body_addr, geometry in geo and page table index in at.
+ * Returns how many.
+ */
+static size_t fitting_pages(struct census_walk *w, const uint64_t *pages, size_t n, size_t pos,
+			    struct census_page *geo, size_t *at)
 {
 	const struct ruby_layout *hl = w->hl;
 	struct census *c = &w->part;
-	struct census_page geo[CENSUS_BATCH_PAGES];
-	size_t at[CENSUS_BATCH_PAGES]; /* page table index */
 	size_t i, nbody = 0;
-	double t0 = now_seconds();
-	int ret;
 
 	memset(w->page_ok, 0, n * sizeof(bool));
 	target_read_many(w->pid, pages, n, hl->page_read_size, w->page_buf, w->page_ok);
@@ -271,6 +274,20 @@ int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t po
 		at[nbody] = pos + i;
 		w->page_addr[nbody++] = pages[i];
 	}
+	return nbody;
+}
+
+int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t pos)
+{
+	const struct ruby_layout *hl = w->hl;
+	struct census *c = &w->part;
+	struct census_page geo[CENSUS_BATCH_PAGES];
+	size_t at[CENSUS_BATCH_PAGES]; /* page table index */
+	size_t i, nbody;
+	double t0 = now_seconds();
+	int ret;
+
+	nbody = fitting_pages(w, pages, n, pos, geo, at);
 	memset(w->body_ok, 0, nbody * sizeof(bool));
 	/* process_vm_readv fails on PROT_NONE pages; target_read_many retries those via /proc. */
 	target_read_many(w->pid, w->body_addr, nbody, hl->page_size, w->body_buf, w->body_ok);

@@ -505,6 +505,24 @@ static void walk_free(struct walk *w)
 	free(w->rok);
 }
 
+/* The graph's per-node arrays and the walk's batch buffers; false out of memory. */
+static bool walk_alloc(struct walk *w)
+{
+	struct refgraph *g = w->g;
+	const struct ruby_layout *l = g->l;
+
+	g->state = calloc(g->nnodes, 1);
+	g->off = calloc((size_t) g->nnodes + 1, sizeof(*g->off));
+	w->hdr = malloc(BATCH_PAGES * (size_t) l->page_read_size);
+	w->body_len = (size_t) BATCH_PAGES * l->page_size;
+	/* faulted in at once: the kernel's copy into fresh pages costs a fault per 4 KiB */
+	w->body = mmap(NULL, w->body_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (w->body == MAP_FAILED)
+		w->body = NULL;
+	return g->state && g->off && w->hdr && w->body;
+}
+
 int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 		   struct refs_meta *meta, uint64_t objspace, const struct rg_select *sel,
 		   char *err, size_t errlen)
@@ -533,16 +551,7 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 	meta->budget = (uint64_t) g->npages * l->page_size * HEAP_WALK_READ_PER_HEAP;
 	if (meta->budget < HEAP_WALK_READ_MIN)
 		meta->budget = HEAP_WALK_READ_MIN;
-	g->state = calloc(g->nnodes, 1);
-	g->off = calloc((size_t) g->nnodes + 1, sizeof(*g->off));
-	w.hdr = malloc(BATCH_PAGES * (size_t) l->page_read_size);
-	w.body_len = (size_t) BATCH_PAGES * l->page_size;
-	/* faulted in at once: the kernel's copy into fresh pages costs a fault per 4 KiB */
-	w.body = mmap(NULL, w.body_len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (w.body == MAP_FAILED)
-		w.body = NULL;
-	if (!g->state || !g->off || !w.hdr || !w.body) {
+	if (!walk_alloc(&w)) {
 		ret = fail(err, errlen, -ENOMEM, "out of memory for %u slots", g->nnodes);
 		goto out;
 	}

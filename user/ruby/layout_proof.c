@@ -372,19 +372,18 @@ static bool valid_iseq(struct prover *p, uint64_t iseq, uint64_t pc, char *label
 	       (int32_t) lineno >= 0 && lineno < (1u << 24) && label[0] && label[0] != ' ';
 }
 
-static void prove_stacks(struct prover *p)
+/* The main ractor's main thread and its execution context, each pointing back. */
+static bool main_ec(struct prover *p, uint64_t *ec)
 {
 	const struct ruby_layout *l = &p->t->layout;
-	uint64_t ractor_var = p->t->main_ractor_addr, ractor = 0, thread = 0, self = 0, ec = 0;
-	uint64_t back = 0, stack = 0, cfp = 0, size = 0, end, frame[16], modid = 0, tls = 0;
-	char label[128] = "", first[128] = "";
-	unsigned int frames = 0, ruby_frames = 0;
+	uint64_t ractor_var = p->t->main_ractor_addr, ractor = 0, thread = 0, self = 0, back = 0;
 	bool ok;
 
+	*ec = 0;
 	ok = proof_read_word(p, ractor_var, &ractor) && ractor;
 	if (!proof_check(p, "main ractor", ok,
 		   "ruby_single_main_ractor at 0x%" PRIx64 " holds 0x%" PRIx64, ractor_var, ractor))
-		return;
+		return false;
 	ok = proof_read_word(p, ractor + l->ractor_main_thread, &thread) &&
 	     proof_read_word(p, thread + l->thread_self, &self) && proof_read_word(p, self, &back) &&
 	     (back & RB_T_MASK) == 0x0c; /* T_DATA: the Thread object */
@@ -392,24 +391,23 @@ static void prove_stacks(struct prover *p)
 		   "ractor +%u -> thread 0x%" PRIx64 ", its self (+%u) 0x%" PRIx64
 		   " (flags 0x%" PRIx64 ")",
 		   l->ractor_main_thread, thread, l->thread_self, self, back))
-		return;
+		return false;
 	back = 0;
-	ok = proof_read_word(p, thread + l->thread_ec, &ec) &&
-	     proof_read_word(p, ec + l->ec_thread_ptr, &back) && back == thread;
-	if (!proof_check(p, "thread's ec", ok,
+	ok = proof_read_word(p, thread + l->thread_ec, ec) &&
+	     proof_read_word(p, *ec + l->ec_thread_ptr, &back) && back == thread;
+	return proof_check(p, "thread's ec", ok,
 		   "thread +%u -> ec 0x%" PRIx64 ", whose thread_ptr (+%u) is 0x%" PRIx64,
-		   l->thread_ec, ec, l->ec_thread_ptr, back))
-		return;
-	ok = proof_read_word(p, ec + l->ec_vm_stack, &stack) &&
-	     proof_read_word(p, ec + l->ec_vm_stack_size, &size) && proof_read_word(p, ec + l->ec_cfp, &cfp) &&
-	     size >= 1024 && size < (1u << 28) && cfp > stack && cfp < stack + size * 8 &&
-	     (stack + size * 8 - cfp) % l->cfp_size == 0;
-	if (!proof_check(p, "frame in its VM stack", ok,
-		   "vm_stack 0x%" PRIx64 " of %" PRIu64 " words, cfp 0x%" PRIx64 " (frames of %u)",
-		   stack, size, cfp, l->cfp_size))
-		return;
-	/* the last frame is the dummy one Ruby pushes first; walk the others */
-	end = stack + size * 8 - l->cfp_size;
+		   l->thread_ec, *ec, l->ec_thread_ptr, back);
+}
+
+/* The frames from cfp to end (the dummy one Ruby pushes first excluded) name their code. */
+static bool frames_name_code(struct prover *p, uint64_t cfp, uint64_t end)
+{
+	const struct ruby_layout *l = &p->t->layout;
+	uint64_t frame[16];
+	char label[128] = "", first[128] = "";
+	unsigned int frames = 0, ruby_frames = 0;
+
 	for (; cfp < end && frames < MAX_FRAMES; cfp += l->cfp_size, frames++) {
 		uint64_t iseq, pc;
 
@@ -425,17 +423,36 @@ static void prove_stacks(struct prover *p)
 			proof_read_word(p, iseq, &flags);
 			if ((flags & RB_T_MASK) != RB_T_IMEMO)
 				continue; /* a C frame's iseq slot holds its method entry */
-			proof_check(p, "frames name their code", false,
+			return proof_check(p, "frames name their code", false,
 			      "frame %u: iseq 0x%" PRIx64 " pc 0x%" PRIx64 " does not read as one",
 			      frames, iseq, pc);
-			return;
 		}
 		if (!ruby_frames++)
 			snprintf(first, sizeof(first), "%s", label);
 	}
-	if (!proof_check(p, "frames name their code", ruby_frames || p->launched,
-		   "%u Ruby frames of %u (innermost \"%s\", outermost \"%s\")", ruby_frames, frames,
-		   first, label))
+	return proof_check(p, "frames name their code", ruby_frames || p->launched,
+		   "%u Ruby frames of %u (innermost \"%s\", outermost \"%s\")", ruby_frames,
+		   frames, first, label);
+}
+
+static void prove_stacks(struct prover *p)
+{
+	const struct ruby_layout *l = &p->t->layout;
+	uint64_t ec, stack = 0, cfp = 0, size = 0, modid = 0, tls = 0;
+	bool ok;
+
+	if (!main_ec(p, &ec))
+		return;
+	ok = proof_read_word(p, ec + l->ec_vm_stack, &stack) &&
+	     proof_read_word(p, ec + l->ec_vm_stack_size, &size) && proof_read_word(p, ec + l->ec_cfp, &cfp) &&
+	     size >= 1024 && size < (1u << 28) && cfp > stack && cfp < stack + size * 8 &&
+	     (stack + size * 8 - cfp) % l->cfp_size == 0;
+	if (!proof_check(p, "frame in its VM stack", ok,
+		   "vm_stack 0x%" PRIx64 " of %" PRIu64 " words, cfp 0x%" PRIx64 " (frames of %u)",
+		   stack, size, cfp, l->cfp_size))
+		return;
+	/* the last frame is the dummy one Ruby pushes first; walk the others */
+	if (!frames_name_code(p, cfp, stack + size * 8 - l->cfp_size))
 		return;
 	ok = ruby_target_ec_tls(p->t, &modid, &tls) == 0;
 	proof_check(p, "ruby_current_ec's TLS", ok, "module %" PRIu64 ", offset %" PRIu64, modid, tls);
