@@ -128,6 +128,91 @@ static bool page_fits(const struct ruby_layout *hl, uint64_t page, const uint8_t
 	return true;
 }
 
+/* A page's bitmaps, as the slots' bits index them. */
+struct page_bits {
+	bool before_sweep;
+	uint32_t nwords;
+	/* Slot i's bit: base + i * step (slot sizes are multiples of the granule). */
+	uint64_t base, step;
+	const uint64_t *age_bits; /* 3.3+; NULL: the age is in the flags */
+	uint64_t marks[64], wbu[64], ages[128];
+};
+
+static void read_page_bits(const struct ruby_layout *hl, const uint8_t *pg, uint64_t body,
+			   const struct census_page *geo, bool states, struct page_bits *b)
+{
+	b->before_sweep = get_u32(pg, hl->page_flags) & hl->page_before_sweep;
+	b->nwords = hl->bitmap_words < 64 ? hl->bitmap_words : 64;
+	b->base = (geo->start - body) / hl->bit_granule;
+	b->step = geo->slot_size / hl->bit_granule;
+	b->age_bits = NULL;
+	/* Mark bits decide only on a page the sweeper has not reached. */
+	if (b->before_sweep)
+		memcpy(b->marks, pg + hl->page_mark_bits, b->nwords * sizeof(b->marks[0]));
+	if (hl->page_age_bits) {
+		memcpy(b->ages, pg + hl->page_age_bits, 2 * b->nwords * sizeof(b->ages[0]));
+		b->age_bits = b->ages;
+	}
+	/*
+	 * Which objects the write barrier does not protect: they never age, so
+	 * the trace can tell a reused slot by its age only for the others.
+	 */
+	if (states && hl->page_wb_unprotected_bits)
+		memcpy(b->wbu, pg + hl->page_wb_unprotected_bits, b->nwords * sizeof(b->wbu[0]));
+}
+
+static unsigned int age_of(const struct ruby_layout *hl, const struct page_bits *b, uint32_t i,
+			   uint64_t flags)
+{
+	uint64_t bit = b->base + i * b->step;
+
+	if (!b->age_bits)
+		return (unsigned int) ((flags & hl->fl_age_mask) >> hl->fl_age_shift);
+	/* 3.3+: 2 bits per bit granule in the page (RVALUE_AGE_BITMAP) */
+	return bit / 32 < 2 * b->nwords ? slot_age_in_bits(b->age_bits[bit / 32], bit) : 0;
+}
+
+/*
+ * A live or garbage object counted to its class, *last the class met last
+ * (neighbours are often of one class) and *key the object's.  0, or -ENOMEM.
+ */
+static int count_object(struct census_walk *w, const uint64_t *words, enum slot_state st,
+			unsigned int age, uint32_t slot_size, struct census_class **last,
+			uint64_t *last_key, uint64_t *key)
+{
+	uint64_t flags = words[0], st_addr, bytes = 0;
+	uint32_t kind = slot_kind(flags);
+
+	*key = class_key_id(slot_klass(words), kind);
+	if (*key != *last_key) {
+		*last = class_cached(w, *key, slot_klass(words), kind);
+		if (!*last)
+			return -ENOMEM;
+		*last_key = *key;
+	}
+	if (st == SLOT_LIVE) {
+		bytes = slot_size + slot_owned_bytes(w->hl, words, &st_addr);
+		if (st_addr && st_defer(w, st_addr, *last))
+			return -ENOMEM;
+	}
+	census_class_count(*last, st, age, bytes);
+	return 0;
+}
+
+/* The slot's state as the census keeps it: state, age, write-barrier protection. */
+static uint8_t kept_state(const struct ruby_layout *hl, const struct page_bits *b, uint32_t i,
+			  enum slot_state st, unsigned int age)
+{
+	bool unprotected = true;
+
+	if (hl->page_wb_unprotected_bits) {
+		uint64_t bit = b->base + i * b->step;
+
+		unprotected = bit / 64 >= b->nwords || (b->wbu[bit / 64] >> (bit % 64)) & 1;
+	}
+	return st | (age & 3) << 4 | (unprotected ? SLOT_WB_UNPROTECTED : 0);
+}
+
 /*
  * Classifies and tallies the slots of one page whose body is in buf: the
  * census's inner loop, run for every slot of the heap.  A free slot costs a
@@ -141,38 +226,19 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 {
 	const struct ruby_layout *hl = w->hl;
 	struct census *c = &w->part;
-	bool before_sweep = get_u32(pg, hl->page_flags) & hl->page_before_sweep;
-	uint64_t bits[64], wbu[64], ages[128], age_mask = hl->fl_age_mask, nfree = 0, nunjudged = 0;
-	const uint64_t *age_bits = NULL;
-	uint64_t last_key = w->last_key;
+	struct page_bits b;
+	uint64_t nfree = 0, nunjudged = 0, last_key = w->last_key;
 	struct census_class *last = w->last;
-	uint32_t i, age_shift = hl->fl_age_shift, slot_size = geo->slot_size;
-	uint32_t nwords = hl->bitmap_words < 64 ? hl->bitmap_words : 64;
-
-	/* Mark bit of slot i: base + i * step (slot sizes are multiples of the granule). */
-	uint64_t base = (geo->start - body) / hl->bit_granule, step = slot_size / hl->bit_granule;
+	uint32_t i, slot_size = geo->slot_size;
 	const uint8_t *slot = buf + (geo->start - body);
 
-	/* Mark bits decide only on a page the sweeper has not reached. */
-	if (before_sweep)
-		memcpy(bits, pg + hl->page_mark_bits, nwords * sizeof(bits[0]));
-	if (hl->page_age_bits) {
-		memcpy(ages, pg + hl->page_age_bits, 2 * nwords * sizeof(ages[0]));
-		age_bits = ages;
-	}
-	/*
-	 * Which objects the write barrier does not protect: they never age, so
-	 * the trace can tell a reused slot by its age only for the others.
-	 */
-	if (states && hl->page_wb_unprotected_bits)
-		memcpy(wbu, pg + hl->page_wb_unprotected_bits, nwords * sizeof(wbu[0]));
+	read_page_bits(hl, pg, body, geo, states != NULL, &b);
 	for (i = 0; i < geo->nslots; i++, slot += slot_size) {
 		const uint64_t *words = (const void *) slot;
-		uint64_t flags = words[0], bit, key = 0, st_addr, bytes;
+		uint64_t flags = words[0], bit, key = 0;
 		bool marked = false, unjudged;
 		enum slot_state st;
 		unsigned int age = 0;
-		uint32_t kind;
 
 		if (!flags) { /* most common after live objects: skip the rest */
 			nfree++;
@@ -182,37 +248,16 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 			}
 			continue;
 		}
-		if (before_sweep) {
-			bit = base + i * step;
-			marked = bit / 64 < nwords && (bits[bit / 64] >> (bit % 64)) & 1;
+		if (b.before_sweep) {
+			bit = b.base + i * b.step;
+			marked = bit / 64 < b.nwords && (b.marks[bit / 64] >> (bit % 64)) & 1;
 		}
-		st = slot_classify(flags, marked, before_sweep, w->marking, &unjudged);
+		st = slot_classify(flags, marked, b.before_sweep, w->marking, &unjudged);
 		nunjudged += unjudged;
 		if (st == SLOT_LIVE || st == SLOT_GARBAGE) {
-			if (age_bits) {
-				/* 3.3+: 2 bits per bit granule in the page (RVALUE_AGE_BITMAP) */
-				bit = base + i * step;
-				age = bit / 32 < 2 * nwords
-					  ? slot_age_in_bits(age_bits[bit / 32], bit)
-					  : 0;
-			} else {
-				age = (unsigned int) ((flags & age_mask) >> age_shift);
-			}
-			kind = slot_kind(flags);
-			key = class_key_id(slot_klass(words), kind);
-			if (key != last_key) {
-				last = class_cached(w, key, slot_klass(words), kind);
-				if (!last)
-					return -ENOMEM;
-				last_key = key;
-			}
-			bytes = 0;
-			if (st == SLOT_LIVE) {
-				bytes = slot_size + slot_owned_bytes(hl, words, &st_addr);
-				if (st_addr && st_defer(w, st_addr, last))
-					return -ENOMEM;
-			}
-			census_class_count(last, st, age, bytes);
+			age = age_of(hl, &b, i, flags);
+			if (count_object(w, words, st, age, slot_size, &last, &last_key, &key))
+				return -ENOMEM;
 		} else if (st == SLOT_FREE) {
 			nfree++;
 		} else if (st == SLOT_ZOMBIE) {
@@ -221,14 +266,7 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 			c->moved++;
 		}
 		if (states) {
-			bool unprotected = true;
-
-			if (hl->page_wb_unprotected_bits) {
-				bit = base + i * step;
-				unprotected =
-				    bit / 64 >= nwords || (wbu[bit / 64] >> (bit % 64)) & 1;
-			}
-			states[i] = st | (age & 3) << 4 | (unprotected ? SLOT_WB_UNPROTECTED : 0);
+			states[i] = kept_state(hl, &b, i, st, age);
 			classes[i] = st == SLOT_LIVE ? census_class_hash(key) : 0;
 		}
 	}
