@@ -38,10 +38,10 @@
 /* Capacity of an id table read for roots (globals, constants, fiber locals). */
 #define RUBY_MAX_ROOT_ID_CAPA (1u << 20)
 #define RUBY_MAX_THREADS 4096
-#define RUBY_MAX_FRAMES 4096		 /* frames of one thread */
-#define RUBY_MAX_FRAME_LOCALS 4096	 /* locals of one frame */
+#define RUBY_MAX_FRAMES 4096		/* frames of one thread */
+#define RUBY_MAX_FRAME_LOCALS 4096	/* locals of one frame */
 #define RUBY_MAX_STACK_WORDS (1u << 20) /* a thread's VM stack: 8 MiB read */
-#define RUBY_MAX_LIST 100000		 /* at_exit procs, registered addresses */
-#define RUBY_MAX_CONSTS 65536		 /* constants of one module */
+#define RUBY_MAX_LIST 100000		/* at_exit procs, registered addresses */
+#define RUBY_MAX_CONSTS 65536		/* constants of one module */
 
 #endif

@@ -24,8 +24,7 @@ static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 static int add_page(struct refgraph *g, uint64_t page, const struct heap_page_geo *p, char *err,
 		    size_t errlen)
 {
-	g->pages[g->npages] =
-	    (struct rg_page){page, p->start, p->nslots, p->slot_size, g->nnodes};
+	g->pages[g->npages] = (struct rg_page){page, p->start, p->nslots, p->slot_size, g->nnodes};
 	if ((uint64_t) g->nnodes + p->nslots >= RG_NONE / 2)
 		return fail(err, errlen, -E2BIG, "more than 2^31 heap slots");
 	g->nnodes += p->nslots;

@@ -326,8 +326,8 @@ static int add_named(struct explain *x, struct why_report *out, struct why_targe
  * parents: its length, and the root in *ri; 0 for a loop (cannot happen)
  * or a path past MAX_CHAIN (counted), not explained.
  */
-static uint32_t chain_of(struct explain *x, const uint32_t *parent, uint32_t node,
-			 uint32_t *chain, uint32_t *ri)
+static uint32_t chain_of(struct explain *x, const uint32_t *parent, uint32_t node, uint32_t *chain,
+			 uint32_t *ri)
 {
 	uint32_t n = 0, v = node;
 	size_t i;

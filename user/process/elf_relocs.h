@@ -11,11 +11,11 @@
 #include <libelf.h>
 
 struct elf_reloc {
-	uint64_t offset;     /* r_offset: the slot it fills */
-	unsigned int type;   /* R_X86_64_... */
-	const char *name;    /* its symbol's name; NULL when the string table has none */
-	uint64_t sym_value;  /* its symbol's st_value */
-	bool sym_defined;    /* its symbol is this file's (not SHN_UNDEF) */
+	uint64_t offset;    /* r_offset: the slot it fills */
+	unsigned int type;  /* R_X86_64_... */
+	const char *name;   /* its symbol's name; NULL when the string table has none */
+	uint64_t sym_value; /* its symbol's st_value */
+	bool sym_defined;   /* its symbol is this file's (not SHN_UNDEF) */
 };
 
 /*

@@ -20,7 +20,8 @@ int heap_page_table_find(pid_t pid, const struct ruby_layout *l, uint64_t objspa
 		if (sorted)
 			t->addr = sorted + l->sorted_darray_data;
 	} else {
-		if ((ret = target_read_u64(pid, objspace + l->objspace_allocated_pages, &t->npages)))
+		if ((ret =
+			 target_read_u64(pid, objspace + l->objspace_allocated_pages, &t->npages)))
 			return ret;
 		t->addr = sorted;
 	}
