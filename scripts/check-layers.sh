@@ -2,7 +2,7 @@
 # The tree's three rules, checked by `make test` (HACKING.md, "The tree"):
 #   1. no include points up a layer: a file of user/LAYER includes only headers of its own layer
 #      or of a lower one, in this order:
-#        lib  model  process  ruby  heap  probe  output  cli
+#        lib  model  process  dwarf  ruby  heap  probe  output  cli
 #      (include/ and generated headers are below everything; the BPF skeleton belongs to probe,
 #      the pprof protobuf to output);
 #   2. no source file is over 600 lines unless its header comment says why ("Over ~600 lines");
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-layers=(lib model process ruby heap probe output cli)
+layers=(lib model process dwarf ruby heap probe output cli)
 declare -A rank owner
 for i in "${!layers[@]}"; do
 	rank[${layers[$i]}]=$i

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* user/ruby/dwarf_types.c, dwarf_open.c, dwarf_macros.c, dwarf_cexpr.c: one unit, dwarf_types.h */
+/* user/dwarf/dwarf_types.c, dwarf_open.c, dwarf_macros.c, dwarf_cexpr.c: one unit, dwarf_types.h */
 #include <criterion/criterion.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * The edge decoders of ruby/refs.h on slot images built with each series'
+ * The edge decoders of heap/refs.h on slot images built with each series'
  * layout (the 3.1 table, the 3.3 and 3.4 entries generated from DWARF): the
  * memory a decoder asks for is served from a fake heap, and each reference
  * must come out with its label, as gc_mark_children would mark it.
@@ -13,7 +13,7 @@
 #include "caps.h"
 #include "helpers.h"
 #include "refs.h"
-#include "ruby_caps.h"
+#include "heap_caps.h"
 #include "ruby_versions.h"
 
 #define FLU(n) (1ULL << (12 + (n)))

@@ -14,6 +14,7 @@
 #include "census_walk.h"
 #include "gc_counters.h"
 #include "heap_caps.h"
+#include "heap_pages.h"
 #include "target_mem.h"
 
 /*
@@ -60,15 +61,10 @@ static int page_cmp(const void *a, const void *b)
 
 struct gc_state {
 	uint32_t flags;
-	uint64_t sorted, npages, count, allocated, freed;
+	uint64_t count, allocated, freed;
 };
 
-/*
- * The GC's state (gc_counters.h), and where the page table is.  3.4 keeps
- * the table in a darray whose first word is the page count
- * (objspace_allocated_pages there is a running total of pages ever
- * allocated); before, a plain array of objspace_allocated_pages pointers.
- */
+/* The GC's state (gc_counters.h): its phase and its counts. */
 static int read_gc_state(pid_t pid, const struct ruby_layout *hl, uint64_t os, struct gc_state *s)
 {
 	struct gc_counters c;
@@ -80,17 +76,6 @@ static int read_gc_state(pid_t pid, const struct ruby_layout *hl, uint64_t os, s
 	s->flags = c.flags;
 	s->allocated = c.allocated;
 	s->freed = c.freed;
-	if ((ret = target_read_u64(pid, os + hl->objspace_sorted, &s->sorted)))
-		return ret;
-	if (hl->sorted_darray_data) {
-		s->npages = 0;
-		if (s->sorted && (ret = target_read_u64(pid, s->sorted, &s->npages)))
-			return ret;
-		if (s->sorted)
-			s->sorted += hl->sorted_darray_data;
-	} else if ((ret = target_read_u64(pid, os + hl->objspace_allocated_pages, &s->npages))) {
-		return ret;
-	}
 	return 0;
 }
 
@@ -246,49 +231,67 @@ out:
 	return ret;
 }
 
+/* The GC's state and the page table where the census starts. */
+static int census_start(struct census *c, pid_t pid, const struct ruby_layout *hl,
+			uint64_t objspace, struct gc_state *gs, struct heap_page_table *table,
+			char *err, size_t errlen)
+{
+	int ret = read_gc_state(pid, hl, objspace, gs);
+
+	if (!ret)
+		ret = heap_page_table_find(pid, hl, objspace, table);
+	if (ret == -ERANGE)
+		return fail(err, errlen, -EINVAL,
+			    "objspace at 0x%llx does not look like Ruby %s's (%llu heap pages; "
+			    "the cap is %u)",
+			    (unsigned long long) objspace, hl->series,
+			    (unsigned long long) table->npages, RUBY_MAX_HEAP_PAGES);
+	if (ret)
+		return fail(err, errlen, ret, "cannot read the objspace at 0x%llx: %s",
+			    (unsigned long long) objspace, strerror(-ret));
+	note_phase(c, hl, gs->flags);
+	c->gc_count = gs->count;
+	c->total_allocated = gs->allocated;
+	c->total_freed = gs->freed;
+	return 0;
+}
+
+/* Room for every page's slot states and classes, indexed like the page table. */
+static bool alloc_slot_states(struct census *c, const struct ruby_layout *hl, uint64_t npages)
+{
+	c->page = calloc(npages, sizeof(*c->page));
+	c->npage = npages;
+	c->slot_mem = malloc(npages * (size_t) hl->max_slots);
+	c->class_mem = malloc(npages * (size_t) hl->max_slots * sizeof(*c->class_mem));
+	return c->page && c->slot_mem && c->class_mem;
+}
+
 int census_take(struct census *c, pid_t pid, const struct ruby_layout *hl, uint64_t objspace,
 		bool slot_states, char *err, size_t errlen)
 {
-	struct gc_state gs, end;
+	struct gc_state gs = {0}, end;
+	struct heap_page_table table;
 	uint64_t *sorted = NULL;
 	double t0 = now_seconds(), cpu0 = cpu_seconds();
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	ret = read_gc_state(pid, hl, objspace, &gs);
+	ret = census_start(c, pid, hl, objspace, &gs, &table, err, errlen);
 	if (ret)
-		return fail(err, errlen, ret, "cannot read the objspace at 0x%llx: %s",
-			    (unsigned long long) objspace, strerror(-ret));
-	if (!gs.sorted || !gs.npages || gs.npages > RUBY_MAX_HEAP_PAGES)
-		return fail(err, errlen, -EINVAL,
-			    "objspace at 0x%llx does not look like Ruby %s's (%llu heap pages; "
-			    "the cap is %u)",
-			    (unsigned long long) objspace, hl->series,
-			    (unsigned long long) gs.npages, RUBY_MAX_HEAP_PAGES);
-	note_phase(c, hl, gs.flags);
-	c->gc_count = gs.count;
-	c->total_allocated = gs.allocated;
-	c->total_freed = gs.freed;
+		return ret;
 
-	sorted = malloc(gs.npages * sizeof(*sorted));
-	if (slot_states) {
-		c->page = calloc(gs.npages, sizeof(*c->page));
-		c->npage = gs.npages;
-		c->slot_mem = malloc(gs.npages * (size_t) hl->max_slots);
-		c->class_mem = malloc(gs.npages * (size_t) hl->max_slots * sizeof(*c->class_mem));
-	}
-	if (!sorted || (slot_states && (!c->page || !c->slot_mem || !c->class_mem))) {
+	sorted = malloc(table.npages * sizeof(*sorted));
+	if (!sorted || (slot_states && !alloc_slot_states(c, hl, table.npages))) {
 		ret = fail(err, errlen, -ENOMEM, "out of memory for %llu heap pages",
-			   (unsigned long long) gs.npages);
+			   (unsigned long long) table.npages);
 		goto out;
 	}
-	/* One read of the page table; Ruby may realloc it meanwhile: pages are checked anyway. */
-	ret = target_read(pid, gs.sorted, sorted, gs.npages * sizeof(*sorted));
+	ret = heap_page_table_read(pid, &table, sorted);
 	if (ret) {
 		fail(err, errlen, ret, "cannot read the heap page table: %s", strerror(-ret));
 		goto out;
 	}
-	ret = walk_heap(c, pid, hl, sorted, gs.npages);
+	ret = walk_heap(c, pid, hl, sorted, table.npages);
 	if (ret) {
 		fail(err, errlen, ret, "heap walk: %s", strerror(-ret));
 		goto out;

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include "clock.h"
 #include "census_walk.h"
+#include "heap_pages.h"
 #include "target_mem.h"
 
 static uint64_t get_u64(const uint8_t *p, uint32_t off)
@@ -111,28 +112,105 @@ static void st_flush(struct census_walk *w)
 	w->nst = 0;
 }
 
-/*
- * Checks one page read from the target against the layout: its body is
- * page_size-aligned, holds the slots, and points back at the page.
- */
+/* Checks one page read from the target against the layout (heap_pages.h). */
 static bool page_fits(const struct ruby_layout *hl, uint64_t page, const uint8_t *pg,
 		      uint64_t *body, uint64_t *start, uint32_t *nslots, uint32_t *slot_size)
 {
-	uint64_t s = get_u64(pg, hl->page_start);
-	uint32_t n = get_u16(pg, hl->page_total_slots);
-	uint32_t size = get_u16(pg, hl->page_slot_size);
-	uint64_t b = s & ~(uint64_t) (hl->page_size - 1);
+	struct heap_page_geo g;
 
-	if (!page || !s || !n || n > hl->max_slots || size < hl->slot_size ||
-	    size > hl->max_slot_size || size % 8)
+	heap_page_geo_of(hl, pg, &g);
+	if (!page || !heap_page_fits(hl, &g))
 		return false;
-	if (s - b < 8 || s - b + (uint64_t) n * size > hl->page_size)
-		return false;
-	*body = b;
-	*start = s;
-	*nslots = n;
-	*slot_size = size;
+	*body = g.body;
+	*start = g.start;
+	*nslots = g.nslots;
+	*slot_size = g.slot_size;
 	return true;
+}
+
+/* A page's bitmaps, as the slots' bits index them. */
+struct page_bits {
+	bool before_sweep;
+	uint32_t nwords;
+	/* Slot i's bit: base + i * step (slot sizes are multiples of the granule). */
+	uint64_t base, step;
+	const uint64_t *age_bits; /* 3.3+; NULL: the age is in the flags */
+	uint64_t marks[64], wbu[64], ages[128];
+};
+
+static void read_page_bits(const struct ruby_layout *hl, const uint8_t *pg, uint64_t body,
+			   const struct census_page *geo, bool states, struct page_bits *b)
+{
+	b->before_sweep = get_u32(pg, hl->page_flags) & hl->page_before_sweep;
+	b->nwords = hl->bitmap_words < 64 ? hl->bitmap_words : 64;
+	b->base = (geo->start - body) / hl->bit_granule;
+	b->step = geo->slot_size / hl->bit_granule;
+	b->age_bits = NULL;
+	/* Mark bits decide only on a page the sweeper has not reached. */
+	if (b->before_sweep)
+		memcpy(b->marks, pg + hl->page_mark_bits, b->nwords * sizeof(b->marks[0]));
+	if (hl->page_age_bits) {
+		memcpy(b->ages, pg + hl->page_age_bits, 2 * b->nwords * sizeof(b->ages[0]));
+		b->age_bits = b->ages;
+	}
+	/*
+	 * Which objects the write barrier does not protect: they never age, so
+	 * the trace can tell a reused slot by its age only for the others.
+	 */
+	if (states && hl->page_wb_unprotected_bits)
+		memcpy(b->wbu, pg + hl->page_wb_unprotected_bits, b->nwords * sizeof(b->wbu[0]));
+}
+
+static unsigned int age_of(const struct ruby_layout *hl, const struct page_bits *b, uint32_t i,
+			   uint64_t flags)
+{
+	uint64_t bit = b->base + i * b->step;
+
+	if (!b->age_bits)
+		return (unsigned int) ((flags & hl->fl_age_mask) >> hl->fl_age_shift);
+	/* 3.3+: 2 bits per bit granule in the page (RVALUE_AGE_BITMAP) */
+	return bit / 32 < 2 * b->nwords ? slot_age_in_bits(b->age_bits[bit / 32], bit) : 0;
+}
+
+/*
+ * A live or garbage object counted to its class, *last the class met last
+ * (neighbours are often of one class) and *key the object's.  0, or -ENOMEM.
+ */
+static int count_object(struct census_walk *w, const uint64_t *words, enum slot_state st,
+			unsigned int age, uint32_t slot_size, struct census_class **last,
+			uint64_t *last_key, uint64_t *key)
+{
+	uint64_t flags = words[0], st_addr, bytes = 0;
+	uint32_t kind = slot_kind(flags);
+
+	*key = class_key_id(slot_klass(words), kind);
+	if (*key != *last_key) {
+		*last = class_cached(w, *key, slot_klass(words), kind);
+		if (!*last)
+			return -ENOMEM;
+		*last_key = *key;
+	}
+	if (st == SLOT_LIVE) {
+		bytes = slot_size + slot_owned_bytes(w->hl, words, &st_addr);
+		if (st_addr && st_defer(w, st_addr, *last))
+			return -ENOMEM;
+	}
+	census_class_count(*last, st, age, bytes);
+	return 0;
+}
+
+/* The slot's state as the census keeps it: state, age, write-barrier protection. */
+static uint8_t kept_state(const struct ruby_layout *hl, const struct page_bits *b, uint32_t i,
+			  enum slot_state st, unsigned int age)
+{
+	bool unprotected = true;
+
+	if (hl->page_wb_unprotected_bits) {
+		uint64_t bit = b->base + i * b->step;
+
+		unprotected = bit / 64 >= b->nwords || (b->wbu[bit / 64] >> (bit % 64)) & 1;
+	}
+	return st | (age & 3) << 4 | (unprotected ? SLOT_WB_UNPROTECTED : 0);
 }
 
 /*
@@ -148,38 +226,19 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 {
 	const struct ruby_layout *hl = w->hl;
 	struct census *c = &w->part;
-	bool before_sweep = get_u32(pg, hl->page_flags) & hl->page_before_sweep;
-	uint64_t bits[64], wbu[64], ages[128], age_mask = hl->fl_age_mask, nfree = 0, nunjudged = 0;
-	const uint64_t *age_bits = NULL;
-	uint64_t last_key = w->last_key;
+	struct page_bits b;
+	uint64_t nfree = 0, nunjudged = 0, last_key = w->last_key;
 	struct census_class *last = w->last;
-	uint32_t i, age_shift = hl->fl_age_shift, slot_size = geo->slot_size;
-	uint32_t nwords = hl->bitmap_words < 64 ? hl->bitmap_words : 64;
-
-	/* Mark bit of slot i: base + i * step (slot sizes are multiples of the granule). */
-	uint64_t base = (geo->start - body) / hl->bit_granule, step = slot_size / hl->bit_granule;
+	uint32_t i, slot_size = geo->slot_size;
 	const uint8_t *slot = buf + (geo->start - body);
 
-	/* Mark bits decide only on a page the sweeper has not reached. */
-	if (before_sweep)
-		memcpy(bits, pg + hl->page_mark_bits, nwords * sizeof(bits[0]));
-	if (hl->page_age_bits) {
-		memcpy(ages, pg + hl->page_age_bits, 2 * nwords * sizeof(ages[0]));
-		age_bits = ages;
-	}
-	/*
-	 * Which objects the write barrier does not protect: they never age, so
-	 * the trace can tell a reused slot by its age only for the others.
-	 */
-	if (states && hl->page_wb_unprotected_bits)
-		memcpy(wbu, pg + hl->page_wb_unprotected_bits, nwords * sizeof(wbu[0]));
+	read_page_bits(hl, pg, body, geo, states != NULL, &b);
 	for (i = 0; i < geo->nslots; i++, slot += slot_size) {
 		const uint64_t *words = (const void *) slot;
-		uint64_t flags = words[0], bit, key = 0, st_addr, bytes;
+		uint64_t flags = words[0], bit, key = 0;
 		bool marked = false, unjudged;
 		enum slot_state st;
 		unsigned int age = 0;
-		uint32_t kind;
 
 		if (!flags) { /* most common after live objects: skip the rest */
 			nfree++;
@@ -189,37 +248,16 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 			}
 			continue;
 		}
-		if (before_sweep) {
-			bit = base + i * step;
-			marked = bit / 64 < nwords && (bits[bit / 64] >> (bit % 64)) & 1;
+		if (b.before_sweep) {
+			bit = b.base + i * b.step;
+			marked = bit / 64 < b.nwords && (b.marks[bit / 64] >> (bit % 64)) & 1;
 		}
-		st = slot_classify(flags, marked, before_sweep, w->marking, &unjudged);
+		st = slot_classify(flags, marked, b.before_sweep, w->marking, &unjudged);
 		nunjudged += unjudged;
 		if (st == SLOT_LIVE || st == SLOT_GARBAGE) {
-			if (age_bits) {
-				/* 3.3+: 2 bits per bit granule in the page (RVALUE_AGE_BITMAP) */
-				bit = base + i * step;
-				age = bit / 32 < 2 * nwords
-					  ? slot_age_in_bits(age_bits[bit / 32], bit)
-					  : 0;
-			} else {
-				age = (unsigned int) ((flags & age_mask) >> age_shift);
-			}
-			kind = slot_kind(flags);
-			key = class_key_id(slot_klass(words), kind);
-			if (key != last_key) {
-				last = class_cached(w, key, slot_klass(words), kind);
-				if (!last)
-					return -ENOMEM;
-				last_key = key;
-			}
-			bytes = 0;
-			if (st == SLOT_LIVE) {
-				bytes = slot_size + slot_owned_bytes(hl, words, &st_addr);
-				if (st_addr && st_defer(w, st_addr, last))
-					return -ENOMEM;
-			}
-			census_class_count(last, st, age, bytes);
+			age = age_of(hl, &b, i, flags);
+			if (count_object(w, words, st, age, slot_size, &last, &last_key, &key))
+				return -ENOMEM;
 		} else if (st == SLOT_FREE) {
 			nfree++;
 		} else if (st == SLOT_ZOMBIE) {
@@ -228,14 +266,7 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 			c->moved++;
 		}
 		if (states) {
-			bool unprotected = true;
-
-			if (hl->page_wb_unprotected_bits) {
-				bit = base + i * step;
-				unprotected =
-				    bit / 64 >= nwords || (wbu[bit / 64] >> (bit % 64)) & 1;
-			}
-			states[i] = st | (age & 3) << 4 | (unprotected ? SLOT_WB_UNPROTECTED : 0);
+			states[i] = kept_state(hl, &b, i, st, age);
 			classes[i] = st == SLOT_LIVE ? census_class_hash(key) : 0;
 		}
 	}
@@ -247,15 +278,18 @@ static int walk_page(struct census_walk *w, const uint8_t *pg, const uint8_t *bu
 	return 0;
 }
 
-int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t pos)
+/*
+ * The pages of pages[0..n) read and tested, the ones that fit kept in
+ * order: their headers in page_buf, addresses in page_addr, bodies'
+ * addresses in body_addr, geometry in geo and page table index in at.
+ * Returns how many.
+ */
+static size_t fitting_pages(struct census_walk *w, const uint64_t *pages, size_t n, size_t pos,
+			    struct census_page *geo, size_t *at)
 {
 	const struct ruby_layout *hl = w->hl;
 	struct census *c = &w->part;
-	struct census_page geo[CENSUS_BATCH_PAGES];
-	size_t at[CENSUS_BATCH_PAGES]; /* page table index */
 	size_t i, nbody = 0;
-	double t0 = now_seconds();
-	int ret;
 
 	memset(w->page_ok, 0, n * sizeof(bool));
 	target_read_many(w->pid, pages, n, hl->page_read_size, w->page_buf, w->page_ok);
@@ -278,6 +312,20 @@ int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t po
 		at[nbody] = pos + i;
 		w->page_addr[nbody++] = pages[i];
 	}
+	return nbody;
+}
+
+int walk_batch(struct census_walk *w, const uint64_t *pages, size_t n, size_t pos)
+{
+	const struct ruby_layout *hl = w->hl;
+	struct census *c = &w->part;
+	struct census_page geo[CENSUS_BATCH_PAGES];
+	size_t at[CENSUS_BATCH_PAGES]; /* page table index */
+	size_t i, nbody;
+	double t0 = now_seconds();
+	int ret;
+
+	nbody = fitting_pages(w, pages, n, pos, geo, at);
 	memset(w->body_ok, 0, nbody * sizeof(bool));
 	/* process_vm_readv fails on PROT_NONE pages; target_read_many retries those via /proc. */
 	target_read_many(w->pid, w->body_addr, nbody, hl->page_size, w->body_buf, w->body_ok);

@@ -14,6 +14,7 @@
 #include "gc_counters.h"
 #include "heap_caps.h"
 #include "refgraph.h"
+#include "refgraph_impl.h"
 #include "slots.h"
 #include "target_mem.h"
 
@@ -188,47 +189,88 @@ static size_t piece_reads(const struct pend *p)
  * it: process_vm_readv copies its iovecs in order, so they are read right
  * before its first byte and right after its last.
  */
+/*
+ * This round's pieces become pend (what they ask for collects in next), and
+ * their reads are listed in raddr/rlen, each piece between its witness's
+ * before and after words.  Returns how many reads, or 0 out of memory.
+ */
+static size_t plan_round(struct walk *w)
+{
+	size_t i, r, nreads, tc;
+	struct pend *t;
+
+	t = w->pend, w->pend = w->next, w->next = t;
+	tc = w->cap_pend, w->cap_pend = w->cap_next, w->cap_next = tc;
+	w->npend = w->nnext;
+	w->nnext = 0;
+	for (i = 0, nreads = 0; i < w->npend; i++)
+		nreads += piece_reads(&w->pend[i]);
+	if (!grow((void **) &w->raddr, &w->rcap, nreads, sizeof(*w->raddr)))
+		return 0;
+	/* the other per-piece arrays follow raddr's capacity */
+	w->rlen = realloc(w->rlen, w->rcap * sizeof(*w->rlen));
+	w->rok = realloc(w->rok, w->rcap * sizeof(*w->rok));
+	if (!w->rlen || !w->rok)
+		return 0;
+	for (i = 0, r = 0; i < w->npend; i++) {
+		const struct pend *p = &w->pend[i];
+		unsigned int k, nw = p->checked ? p->wit.n : 0;
+
+		for (k = 0; k < nw; k++, r++)
+			w->raddr[r] = p->wit.addr[k], w->rlen[r] = 8;
+		w->raddr[r] = p->addr;
+		w->rlen[r++] = p->len;
+		for (k = 0; k < nw; k++, r++)
+			w->raddr[r] = p->wit.addr[k], w->rlen[r] = 8;
+	}
+	memset(w->rok, 0, nreads * sizeof(*w->rok));
+	return nreads;
+}
+
+/* Pieces pend[lo..hi), read into rbuf from their reads rlo on: each resumed with its bytes. */
+static void resume_part(struct walk *w, size_t lo, size_t hi, size_t rlo,
+			const struct refs_sink *sink)
+{
+	const uint8_t *at = w->rbuf;
+	size_t i, r = rlo;
+
+	for (i = lo; i < hi; i++) {
+		struct pend *p = &w->pend[i];
+		unsigned int k, nw = p->checked ? p->wit.n : 0;
+		const uint8_t *bytes;
+		bool ok;
+
+		p->wit.read = true;
+		for (k = 0; k < nw; k++, at += 8) {
+			p->wit.read &= w->rok[r++];
+			memcpy(&p->wit.before[k], at, 8);
+		}
+		bytes = at;
+		ok = w->rok[r++];
+		at += p->len;
+		for (k = 0; k < nw; k++, at += 8) {
+			p->wit.read &= w->rok[r++];
+			memcpy(&p->wit.after[k], at, 8);
+		}
+		w->cur = p->node;
+		w->cur_obj = p->obj;
+		refs_resume(w->g->meta, p->obj, p->step, p->aux, p->addr, bytes, p->len, ok,
+			    p->checked ? &p->wit : NULL, sink);
+	}
+}
+
 static void flush(struct walk *w, const struct refs_sink *sink)
 {
 	struct refgraph *g = w->g;
 
 	while (w->nnext && !w->nomem) {
-		size_t i, r, lo, hi, rlo, total, nreads;
-		uint8_t *at;
-		struct pend *t;
-		size_t tc;
+		size_t r, lo, hi, rlo, total;
 		double t0;
 
-		/* this round's pieces become pend; what they ask for collects in next */
-		t = w->pend, w->pend = w->next, w->next = t;
-		tc = w->cap_pend, w->cap_pend = w->cap_next, w->cap_next = tc;
-		w->npend = w->nnext;
-		w->nnext = 0;
-		for (i = 0, nreads = 0; i < w->npend; i++)
-			nreads += piece_reads(&w->pend[i]);
-		if (!grow((void **) &w->raddr, &w->rcap, nreads, sizeof(*w->raddr))) {
+		if (!plan_round(w)) {
 			w->nomem = true;
 			return;
 		}
-		/* the other per-piece arrays follow raddr's capacity */
-		w->rlen = realloc(w->rlen, w->rcap * sizeof(*w->rlen));
-		w->rok = realloc(w->rok, w->rcap * sizeof(*w->rok));
-		if (!w->rlen || !w->rok) {
-			w->nomem = true;
-			return;
-		}
-		for (i = 0, r = 0; i < w->npend; i++) {
-			const struct pend *p = &w->pend[i];
-			unsigned int k, nw = p->checked ? p->wit.n : 0;
-
-			for (k = 0; k < nw; k++, r++)
-				w->raddr[r] = p->wit.addr[k], w->rlen[r] = 8;
-			w->raddr[r] = p->addr;
-			w->rlen[r++] = p->len;
-			for (k = 0; k < nw; k++, r++)
-				w->raddr[r] = p->wit.addr[k], w->rlen[r] = 8;
-		}
-		memset(w->rok, 0, nreads * sizeof(*w->rok));
 		/* in parts of HEAP_ROUND_READ_MAX bytes (a piece is at most REFS_MAX_READ) */
 		for (lo = 0, rlo = 0; lo < w->npend && !w->nomem; lo = hi, rlo = r) {
 			for (hi = lo, r = rlo, total = 0;
@@ -249,29 +291,7 @@ static void flush(struct walk *w, const struct refs_sink *sink)
 					 w->rok + rlo);
 			g->read_seconds += now_seconds() - t0;
 			g->reads += hi - lo;
-			for (i = lo, at = w->rbuf, r = rlo; i < hi; i++) {
-				struct pend *p = &w->pend[i];
-				unsigned int k, nw = p->checked ? p->wit.n : 0;
-				const uint8_t *bytes;
-				bool ok;
-
-				p->wit.read = true;
-				for (k = 0; k < nw; k++, at += 8) {
-					p->wit.read &= w->rok[r++];
-					memcpy(&p->wit.before[k], at, 8);
-				}
-				bytes = at;
-				ok = w->rok[r++];
-				at += p->len;
-				for (k = 0; k < nw; k++, at += 8) {
-					p->wit.read &= w->rok[r++];
-					memcpy(&p->wit.after[k], at, 8);
-				}
-				w->cur = p->node;
-				w->cur_obj = p->obj;
-				refs_resume(g->meta, p->obj, p->step, p->aux, p->addr, bytes, p->len, ok,
-					    p->checked ? &p->wit : NULL, sink);
-			}
+			resume_part(w, lo, hi, rlo, sink);
 		}
 	}
 }
@@ -307,40 +327,79 @@ static int commit_edges(struct walk *w, uint32_t lo, uint32_t hi)
 	return g->nedges > UINT32_MAX ? -E2BIG : 0;
 }
 
+/* A page's bitmaps, as the slots' bits index them. */
+struct page_bits {
+	bool before_sweep;
+	uint32_t nwords;
+	uint64_t base, step; /* slot i's bit: base + i * step */
+	uint64_t marks[64], wbu[64], ages[128];
+};
+
+static void read_page_bits(const struct walk *w, const struct rg_page *p, const uint8_t *hdr,
+			   uint64_t body, struct page_bits *b)
+{
+	const struct ruby_layout *l = w->g->l;
+
+	b->before_sweep = get_u64(hdr, l->page_flags) & l->page_before_sweep;
+	b->nwords = l->bitmap_words < 64 ? l->bitmap_words : 64;
+	b->base = (p->start - body) / l->bit_granule;
+	b->step = p->slot_size / l->bit_granule;
+	if (b->before_sweep)
+		memcpy(b->marks, hdr + l->page_mark_bits, b->nwords * sizeof(b->marks[0]));
+	if (w->sel) {
+		/* a selected object's age: young ones no GC has seen are likely garbage */
+		memcpy(b->wbu, hdr + l->page_wb_unprotected_bits, b->nwords * sizeof(b->wbu[0]));
+		if (l->page_age_bits)
+			memcpy(b->ages, hdr + l->page_age_bits, 2 * b->nwords * sizeof(b->ages[0]));
+	}
+}
+
+/* Live slot i of p, picked for target: kept with its bytes and whether it is young. */
+static void select_object(struct walk *w, const struct rg_page *p, uint32_t i,
+			  const uint64_t *words, int target, const struct page_bits *b)
+{
+	struct refgraph *g = w->g;
+	const struct ruby_layout *l = g->l;
+	uint64_t st_addr, bit = b->base + i * b->step;
+	unsigned int age;
+	bool protected;
+
+	protected = bit / 64 < b->nwords && !((b->wbu[bit / 64] >> (bit % 64)) & 1);
+	age = l->page_age_bits
+		  ? (bit / 32 < 2 * b->nwords ? slot_age_in_bits(b->ages[bit / 32], bit) : 1)
+		  : slot_age(l, words[0]);
+	if (grow((void **) &g->sel, &g->cap_sel, g->nsel + 1, sizeof(*g->sel)))
+		g->sel[g->nsel++] = (struct rg_selected){
+		    w->cur, (uint32_t) target, p->slot_size + slot_owned_bytes(l, words, &st_addr),
+		    protected && age == 0};
+	else
+		w->nomem = true;
+}
+
 /* Classifies and decodes the slots of one page whose body is in buf. */
 static void walk_page(struct walk *w, const struct rg_page *p, const uint8_t *hdr,
 		      const uint8_t *buf, uint64_t body, const struct refs_sink *sink)
 {
 	struct refgraph *g = w->g;
-	const struct ruby_layout *l = g->l;
-	bool before_sweep = get_u64(hdr, l->page_flags) & l->page_before_sweep;
-	uint32_t nwords = l->bitmap_words < 64 ? l->bitmap_words : 64, i;
-	uint64_t bits[64], wbu[64], ages[128], base = (p->start - body) / l->bit_granule;
-	uint64_t step = p->slot_size / l->bit_granule;
+	struct page_bits b;
 	const uint8_t *slot = buf + (p->start - body);
+	uint32_t i;
 
-	if (before_sweep)
-		memcpy(bits, hdr + l->page_mark_bits, nwords * sizeof(bits[0]));
-	if (w->sel) {
-		/* a selected object's age: young ones no GC has seen are likely garbage */
-		memcpy(wbu, hdr + l->page_wb_unprotected_bits, nwords * sizeof(wbu[0]));
-		if (l->page_age_bits)
-			memcpy(ages, hdr + l->page_age_bits, 2 * nwords * sizeof(ages[0]));
-	}
+	read_page_bits(w, p, hdr, body, &b);
 	for (i = 0; i < p->nslots; i++, slot += p->slot_size) {
 		const uint64_t *words = (const void *) slot;
-		uint64_t bit, addr = p->start + (uint64_t) i * p->slot_size;
+		uint64_t bit, addr = p->start + (uint64_t) i * p->slot_size, opaque;
 		bool marked = false, unjudged;
 		enum slot_state st;
 		int target;
 
 		if (!words[0])
 			continue;
-		if (before_sweep) {
-			bit = base + i * step;
-			marked = bit / 64 < nwords && (bits[bit / 64] >> (bit % 64)) & 1;
+		if (b.before_sweep) {
+			bit = b.base + i * b.step;
+			marked = bit / 64 < b.nwords && (b.marks[bit / 64] >> (bit % 64)) & 1;
 		}
-		st = slot_classify(words[0], marked, before_sweep, g->marking, &unjudged);
+		st = slot_classify(words[0], marked, b.before_sweep, g->marking, &unjudged);
 		if (st == SLOT_GARBAGE)
 			g->garbage++;
 		if (st != SLOT_LIVE)
@@ -350,32 +409,12 @@ static void walk_page(struct walk *w, const struct rg_page *p, const uint8_t *hd
 		g->state[w->cur] = RG_LIVE;
 		g->live++;
 		if (w->sel &&
-		    (target = w->sel->pick(w->sel->ctx, addr, words[0], slot_klass(words))) >= 0) {
-			uint64_t st_addr;
-			unsigned int age;
-			bool protected;
-
-			bit = base + i * step;
-			protected = bit / 64 < nwords && !((wbu[bit / 64] >> (bit % 64)) & 1);
-			age = l->page_age_bits
-				  ? (bit / 32 < 2 * nwords ? slot_age_in_bits(ages[bit / 32], bit)
-							   : 1)
-				  : slot_age(l, words[0]);
-			if (grow((void **) &g->sel, &g->cap_sel, g->nsel + 1, sizeof(*g->sel)))
-				g->sel[g->nsel++] = (struct rg_selected){
-				    w->cur, (uint32_t) target,
-				    p->slot_size + slot_owned_bytes(l, words, &st_addr),
-				    protected && age == 0};
-			else
-				w->nomem = true;
-		}
-		{
-			uint64_t opaque = g->meta->gaps.n[GAP_OPAQUE_DATA];
-
-			refs_decode(g->meta, addr, words, p->slot_size, sink);
-			if (g->meta->gaps.n[GAP_OPAQUE_DATA] != opaque)
-				g->state[w->cur] |= RG_OPAQUE;
-		}
+		    (target = w->sel->pick(w->sel->ctx, addr, words[0], slot_klass(words))) >= 0)
+			select_object(w, p, i, words, target, &b);
+		opaque = g->meta->gaps.n[GAP_OPAQUE_DATA];
+		refs_decode(g->meta, addr, words, p->slot_size, sink);
+		if (g->meta->gaps.n[GAP_OPAQUE_DATA] != opaque)
+			g->state[w->cur] |= RG_OPAQUE;
 	}
 }
 
@@ -421,80 +460,6 @@ static int walk_batch(struct walk *w, size_t pos, size_t n)
 	return commit_edges(w, lo, hi);
 }
 
-/* The page table: where each page's slots are, read before the walk to number the nodes. */
-static int read_pages(struct refgraph *g, uint64_t objspace, char *err, size_t errlen)
-{
-	const struct ruby_layout *l = g->l;
-	uint64_t sorted = 0, npages = 0, *table;
-	/* a page's slot_size, total_slots and start: the first bytes of its struct heap_page */
-	size_t geo_bytes = l->page_start + 8;
-	uint8_t *geo;
-	bool *ok;
-	size_t i;
-	int ret;
-
-	ret = target_read_u64(g->pid, objspace + l->objspace_sorted, &sorted);
-	if (!ret && l->sorted_darray_data) {
-		ret = sorted ? target_read_u64(g->pid, sorted, &npages) : -EINVAL;
-		sorted += l->sorted_darray_data;
-	} else if (!ret) {
-		ret = target_read_u64(g->pid, objspace + l->objspace_allocated_pages, &npages);
-	}
-	if (ret)
-		return fail(err, errlen, ret, "cannot read the heap page table: %s",
-			    strerror(-ret));
-	if (!npages || npages > RUBY_MAX_HEAP_PAGES)
-		return fail(err, errlen, -EINVAL,
-			    "the heap page table has %llu pages (the cap is %u, 2^24)",
-			    (unsigned long long) npages, RUBY_MAX_HEAP_PAGES);
-	table = malloc(npages * sizeof(*table));
-	geo = malloc(npages * geo_bytes);
-	ok = calloc(npages, sizeof(*ok));
-	g->pages = calloc(npages, sizeof(*g->pages));
-	if (!table || !geo || !ok || !g->pages) {
-		ret = fail(err, errlen, -ENOMEM, "out of memory for %llu pages",
-			   (unsigned long long) npages);
-		goto out;
-	}
-	ret = target_read(g->pid, sorted, table, npages * sizeof(*table));
-	if (ret) {
-		fail(err, errlen, ret, "cannot read the heap page table: %s", strerror(-ret));
-		goto out;
-	}
-	target_read_many(g->pid, table, npages, geo_bytes, geo, ok);
-	for (i = 0; i < npages; i++) {
-		const uint8_t *pg = geo + i * geo_bytes;
-		uint64_t start = get_u64(pg, l->page_start), body;
-		uint32_t n = get_u16(pg, l->page_total_slots);
-		uint32_t size = l->pool_count > 1 ? get_u16(pg, l->page_slot_size) : l->slot_size;
-
-		body = start & ~(uint64_t) (l->page_size - 1);
-		if (!ok[i] || !n || n > l->max_slots || size < l->slot_size ||
-		    size > l->max_slot_size || size % 8 || start - body < 8 ||
-		    start - body + (uint64_t) n * size > l->page_size)
-			continue; /* emptied (3.4 keeps them, 0 slots), or not a page */
-		g->pages[g->npages] = (struct rg_page){table[i], start, n, size, g->nnodes};
-		if ((uint64_t) g->nnodes + n >= RG_NONE / 2) {
-			ret = fail(err, errlen, -E2BIG, "more than 2^31 heap slots");
-			goto out;
-		}
-		g->nnodes += n;
-		if (u64map_put(&g->by_body, body, (void *) (uintptr_t) (g->npages + 1))) {
-			ret = fail(err, errlen, -ENOMEM, "out of memory");
-			goto out;
-		}
-		g->npages++;
-	}
-	ret = g->npages
-		  ? 0
-		  : fail(err, errlen, -EINVAL, "no heap page fits Ruby %s's layout", l->series);
-out:
-	free(table);
-	free(geo);
-	free(ok);
-	return ret;
-}
-
 static void walk_free(struct walk *w)
 {
 	free(w->pend);
@@ -507,6 +472,24 @@ static void walk_free(struct walk *w)
 	free(w->raddr);
 	free(w->rlen);
 	free(w->rok);
+}
+
+/* The graph's per-node arrays and the walk's batch buffers; false out of memory. */
+static bool walk_alloc(struct walk *w)
+{
+	struct refgraph *g = w->g;
+	const struct ruby_layout *l = g->l;
+
+	g->state = calloc(g->nnodes, 1);
+	g->off = calloc((size_t) g->nnodes + 1, sizeof(*g->off));
+	w->hdr = malloc(BATCH_PAGES * (size_t) l->page_read_size);
+	w->body_len = (size_t) BATCH_PAGES * l->page_size;
+	/* faulted in at once: the kernel's copy into fresh pages costs a fault per 4 KiB */
+	w->body = mmap(NULL, w->body_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (w->body == MAP_FAILED)
+		w->body = NULL;
+	return g->state && g->off && w->hdr && w->body;
 }
 
 int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
@@ -529,7 +512,7 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 	g->marking = (c0.flags & l->objspace_flags_mode_mask) == 1 ||
 		     (c0.flags & l->objspace_flags_incremental);
 	g->sweeping = (c0.flags & l->objspace_flags_mode_mask) == 2;
-	ret = read_pages(g, objspace, err, errlen);
+	ret = refgraph_read_pages(g, objspace, err, errlen);
 	if (ret)
 		goto out;
 	/* the decoders' pieces, budgeted by the heap's size (heap_caps.h); off after the walk */
@@ -537,16 +520,7 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 	meta->budget = (uint64_t) g->npages * l->page_size * HEAP_WALK_READ_PER_HEAP;
 	if (meta->budget < HEAP_WALK_READ_MIN)
 		meta->budget = HEAP_WALK_READ_MIN;
-	g->state = calloc(g->nnodes, 1);
-	g->off = calloc((size_t) g->nnodes + 1, sizeof(*g->off));
-	w.hdr = malloc(BATCH_PAGES * (size_t) l->page_read_size);
-	w.body_len = (size_t) BATCH_PAGES * l->page_size;
-	/* faulted in at once: the kernel's copy into fresh pages costs a fault per 4 KiB */
-	w.body = mmap(NULL, w.body_len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (w.body == MAP_FAILED)
-		w.body = NULL;
-	if (!g->state || !g->off || !w.hdr || !w.body) {
+	if (!walk_alloc(&w)) {
 		ret = fail(err, errlen, -ENOMEM, "out of memory for %u slots", g->nnodes);
 		goto out;
 	}

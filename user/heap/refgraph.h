@@ -2,7 +2,7 @@
 /*
  * The reference graph of a running Ruby's heap, read from outside: every
  * live object a node, every reference Ruby's GC would mark an edge
- * (ruby/refs.h decodes them), walked page batch by page batch as the census
+ * (refs.h decodes them), walked page batch by page batch as the census
  * walks (heap/census.c: mark bits and lazy sweep judge live and garbage).
  *
  * Compact on purpose, for a heap of millions (per object, measured in

@@ -321,14 +321,16 @@ static int add_named(struct explain *x, struct why_report *out, struct why_targe
 }
 
 /* One selected object: its path re-read, named and summed.  1 held, 0 dropped, -errno. */
-static int explain_one(struct explain *x, const uint32_t *parent, const struct rg_selected *s,
-		       struct why_report *out, struct why_target *t, uint32_t *chain,
-		       struct named *e)
+/*
+ * The path to node s in chain, root's object first, from the search's
+ * parents: its length, and the root in *ri; 0 for a loop (cannot happen)
+ * or a path past MAX_CHAIN (counted), not explained.
+ */
+static uint32_t chain_of(struct explain *x, const uint32_t *parent, uint32_t node, uint32_t *chain,
+			 uint32_t *ri)
 {
-	const struct root *root;
-	uint32_t n = 0, v = s->node, ri;
-	bool skipped = false;
-	size_t i, k = 0;
+	uint32_t n = 0, v = node;
+	size_t i;
 
 	while (v < x->g->nnodes && n < MAX_CHAIN) {
 		chain[n++] = v;
@@ -337,9 +339,8 @@ static int explain_one(struct explain *x, const uint32_t *parent, const struct r
 	if (v < x->g->nnodes && n == MAX_CHAIN)
 		caps_count(x->g->pid, CAP_PATH_LENGTH);
 	if (v < x->g->nnodes || n == 0)
-		return 0; /* a loop (cannot happen) or too long: not explained */
-	ri = v - x->g->nnodes;
-	root = &x->in->roots->r[ri];
+		return 0;
+	*ri = v - x->g->nnodes;
 	/* chain is object-first: reverse it, root's object first */
 	for (i = 0; i < n / 2; i++) {
 		uint32_t tmp = chain[i];
@@ -347,13 +348,55 @@ static int explain_one(struct explain *x, const uint32_t *parent, const struct r
 		chain[i] = chain[n - 1 - i];
 		chain[n - 1 - i] = tmp;
 	}
+	return n;
+}
+
+/*
+ * Step i of the n of chain, put into words in at: the edge into it re-read
+ * (it still holds), its class, its label, its site.  False if it no longer holds.
+ */
+static bool name_step(struct explain *x, const uint32_t *chain, uint32_t n, size_t i,
+		      const struct why_target *t, struct named *at)
+{
+	struct hop h = {.node = chain[i]};
+
+	memset(at, 0, sizeof(*at));
+	if (i > 0 && !reread_edge(x, chain[i - 1], chain[i], &h))
+		return false;
+	at->label = h.via;
+	if (i + 1 < n) {
+		if (!header(x, chain[i], h.hdr))
+			return false;
+		snprintf(at->cls, sizeof(at->cls), "%s",
+			 refs_class_text(x->in->namer, h.hdr[0], h.hdr[1]));
+	} else {
+		snprintf(at->cls, sizeof(at->cls), "%s", t->class_name);
+	}
+	if (i > 0)
+		refs_label_text(x->in->namer, &h.via, at->via, sizeof(at->via));
+	site_of(x, chain[i], &at->site);
+	return true;
+}
+
+static int explain_one(struct explain *x, const uint32_t *parent, const struct rg_selected *s,
+		       struct why_report *out, struct why_target *t, uint32_t *chain,
+		       struct named *e)
+{
+	const struct root *root;
+	uint32_t n, ri = 0;
+	bool skipped = false;
+	size_t i, k = 0;
+
+	n = chain_of(x, parent, s->node, chain, &ri);
+	if (!n)
+		return 0;
+	root = &x->in->roots->r[ri];
 	/* the root still holds its object (read once per root, shared by its paths) */
 	if (!x->root_state[ri])
 		x->root_state[ri] = vm_root_holds(x->g->pid, x->g->l, root) ? 1 : 2;
 	if (x->root_state[ri] != 1)
 		return 0;
 	for (i = 0; i < n; i++) {
-		struct hop h = {.node = chain[i]};
 		bool keep =
 		    n <= WHY_MAX_EDGES + 1 || i <= WHY_MAX_EDGES / 2 || i >= n - WHY_MAX_EDGES / 2;
 		struct named *at = &e[k];
@@ -369,24 +412,63 @@ static int explain_one(struct explain *x, const uint32_t *parent, const struct r
 			}
 			continue;
 		}
-		memset(at, 0, sizeof(*at));
-		if (i > 0 && !reread_edge(x, chain[i - 1], chain[i], &h))
+		if (!name_step(x, chain, n, i, t, at))
 			return 0;
-		at->label = h.via;
-		if (i + 1 < n) {
-			if (!header(x, chain[i], h.hdr))
-				return 0;
-			snprintf(at->cls, sizeof(at->cls), "%s",
-				 refs_class_text(x->in->namer, h.hdr[0], h.hdr[1]));
-		} else {
-			snprintf(at->cls, sizeof(at->cls), "%s", t->class_name);
-		}
-		if (i > 0)
-			refs_label_text(x->in->namer, &h.via, at->via, sizeof(at->via));
-		site_of(x, chain[i], &at->site);
 		k++;
 	}
 	return add_named(x, out, t, ri, e, k, s->bytes) ? -ENOMEM : 1;
+}
+
+/* The report's targets, each with its site, in the order of in's names. */
+static int add_targets(const struct retainers_in *in, struct why_report *out)
+{
+	size_t i;
+
+	for (i = 0; i < in->ntargets; i++) {
+		struct why_target *t = why_target(out, in->target_names[i]);
+
+		if (!t)
+			return -ENOMEM;
+		if (in->target_sites && in->target_sites[i].path)
+			t->site = (struct why_site){why_intern(out, in->target_sites[i].path),
+						    in->target_sites[i].line};
+	}
+	return 0;
+}
+
+/* Each selected object counted to its target, and its path explained when the search reached it. */
+static int explain_selected(struct explain *x, const uint32_t *parent, uint32_t *chain,
+			    struct named *e, struct why_report *out)
+{
+	const struct retainers_in *in = x->in;
+	size_t i;
+
+	for (i = 0; i < in->g->nsel; i++) {
+		const struct rg_selected *s = &in->g->sel[i];
+		struct why_target *t = why_target(out, in->target_names[s->target]);
+		int held;
+
+		t->count++;
+		t->bytes += s->bytes;
+		if (parent[s->node] == RG_NONE) {
+			t->unexplained++;
+			t->unexplained_bytes += s->bytes;
+			t->unexplained_young += s->young;
+			out->unexplained.objects++;
+			out->unexplained.bytes += s->bytes;
+			out->unexplained.young += s->young;
+			continue;
+		}
+		held = explain_one(x, parent, s, out, t, chain, e);
+		if (held < 0)
+			return held;
+		out->walk.rechecked++;
+		if (!held) {
+			t->dropped++;
+			out->walk.dropped++;
+		}
+	}
+	return 0;
 }
 
 int retainers_explain(const struct retainers_in *in, struct why_report *out, char *err,
@@ -413,44 +495,9 @@ int retainers_explain(const struct retainers_in *in, struct why_report *out, cha
 		goto out;
 	}
 	out->walk.reached = (uint64_t) reached;
-	for (i = 0; i < in->ntargets; i++) {
-		struct why_target *t = why_target(out, in->target_names[i]);
-
-		if (!t) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		if (in->target_sites && in->target_sites[i].path)
-			t->site = (struct why_site){why_intern(out, in->target_sites[i].path),
-						    in->target_sites[i].line};
-	}
-	for (i = 0; i < in->g->nsel; i++) {
-		const struct rg_selected *s = &in->g->sel[i];
-		struct why_target *t = why_target(out, in->target_names[s->target]);
-		int held;
-
-		t->count++;
-		t->bytes += s->bytes;
-		if (parent[s->node] == RG_NONE) {
-			t->unexplained++;
-			t->unexplained_bytes += s->bytes;
-			t->unexplained_young += s->young;
-			out->unexplained.objects++;
-			out->unexplained.bytes += s->bytes;
-			out->unexplained.young += s->young;
-			continue;
-		}
-		held = explain_one(&x, parent, s, out, t, chain, e);
-		if (held < 0) {
-			ret = held;
-			goto out;
-		}
-		out->walk.rechecked++;
-		if (!held) {
-			t->dropped++;
-			out->walk.dropped++;
-		}
-	}
+	ret = add_targets(in, out);
+	if (!ret)
+		ret = explain_selected(&x, parent, chain, e, out);
 out:
 	if (ret)
 		snprintf(err, errlen, "retainer paths: %s", strerror(-ret));

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "elf_code.h"
+#include "elf_relocs.h"
 #include "target_file.h"
 
 struct elf_code {
@@ -133,46 +134,37 @@ int elf_code_function(struct elf_code *ec, const char *name, uint8_t *buf, size_
 	return 0;
 }
 
+struct reloc_query {
+	uint64_t slot;
+	unsigned int type;
+	char *name;
+	size_t n;
+	uint64_t *value;
+};
+
+/* 1: r is the query's, copied out; -ENOENT: it is, but its name does not read; 0: not it. */
+static int match_reloc(const struct elf_reloc *r, void *arg)
+{
+	struct reloc_query *q = arg;
+
+	if (r->offset != q->slot || r->type != q->type)
+		return 0;
+	if (!r->name)
+		return -ENOENT;
+	snprintf(q->name, q->n, "%s", r->name);
+	if (q->value)
+		*q->value = r->sym_defined ? r->sym_value : 0;
+	return 1;
+}
+
 /* The relocation (of `type`) whose r_offset is slot: its symbol's name and value. */
 static int reloc_symbol(struct elf_code *ec, uint64_t slot, unsigned int type, char *name, size_t n,
 			uint64_t *value)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	struct reloc_query q = {slot, type, name, n, value};
+	int ret = elf_relocs_each(ec->elf, match_reloc, &q);
 
-	while ((scn = elf_nextscn(ec->elf, scn))) {
-		Elf_Scn *symscn;
-		Elf_Data *data, *symdata;
-		GElf_Shdr symsh;
-		size_t i;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    sh.sh_entsize < sizeof(Elf32_Rela))
-			continue;
-		symscn = elf_getscn(ec->elf, sh.sh_link);
-		data = elf_getdata(scn, NULL);
-		if (!symscn || !gelf_getshdr(symscn, &symsh) || !data)
-			continue;
-		symdata = elf_getdata(symscn, NULL);
-		for (i = 0; symdata && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Rela rela;
-			GElf_Sym sym;
-			const char *s;
-
-			if (!gelf_getrela(data, i, &rela) || rela.r_offset != slot ||
-			    GELF_R_TYPE(rela.r_info) != type ||
-			    !gelf_getsym(symdata, GELF_R_SYM(rela.r_info), &sym))
-				continue;
-			s = elf_strptr(ec->elf, symsh.sh_link, sym.st_name);
-			if (!s)
-				return -ENOENT;
-			snprintf(name, n, "%s", s);
-			if (value)
-				*value = sym.st_shndx == SHN_UNDEF ? 0 : sym.st_value;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	return ret == 1 ? 0 : ret ? ret : -ENOENT;
 }
 
 int elf_code_plt_symbol(struct elf_code *ec, uint64_t vaddr, char *name, size_t n)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "elf_relocs.h"
 #include "elfinfo.h"
 #include "target_file.h"
 
@@ -127,48 +128,31 @@ out:
 	return ret;
 }
 
+struct tls_query {
+	const char *name;
+	uint64_t *slot;
+};
+
+static int match_tls_module(const struct elf_reloc *r, void *arg)
+{
+	struct tls_query *q = arg;
+
+	if (r->type != R_X86_64_DTPMOD64 || !r->name || strcmp(r->name, q->name))
+		return 0;
+	*q->slot = r->offset;
+	return 1;
+}
+
 int elf_tls_module_slot(const char *path, const char *name, uint64_t *slot)
 {
 	struct elf_file ef;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	struct tls_query q = {name, slot};
 	int ret;
 
 	ret = elf_file_open(path, &ef);
 	if (ret)
 		return ret;
-	ret = -ENOENT;
-	while (ret && (scn = elf_nextscn(ef.elf, scn))) {
-		Elf_Scn *symscn;
-		Elf_Data *data, *symdata;
-		GElf_Shdr symsh;
-		size_t i;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    sh.sh_entsize < sizeof(Elf32_Rela))
-			continue;
-		symscn = elf_getscn(ef.elf, sh.sh_link);
-		data = elf_getdata(scn, NULL);
-		if (!symscn || !gelf_getshdr(symscn, &symsh) || !data)
-			continue;
-		symdata = elf_getdata(symscn, NULL);
-		for (i = 0; symdata && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Rela rela;
-			GElf_Sym sym;
-			const char *sname;
-
-			if (!gelf_getrela(data, i, &rela) ||
-			    GELF_R_TYPE(rela.r_info) != R_X86_64_DTPMOD64 ||
-			    !gelf_getsym(symdata, GELF_R_SYM(rela.r_info), &sym))
-				continue;
-			sname = elf_strptr(ef.elf, symsh.sh_link, sym.st_name);
-			if (sname && strcmp(sname, name) == 0) {
-				*slot = rela.r_offset;
-				ret = 0;
-				break;
-			}
-		}
-	}
+	ret = elf_relocs_each(ef.elf, match_tls_module, &q) == 1 ? 0 : -ENOENT;
 	elf_file_close(&ef);
 	return ret;
 }

@@ -183,59 +183,31 @@ static int map_files_path(pid_t pid, const char *path, char *out, size_t n)
 	return ret;
 }
 
-int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errlen)
+/* The fast path: a shared libruby by its usual name in the maps f lists. */
+static bool find_libruby(FILE *f, struct ruby_image *img)
 {
-	char exe_link[64], exe[PATH_MAX], line[PATH_MAX + 128];
+	char line[PATH_MAX + 128];
 	struct map_entry e;
-	uint64_t first_vaddr;
-	bool found = false;
-	ssize_t n;
-	FILE *f;
-	int fd;
 
-	f = open_maps(pid);
-	if (!f) {
-		int ret = -errno;
-
-		if (errno == ENOENT)
-			snprintf(err, errlen, "no process with PID %d", pid);
-		else
-			snprintf(err, errlen, "cannot read /proc/%d/maps: %s", pid,
-				 strerror(errno));
-		return ret;
-	}
-
-	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", pid);
-	n = readlink(exe_link, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-
-	/* The fast path: a shared libruby by its usual name. */
 	while (fgets(line, sizeof(line), f)) {
 		if (procmaps_parse_line(line, &e) || e.path[0] != '/' || !is_libruby_name(e.path))
 			continue;
 		snprintf(img->path, sizeof(img->path), "%s", e.path);
 		img->shared = true;
-		found = true;
-		break;
+		return true;
 	}
-	fclose(f);
+	return false;
+}
 
-	if (!found)
-		found = find_by_symbol(pid, exe, img);
-	if (!found) {
-		snprintf(err, errlen,
-			 "PID %d is not a Ruby process (no libruby or ruby_version in %s)", pid,
-			 exe[0] ? exe : "its executable");
-		return target_gone_error(pid, -ENOEXEC, err, errlen);
-	}
-	if (strstr(img->path, " (deleted)")) {
-		snprintf(err, errlen,
-			 "PID %d runs a Ruby that was deleted or upgraded on disk (%s)", pid,
-			 img->path);
-		return -ENOENT;
-	}
+/*
+ * img->host_path, the image as rbmemtrace reads it: through the target's
+ * root, or its map_files entry when the path no longer names it there.
+ */
+static int reach_image(pid_t pid, struct ruby_image *img, char *err, size_t errlen)
+{
+	int fd;
+
 	snprintf(img->host_path, sizeof(img->host_path), "/proc/%d/root%s", pid, img->path);
-
 	/* What the path names now, in the target's mount namespace, is the target's choice. */
 	fd = target_file_open(img->host_path);
 	if (fd == -ENOENT &&
@@ -259,17 +231,27 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 	}
 	if (fd >= 0)
 		close(fd);
+	return 0;
+}
+
+/* img->load_bias: the mapping of file offset 0 holds the first PT_LOAD segment. */
+static int find_load_bias(pid_t pid, struct ruby_image *img, char *err, size_t errlen)
+{
+	char line[PATH_MAX + 128];
+	struct map_entry e;
+	uint64_t first_vaddr;
+	bool found = false;
+	FILE *f;
+
 	if (elf_first_load_vaddr(img->host_path, &first_vaddr)) {
 		snprintf(err, errlen, "cannot read ELF headers of %s", img->path);
 		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
-	/* The mapping of file offset 0 holds the first PT_LOAD segment. */
 	f = open_maps(pid);
 	if (!f) {
 		snprintf(err, errlen, "PID %d exited", pid);
 		return -ESRCH;
 	}
-	found = false;
 	while (fgets(line, sizeof(line), f)) {
 		if (procmaps_parse_line(line, &e) || strcmp(e.path, img->path) || e.offset != 0)
 			continue;
@@ -283,6 +265,50 @@ int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errl
 		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
 	return 0;
+}
+
+int procmaps_find_ruby(pid_t pid, struct ruby_image *img, char *err, size_t errlen)
+{
+	char exe_link[64], exe[PATH_MAX];
+	bool found;
+	ssize_t n;
+	FILE *f;
+	int ret;
+
+	f = open_maps(pid);
+	if (!f) {
+		ret = -errno;
+		if (errno == ENOENT)
+			snprintf(err, errlen, "no process with PID %d", pid);
+		else
+			snprintf(err, errlen, "cannot read /proc/%d/maps: %s", pid,
+				 strerror(errno));
+		return ret;
+	}
+
+	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", pid);
+	n = readlink(exe_link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+
+	found = find_libruby(f, img);
+	fclose(f);
+	if (!found)
+		found = find_by_symbol(pid, exe, img);
+	if (!found) {
+		snprintf(err, errlen,
+			 "PID %d is not a Ruby process (no libruby or ruby_version in %s)", pid,
+			 exe[0] ? exe : "its executable");
+		return target_gone_error(pid, -ENOEXEC, err, errlen);
+	}
+	if (strstr(img->path, " (deleted)")) {
+		snprintf(err, errlen,
+			 "PID %d runs a Ruby that was deleted or upgraded on disk (%s)", pid,
+			 img->path);
+		return -ENOENT;
+	}
+	if ((ret = reach_image(pid, img, err, errlen)))
+		return ret;
+	return find_load_bias(pid, img, err, errlen);
 }
 
 int procmaps_file_offset(pid_t pid, const char *path, uint64_t addr, uint64_t *file_offset)

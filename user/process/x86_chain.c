@@ -267,6 +267,7 @@ static int step_0f(struct run *r, unsigned int rex)
 }
 
 /* Decodes and runs one instruction; 1 at `ret`. */
+/* Over ~60 lines: prefixes, then one switch over the opcodes it knows, each case a few lines. */
 static int step(struct run *r)
 {
 	unsigned int rex = 0, i;

@@ -17,6 +17,7 @@
 #include "classnames.h"
 #include "elf_code.h"
 #include "gc_counters.h"
+#include "heap_pages.h"
 #include "layout_proof.h"
 #include "layout_proof_impl.h"
 #include "procmaps.h"
@@ -176,37 +177,32 @@ static const char *page_fault(struct prover *p, uint64_t page, uint64_t *start, 
 			      size_t n)
 {
 	const struct ruby_layout *l = &p->t->layout;
+	struct heap_page_geo g;
 	uint8_t hdr[4096];
-	uint64_t body, back = 0, flags;
-	uint16_t total, slot_size = (uint16_t) l->slot_size;
+	uint64_t back = 0, flags;
 	uint32_t i;
 
 	if (l->page_read_size > sizeof(hdr) || !proof_readable(p, page, hdr, l->page_read_size)) {
 		snprintf(detail, n, "page 0x%" PRIx64 " unreadable", page);
 		return "page";
 	}
-	memcpy(start, hdr + l->page_start, 8);
-	memcpy(&total, hdr + l->page_total_slots, 2);
-	if (l->pool_count > 1)
-		memcpy(&slot_size, hdr + l->page_slot_size, 2);
-	body = *start & ~(uint64_t) (l->page_size - 1);
-	if (!proof_read_word(p, body, &back) || back != page) {
+	heap_page_geo_of(l, hdr, &g);
+	*start = g.start;
+	if (!proof_read_word(p, g.body, &back) || back != page) {
 		snprintf(detail, n,
 			 "page 0x%" PRIx64 ": start 0x%" PRIx64
 			 " (at +%u), its body's first word 0x%" PRIx64,
-			 page, *start, l->page_start, back);
+			 page, g.start, l->page_start, back);
 		return "page body points back";
 	}
-	if (!total || total > l->max_slots || slot_size < l->slot_size ||
-	    slot_size > l->max_slot_size || slot_size % l->slot_size ||
-	    *start + (uint64_t) total * slot_size > body + l->page_size) {
+	if (!heap_page_fits(l, &g)) {
 		snprintf(detail, n, "page 0x%" PRIx64 ": %u slots of %u bytes from 0x%" PRIx64,
-			 page, total, slot_size, *start);
+			 page, g.nslots, g.slot_size, g.start);
 		return "slots fit the page";
 	}
-	p->heap_slots += total;
-	for (i = 0; i < 8 && i < total; i++) {
-		if (!proof_read_word(p, *start + (uint64_t) i * slot_size, &flags) ||
+	p->heap_slots += g.nslots;
+	for (i = 0; i < 8 && i < g.nslots; i++) {
+		if (!proof_read_word(p, g.start + (uint64_t) i * g.slot_size, &flags) ||
 		    !valid_type(flags & RB_T_MASK)) {
 			snprintf(detail, n, "slot %u of page 0x%" PRIx64 ": flags 0x%" PRIx64, i,
 				 page, flags);
@@ -216,27 +212,20 @@ static const char *page_fault(struct prover *p, uint64_t page, uint64_t *start, 
 	return NULL;
 }
 
+/* The page table (heap_pages.h): -ERANGE none or past the cap, -EFAULT unreadable. */
 static int read_page_table(struct prover *p, uint64_t **table)
 {
-	const struct ruby_layout *l = &p->t->layout;
-	uint64_t sorted, npages;
+	struct heap_page_table t;
+	int ret;
 
-	if (!proof_read_word(p, p->t->objspace + l->objspace_sorted, &sorted))
-		return -EFAULT;
-	if (l->sorted_darray_data) {
-		if (!proof_read_word(p, sorted, &npages))
-			return -EFAULT;
-		sorted += l->sorted_darray_data;
-	} else if (!proof_read_word(p, p->t->objspace + l->objspace_allocated_pages, &npages)) {
-		return -EFAULT;
-	}
-	p->pages = npages;
-	if (!npages || npages > RUBY_MAX_HEAP_PAGES)
-		return -ERANGE;
-	*table = malloc(npages * sizeof(**table));
+	ret = heap_page_table_find(p->t->pid, &p->t->layout, p->t->objspace, &t);
+	p->pages = t.npages;
+	if (ret)
+		return ret == -ERANGE ? ret : -EFAULT;
+	*table = malloc(t.npages * sizeof(**table));
 	if (!*table)
 		return -ENOMEM;
-	if (!proof_readable(p, sorted, *table, npages * sizeof(**table))) {
+	if (heap_page_table_read(p->t->pid, &t, *table)) {
 		free(*table);
 		return -EFAULT;
 	}
@@ -383,19 +372,18 @@ static bool valid_iseq(struct prover *p, uint64_t iseq, uint64_t pc, char *label
 	       (int32_t) lineno >= 0 && lineno < (1u << 24) && label[0] && label[0] != ' ';
 }
 
-static void prove_stacks(struct prover *p)
+/* The main ractor's main thread and its execution context, each pointing back. */
+static bool main_ec(struct prover *p, uint64_t *ec)
 {
 	const struct ruby_layout *l = &p->t->layout;
-	uint64_t ractor_var = p->t->main_ractor_addr, ractor = 0, thread = 0, self = 0, ec = 0;
-	uint64_t back = 0, stack = 0, cfp = 0, size = 0, end, frame[16], modid = 0, tls = 0;
-	char label[128] = "", first[128] = "";
-	unsigned int frames = 0, ruby_frames = 0;
+	uint64_t ractor_var = p->t->main_ractor_addr, ractor = 0, thread = 0, self = 0, back = 0;
 	bool ok;
 
+	*ec = 0;
 	ok = proof_read_word(p, ractor_var, &ractor) && ractor;
 	if (!proof_check(p, "main ractor", ok,
 		   "ruby_single_main_ractor at 0x%" PRIx64 " holds 0x%" PRIx64, ractor_var, ractor))
-		return;
+		return false;
 	ok = proof_read_word(p, ractor + l->ractor_main_thread, &thread) &&
 	     proof_read_word(p, thread + l->thread_self, &self) && proof_read_word(p, self, &back) &&
 	     (back & RB_T_MASK) == 0x0c; /* T_DATA: the Thread object */
@@ -403,24 +391,23 @@ static void prove_stacks(struct prover *p)
 		   "ractor +%u -> thread 0x%" PRIx64 ", its self (+%u) 0x%" PRIx64
 		   " (flags 0x%" PRIx64 ")",
 		   l->ractor_main_thread, thread, l->thread_self, self, back))
-		return;
+		return false;
 	back = 0;
-	ok = proof_read_word(p, thread + l->thread_ec, &ec) &&
-	     proof_read_word(p, ec + l->ec_thread_ptr, &back) && back == thread;
-	if (!proof_check(p, "thread's ec", ok,
+	ok = proof_read_word(p, thread + l->thread_ec, ec) &&
+	     proof_read_word(p, *ec + l->ec_thread_ptr, &back) && back == thread;
+	return proof_check(p, "thread's ec", ok,
 		   "thread +%u -> ec 0x%" PRIx64 ", whose thread_ptr (+%u) is 0x%" PRIx64,
-		   l->thread_ec, ec, l->ec_thread_ptr, back))
-		return;
-	ok = proof_read_word(p, ec + l->ec_vm_stack, &stack) &&
-	     proof_read_word(p, ec + l->ec_vm_stack_size, &size) && proof_read_word(p, ec + l->ec_cfp, &cfp) &&
-	     size >= 1024 && size < (1u << 28) && cfp > stack && cfp < stack + size * 8 &&
-	     (stack + size * 8 - cfp) % l->cfp_size == 0;
-	if (!proof_check(p, "frame in its VM stack", ok,
-		   "vm_stack 0x%" PRIx64 " of %" PRIu64 " words, cfp 0x%" PRIx64 " (frames of %u)",
-		   stack, size, cfp, l->cfp_size))
-		return;
-	/* the last frame is the dummy one Ruby pushes first; walk the others */
-	end = stack + size * 8 - l->cfp_size;
+		   l->thread_ec, *ec, l->ec_thread_ptr, back);
+}
+
+/* The frames from cfp to end (the dummy one Ruby pushes first excluded) name their code. */
+static bool frames_name_code(struct prover *p, uint64_t cfp, uint64_t end)
+{
+	const struct ruby_layout *l = &p->t->layout;
+	uint64_t frame[16];
+	char label[128] = "", first[128] = "";
+	unsigned int frames = 0, ruby_frames = 0;
+
 	for (; cfp < end && frames < MAX_FRAMES; cfp += l->cfp_size, frames++) {
 		uint64_t iseq, pc;
 
@@ -436,17 +423,36 @@ static void prove_stacks(struct prover *p)
 			proof_read_word(p, iseq, &flags);
 			if ((flags & RB_T_MASK) != RB_T_IMEMO)
 				continue; /* a C frame's iseq slot holds its method entry */
-			proof_check(p, "frames name their code", false,
+			return proof_check(p, "frames name their code", false,
 			      "frame %u: iseq 0x%" PRIx64 " pc 0x%" PRIx64 " does not read as one",
 			      frames, iseq, pc);
-			return;
 		}
 		if (!ruby_frames++)
 			snprintf(first, sizeof(first), "%s", label);
 	}
-	if (!proof_check(p, "frames name their code", ruby_frames || p->launched,
-		   "%u Ruby frames of %u (innermost \"%s\", outermost \"%s\")", ruby_frames, frames,
-		   first, label))
+	return proof_check(p, "frames name their code", ruby_frames || p->launched,
+		   "%u Ruby frames of %u (innermost \"%s\", outermost \"%s\")", ruby_frames,
+		   frames, first, label);
+}
+
+static void prove_stacks(struct prover *p)
+{
+	const struct ruby_layout *l = &p->t->layout;
+	uint64_t ec, stack = 0, cfp = 0, size = 0, modid = 0, tls = 0;
+	bool ok;
+
+	if (!main_ec(p, &ec))
+		return;
+	ok = proof_read_word(p, ec + l->ec_vm_stack, &stack) &&
+	     proof_read_word(p, ec + l->ec_vm_stack_size, &size) && proof_read_word(p, ec + l->ec_cfp, &cfp) &&
+	     size >= 1024 && size < (1u << 28) && cfp > stack && cfp < stack + size * 8 &&
+	     (stack + size * 8 - cfp) % l->cfp_size == 0;
+	if (!proof_check(p, "frame in its VM stack", ok,
+		   "vm_stack 0x%" PRIx64 " of %" PRIu64 " words, cfp 0x%" PRIx64 " (frames of %u)",
+		   stack, size, cfp, l->cfp_size))
+		return;
+	/* the last frame is the dummy one Ruby pushes first; walk the others */
+	if (!frames_name_code(p, cfp, stack + size * 8 - l->cfp_size))
 		return;
 	ok = ruby_target_ec_tls(p->t, &modid, &tls) == 0;
 	proof_check(p, "ruby_current_ec's TLS", ok, "module %" PRIu64 ", offset %" PRIu64, modid, tls);
@@ -495,6 +501,13 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static proof_group_fn refs_prover;
+
+void layout_proof_set_refs(proof_group_fn prove)
+{
+	refs_prover = prove;
+}
+
 static void run(struct prover *p, enum proof_group g, unsigned int groups)
 {
 	p->g = &p->t->proof.groups[g];
@@ -522,7 +535,10 @@ static void run(struct prover *p, enum proof_group g, unsigned int groups)
 		prove_probes(p);
 		break;
 	case PROOF_REFS:
-		prove_refs(p);
+		if (refs_prover)
+			refs_prover(p);
+		else
+			proof_check(p, "checks", false, "the refs checks are not linked in");
 		break;
 	default:
 		break;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Internal to layout_proof.c and refs_proof.c: one run of the checks of a target's groups. */
+/* Internal to layout_proof.c and heap/refs_proof.c: one run of the checks of a target's groups. */
 #ifndef RBM_LAYOUT_PROOF_IMPL_H
 #define RBM_LAYOUT_PROOF_IMPL_H
 #include <stdbool.h>
@@ -24,7 +24,14 @@ bool proof_check(struct prover *p, const char *name, bool ok, const char *fmt, .
 bool proof_readable(struct prover *p, uint64_t addr, void *buf, size_t len);
 bool proof_read_word(struct prover *p, uint64_t addr, uint64_t *v);
 
-/* The refs group (refs_proof.c): what `why` reads to follow references and find roots. */
-void prove_refs(struct prover *p);
+/*
+ * The refs group's checks (heap/refs_proof.c: what `why` reads to follow
+ * references and find roots) read with the heap layer's decoders, so the
+ * heap layer hands them in, once at load (a constructor there): the proof
+ * runs them in their turn without an include up a layer.  Unset, the group
+ * fails, saying so.
+ */
+typedef void (*proof_group_fn)(struct prover *p);
+void layout_proof_set_refs(proof_group_fn prove);
 
 #endif

@@ -154,6 +154,7 @@ static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
 	}
 }
 
+/* Over ~60 lines: one switch over the steps a read resumes, each case a few lines. */
 void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux, uint64_t from,
 		 const void *buf, uint32_t len, bool ok, const struct refs_witness *wit,
 		 const struct refs_sink *s)

@@ -5,7 +5,7 @@
 #include <dwarf.h>
 #include "sort.h"
 #include "dwarf_types_impl.h"
-#include "ruby_caps.h"
+#include "dwarf_caps.h"
 
 static int add_name(struct dt_cu *cu, const char *name, Dwarf_Off off, int kind)
 {
@@ -29,7 +29,7 @@ static bool type_is_signed(Dwarf_Die *type, int depth)
 	Dwarf_Attribute a;
 	Dwarf_Word enc;
 
-	if (depth > RUBY_MAX_DWARF_TYPE_DEPTH || dwarf_peel_type(type, &peeled))
+	if (depth > DWARF_MAX_TYPE_DEPTH || dwarf_peel_type(type, &peeled))
 		return false;
 	if (dwarf_tag(&peeled) == DW_TAG_enumeration_type) {
 		if (!dwarf_attr_integrate(&peeled, DW_AT_type, &a) ||
@@ -403,13 +403,68 @@ static int array_info(Dwarf_Die *arr, uint64_t *count, uint64_t *elem_size)
 	return 0;
 }
 
+/* "[i]..." at *p, after a member whose complete type is *peeled: each index steps in. */
+static int index_steps(struct dwarf_types *dt, const char **p, Dwarf_Die *peeled, Dwarf_Die *mtype,
+		       uint64_t *bitpos, uint32_t *bitsize)
+{
+	uint64_t count, elem;
+
+	while (**p == '[') {
+		char *end;
+		unsigned long idx = strtoul(*p + 1, &end, 10);
+		Dwarf_Attribute a;
+
+		/* one dimension: the element type of a[i][j] is not a row */
+		if (*end != ']' || dwarf_tag(peeled) != DW_TAG_array_type ||
+		    array_info(peeled, &count, &elem) ||
+		    !dwarf_attr_integrate(peeled, DW_AT_type, &a) ||
+		    !dwarf_formref_die(&a, mtype) || complete_type(dt, mtype, peeled))
+			return -1;
+		*bitpos += idx * elem * 8;
+		*bitsize = 0;
+		*p = end + 1;
+	}
+	return 0;
+}
+
+/* f from the last member's type and where the path put it. */
+static int field_of(struct dwarf_types *dt, Dwarf_Die *mtype, uint64_t bitpos, uint32_t bitsize,
+		    struct dwarf_field *f)
+{
+	Dwarf_Die peeled;
+	uint64_t count, elem, size;
+	Dwarf_Word w;
+
+	if (complete_type(dt, mtype, &peeled))
+		return -1;
+	if (dwarf_aggregate_size(&peeled, &w))
+		w = 0; /* a flexible array member */
+	size = w;
+	f->size = size;
+	if (dwarf_tag(&peeled) == DW_TAG_array_type) {
+		if (array_info(&peeled, &count, &elem))
+			return -1;
+		f->count = count;
+		f->elem_size = elem;
+	}
+	f->is_pointer = dwarf_tag(&peeled) == DW_TAG_pointer_type;
+	f->is_signed = type_is_signed(mtype, 0);
+	if (bitsize && size) {
+		f->offset = bitpos / (size * 8) * size;
+		f->bit_offset = (uint32_t) (bitpos - f->offset * 8);
+		f->bit_size = bitsize;
+	} else {
+		f->offset = bitpos / 8;
+	}
+	return 0;
+}
+
 int dwarf_member(struct dwarf_types *dt, const char *type, const char *path, struct dwarf_field *f)
 {
 	Dwarf_Die cur, mtype, peeled;
-	uint64_t bitpos = 0, count, elem, size;
+	uint64_t bitpos = 0;
 	uint32_t bitsize = 0;
 	const char *p = path;
-	Dwarf_Word w;
 
 	memset(f, 0, sizeof(*f));
 	if (lookup_type(dt, type, &cur))
@@ -431,23 +486,9 @@ int dwarf_member(struct dwarf_types *dt, const char *type, const char *path, str
 		if (find_member(dt, &cur, name, &pos, &bitsize, &mtype, 0))
 			return -1;
 		bitpos += pos;
-		if (complete_type(dt, &mtype, &peeled))
+		if (complete_type(dt, &mtype, &peeled) ||
+		    index_steps(dt, &p, &peeled, &mtype, &bitpos, &bitsize))
 			return -1;
-		while (*p == '[') {
-			char *end;
-			unsigned long idx = strtoul(p + 1, &end, 10);
-			Dwarf_Attribute a;
-
-			/* one dimension: the element type of a[i][j] is not a row */
-			if (*end != ']' || dwarf_tag(&peeled) != DW_TAG_array_type ||
-			    array_info(&peeled, &count, &elem) ||
-			    !dwarf_attr_integrate(&peeled, DW_AT_type, &a) ||
-			    !dwarf_formref_die(&a, &mtype) || complete_type(dt, &mtype, &peeled))
-				return -1;
-			bitpos += idx * elem * 8;
-			bitsize = 0;
-			p = end + 1;
-		}
 		if (*p == '.') {
 			p++;
 			cur = peeled;
@@ -464,28 +505,9 @@ int dwarf_member(struct dwarf_types *dt, const char *type, const char *path, str
 			return -1;
 		}
 	}
-	if (p == path || complete_type(dt, &mtype, &peeled))
+	if (p == path)
 		return -1;
-	if (dwarf_aggregate_size(&peeled, &w))
-		w = 0; /* a flexible array member */
-	size = w;
-	f->size = size;
-	if (dwarf_tag(&peeled) == DW_TAG_array_type) {
-		if (array_info(&peeled, &count, &elem))
-			return -1;
-		f->count = count;
-		f->elem_size = elem;
-	}
-	f->is_pointer = dwarf_tag(&peeled) == DW_TAG_pointer_type;
-	f->is_signed = type_is_signed(&mtype, 0);
-	if (bitsize && size) {
-		f->offset = bitpos / (size * 8) * size;
-		f->bit_offset = (uint32_t) (bitpos - f->offset * 8);
-		f->bit_size = bitsize;
-	} else {
-		f->offset = bitpos / 8;
-	}
-	return 0;
+	return field_of(dt, &mtype, bitpos, bitsize, f);
 }
 
 int dwarf_enumerator(struct dwarf_types *dt, const char *name, int64_t *value)

@@ -13,7 +13,7 @@
 #include <elfutils/libdwelf.h>
 #include "debuginfod.h"
 #include "dwarf_types_impl.h"
-#include "ruby_caps.h"
+#include "dwarf_caps.h"
 #include "target_file.h"
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
@@ -223,7 +223,7 @@ static uint64_t inflated_bytes(Elf *elf)
 			for (i = 0; i < 8; i++)
 				size = size << 8 | ((const uint8_t *) raw->d_buf)[4 + i];
 		}
-		if (size > RUBY_MAX_DWARF_INFLATED - total)
+		if (size > DWARF_MAX_INFLATED - total)
 			return UINT64_MAX;
 		total += size;
 	}
@@ -328,10 +328,10 @@ int dwarf_types_open(const char *path, const char *root, struct dwarf_types **ou
 		snprintf(dt->file, sizeof(dt->file), "%s", debug);
 	}
 	hide_unused_sections(dt->elf);
-	if (inflated_bytes(dt->elf) > RUBY_MAX_DWARF_INFLATED) {
+	if (inflated_bytes(dt->elf) > DWARF_MAX_INFLATED) {
 		errf(err, errlen,
 		     "the DWARF of %s inflates to more than %llu MiB, the cap: not read", dt->file,
-		     (unsigned long long) (RUBY_MAX_DWARF_INFLATED >> 20));
+		     (unsigned long long) (DWARF_MAX_INFLATED >> 20));
 		goto fail;
 	}
 	dt->dbg = dwarf_begin_elf(dt->elf, DWARF_C_READ, NULL);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dwarf_types_impl.h"
-#include "ruby_caps.h"
+#include "dwarf_caps.h"
 
 struct val {
 	uint64_t v;
@@ -75,43 +75,33 @@ static bool accept(struct ev *e, const char *op)
 }
 
 /* Size and signedness of a C type spelled with keywords, or of a DWARF typedef. */
-static bool type_name(struct ev *e, const char *s, size_t n, uint64_t *size, bool *is_signed)
+static bool type_name(struct ev *e, const char *s, size_t n, uint64_t *size, bool *is_signed);
+
+/* "T[N]" in sizeof(VALUE[N]): T's size times N. */
+static bool array_type(struct ev *e, const char *s, size_t n, uint64_t *size, bool *is_signed)
 {
-	char buf[128];
-	bool has_kw = false, uns = false;
-	int longs = 0;
-	uint64_t sz = 4;
-	const char *q = s, *end = s + n;
+	const char *lb = memchr(s, '[', n);
+	struct val count;
 
-	while (n && isspace((unsigned char) *s))
-		s++, n--;
-	if (!n || n >= sizeof(buf))
+	if (!type_name(e, s, (size_t) (lb - s), size, is_signed) ||
+	    eval_text(e->dt, lb + 1, (size_t) (s + n - 1 - (lb + 1)), e->active, e->depth + 1,
+		      &count))
 		return false;
-	end = s + n;
-	if (memchr(s, '[', n) && s[n - 1] == ']') { /* sizeof(VALUE[N]) */
-		const char *lb = memchr(s, '[', n);
-		struct val count;
+	*size *= count.v;
+	return true;
+}
 
-		if (!type_name(e, s, (size_t) (lb - s), size, is_signed) ||
-		    eval_text(e->dt, lb + 1, (size_t) (s + n - 1 - (lb + 1)), e->active,
-			      e->depth + 1, &count))
-			return false;
-		*size *= count.v;
-		return true;
-	}
-	for (q = s; q < end; q++)
-		if (!isalnum((unsigned char) *q) && *q != '_' && *q != '*' &&
-		    !isspace((unsigned char) *q))
-			return false;
-	if ((q = memchr(s, '*', n))) {
-		/* "(T *)" is a cast; "(SIZEOF_VALUE * 8)" a product: only stars follow a type's */
-		for (; q < end; q++)
-			if (*q != '*' && !isspace((unsigned char) *q))
-				return false;
-		*size = 8;
-		*is_signed = false;
-		return true;
-	}
+/*
+ * The C keywords of a basic type ("unsigned long", "const char"): 1 with
+ * its size and sign, 0 when s starts with none (a typedef's name, maybe),
+ * -1 when a word other than a keyword follows one.
+ */
+static int keyword_type(const char *s, const char *end, uint64_t *size, bool *is_signed)
+{
+	bool has_kw = false, uns = false;
+	uint64_t sz = 4;
+	const char *q;
+
 	for (q = s; q < end;) {
 		size_t l;
 
@@ -125,7 +115,7 @@ static bool type_name(struct ev *e, const char *s, size_t n, uint64_t *size, boo
 		else if (l == 6 && !strncmp(q, "signed", l))
 			has_kw = true;
 		else if (l == 4 && !strncmp(q, "long", l))
-			longs++, has_kw = true, sz = 8;
+			has_kw = true, sz = 8;
 		else if (l == 5 && !strncmp(q, "short", l))
 			sz = 2, has_kw = true;
 		else if (l == 4 && !strncmp(q, "char", l))
@@ -138,18 +128,23 @@ static bool type_name(struct ev *e, const char *s, size_t n, uint64_t *size, boo
 			 (l == 8 && !strncmp(q, "volatile", l)))
 			;
 		else if (has_kw)
-			return false;
+			return -1;
 		else
 			break;
 		q += l;
 	}
-	(void) longs;
-	if (has_kw) {
-		*size = sz;
-		*is_signed = !uns;
-		return true;
-	}
-	/* a typedef, "struct x" or "enum x", and not a macro or enumerator of that name */
+	if (!has_kw)
+		return 0;
+	*size = sz;
+	*is_signed = !uns;
+	return 1;
+}
+
+/* A typedef, "struct x" or "enum x" the DWARF has, and not a macro or enumerator of that name. */
+static bool named_type(struct ev *e, const char *s, size_t n, uint64_t *size, bool *is_signed)
+{
+	char buf[128];
+
 	memcpy(buf, s, n);
 	while (n && isspace((unsigned char) buf[n - 1]))
 		n--;
@@ -157,6 +152,37 @@ static bool type_name(struct ev *e, const char *s, size_t n, uint64_t *size, boo
 	if (dt_find_macro(e->dt, buf, n))
 		return false;
 	return dt_type_info(e->dt, buf, size, is_signed) == 0;
+}
+
+static bool type_name(struct ev *e, const char *s, size_t n, uint64_t *size, bool *is_signed)
+{
+	const char *q, *end;
+	int kw;
+
+	while (n && isspace((unsigned char) *s))
+		s++, n--;
+	if (!n || n >= 128) /* named_type's buffer */
+		return false;
+	end = s + n;
+	if (memchr(s, '[', n) && s[n - 1] == ']')
+		return array_type(e, s, n, size, is_signed);
+	for (q = s; q < end; q++)
+		if (!isalnum((unsigned char) *q) && *q != '_' && *q != '*' &&
+		    !isspace((unsigned char) *q))
+			return false;
+	if ((q = memchr(s, '*', n))) {
+		/* "(T *)" is a cast; "(SIZEOF_VALUE * 8)" a product: only stars follow a type's */
+		for (; q < end; q++)
+			if (*q != '*' && !isspace((unsigned char) *q))
+				return false;
+		*size = 8;
+		*is_signed = false;
+		return true;
+	}
+	kw = keyword_type(s, end, size, is_signed);
+	if (kw)
+		return kw > 0;
+	return named_type(e, s, n, size, is_signed);
 }
 
 static struct val cast(struct val v, uint64_t size, bool is_signed)
@@ -204,22 +230,11 @@ static const char *group_end(const char *p)
 }
 
 /* Expands a function-like macro's body with args substituted, then evaluates it. */
-static struct val call_macro(struct ev *e, const struct dt_macro *m)
+/* A function-like macro's parameter names, from "(a, b)": how many (at most 16). */
+static size_t macro_params(const char *params, const char *pend, const char **pv, size_t *pl)
 {
-	const char *params = m->def + m->namelen, *pend = strchr(params, ')');
-	const char *body, *args, *aend;
-	const char *argv[16], *pv[16];
-	size_t argl[16], pl[16], na = 0, np = 0, cap = 256, len = 0;
-	struct val r = {0, false};
-	char *out;
+	size_t np = 0;
 
-	skip_ws(e);
-	if (*e->p != '(' || !pend || !(aend = group_end(e->p))) {
-		e->bad = true;
-		return r;
-	}
-	args = e->p + 1;
-	e->p = aend + 1;
 	for (params++; params < pend && np < 16;) { /* "(a, b)" */
 		while (isspace((unsigned char) *params) || *params == ',')
 			params++;
@@ -229,7 +244,15 @@ static struct val call_macro(struct ev *e, const struct dt_macro *m)
 			break;
 		params += pl[np++];
 	}
-	while (args < aend && na < 16) { /* split at top-level commas */
+	return np;
+}
+
+/* A call's arguments, split at top-level commas: how many (at most 16). */
+static size_t macro_args(const char *args, const char *aend, const char **argv, size_t *argl)
+{
+	size_t na = 0;
+
+	while (args < aend && na < 16) {
 		const char *q = args;
 		int level = 0;
 
@@ -239,12 +262,20 @@ static struct val call_macro(struct ev *e, const struct dt_macro *m)
 		argl[na++] = (size_t) (q - args);
 		args = q + 1;
 	}
-	if (na != np) {
-		e->bad = true;
-		return r;
-	}
-	body = pend + 1;
-	out = malloc(cap);
+	return na;
+}
+
+/*
+ * The macro's body with each parameter replaced by its argument (malloc'ed,
+ * *len bytes, no NUL), or NULL out of memory.
+ */
+static char *substitute(const char *body, const char **pv, const size_t *pl, size_t np,
+			const char **argv, const size_t *argl, size_t *len)
+{
+	size_t cap = 256;
+	char *out = malloc(cap);
+
+	*len = 0;
 	while (out && *body) {
 		size_t l = ident_len(body), i, add = 1;
 		const char *src = body;
@@ -264,34 +295,131 @@ static struct val call_macro(struct ev *e, const struct dt_macro *m)
 				;
 		}
 		body += l ? l : add;
-		if (len + add + 3 > cap) {
-			char *p2 = realloc(out, cap = 2 * (len + add + 3));
+		if (*len + add + 3 > cap) {
+			char *p2 = realloc(out, cap = 2 * (*len + add + 3));
 
 			if (!p2) {
 				free(out);
-				out = NULL;
-				break;
+				return NULL;
 			}
 			out = p2;
 		}
 		if (pad)
-			out[len++] = ' '; /* keep tokens apart */
-		memcpy(out + len, src, add);
-		len += add;
+			out[(*len)++] = ' '; /* keep tokens apart */
+		memcpy(out + *len, src, add);
+		*len += add;
 		if (pad)
-			out[len++] = ' ';
+			out[(*len)++] = ' ';
 	}
-	{
-		struct active a = {m, e->active};
+	return out;
+}
 
-		if (!out || eval_text(e->dt, out, len, &a, e->depth + 1, &r))
-			e->bad = true;
+static struct val call_macro(struct ev *e, const struct dt_macro *m)
+{
+	const char *params = m->def + m->namelen, *pend = strchr(params, ')');
+	const char *args, *aend;
+	const char *argv[16], *pv[16];
+	size_t argl[16], pl[16], na, np, len = 0;
+	struct val r = {0, false};
+	struct active a = {m, e->active};
+	char *out;
+
+	skip_ws(e);
+	if (*e->p != '(' || !pend || !(aend = group_end(e->p))) {
+		e->bad = true;
+		return r;
 	}
+	args = e->p + 1;
+	e->p = aend + 1;
+	np = macro_params(params, pend, pv, pl);
+	na = macro_args(args, aend, argv, argl);
+	if (na != np) {
+		e->bad = true;
+		return r;
+	}
+	out = substitute(pend + 1, pv, pl, np, argv, argl, &len);
+	if (!out || eval_text(e->dt, out, len, &a, e->depth + 1, &r))
+		e->bad = true;
 	free(out);
 	return r;
 }
 
 static struct val unary(struct ev *e);
+
+/* "(" at e->p: a cast "(T)x", or a parenthesized expression. */
+static struct val paren_or_cast(struct ev *e)
+{
+	const char *end = group_end(e->p);
+	struct val r;
+	uint64_t size;
+	bool sgn;
+
+	if (end && type_name(e, e->p + 1, (size_t) (end - e->p - 1), &size, &sgn)) {
+		e->p = end + 1;
+		return cast(unary(e), size, sgn);
+	}
+	e->p++;
+	r = cond(e);
+	if (!accept(e, ")"))
+		e->bad = true;
+	return r;
+}
+
+/* "sizeof" at e->p: sizeof(T). */
+static struct val sizeof_type(struct ev *e)
+{
+	struct val r = {0, false};
+	const char *end;
+	uint64_t size;
+	bool sgn;
+
+	e->p += 6;
+	skip_ws(e);
+	end = *e->p == '(' ? group_end(e->p) : NULL;
+	if (!end || !type_name(e, e->p + 1, (size_t) (end - e->p - 1), &size, &sgn)) {
+		e->bad = true;
+		return r;
+	}
+	e->p = end + 1;
+	return (struct val){size, true};
+}
+
+/* An identifier of n bytes at e->p: a macro (not one being expanded), else an enumerator. */
+static struct val identifier(struct ev *e, size_t n)
+{
+	const struct dt_macro *m = dt_find_macro(e->dt, e->p, n);
+	const struct active *a;
+	struct val r = {0, false};
+	char name[128];
+	int64_t v;
+
+	for (a = e->active; m && a; a = a->up)
+		if (a->m == m)
+			m = NULL; /* "#define X X" (an enum's name kept as a macro) */
+	if (m) {
+		const char *body = m->def + m->namelen;
+		struct active self = {m, e->active};
+
+		e->p += n;
+		if (*body == '(')
+			return call_macro(e, m);
+		if (eval_text(e->dt, body, strlen(body), &self, e->depth + 1, &r))
+			e->bad = true;
+		return r;
+	}
+	if (n >= sizeof(name)) {
+		e->bad = true;
+		return r;
+	}
+	memcpy(name, e->p, n);
+	name[n] = '\0';
+	e->p += n;
+	if (dwarf_enumerator(e->dt, name, &v)) {
+		e->bad = true;
+		return r;
+	}
+	return (struct val){(uint64_t) v, false};
+}
 
 static struct val primary(struct ev *e)
 {
@@ -301,74 +429,16 @@ static struct val primary(struct ev *e)
 	skip_ws(e);
 	if (isdigit((unsigned char) *e->p))
 		return number(e);
-	if (*e->p == '(') {
-		const char *end = group_end(e->p);
-		uint64_t size;
-		bool sgn;
-
-		if (end && type_name(e, e->p + 1, (size_t) (end - e->p - 1), &size, &sgn)) {
-			e->p = end + 1;
-			return cast(unary(e), size, sgn);
-		}
-		e->p++;
-		r = cond(e);
-		if (!accept(e, ")"))
-			e->bad = true;
-		return r;
-	}
+	if (*e->p == '(')
+		return paren_or_cast(e);
 	n = ident_len(e->p);
 	if (!n) {
 		e->bad = true;
 		return r;
 	}
-	if (n == 6 && !strncmp(e->p, "sizeof", 6)) {
-		const char *end;
-		uint64_t size;
-		bool sgn;
-
-		e->p += 6;
-		skip_ws(e);
-		end = *e->p == '(' ? group_end(e->p) : NULL;
-		if (!end || !type_name(e, e->p + 1, (size_t) (end - e->p - 1), &size, &sgn)) {
-			e->bad = true;
-			return r;
-		}
-		e->p = end + 1;
-		return (struct val){size, true};
-	}
-	{
-		const struct dt_macro *m = dt_find_macro(e->dt, e->p, n);
-		const struct active *a;
-		char name[128];
-		int64_t v;
-
-		for (a = e->active; m && a; a = a->up)
-			if (a->m == m)
-				m = NULL; /* "#define X X" (an enum's name kept as a macro) */
-		if (m) {
-			const char *body = m->def + m->namelen;
-			struct active self = {m, e->active};
-
-			e->p += n;
-			if (*body == '(')
-				return call_macro(e, m);
-			if (eval_text(e->dt, body, strlen(body), &self, e->depth + 1, &r))
-				e->bad = true;
-			return r;
-		}
-		if (n >= sizeof(name)) {
-			e->bad = true;
-			return r;
-		}
-		memcpy(name, e->p, n);
-		name[n] = '\0';
-		e->p += n;
-		if (dwarf_enumerator(e->dt, name, &v)) {
-			e->bad = true;
-			return r;
-		}
-		return (struct val){(uint64_t) v, false};
-	}
+	if (n == 6 && !strncmp(e->p, "sizeof", 6))
+		return sizeof_type(e);
+	return identifier(e, n);
 }
 
 static struct val unary(struct ev *e)
@@ -490,7 +560,7 @@ static int eval_text(struct dwarf_types *dt, const char *text, size_t len,
 	struct ev e = {dt, NULL, active, depth, false};
 
 	/* depth bounds the nesting; steps the whole (a macro used twice per level doubles) */
-	if (depth > 32 || ++dt->macro_steps > RUBY_MAX_MACRO_STEPS)
+	if (depth > 32 || ++dt->macro_steps > DWARF_MAX_MACRO_STEPS)
 		return -1;
 	/* text is a slice (a macro's expansion has no NUL): copied whole, then ended */
 	buf = malloc(len + 1);

@@ -231,7 +231,7 @@ static bool lists(struct prover *p, const struct refs_globals *g)
 			   "at_exit lists of %d and %d blocks, %d registered addresses", a, b, r);
 }
 
-void prove_refs(struct prover *p)
+static void prove_refs(struct prover *p)
 {
 	const struct ruby_layout *l = &p->t->layout;
 	struct refs_globals g;
@@ -245,4 +245,10 @@ void prove_refs(struct prover *p)
 		return;
 	if (object_constants(p) && rs_global(p, &g) && threads(p) && vm_lists(p) && shapes(p, &g))
 		lists(p, &g);
+}
+
+/* The proof (ruby/, below this layer) runs the group in its turn: see layout_proof_impl.h. */
+__attribute__((constructor)) static void hand_refs_to_the_proof(void)
+{
+	layout_proof_set_refs(prove_refs);
 }

@@ -11,7 +11,7 @@
 #include <gelf.h>
 #include "sort.h"
 #include "dwarf_types_impl.h"
-#include "ruby_caps.h"
+#include "dwarf_caps.h"
 
 struct macro_read {
 	struct dwarf_types *dt;
@@ -92,8 +92,8 @@ static int macro_cb(Dwarf_Macro *m, void *arg);
 
 static void read_macros_at(struct macro_read *r, Dwarf_Off off)
 {
-	/* 16 deep, RUBY_MAX_MACRO_IMPORTS in all: a fan-out of imports is exponential */
-	if (r->depth > 16 || ++r->imports > RUBY_MAX_MACRO_IMPORTS)
+	/* 16 deep, DWARF_MAX_MACRO_IMPORTS in all: a fan-out of imports is exponential */
+	if (r->depth > 16 || ++r->imports > DWARF_MAX_MACRO_IMPORTS)
 		return;
 	r->depth++;
 	/* the callback never aborts: one call reads the whole unit */
@@ -124,7 +124,7 @@ static int macro_cb(Dwarf_Macro *m, void *arg)
 		s = op == DW_MACRO_define_strx ? strx_string(r, m) : NULL;
 	if (!s)
 		return DWARF_CB_OK;
-	if (cu->nmacros >= RUBY_MAX_MACROS)
+	if (cu->nmacros >= DWARF_MAX_MACROS)
 		return DWARF_CB_ABORT;
 	if (cu->nmacros == cu->capmacros) {
 		size_t cap = cu->capmacros ? 2 * cu->capmacros : 4096;

@@ -4,7 +4,7 @@
 #define RBM_REFS_IMPL_H
 #include "caps.h"
 #include "refs.h"
-#include "ruby_caps.h"
+#include "heap_caps.h"
 
 #define ST_DELETED (~(uint64_t) 0) /* st.c RESERVED_HASH_VAL: a deleted entry's hash */
 

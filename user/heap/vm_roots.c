@@ -5,7 +5,7 @@
 #include <string.h>
 #include "caps.h"
 #include "rbmemtrace.h"
-#include "ruby_caps.h"
+#include "heap_caps.h"
 #include "target_mem.h"
 #include "u64map.h"
 #include "vm_roots.h"

@@ -252,6 +252,7 @@ static void listed_name(struct refs_namer *n, struct u64map *m, uint64_t key,
 		id_text(n, list->id[index], buf, len);
 }
 
+/* Over ~60 lines: one switch over the label kinds, each case its words in a few lines. */
 void refs_label_text(struct refs_namer *n, const struct ref_label *l, char *buf, size_t len)
 {
 	char name[256] = "";

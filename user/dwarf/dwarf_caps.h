@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The dwarf layer's bounds on what a file's DWARF can make us inflate,
+ * follow or expand: the file (a libruby, a debug file) may come from a
+ * hostile container image.  One constant per bound, here; docs/caps.md
+ * gives each one's cost at the bound and what happens when it is reached.
+ */
+#ifndef RBM_DWARF_CAPS_H
+#define RBM_DWARF_CAPS_H
+
+/* Bytes libdw may inflate from the compressed .debug_* sections it reads. */
+#define DWARF_MAX_INFLATED (1ull << 30)
+/* Hops through a type's DW_AT_type (an enum's underlying type) before giving up. */
+#define DWARF_MAX_TYPE_DEPTH 16
+/* DW_MACRO_import entries followed in one CU, and macros kept for it. */
+#define DWARF_MAX_MACRO_IMPORTS 65536
+#define DWARF_MAX_MACROS (1u << 22)
+/* Macro expansions one constant expression may take (a macro used twice per level doubles). */
+#define DWARF_MAX_MACRO_STEPS 100000
+
+#endif
