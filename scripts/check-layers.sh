@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-layers=(lib model process ruby heap probe output cli)
+layers=(lib model process ruby heap probe engine output cli)
 declare -A rank owner
 for i in "${!layers[@]}"; do
 	rank[${layers[$i]}]=$i
@@ -55,7 +55,7 @@ code_of() {
 	grep -n '' "$1" | sed -E 's/"([^"\\]|\\.)*"/""/g; s|/\*.*\*/||g; s|//.*||' |
 		grep -vE '^[0-9]+:\s*(\*|/\*)' || true
 }
-for f in user/{lib,model,process,ruby,heap,probe,output}/*.[ch]; do
+for f in user/{lib,model,process,ruby,heap,probe,engine,output}/*.[ch]; do
 	case $f in user/lib/diag.[ch]) continue ;; esac
 	hits=$(code_of "$f" |
 		grep -E '\bexit\s*\(|\babort\s*\(|\b(setjmp|longjmp|jmp_buf)\b|\brbm_die\s*\(' || true)

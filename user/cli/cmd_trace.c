@@ -16,7 +16,7 @@
 #include "rbmemtrace.h"
 #include "session.h"
 #include "trace_every.h"
-#include "trace_many.h"
+#include "many.h"
 #include "why_select.h"
 #include "writers.h"
 

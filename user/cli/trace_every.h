@@ -2,7 +2,7 @@
 /* rbmemtrace trace --every SECONDS -o PATTERN [--keep N]: a file per process per period. */
 #ifndef RBM_TRACE_EVERY_H
 #define RBM_TRACE_EVERY_H
-#include "trace_many.h"
+#include "many.h"
 
 struct every_options {
 	double every;	    /* seconds per period */

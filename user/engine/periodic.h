@@ -9,7 +9,7 @@
 #define RBM_PERIODIC_H
 #include <signal.h>
 #include <stdbool.h>
-#include "trace_many.h"
+#include "many.h"
 
 struct periodic;
 

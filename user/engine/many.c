@@ -26,7 +26,7 @@
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 #include "proc_info.h"
-#include "trace_many.h"
+#include "many.h"
 #include "writers.h"
 
 #define RESCAN_EVERY 2.0 /* seconds between looks for processes the exec watch did not hold */
