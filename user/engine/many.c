@@ -6,28 +6,28 @@
  * start while --all or --match runs are picked up at their start, held at
  * ruby_options' return as a launched command is (exec_watch.h), and a
  * rescan finds those the watch could not hold; one that exits keeps what
- * was gathered.  The report is a model: one report per process and a
- * summary over all, written by the same writers as merge.
+ * was gathered.  The reports are a model: one report per process and a
+ * summary over all, which cli/ writes with the same writers as merge.
  */
 #include <errno.h>
 #include <regex.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli.h"
 #include "clock.h"
 #include "diag.h"
 #include "exec_watch.h"
 #include "launch.h"
+#include "many.h"
+#include "model_ops.h"
 #include "new_stacks.h"
-#include "outfile.h"
 #include <linux/types.h>
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
 #include "proc_info.h"
-#include "many.h"
-#include "writers.h"
+#include "targets.h"
 
 #define RESCAN_EVERY 2.0 /* seconds between looks for processes the exec watch did not hold */
 /*
@@ -40,6 +40,18 @@
  * attach, so that load alone does not cost a start.
  */
 #define MANY_MAX_HOLD 5.0
+
+void many_fail(struct many *m, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->failed)
+		return;
+	m->failed = err < 0 ? err : -EIO;
+	va_start(ap, fmt);
+	vsnprintf(m->error, sizeof(m->error), fmt, ap);
+	va_end(ap);
+}
 
 static bool traced(const struct many *m, pid_t pid)
 {
@@ -57,7 +69,8 @@ static bool traced(const struct many *m, pid_t pid)
 /*
  * Opens and starts a session on pid.  With skippable (a process --all or
  * --match found, or one of several -p), one that fails to open, most often
- * because it exited meanwhile, is skipped with a warning.
+ * because it exited meanwhile, is skipped with a warning; otherwise its
+ * error ends the run (many_fail).
  */
 static void add_process(struct many *m, pid_t pid, bool skippable, double held_since)
 {
@@ -75,8 +88,12 @@ static void add_process(struct many *m, pid_t pid, bool skippable, double held_s
 		return;
 	}
 	s = calloc(1, sizeof(*s));
-	if (!s)
-		rbm_die("out of memory");
+	if (!s) {
+		many_fail(m, -ENOMEM, "out of memory");
+		if (held_since)
+			held_release(shared_bpf()->skel, pid);
+		return;
+	}
 	opt.pid = pid;
 	opt.command = NULL;
 	opt.held = held_since > 0;
@@ -87,9 +104,12 @@ static void add_process(struct many *m, pid_t pid, bool skippable, double held_s
 	/* Open but not started: closed here, as a failed open closed itself. */
 	if (!ret && (ret = session_start(s, err, sizeof(err))))
 		session_close(s);
+	if (ret && !skippable) {
+		many_fail(m, ret, "%s", err);
+		free(s);
+		return;
+	}
 	if (ret) {
-		if (!skippable)
-			rbm_die("%s", err);
 		/*
 		 * Processes held at their start make this common: another
 		 * user's Ruby may exit while we open it.  What the session
@@ -198,7 +218,7 @@ static bool all_ended(const struct many *m)
 	return true;
 }
 
-void many_run(struct many *m, volatile sig_atomic_t *stop)
+int many_run(struct many *m, volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
 	double start = now_seconds();
 	bool scanning = m->mo->all || m->mo->match;
@@ -207,7 +227,7 @@ void many_run(struct many *m, volatile sig_atomic_t *stop)
 		double t = now_seconds(), wait = 0.05;
 		size_t i;
 
-		if (*stop)
+		if (*stop || m->failed)
 			break;
 		if (m->mo->trace.duration && t - start >= m->mo->trace.duration)
 			break;
@@ -222,8 +242,10 @@ void many_run(struct many *m, volatile sig_atomic_t *stop)
 				continue;
 			w = session_poll(m->sessions[i], t);
 			/* Probes that cannot go on end the run, as they always did. */
-			if (w < 0 && m->sessions[i]->failed)
-				rbm_die("%s", m->sessions[i]->error);
+			if (w < 0 && m->sessions[i]->failed) {
+				many_fail(m, m->sessions[i]->failed, "%s", m->sessions[i]->error);
+				break;
+			}
 			if (w < 0) {
 				m->ended[i] = true;
 				m->sessions[i]->end = now_seconds();
@@ -235,6 +257,8 @@ void many_run(struct many *m, volatile sig_atomic_t *stop)
 				wait = w;
 			}
 		}
+		if (m->failed)
+			break;
 		if (m->hooks && m->hooks->turn) {
 			double w = m->hooks->turn(m->hooks->ctx, m, now_seconds());
 
@@ -261,9 +285,13 @@ void many_run(struct many *m, volatile sig_atomic_t *stop)
 		s->end_reason = *stop ? "signal" : "duration";
 		s->end = now_seconds();
 	}
+	if (m->failed)
+		snprintf(err, errlen, "%s", m->error);
+	return m->failed;
 }
 
-void many_attach(struct many *m, const struct many_options *mo, const struct many_hooks *hooks)
+int many_attach(struct many *m, const struct many_options *mo, const struct many_hooks *hooks,
+		char *err, size_t errlen)
 {
 	size_t i;
 
@@ -271,36 +299,42 @@ void many_attach(struct many *m, const struct many_options *mo, const struct man
 	m->mo = mo;
 	m->hooks = hooks;
 	if (mo->match) {
-		if (regcomp(&m->re, mo->match, REG_EXTENDED | REG_NOSUB))
-			rbm_die("invalid --match: %s (an extended regular expression)", mo->match);
+		if (regcomp(&m->re, mo->match, REG_EXTENDED | REG_NOSUB)) {
+			snprintf(err, errlen, "invalid --match: %s (an extended regular expression)",
+				 mo->match);
+			return -EINVAL;
+		}
 		m->have_re = true;
 	}
 	m->attaching = true;
 	/* Of several -p, one that exits while the others attach is skipped, not fatal. */
-	for (i = 0; i < mo->npids; i++)
-		add_process(m, cli_process_of(mo->pids[i]), mo->npids > 1, 0);
-	if (mo->npids > 1 && !m->n && !mo->all && !mo->match)
-		rbm_die("none of the %zu processes could be traced", mo->npids);
-	if (mo->all || mo->match) {
+	for (i = 0; i < mo->npids && !m->failed; i++)
+		add_process(m, target_process_of(mo->pids[i]), mo->npids > 1, 0);
+	if (!m->failed && mo->npids > 1 && !m->n && !mo->all && !mo->match)
+		many_fail(m, -ESRCH, "none of the %zu processes could be traced", mo->npids);
+	if (!m->failed && (mo->all || mo->match)) {
 		char msg[RBM_ERR_LEN];
 		struct shared_bpf *sh;
-		int err;
+		int ret;
 
 		m->last_scan = now_seconds();
 		scan(m);
-		if (session_shared_bpf(mo->trace.depth, &sh, msg, sizeof(msg)))
-			rbm_die("%s", msg);
+		if (!m->failed && (ret = session_shared_bpf(mo->trace.depth, &sh, msg, sizeof(msg))))
+			many_fail(m, ret, "%s", msg);
 		/* None yet is no error while the starts are watched: a cron job's Ruby will come. */
-		err = exec_watch_start(sh->skel, true);
-		if (err && !m->n)
-			rbm_die("no Ruby process that can be traced %s%s, and processes that start "
-				"cannot be watched: %s",
-				mo->match ? "matches " : "is running", mo->match ? mo->match : "",
-				strerror(-err));
-		if (err) {
+		ret = m->failed ? 0 : exec_watch_start(sh->skel, true);
+		if (ret && !m->n)
+			many_fail(m, ret,
+				  "no Ruby process that can be traced %s%s, and processes that start "
+				  "cannot be watched: %s",
+				  mo->match ? "matches " : "is running", mo->match ? mo->match : "",
+				  strerror(-ret));
+		if (m->failed) {
+			/* nothing more to set up */
+		} else if (ret) {
 			rbm_warn("cannot watch for processes that start (%s): they are looked for "
 				 "every %.0f s",
-				 strerror(-err), RESCAN_EVERY);
+				 strerror(-ret), RESCAN_EVERY);
 		} else {
 			m->watching = true;
 			for (i = 0; i < m->n; i++)
@@ -310,8 +344,16 @@ void many_attach(struct many *m, const struct many_options *mo, const struct man
 		}
 	}
 	m->attaching = false;
+	if (m->failed) {
+		int ret = m->failed;
+
+		snprintf(err, errlen, "%s", m->error);
+		many_close(m);
+		return ret;
+	}
 	fprintf(stderr, "rbmemtrace: tracing %zu process%s%s\n", m->n, m->n == 1 ? "" : "es",
 		mo->all || mo->match ? " (and those that start)" : "");
+	return 0;
 }
 
 void many_close(struct many *m)
@@ -334,50 +376,29 @@ void many_close(struct many *m)
 	m->have_re = false;
 }
 
-int trace_many(const struct many_options *mo, volatile sig_atomic_t *stop)
+int many_reports(struct many *m, struct model *model, struct report *summary, char *err,
+		 size_t errlen)
 {
-	struct many m;
-	struct model model = {};
-	struct report summary;
-	struct model_view view = {.model = &model, .summary = &summary};
-	struct outfile of;
 	size_t i;
-	int err;
 
-	if (mo->format == MODEL_PPROF && !mo->output && isatty(STDOUT_FILENO))
-		rbm_die("pprof output is binary: give -o FILE.pb.gz");
-	/* Opened first, so a bad path fails before any probe; replaced only when complete. */
-	cli_output_open(&of, mo->output);
-	many_attach(&m, mo, NULL);
-	many_run(&m, stop);
-	/* A report of no process would read as "nothing allocated": say so and fail instead. */
-	if (!m.n) {
-		outfile_abort(&of);
-		rbm_die("no Ruby process that can be traced %s%s, and none started during the trace",
-			mo->match ? "matches " : "was running", mo->match ? mo->match : "");
-	}
-	for (i = 0; i < m.n; i++) {
-		struct session *s = m.sessions[i];
+	for (i = 0; i < m->n; i++) {
+		struct session *s = m->sessions[i];
 		struct report *r = calloc(1, sizeof(*r));
 
 		if (!r)
-			rbm_die("out of memory");
+			goto oom;
 		session_finish(s);
-		if (session_report(s, r) || model_add(&model, r))
-			rbm_die("out of memory building the report");
+		if (session_report(s, r) || model_add(model, r)) {
+			report_free(r);
+			free(r);
+			goto oom;
+		}
 	}
-	if (model_summary(&model, &summary))
-		rbm_die("out of memory building the summary");
-	report_finish(&summary);
-	err = cli_write_model_stream(outfile_stream(&of), &view, mo->format, &mo->text);
-	if (err) {
-		outfile_abort(&of);
-		rbm_die("cannot write %s: %s", mo->output ? mo->output : "the report",
-			strerror(-err));
-	}
-	cli_output_commit(&of);
-	many_close(&m);
-	report_free(&summary);
-	model_free(&model);
+	if (model_summary(model, summary))
+		goto oom;
+	report_finish(summary);
 	return 0;
+oom:
+	snprintf(err, errlen, "out of memory building the report");
+	return -ENOMEM;
 }

@@ -4,7 +4,9 @@
  * target (free for the target) into the top model, the header figures from
  * /proc and Ruby's counters, and, once a drill-down asks for them, sampled
  * allocation windows (a trace session within --max-overhead) whose sites,
- * call paths and allocation rates the screen shows.
+ * call paths and allocation rates the screen shows.  It knows nothing of
+ * the screen: cmd_top.c shows what it gathers.  An error is returned,
+ * -errno with its line in err, and ends top.
  */
 #ifndef RBM_TOP_COLLECT_H
 #define RBM_TOP_COLLECT_H
@@ -15,6 +17,7 @@
 #include "ruby_target.h"
 #include "session.h"
 #include "top_model.h"
+#include "why_model.h"
 
 struct top_target {
 	struct ruby_target target;
@@ -37,27 +40,42 @@ struct top_collector {
 };
 
 /*
- * Opens pid: dies with a one-line error if it is not a Ruby whose heap can
- * be read, or with skippable (one --match found) says that line and skips it.
+ * Opens pid: an error if it is not a Ruby whose heap can be read, or with
+ * skippable (one --match found) says that line, skips it and returns 0.
  */
-void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bool skippable);
-/* One refresh at time t: every target's census into m. */
-void top_collect_refresh(struct top_collector *c, struct top_model *m, double t);
-/* Starts the sampled windows on pid (0: on every target) if not on yet. */
-void top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid);
-/* Polls the running sessions; the seconds until one needs polling again (at most max). */
-double top_collect_poll(struct top_collector *c, double now, double max);
+int top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bool skippable,
+		    char *err, size_t errlen);
+/*
+ * The processes whose command line matches the extended regular
+ * expression match, each added as skippable: an error if none can be read.
+ */
+int top_collect_match(struct top_collector *c, struct top_model *m, const char *match, char *err,
+		      size_t errlen);
+/* One refresh at time t: every target's census into m.  0, or -ENOMEM. */
+int top_collect_refresh(struct top_collector *c, struct top_model *m, double t, char *err,
+			size_t errlen);
+/* Starts the sampled windows on pid (0: on every target) if not on yet.  0 or -errno. */
+int top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid, char *err,
+		       size_t errlen);
+/*
+ * Polls the running sessions; *wait (at most what it held) becomes the
+ * seconds until one needs polling again.  0, or the error of probes that
+ * cannot go on.
+ */
+int top_collect_poll(struct top_collector *c, double now, double *wait, char *err, size_t errlen);
 /* The drill-down report of pid, or of every target merged (pid 0); NULL if none yet. */
 const struct report *top_collect_drill(struct top_collector *c, pid_t pid);
 void top_collect_free(struct top_collector *c);
 
-struct top_ui;
 /*
- * Key w in the drill-down: the top retainer paths of ui->drill_name in pid's
- * process (the first one alive when pid is 0), read now by `why` into ui's
- * why_* lines.  The screen waits: a walk takes about a second per million
- * objects.
+ * Key w in the drill-down: the top retainer paths of the class called
+ * class_name in pid's process (the first one alive when pid 0), read now by
+ * `why` into why (from {}; why_free it whatever the result), the process
+ * read in *read_pid.  0; -ESRCH when no such process is alive; or another
+ * -errno with err.  The caller waits: a walk takes about a second per
+ * million objects.
  */
-void top_collect_why(struct top_collector *c, pid_t pid, struct top_ui *ui);
+int top_collect_why(struct top_collector *c, pid_t pid, const char *class_name,
+		    struct why_report *why, pid_t *read_pid, char *err, size_t errlen);
 
 #endif

@@ -54,6 +54,15 @@ void rbm_die(const char *fmt, ...)
 	exit(1);
 }
 
+void rbm_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+}
+
 void rbm_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -20,6 +20,8 @@ extern int rbm_verbose; /* -v given: explain what is found and attached */
  * because the hooks it runs (rbm_on_die) are registered from lower layers.
  */
 void rbm_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* The same line without exiting: cli/ then closes what it opened and returns its status. */
+void rbm_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rbm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Printed only with -v. */
 void rbm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
