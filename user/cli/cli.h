@@ -40,8 +40,9 @@ bool cli_have_bpf_privileges(void);
 struct outfile;
 /*
  * Opens where the report goes (NULL: standard output) before any work, so a
- * bad path fails at once; the file is replaced only when complete.  An
- * error exit removes the unfinished one.
+ * bad path fails at once (it dies then: nothing else is open yet); the file
+ * is replaced only when complete.  On an error, outfile_abort removes the
+ * unfinished one.
  */
 void cli_output_open(struct outfile *o, const char *path);
 /* Commits the report: 0, or 1 (the exit status) with its one-line error said. */

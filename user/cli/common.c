@@ -70,25 +70,18 @@ void cli_check_bpf_privileges(void)
 		exit(1);
 }
 
-static void abort_output(void *ctx)
-{
-	outfile_abort(ctx);
-}
-
 void cli_output_open(struct outfile *o, const char *path)
 {
 	char err[PATH_MAX + 128];
 
 	if (outfile_open(o, path, err, sizeof(err)))
 		rbm_die("%s", err);
-	rbm_on_die(abort_output, o);
 }
 
 int cli_output_commit(struct outfile *o)
 {
 	char err[PATH_MAX + 128];
 
-	rbm_on_die_remove(abort_output, o);
 	if (outfile_commit(o, err, sizeof(err))) {
 		rbm_error("%s", err);
 		return 1;
