@@ -18,7 +18,7 @@
 #include "session.h"
 #include "trace_every.h"
 #include "trace_many.h"
-#include "why_select.h"
+#include "trace_one.h"
 #include "writers.h"
 
 enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
@@ -323,45 +323,6 @@ static void warn_unmatched_classes(const struct report *r)
 	}
 }
 
-/*
- * Each leak suspect's top retainer path, read by `why` from the target the
- * trace leaves running: who holds what it keeps.  Said, never fatal: a
- * Ruby whose refs layout cannot be proved has its report without them.
- */
-static int add_retainers(struct session *s, struct report *r)
-{
-	const char *classes[MAX_SUSPECTS];
-	struct why_report why = {0};
-	char err[512], line[2048];
-	size_t i, j;
-
-	for (i = 0; i < r->nsuspects; i++)
-		classes[i] = r->suspects[i].class_name;
-	if (why_top_paths(&s->target, classes, r->nsuspects, &why, err, sizeof(err))) {
-		rbm_warn("no retainer paths for the leak suspects: %s", err);
-		why_free(&why);
-		return 0;
-	}
-	for (i = 0; i < why.ntargets; i++) {
-		const struct why_target *t = &why.targets[i];
-
-		if (!t->npaths)
-			continue;
-		why_path_line(&t->paths[0], line, sizeof(line));
-		for (j = 0; j < r->nsuspects; j++)
-			if (!strcmp(r->suspects[j].class_name, t->class_name))
-				break;
-		if (j < r->nsuspects &&
-		    report_add_retainer(r, t->class_name, t->paths[0].root_kind, line,
-					t->paths[0].count, t->count)) {
-			why_free(&why);
-			return -ENOMEM;
-		}
-	}
-	why_free(&why);
-	return 0;
-}
-
 /* 0, or -errno when the pprof profile could not be made. */
 static int write_report(FILE *out, struct report *r)
 {
@@ -442,17 +403,17 @@ int cmd_trace(int argc, char **argv)
 	cli_output_open(&out, args.output);
 	install_signals();
 
-	if (session_open(&s, &args.trace, err, sizeof(err))) {
+	if (trace_one_open(&s, &args.trace, err, sizeof(err))) {
 		outfile_abort(&out);
 		rbm_error("%s", err);
 		return 1;
 	}
 	if (args.trace.empty_probes) {
 		/* Its probes are off when it returns; an error leaves the session to close. */
-		status = session_run_empty_probes(&s, &stop_requested, err, sizeof(err));
+		status = trace_one_empty_probes(&s, &stop_requested, err, sizeof(err));
 		if (status < 0) {
 			rbm_error("%s", err);
-			session_close(&s);
+			trace_one_close(&s);
 		}
 		outfile_abort(&out);
 		return status < 0 ? 1 : status;
@@ -460,35 +421,26 @@ int cmd_trace(int argc, char **argv)
 	if (s.launched)
 		launched_child = s.target.pid;
 	/* Closing the session on an error kills a launched command still held. */
-	if (session_start(&s, err, sizeof(err)))
+	if (trace_one_run(&s, &stop_requested, err, sizeof(err)))
 		goto fail;
-	if (session_run(&s, &stop_requested)) {
-		snprintf(err, sizeof(err), "%s", s.error);
-		goto fail;
-	}
 	if (forwarded)
 		fprintf(stderr, "rbmemtrace: passed signal %d on to PID %d\n", forwarded,
 			s.target.pid);
-	session_finish(&s);
-	snprintf(err, sizeof(err), "out of memory building the report");
-	if (session_report(&s, &report))
-		goto fail;
-	if (!s.launched && !s.target_exited && report.nsuspects && !args.no_why &&
-	    add_retainers(&s, &report))
+	if (trace_one_report(&s, !args.no_why, &report, err, sizeof(err)))
 		goto fail;
 	warn_unmatched_classes(&report);
 	if (write_report(outfile_stream(&out), &report)) {
 		snprintf(err, sizeof(err), "cannot write the pprof profile");
 		goto fail;
 	}
-	status = cli_output_commit(&out) ?: session_exit_status(&s);
+	status = cli_output_commit(&out) ?: trace_one_exit_status(&s);
 	report_free(&report);
-	session_close(&s);
+	trace_one_close(&s);
 	return status;
 fail:
 	outfile_abort(&out);
 	rbm_error("%s", err);
 	report_free(&report);
-	session_close(&s);
+	trace_one_close(&s);
 	return 1;
 }
