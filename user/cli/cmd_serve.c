@@ -3,7 +3,7 @@
  * rbmemtrace serve: continuous heap profiles of running Ruby processes,
  * served as Go's net/http/pprof serves /debug/pprof/heap, for the
  * profiling servers that scrape such endpoints (Pyroscope through Alloy's
- * pyroscope.scrape, Parca).  The trace is trace --every's (periodic.c);
+ * pyroscope.scrape, Parca).  The trace is trace --every's (engine/periodic.c);
  * each period's profile of each process, and of all of them, is handed to
  * the HTTP server (output/http_server.c), which answers on its own thread.
  * A fresh profile (?seconds=N) is made here, on the loop's thread: a report
