@@ -555,7 +555,6 @@ int cmd_top(int argc, char **argv)
 {
 	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
 	struct sigaction sa = {.sa_handler = on_signal};
-	int status;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
@@ -589,12 +588,12 @@ int cmd_top(int argc, char **argv)
 		failed = top_collect_sample(&collector, &model, 0, failure, sizeof(failure));
 	}
 	if (!failed)
-		(void) (args.batch ? run_batch() : run_screen());
+		failed = args.batch ? run_batch() : run_screen();
+	/* The terminal is restored by now: the error comes after what was written meanwhile. */
 	if (failed)
 		rbm_error("%s", failure);
-	status = failed ? 1 : 0;
 	top_collect_free(&collector);
 	top_view_free(&view);
 	top_model_free(&model);
-	return status;
+	return failed ? 1 : 0;
 }
