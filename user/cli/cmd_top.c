@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +22,6 @@
 #include "cli.h"
 #include "clock.h"
 #include "diag.h"
-#include "proc_info.h"
 #include "targets.h"
 #include "top_collect.h"
 #include "top_out.h"
