@@ -2,19 +2,20 @@
 # The tree's three rules, checked by `make test` (HACKING.md, "The tree"):
 #   1. no include points up a layer: a file of user/LAYER includes only headers of its own layer
 #      or of a lower one, in this order:
-#        lib  model  process  dwarf  ruby  heap  probe  output  cli
+#        lib  model  process  dwarf  ruby  heap  probe  engine  output  cli
 #      (include/ and generated headers are below everything; the BPF skeleton belongs to probe,
 #      the pprof protobuf to output);
 #   2. no source file is over 600 lines unless its header comment says why ("Over ~600 lines");
 #   3. only cli/ ends the process: below it no exit(, abort(, setjmp, longjmp, jmp_buf or
-#      rbm_die( (errors are returned, with their words, for cli/ to print).  rbm_die is
-#      defined in lib/diag.c, for cli/ alone; a forked child may _exit( (after a failed exec,
-#      say), and its line says "forked child" in a comment.
+#      rbm_die( (errors are returned, with their words, up to cli/, which says them, closes
+#      what it opened and returns its exit status to main).  rbm_die is defined in
+#      lib/diag.c, for cli/ alone, before anything is opened; a forked child may _exit(
+#      (after a failed exec, say), and its line says "forked child" in a comment.
 # Prints each violation; exits 1 if there is any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-layers=(lib model process dwarf ruby heap probe output cli)
+layers=(lib model process dwarf ruby heap probe engine output cli)
 declare -A rank owner
 for i in "${!layers[@]}"; do
 	rank[${layers[$i]}]=$i
@@ -55,7 +56,7 @@ code_of() {
 	grep -n '' "$1" | sed -E 's/"([^"\\]|\\.)*"/""/g; s|/\*.*\*/||g; s|//.*||' |
 		grep -vE '^[0-9]+:\s*(\*|/\*)' || true
 }
-for f in user/{lib,model,process,ruby,heap,probe,output}/*.[ch]; do
+for f in user/{lib,model,process,ruby,heap,probe,engine,output}/*.[ch]; do
 	case $f in user/lib/diag.[ch]) continue ;; esac
 	hits=$(code_of "$f" |
 		grep -E '\bexit\s*\(|\babort\s*\(|\b(setjmp|longjmp|jmp_buf)\b|\brbm_die\s*\(' || true)

@@ -131,7 +131,7 @@ ensure
 end
 
 # Rubies that start faster than they are attached queue up, stopped at their start; none may
-# wait more than trace_many.c's MANY_MAX_HOLD (5 s) for its turn: it is let go untraced, and said.
+# wait more than engine/many.c's MANY_MAX_HOLD (5 s) for its turn: it is let go untraced, and said.
 MANY_MAX_HOLD = 5.0
 
 test "starts: Rubies starting faster than they are attached wait 5 s at most, and are counted" do

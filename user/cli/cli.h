@@ -22,16 +22,6 @@ int cli_real(const char *arg, double *value);
 /* --format text|json of census and top: true for json; dies on anything else. */
 bool cli_json_format(const char *arg);
 
-struct ruby_target;
-struct class_namer;
-/*
- * census and top: a target opened for its memory made ready for a heap
- * census (its layout, objspace and class names).  0, or -errno with a
- * one-line error in err (namer then holds nothing).
- */
-int cli_heap_open(struct ruby_target *t, struct class_namer *namer, char *err, size_t errlen);
-/* census and why: pid's Ruby found for reading its memory; dies with the one-line error. */
-void cli_memory_target_open(struct ruby_target *t, pid_t pid);
 /*
  * Entries of a process's live-object map when --max-objects is not given:
  * preallocated in the kernel at ~104 bytes each, so a run over several
@@ -40,22 +30,23 @@ void cli_memory_target_open(struct ruby_target *t, pid_t pid);
 unsigned long cli_live_map_size(bool several, bool full);
 /* Dies with a one-line error if a map of n entries would not fit in the memory there is. */
 void cli_check_max_objects(unsigned long n);
-/* Dies unless we may use BPF and uprobes (root, or CAP_SYS_ADMIN). */
+/* Dies unless we may use BPF and uprobes (root, or CAP_SYS_ADMIN): before anything is open. */
 void cli_check_bpf_privileges(void);
+/* The same, said without dying: 0, or 1 (the exit status) with what is missing said. */
+int cli_need_bpf_privileges(void);
 bool cli_have_bpf_privileges(void);
 
 #include <sys/types.h>
 struct outfile;
-/* -p of a thread means its process: says so with -v and returns the process. */
-pid_t cli_process_of(pid_t pid);
 /*
  * Opens where the report goes (NULL: standard output) before any work, so a
- * bad path fails at once; the file is replaced only when complete.  An
- * error exit removes the unfinished one.
+ * bad path fails at once (it dies then: nothing else is open yet); the file
+ * is replaced only when complete.  On an error, outfile_abort removes the
+ * unfinished one.
  */
 void cli_output_open(struct outfile *o, const char *path);
-/* Commits the report; dies with a one-line error if it could not be written. */
-void cli_output_commit(struct outfile *o);
+/* Commits the report: 0, or 1 (the exit status) with its one-line error said. */
+int cli_output_commit(struct outfile *o);
 /* Merge and fleet: a model written as text, json, pprof or folded stacks (the summary's). */
 enum { MODEL_TEXT, MODEL_JSON, MODEL_PPROF, MODEL_FOLDED };
 struct model_view;

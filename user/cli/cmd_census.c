@@ -9,12 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include "census_model.h"
 #include "cli.h"
-#include "layout_report.h"
 #include "diag.h"
 #include "outfile.h"
-#include "ruby_target.h"
+#include "targets.h"
 #include "writers.h"
 
 static struct census_args {
@@ -72,57 +70,27 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* Takes the census of one target and fills r with it. */
-static void take_census(struct ruby_target *t, struct report *r)
-{
-	const struct ruby_layout *hl = &t->layout;
-	struct class_namer namer;
-	struct census c = {};
-	char err[RBM_ERR_LEN];
-	int ret;
-
-	if (cli_heap_open(t, &namer, err, sizeof(err)))
-		rbm_die("%s", err);
-	ret = census_take(&c, t->pid, hl, t->objspace, false, err, sizeof(err));
-	if (ret == -ESRCH)
-		rbm_die("PID %d exited", t->pid);
-	if (ret == -EPERM || ret == -EACCES)
-		rbm_die(
-		    "not enough privileges to read PID %d (run as root, or with CAP_SYS_PTRACE)",
-		    t->pid);
-	if (ret)
-		rbm_die("cannot read the heap of PID %d: %s", t->pid, err);
-	rbm_info("census: %lu pages, %lu slots in %.1f ms (%.1f ms of CPU, %u walkers, %.1f ms "
-		 "reading the target)",
-		 (unsigned long) c.pages, (unsigned long) c.slots, c.seconds * 1e3,
-		 c.cpu_seconds * 1e3, c.walkers, c.read_seconds * 1e3);
-	r->pid = t->pid;
-	r->census_only = true;
-	r->exit_status = -1;
-	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", t->version);
-	layout_to_report(t, &r->layout);
-	if (census_to_report(&c, &namer, r, CENSUS_AT_END, NULL, NULL))
-		rbm_die("out of memory");
-	caps_read(t->pid, &r->caps); /* after the naming: a name cut is counted there */
-	report_finish(r);
-	census_free(&c);
-	class_namer_free(&namer);
-}
-
 int cmd_census(int argc, char **argv)
 {
 	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
 	struct ruby_target target = {};
 	struct report report = {};
+	char err[RBM_ERR_LEN];
 	struct outfile of;
 	FILE *out;
+	int status;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
 	cli_output_open(&of, args.output);
 	out = outfile_stream(&of);
-	cli_memory_target_open(&target, cli_process_of(args.pid));
-	take_census(&target, &report);
+	if (target_memory_open(&target, target_process_of(args.pid), err, sizeof(err)) ||
+	    target_census(&target, &report, err, sizeof(err))) {
+		outfile_abort(&of);
+		report_free(&report);
+		rbm_error("%s", err);
+		return 1;
+	}
 	if (rbm_verbose) {
 		struct rusage ru;
 
@@ -133,7 +101,7 @@ int cmd_census(int argc, char **argv)
 		report_write_census_json(out, &report);
 	else
 		report_write_census_text(out, &report, args.top);
-	cli_output_commit(&of);
+	status = cli_output_commit(&of);
 	report_free(&report);
-	return 0;
+	return status;
 }

@@ -159,6 +159,7 @@ struct job {
 static struct job *jobs;
 static size_t njobs;
 static volatile sig_atomic_t stop_requested;
+static bool run_failed; /* an error (said) ends the run: every ssh is killed and reaped */
 
 static void on_signal(int sig)
 {
@@ -199,17 +200,22 @@ static void exec_ssh(const struct job *j, const char *command)
 	_exit(FLEET_EXIT_NO_SSH);
 }
 
-static void start(struct job *j, const char *command)
+/* 0, or -1 with the error said (what it made is closed). */
+static int start(struct job *j, const char *command)
 {
-	int out[2], err[2];
+	int out[2] = {-1, -1}, err[2] = {-1, -1};
 
-	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
-		rbm_die("pipe: %s", strerror(errno));
+	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+		rbm_error("pipe: %s", strerror(errno));
+		goto fail;
+	}
 	rbm_info("%s: ssh%s%s %s %s", j->host.name, j->host.port[0] ? " -p " : "", j->host.port,
 		 j->host.dest, command);
 	j->pid = fork();
-	if (j->pid < 0)
-		rbm_die("fork: %s", strerror(errno));
+	if (j->pid < 0) {
+		rbm_error("fork: %s", strerror(errno));
+		goto fail;
+	}
 	if (j->pid == 0) {
 		/* Its own group: Ctrl-C reaches us, and we end ssh and all it started. */
 		setpgid(0, 0);
@@ -226,6 +232,15 @@ static void start(struct job *j, const char *command)
 	j->err_fd = err[0];
 	j->started = now_seconds();
 	j->running = true;
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (err[i] >= 0)
+			close(err[i]);
+	}
+	return -1;
 }
 
 static void terminate(struct job *j)
@@ -236,15 +251,25 @@ static void terminate(struct job *j)
 	j->kill_at = now_seconds() + 2;
 }
 
-/* rbm_die's hook: no ssh outlives us. */
-static void kill_all(void *ctx)
+/* After an error: no ssh outlives us. */
+static void kill_all(void)
 {
 	size_t i;
 
-	(void)ctx;
-	for (i = 0; i < njobs; i++)
-		if (jobs[i].running)
-			kill(-jobs[i].pid, SIGKILL);
+	for (i = 0; i < njobs; i++) {
+		struct job *j = &jobs[i];
+
+		if (!j->running)
+			continue;
+		kill(-j->pid, SIGKILL);
+		waitpid(j->pid, NULL, 0);
+		if (j->out_fd >= 0)
+			close(j->out_fd);
+		if (j->err_fd >= 0)
+			close(j->err_fd);
+		j->out_fd = j->err_fd = -1;
+		j->running = false;
+	}
 }
 
 static void read_out(struct job *j)
@@ -255,8 +280,11 @@ static void read_out(struct job *j)
 		size_t cap = j->out_cap ? j->out_cap * 2 : 65536;
 		char *bigger = realloc(j->out, cap + 1);
 
-		if (!bigger)
-			rbm_die("out of memory reading %s's report", j->host.name);
+		if (!bigger) {
+			rbm_error("out of memory reading %s's report", j->host.name);
+			run_failed = true;
+			return;
+		}
 		j->out = bigger;
 		j->out_cap = cap;
 	}
@@ -431,8 +459,10 @@ static void collect(struct job *j, struct model *m, struct host_failures *failed
 	fleet_failure_reason(&o, reason, sizeof(reason));
 failed:
 	rbm_warn("%s: %s", j->host.name, reason);
-	if (host_failures_add(failed, j->host.name, reason))
-		rbm_die("out of memory");
+	if (host_failures_add(failed, j->host.name, reason)) {
+		rbm_error("out of memory");
+		run_failed = true;
+	}
 }
 
 /* Ready for another ssh: what the previous one printed and how it ended go. */
@@ -447,27 +477,36 @@ static void job_reset(struct job *j, double timeout)
 	j->timeout = timeout;
 }
 
-/* Runs command on every host not ruled out, --parallel at a time, until each ended. */
-static void run_all(const char *command, double timeout)
+/*
+ * Runs command on every host not ruled out, --parallel at a time, until
+ * each ended.  0, or -1 after an error (said), every ssh killed and reaped.
+ */
+static int run_all(const char *command, double timeout)
 {
 	size_t next = 0, nrunning = 0;
 
-	while (next < njobs || nrunning) {
+	while ((next < njobs || nrunning) && !run_failed) {
 		while (!stop_requested && next < njobs && nrunning < args.parallel) {
 			struct job *j = &jobs[next++];
 
 			if (j->not_traced[0])
 				continue;
 			job_reset(j, timeout);
-			start(j, command);
+			if (start(j, command)) {
+				run_failed = true;
+				break;
+			}
 			nrunning++;
 		}
 		if (stop_requested && next < njobs) /* never started: interrupted too */
 			for (; next < njobs; next++)
 				jobs[next].interrupted = jobs[next].done = true;
-		if (nrunning)
+		if (nrunning && !run_failed)
 			step(&nrunning);
 	}
+	if (run_failed)
+		kill_all();
+	return run_failed ? -1 : 0;
 }
 
 int cmd_fleet(int argc, char **argv)
@@ -477,7 +516,7 @@ int cmd_fleet(int argc, char **argv)
 	struct fleet_host *hosts;
 	struct model model = {};
 	struct model_view view;
-	struct report summary;
+	struct report summary = {};
 	const char *bad;
 	char *command, *version_command;
 	int i, status;
@@ -507,33 +546,41 @@ int cmd_fleet(int argc, char **argv)
 	command = fleet_remote_command(args.remote_path, args.trace, args.ntrace);
 	version_command = fleet_version_command(args.remote_path);
 	if (!jobs || !command || !version_command)
-		rbm_die("out of memory");
+		rbm_die("out of memory"); /* before any ssh */
 	for (i = 0; (size_t)i < njobs; i++) {
 		jobs[i].host = hosts[i];
 		jobs[i].out_fd = jobs[i].err_fd = -1;
 	}
 	free(hosts);
-	rbm_on_die(kill_all, NULL);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
-	run_all(version_command,
-		args.timeout < VERSION_CHECK_TIMEOUT ? args.timeout : VERSION_CHECK_TIMEOUT);
-	rule_out_incompatible();
-	run_all(command, args.timeout);
-	for (i = 0; (size_t)i < njobs; i++)
+	status = run_all(version_command, args.timeout < VERSION_CHECK_TIMEOUT
+						  ? args.timeout
+						  : VERSION_CHECK_TIMEOUT);
+	if (!status) {
+		rule_out_incompatible();
+		status = run_all(command, args.timeout);
+	}
+	for (i = 0; !status && (size_t)i < njobs && !run_failed; i++)
 		collect(&jobs[i], &model, &failed);
-	rbm_on_die(NULL, NULL);
-	if (model_summary(&model, &summary))
-		rbm_die("out of memory merging the reports");
-	view = (struct model_view){.model = &model, .summary = &summary, .failed = failed.v,
-				   .nfailed = failed.n, .with_failures = true};
-	status = cli_write_model(&view, args.format, args.output, &args.topts);
-	if (status || !model.nprocs)
+	if (!status && !run_failed && model_summary(&model, &summary)) {
+		rbm_error("out of memory merging the reports");
+		run_failed = true;
+	}
+	if (status || run_failed) {
 		status = 1;
-	else if (failed.n)
-		status = EXIT_SOME_FAILED;
+	} else {
+		view = (struct model_view){.model = &model, .summary = &summary,
+					   .failed = failed.v, .nfailed = failed.n,
+					   .with_failures = true};
+		status = cli_write_model(&view, args.format, args.output, &args.topts);
+		if (status || !model.nprocs)
+			status = 1;
+		else if (failed.n)
+			status = EXIT_SOME_FAILED;
+	}
 	for (i = 0; (size_t)i < njobs; i++)
 		free(jobs[i].out);
 	free(jobs);

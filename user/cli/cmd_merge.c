@@ -104,7 +104,7 @@ static int merge_why(void)
 {
 	struct why_report sum = {0};
 	struct outfile of;
-	int i, skipped = 0;
+	int i, skipped = 0, status = 0;
 	char err[512];
 	FILE *out;
 
@@ -132,12 +132,17 @@ static int merge_why(void)
 	else if (args.format == MODEL_FOLDED)
 		why_write_folded(out, &sum);
 	else if (args.format == MODEL_PPROF && why_write_pprof(out, &sum))
-		rbm_die("cannot write the pprof profile");
+		status = 1;
 	else if (args.format == MODEL_TEXT)
 		why_write_text(out, &sum, args.topts.top_stacks);
-	cli_output_commit(&of);
+	if (status) {
+		outfile_abort(&of);
+		rbm_error("cannot write the pprof profile");
+	} else {
+		status = cli_output_commit(&of);
+	}
 	why_free(&sum);
-	return skipped ? EXIT_SKIPPED : 0;
+	return status ? 1 : skipped ? EXIT_SKIPPED : 0;
 }
 
 int cmd_merge(int argc, char **argv)

@@ -3,7 +3,7 @@
  * rbmemtrace serve: continuous heap profiles of running Ruby processes,
  * served as Go's net/http/pprof serves /debug/pprof/heap, for the
  * profiling servers that scrape such endpoints (Pyroscope through Alloy's
- * pyroscope.scrape, Parca).  The trace is trace --every's (periodic.c);
+ * pyroscope.scrape, Parca).  The trace is trace --every's (engine/periodic.c);
  * each period's profile of each process, and of all of them, is handed to
  * the HTTP server (output/http_server.c), which answers on its own thread.
  * A fresh profile (?seconds=N) is made here, on the loop's thread: a report
@@ -451,9 +451,10 @@ int cmd_serve(int argc, char **argv)
 	struct periodic_sink sink = {.publish = publish, .gone = gone, .turn = turn};
 	struct sockaddr_storage ss;
 	socklen_t sslen;
-	char err[512], bound[96];
+	char err[RBM_ERR_LEN], bound[96];
 	bool loopback;
 	size_t i;
+	int ret;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
@@ -471,22 +472,33 @@ int cmd_serve(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	periodic_attach(&p, &args.mo, args.every, true, true, &sink);
-	if (http_server_start(sv.http, err, sizeof(err)))
-		rbm_die("%s", err);
-	publish_all(&p);
-	fprintf(stderr, "rbmemtrace: serving http://%s/debug/pprof/heap (a profile every %g s)\n",
-		bound, args.every);
-	periodic_loop(&p, &stop_requested);
+	if (periodic_attach(&p, &args.mo, args.every, true, true, &sink, err, sizeof(err))) {
+		rbm_error("%s", err);
+		http_server_stop(sv.http);
+		return 1;
+	}
+	ret = http_server_start(sv.http, err, sizeof(err));
+	if (!ret) {
+		publish_all(&p);
+		fprintf(stderr,
+			"rbmemtrace: serving http://%s/debug/pprof/heap (a profile every %g s)\n",
+			bound, args.every);
+		ret = periodic_loop(&p, &stop_requested, err, sizeof(err));
+	}
+	if (ret)
+		rbm_error("%s", err);
 	for (i = 0; i < MAX_PENDING; i++)
 		if (sv.pending[i]) {
 			answer_line(sv.pending[i]->want.id, 503, "rbmemtrace is stopping");
 			free_pending(sv.pending[i]);
 			sv.pending[i] = NULL;
 		}
-	say_stats();
+	if (!ret)
+		say_stats();
 	http_server_stop(sv.http);
 	periodic_close(&p);
+	if (ret)
+		return 1;
 	/* The GC probes' breakpoints go with the last reference to their links (session_finish). */
 	fprintf(stderr, "rbmemtrace: stopped serving; every probe is detached as rbmemtrace "
 			"exits\n");

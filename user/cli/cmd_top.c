@@ -9,10 +9,10 @@
 #define _GNU_SOURCE
 #include <argp.h>
 #include <curses.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +22,10 @@
 #include "cli.h"
 #include "clock.h"
 #include "diag.h"
-#include "proc_info.h"
+#include "targets.h"
 #include "top_collect.h"
 #include "top_out.h"
+#include "why_model.h"
 
 static struct top_args {
 	pid_t pids[TOP_MAX_PROCS];
@@ -174,47 +175,42 @@ static struct top_model model;
 static struct top_collector collector;
 static struct top_view view;
 static struct top_ui ui;
+/* The error that ends top (said once the terminal is restored): -errno, and its line. */
+static int failed;
+static char failure[RBM_ERR_LEN];
 
-static void find_targets(void)
+static int find_targets(void)
 {
-	int i;
+	int i, ret = 0;
 
-	for (i = 0; i < args.npids; i++)
-		top_collect_add(&collector, &model, cli_process_of(args.pids[i]), false);
-	if (args.match) {
-		pid_t pids[TOP_MAX_PROCS];
-		regex_t re;
-		size_t n, j;
-
-		if (regcomp(&re, args.match, REG_EXTENDED | REG_NOSUB))
-			rbm_die("invalid --match: %s (an extended regular expression)", args.match);
-		n = ruby_find_processes(&re, getpid(), RUBY_NEED_MEMORY, pids,
-				     TOP_MAX_PROCS - collector.ntargets);
-		regfree(&re);
-		if (!n && !collector.ntargets)
-			rbm_die("no Ruby process matches %s", args.match);
-		for (j = 0; j < n; j++)
-			top_collect_add(&collector, &model, pids[j], true);
-		if (!collector.ntargets)
-			rbm_die("no Ruby process that matches %s can be read", args.match);
-	}
+	for (i = 0; i < args.npids && !ret; i++)
+		ret = top_collect_add(&collector, &model, target_process_of(args.pids[i]), false,
+				      failure, sizeof(failure));
+	if (!ret && args.match)
+		ret = top_collect_match(&collector, &model, args.match, failure, sizeof(failure));
+	return failed = ret;
 }
 
-static void rebuild_view(void)
+static int rebuild_view(void)
 {
-	if (top_view_build(&model, &view, ui.summed, ui.sort, ui.filter))
-		rbm_die("out of memory");
+	if (top_view_build(&model, &view, ui.summed, ui.sort, ui.filter)) {
+		snprintf(failure, sizeof(failure), "out of memory");
+		return failed = -ENOMEM;
+	}
+	return 0;
 }
 
 /* Sessions need polling between refreshes: sleep in steps they ask for. */
-static void wait_polling(double until)
+static int wait_polling(double until)
 {
 	for (;;) {
 		double now = now_seconds(), wait;
 
 		if (now >= until || stop_requested)
-			return;
-		wait = top_collect_poll(&collector, now, until - now);
+			return 0;
+		wait = until - now;
+		if ((failed = top_collect_poll(&collector, now, &wait, failure, sizeof(failure))))
+			return failed;
 		if (wait > 0)
 			usleep(wait * 1e6);
 	}
@@ -226,19 +222,24 @@ static int run_batch(void)
 	double next = now_seconds();
 
 	for (frame = 0; !args.count || frame < args.count; frame++) {
-		if (frame)
-			wait_polling(next);
+		if (frame && wait_polling(next))
+			return failed;
 		if (stop_requested)
 			break;
 		next += args.interval;
-		top_collect_refresh(&collector, &model, now_seconds());
-		rebuild_view();
+		if ((failed = top_collect_refresh(&collector, &model, now_seconds(), failure,
+						  sizeof(failure))) ||
+		    rebuild_view())
+			return failed;
 		if (args.json)
 			top_write_json_frame(stdout, &model, &view, &ui);
 		else
 			top_write_text_frame(stdout, &model, &view, &ui, args.rows);
-		if (ferror(stdout))
-			rbm_die("cannot write the frames to standard output");
+		if (ferror(stdout)) {
+			snprintf(failure, sizeof(failure),
+				 "cannot write the frames to standard output");
+			return failed = -EIO;
+		}
 	}
 	return 0;
 }
@@ -274,12 +275,6 @@ static void screen_down(void *ctx)
 	}
 }
 
-static void die_hook(void *ctx)
-{
-	(void) ctx;
-	screen_down((void *) 1);
-}
-
 static void say(double seconds, const char *msg)
 {
 	snprintf(ui.message, sizeof(ui.message), "%s", msg);
@@ -313,15 +308,18 @@ static void show_new_stderr(void)
 	say(5, line);
 }
 
-static void screen_open(void)
+static int screen_open(void)
 {
 	stderr_file = memfd_create("rbmemtrace-stderr", MFD_CLOEXEC);
 	saved_stderr = dup(STDERR_FILENO);
-	if (stderr_file < 0 || saved_stderr < 0)
-		rbm_die("cannot set the terminal up: %m");
+	if (stderr_file < 0 || saved_stderr < 0) {
+		failed = -errno;
+		snprintf(failure, sizeof(failure), "cannot set the terminal up: %s", strerror(-failed));
+		screen_down(NULL); /* what was set up of it */
+		return failed;
+	}
 	fflush(stderr);
 	dup2(stderr_file, STDERR_FILENO);
-	rbm_on_die(die_hook, NULL);
 	initscr();
 	screen_up = true;
 	cbreak();
@@ -329,6 +327,7 @@ static void screen_open(void)
 	keypad(stdscr, TRUE);
 	curs_set(0);
 	set_escdelay(25);
+	return 0;
 }
 
 /* Opens the drill-down of the selected row, starting its sampled windows. */
@@ -346,7 +345,32 @@ static void open_drill(void)
 		say(5, "sites need BPF: run as root or with CAP_SYS_ADMIN (Esc: back)");
 		return;
 	}
-	top_collect_sample(&collector, &model, row->pid);
+	failed = top_collect_sample(&collector, &model, row->pid, failure, sizeof(failure));
+}
+
+/* Key w: the drilled class's top retainer paths, read now, into the drill-down's why lines. */
+static void read_why(void)
+{
+	struct why_report why = {0};
+	double t0 = now_seconds();
+	char err[512];
+	pid_t pid = 0;
+	int ret;
+
+	snprintf(ui.why_class, sizeof(ui.why_class), "%s", ui.drill_name);
+	ui.nwhy = 0;
+	ret = top_collect_why(&collector, ui.drill_pid, ui.drill_name, &why, &pid, err,
+			      sizeof(err));
+	if (ret == -ESRCH)
+		snprintf(ui.why_status, sizeof(ui.why_status), "(its process is gone)");
+	else if (ret)
+		snprintf(ui.why_status, sizeof(ui.why_status), "(not read: %.200s)", err);
+	if (ret) {
+		why_free(&why);
+		return;
+	}
+	top_ui_set_why(&ui, &why, pid, now_seconds() - t0);
+	why_free(&why);
 }
 
 static void move_selection(long delta)
@@ -360,7 +384,7 @@ static void move_selection(long delta)
 	ui.selected = s;
 }
 
-/* One key; false when it asks to quit. */
+/* One key; false when it asks to quit (or what it did failed). */
 static bool handle_key(int ch)
 {
 	static const char sort_keys[TOP_NSORTS] = {
@@ -435,7 +459,7 @@ static bool handle_key(int ch)
 	case 'W':
 		if (ui.drill) {
 			say(2, "reading who holds it...");
-			top_collect_why(&collector, ui.drill_pid, &ui);
+			read_why();
 		}
 		break;
 	case '\n':
@@ -467,7 +491,7 @@ static bool handle_key(int ch)
 	default:
 		break;
 	}
-	return true;
+	return !failed;
 }
 
 /* The drill-down's report: the row's process, or the first that samples when summed. */
@@ -480,7 +504,8 @@ static int run_screen(void)
 {
 	double next = now_seconds();
 
-	screen_open();
+	if (screen_open())
+		return failed;
 	for (;;) {
 		double now = now_seconds(), wait;
 		int ch;
@@ -488,10 +513,13 @@ static int run_screen(void)
 		if (stop_requested)
 			break;
 		if (!ui.paused && now >= next) {
-			top_collect_refresh(&collector, &model, now);
+			if ((failed = top_collect_refresh(&collector, &model, now, failure,
+							  sizeof(failure))))
+				break;
 			next = now + args.interval;
 		}
-		rebuild_view();
+		if (rebuild_view())
+			break;
 		show_new_stderr();
 		if (now >= ui.message_until)
 			ui.message[0] = 0;
@@ -500,29 +528,31 @@ static int run_screen(void)
 		wait = ui.paused ? 1 : next - now;
 		if (ui.message[0] && ui.message_until - now < wait)
 			wait = ui.message_until - now; /* then the bar shows the keys again */
-		wait = top_collect_poll(&collector, now, wait);
+		if ((failed = top_collect_poll(&collector, now, &wait, failure, sizeof(failure))))
+			break;
 		timeout(wait > 0 ? (int) (wait * 1000) + 1 : 0);
 		ch = getch();
 		while (ch != ERR) {
 			if (ch == KEY_RESIZE) {
 				clearok(stdscr, TRUE);
 			} else if (!handle_key(ch)) {
-				screen_down(NULL);
-				return 0;
+				break;
 			}
 			timeout(0);
 			ch = getch();
 		}
+		if (ch != ERR)
+			break; /* q, or a key whose work failed */
 	}
-	screen_down(NULL);
-	return 0;
+	/* After an error, everything written meanwhile is shown again, and then the error. */
+	screen_down(failed ? (void *) 1 : NULL);
+	return failed;
 }
 
 int cmd_top(int argc, char **argv)
 {
 	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
 	struct sigaction sa = {.sa_handler = on_signal};
-	int status;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
@@ -535,7 +565,12 @@ int cmd_top(int argc, char **argv)
 	top_model_init(&model);
 	collector.max_overhead = args.max_overhead;
 	collector.depth = args.depth;
-	find_targets();
+	if (find_targets()) {
+		rbm_error("%s", failure);
+		top_collect_free(&collector);
+		top_model_free(&model);
+		return 1;
+	}
 	/* Each drill-down session preallocates its map: several take a smaller one each. */
 	collector.max_objects = args.max_objects ?: cli_live_map_size(args.npids > 1 || args.match,
 								      false);
@@ -543,14 +578,20 @@ int cmd_top(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (args.sites) {
-		if (!cli_have_bpf_privileges())
-			rbm_die("--sites needs BPF: run as root, or with CAP_SYS_ADMIN");
-		top_collect_sample(&collector, &model, 0);
+	if (args.sites && !cli_have_bpf_privileges()) {
+		snprintf(failure, sizeof(failure),
+			 "--sites needs BPF: run as root, or with CAP_SYS_ADMIN");
+		failed = -EPERM;
+	} else if (args.sites) {
+		failed = top_collect_sample(&collector, &model, 0, failure, sizeof(failure));
 	}
-	status = args.batch ? run_batch() : run_screen();
+	if (!failed)
+		failed = args.batch ? run_batch() : run_screen();
+	/* The terminal is restored by now: the error comes after what was written meanwhile. */
+	if (failed)
+		rbm_error("%s", failure);
 	top_collect_free(&collector);
 	top_view_free(&view);
 	top_model_free(&model);
-	return status;
+	return failed ? 1 : 0;
 }

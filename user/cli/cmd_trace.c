@@ -13,11 +13,12 @@
 #include "cli.h"
 #include "diag.h"
 #include "outfile.h"
+#include "targets.h"
 #include "rbmemtrace.h"
 #include "session.h"
 #include "trace_every.h"
 #include "trace_many.h"
-#include "why_select.h"
+#include "trace_one.h"
 #include "writers.h"
 
 enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
@@ -322,43 +323,8 @@ static void warn_unmatched_classes(const struct report *r)
 	}
 }
 
-/*
- * Each leak suspect's top retainer path, read by `why` from the target the
- * trace leaves running: who holds what it keeps.  Said, never fatal: a
- * Ruby whose refs layout cannot be proved has its report without them.
- */
-static void add_retainers(struct session *s, struct report *r)
-{
-	const char *classes[MAX_SUSPECTS];
-	struct why_report why = {0};
-	char err[512], line[2048];
-	size_t i, j;
-
-	for (i = 0; i < r->nsuspects; i++)
-		classes[i] = r->suspects[i].class_name;
-	if (why_top_paths(&s->target, classes, r->nsuspects, &why, err, sizeof(err))) {
-		rbm_warn("no retainer paths for the leak suspects: %s", err);
-		why_free(&why);
-		return;
-	}
-	for (i = 0; i < why.ntargets; i++) {
-		const struct why_target *t = &why.targets[i];
-
-		if (!t->npaths)
-			continue;
-		why_path_line(&t->paths[0], line, sizeof(line));
-		for (j = 0; j < r->nsuspects; j++)
-			if (!strcmp(r->suspects[j].class_name, t->class_name))
-				break;
-		if (j < r->nsuspects &&
-		    report_add_retainer(r, t->class_name, t->paths[0].root_kind, line,
-					t->paths[0].count, t->count))
-			rbm_die("out of memory");
-	}
-	why_free(&why);
-}
-
-static void write_report(FILE *out, struct report *r)
+/* 0, or -errno when the pprof profile could not be made. */
+static int write_report(FILE *out, struct report *r)
 {
 	struct text_options topts = {.top = args.top, .top_stacks = args.paths,
 				     .tree = args.tree, .tree_callee = args.tree_callee, .prune = args.prune};
@@ -368,14 +334,14 @@ static void write_report(FILE *out, struct report *r)
 		struct model m = {.procs = &one, .nprocs = 1, .cap = 1};
 		struct model_view v = {.model = &m, .summary = r};
 
-		if (model_write_pprof(out, &v))
-			rbm_die("cannot write the pprof profile");
+		return model_write_pprof(out, &v) ? -EIO : 0;
 	} else if (args.format == FORMAT_JSON)
 		report_write_json(out, r);
 	else if (args.format == FORMAT_FOLDED)
 		report_write_folded(out, r);
 	else
 		report_write_text(out, r, &topts);
+	return 0;
 }
 
 static void install_signals(void)
@@ -390,6 +356,7 @@ static void install_signals(void)
 static int trace_several(void)
 {
 	static struct many_options mo;
+	static struct many_output out;
 	static struct every_options eo;
 	static const int formats[] = {[FORMAT_TEXT] = MODEL_TEXT, [FORMAT_JSON] = MODEL_JSON,
 				      [FORMAT_FOLDED] = MODEL_FOLDED, [FORMAT_PPROF] = MODEL_PPROF};
@@ -399,20 +366,20 @@ static int trace_several(void)
 	mo.npids = args.npids;
 	mo.all = args.all;
 	mo.match = args.match;
-	mo.format = formats[args.format];
-	mo.output = args.output;
-	mo.text = (struct text_options){.top = args.top, .top_stacks = args.paths,
+	out.format = formats[args.format];
+	out.output = args.output;
+	out.text = (struct text_options){.top = args.top, .top_stacks = args.paths,
 					.tree = args.tree, .tree_callee = args.tree_callee, .prune = args.prune};
 	if (args.every) {
 		eo = (struct every_options){
 		    .every = args.every, .keep = args.keep, .pattern = args.output};
-		mo.output = NULL;
+		out.output = NULL;
 		trace_every_check(&mo, &eo);
 		install_signals();
-		return trace_every(&mo, &eo, &stop_requested);
+		return trace_every(&mo, &out, &eo, &stop_requested);
 	}
 	install_signals();
-	return trace_many(&mo, &stop_requested);
+	return trace_many(&mo, &out, &stop_requested);
 }
 
 int cmd_trace(int argc, char **argv)
@@ -432,45 +399,48 @@ int cmd_trace(int argc, char **argv)
 	if (args.format == FORMAT_PPROF && !args.output && isatty(STDOUT_FILENO))
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");
 	if (args.trace.pid)
-		args.trace.pid = cli_process_of(args.trace.pid);
+		args.trace.pid = target_process_of(args.trace.pid);
 	cli_output_open(&out, args.output);
 	install_signals();
 
-	if (session_open(&s, &args.trace, err, sizeof(err)))
-		rbm_die("%s", err);
+	if (trace_one_open(&s, &args.trace, err, sizeof(err))) {
+		outfile_abort(&out);
+		rbm_error("%s", err);
+		return 1;
+	}
 	if (args.trace.empty_probes) {
-		status = session_run_empty_probes(&s, &stop_requested, err, sizeof(err));
+		/* Its probes are off when it returns; an error leaves the session to close. */
+		status = trace_one_empty_probes(&s, &stop_requested, err, sizeof(err));
 		if (status < 0) {
-			session_close(&s);
-			rbm_die("%s", err);
+			rbm_error("%s", err);
+			trace_one_close(&s);
 		}
 		outfile_abort(&out);
-		return status;
+		return status < 0 ? 1 : status;
 	}
 	if (s.launched)
 		launched_child = s.target.pid;
-	if (session_start(&s, err, sizeof(err))) {
-		session_close(&s); /* a launched command still held is killed */
-		rbm_die("%s", err);
-	}
-	if (session_run(&s, &stop_requested)) {
-		snprintf(err, sizeof(err), "%s", s.error);
-		session_close(&s);
-		rbm_die("%s", err);
-	}
+	/* Closing the session on an error kills a launched command still held. */
+	if (trace_one_run(&s, &stop_requested, err, sizeof(err)))
+		goto fail;
 	if (forwarded)
 		fprintf(stderr, "rbmemtrace: passed signal %d on to PID %d\n", forwarded,
 			s.target.pid);
-	session_finish(&s);
-	if (session_report(&s, &report))
-		rbm_die("out of memory building the report");
-	if (!s.launched && !s.target_exited && report.nsuspects && !args.no_why)
-		add_retainers(&s, &report);
+	if (trace_one_report(&s, !args.no_why, &report, err, sizeof(err)))
+		goto fail;
 	warn_unmatched_classes(&report);
-	write_report(outfile_stream(&out), &report);
-	cli_output_commit(&out);
-	status = session_exit_status(&s);
+	if (write_report(outfile_stream(&out), &report)) {
+		snprintf(err, sizeof(err), "cannot write the pprof profile");
+		goto fail;
+	}
+	status = cli_output_commit(&out) ?: trace_one_exit_status(&s);
 	report_free(&report);
-	session_close(&s);
+	trace_one_close(&s);
 	return status;
+fail:
+	outfile_abort(&out);
+	rbm_error("%s", err);
+	report_free(&report);
+	trace_one_close(&s);
+	return 1;
 }

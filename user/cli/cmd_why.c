@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "outfile.h"
+#include "targets.h"
 #include "refgraph.h"
 #include "report.h"
 #include "retainers.h"
@@ -170,11 +171,18 @@ int cmd_why(int argc, char **argv)
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");
 	cli_output_open(&of, args.output);
 	out = outfile_stream(&of);
-	cli_memory_target_open(&target, cli_process_of(args.pid));
-	if (why_context_open(&ctx, &target, err, sizeof(err)))
-		rbm_die("%s", err);
-	if (!args.sel.nclasses && !args.sel.from)
-		cli_check_bpf_privileges(); /* a sampled trace finds what to explain */
+	if (target_memory_open(&target, target_process_of(args.pid), err, sizeof(err)) ||
+	    why_context_open(&ctx, &target, err, sizeof(err))) {
+		outfile_abort(&of);
+		rbm_error("%s", err);
+		return 1;
+	}
+	/* A sampled trace finds what to explain. */
+	if (!args.sel.nclasses && !args.sel.from && cli_need_bpf_privileges()) {
+		outfile_abort(&of);
+		why_context_close(&ctx);
+		return 1;
+	}
 	install_signals();
 	ret = why_select(&ctx, &args.sel, args.duration, &stop_requested);
 	/* past the trace, a signal ends rbmemtrace (a frozen target is let go first) */
@@ -182,8 +190,13 @@ int cmd_why(int argc, char **argv)
 	signal(SIGTERM, SIG_DFL);
 	if (!ret)
 		ret = why_run(&ctx, args.freeze_ms, &report);
-	if (ret)
-		rbm_die("%s", ctx.err);
+	if (ret) {
+		outfile_abort(&of);
+		rbm_error("%s", ctx.err);
+		why_free(&report);
+		why_context_close(&ctx);
+		return 1;
+	}
 	why_finish(&report);
 	if (rbm_verbose) {
 		struct rusage ru;
@@ -199,15 +212,20 @@ int cmd_why(int argc, char **argv)
 		why_write_folded(out, &report);
 		break;
 	case WHY_PPROF:
-		if (why_write_pprof(out, &report))
-			rbm_die("cannot write the pprof profile");
+		ret = why_write_pprof(out, &report);
 		break;
 	default:
 		why_write_text(out, &report, args.paths);
 		break;
 	}
-	cli_output_commit(&of);
+	if (ret) {
+		outfile_abort(&of);
+		rbm_error("cannot write the pprof profile");
+		ret = 1;
+	} else {
+		ret = cli_output_commit(&of);
+	}
 	why_free(&report);
 	why_context_close(&ctx);
-	return 0;
+	return ret;
 }

@@ -11,9 +11,6 @@
 #include "cli.h"
 #include "diag.h"
 #include "outfile.h"
-#include "procmaps.h"
-#include "classnames.h"
-#include "ruby_target.h"
 
 unsigned long cli_number(const char *arg, const char *what, unsigned long min, unsigned long max)
 {
@@ -58,27 +55,19 @@ bool cli_have_bpf_privileges(void)
 		have_capability(caps, CAP_SYS_ADMIN));
 }
 
+int cli_need_bpf_privileges(void)
+{
+	if (cli_have_bpf_privileges())
+		return 0;
+	rbm_error("not enough privileges: run as root, or with CAP_SYS_ADMIN "
+		  "(and CAP_SYS_PTRACE for another user's process)");
+	return 1;
+}
+
 void cli_check_bpf_privileges(void)
 {
-	if (!cli_have_bpf_privileges())
-		rbm_die("not enough privileges: run as root, or with CAP_SYS_ADMIN "
-			"(and CAP_SYS_PTRACE for another user's process)");
-}
-
-pid_t cli_process_of(pid_t pid)
-{
-	pid_t tgid = procmaps_thread_group(pid);
-
-	if (tgid > 0 && tgid != pid) {
-		rbm_info("%d is a thread of process %d: reading the process", pid, tgid);
-		return tgid;
-	}
-	return pid;
-}
-
-static void abort_output(void *ctx)
-{
-	outfile_abort(ctx);
+	if (cli_need_bpf_privileges())
+		exit(1);
 }
 
 void cli_output_open(struct outfile *o, const char *path)
@@ -87,16 +76,17 @@ void cli_output_open(struct outfile *o, const char *path)
 
 	if (outfile_open(o, path, err, sizeof(err)))
 		rbm_die("%s", err);
-	rbm_on_die(abort_output, o);
 }
 
-void cli_output_commit(struct outfile *o)
+int cli_output_commit(struct outfile *o)
 {
 	char err[PATH_MAX + 128];
 
-	rbm_on_die_remove(abort_output, o);
-	if (outfile_commit(o, err, sizeof(err)))
-		rbm_die("%s", err);
+	if (outfile_commit(o, err, sizeof(err))) {
+		rbm_error("%s", err);
+		return 1;
+	}
+	return 0;
 }
 
 bool cli_json_format(const char *arg)
@@ -106,30 +96,6 @@ bool cli_json_format(const char *arg)
 	if (strcmp(arg, "text") != 0)
 		rbm_die("invalid format: %s (expected text or json)", arg);
 	return false;
-}
-
-int cli_heap_open(struct ruby_target *t, struct class_namer *namer, char *err, size_t errlen)
-{
-	const unsigned int needs =
-	    PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_HEAP) | PROOF_BIT(PROOF_CLASSES);
-	uint64_t object;
-	int ret;
-
-	if (ruby_target_require(t, needs, needs, false, err, errlen))
-		return -ENOTSUP;
-	if ((ret = ruby_target_global(t, "rb_cObject", &object, err, errlen)))
-		return ret;
-	if ((ret = class_namer_init(namer, t->pid, &t->layout, object, err, errlen)))
-		return ret < 0 ? ret : -EINVAL;
-	return 0;
-}
-
-void cli_memory_target_open(struct ruby_target *t, pid_t pid)
-{
-	char err[RBM_ERR_LEN];
-
-	if (ruby_target_open(t, pid, RUBY_NEED_MEMORY, err, sizeof(err)))
-		rbm_die("%s", err);
 }
 
 unsigned long cli_live_map_size(bool several, bool full)

@@ -59,6 +59,5 @@ int cli_write_model(const struct model_view *v, int format, const char *path,
 		rbm_warn("cannot write %s: %s", path ? path : "the output", strerror(-err));
 		return err;
 	}
-	cli_output_commit(&of);
-	return 0;
+	return cli_output_commit(&of) ? -EIO : 0;
 }

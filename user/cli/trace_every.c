@@ -133,30 +133,45 @@ static void gone(void *ctx, struct periodic *p, size_t i, const struct report *l
 		last ? ": its last period's file stays" : " before its first period ended");
 }
 
-int trace_every(const struct many_options *mo, const struct every_options *eo,
-		volatile sig_atomic_t *stop)
+int trace_every(const struct many_options *mo, const struct many_output *out,
+		const struct every_options *eo, volatile sig_atomic_t *stop)
 {
 	static struct periodic p;
 	static struct files f;
 	struct periodic_sink sink = {.ctx = &f, .publish = publish, .gone = gone};
+	char err[RBM_ERR_LEN];
 	size_t i;
+	int ret;
 
 	f.eo = eo;
-	f.format = mo->format;
-	f.text = &mo->text;
+	f.format = out->format;
+	f.text = &out->text;
 	gethostname(f.host, sizeof(f.host) - 1);
 	for (i = 0; i < MANY_MAX; i++)
 		f.rings[i].keep = eo->keep;
-	periodic_run(&p, mo, eo->every, false, false, &sink, stop);
-	periodic_close(&p);
+	ret = periodic_attach(&p, mo, eo->every, false, false, &sink, err, sizeof(err));
+	if (!ret) {
+		ret = periodic_loop(&p, stop, err, sizeof(err));
+		if (ret)
+			rbm_error("%s", err);
+		periodic_close(&p);
+	} else {
+		rbm_error("%s", err);
+	}
 	for (i = 0; i < MANY_MAX; i++)
 		keep_ring_free(&f.rings[i]);
-	if (f.failed)
-		rbm_die("%lu of %lu period files could not be written (said above)", f.failed,
-			f.failed + f.written);
-	if (!f.written)
-		rbm_die("no period ended while the processes were traced: no file was written "
-			"(--every %g)",
-			eo->every);
+	if (ret)
+		return 1;
+	if (f.failed) {
+		rbm_error("%lu of %lu period files could not be written (said above)", f.failed,
+			  f.failed + f.written);
+		return 1;
+	}
+	if (!f.written) {
+		rbm_error("no period ended while the processes were traced: no file was written "
+			  "(--every %g)",
+			  eo->every);
+		return 1;
+	}
 	return 0;
 }

@@ -16,8 +16,8 @@ struct every_options {
  * with a one-line error otherwise.
  */
 void trace_every_check(const struct many_options *mo, const struct every_options *eo);
-/* Traces until stopped, writing each period's files; the exit status. */
-int trace_every(const struct many_options *mo, const struct every_options *eo,
-		volatile sig_atomic_t *stop);
+/* Traces until stopped, writing each period's files (out's format and text); the exit status. */
+int trace_every(const struct many_options *mo, const struct many_output *out,
+		const struct every_options *eo, volatile sig_atomic_t *stop);
 
 #endif

@@ -15,20 +15,18 @@ extern int rbm_verbose; /* -v given: explain what is found and attached */
 #define RBM_ERR_LEN (PATH_MAX + 1024)
 
 /*
- * Prints "rbmemtrace: <message>" and exits 1: for errors a user must act on.
- * For cli/ only (scripts/check-layers.sh): it lives here, below every layer,
- * because the hooks it runs (rbm_on_die) are registered from lower layers.
+ * Prints "rbmemtrace: <message>": an error a user must act on, said by cli/,
+ * which then closes what it opened and returns its exit status up to main.
+ */
+void rbm_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * rbm_error, then exit 1.  For cli/ alone (scripts/check-layers.sh), and
+ * only before anything is opened (an option that cannot be parsed, an
+ * output file that cannot be created): nothing is left to close then.
  */
 void rbm_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void rbm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Printed only with -v. */
 void rbm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/*
- * Run before rbm_die exits, last added first: a launched child must not
- * stay stopped, an output file must not be left half-written.
- */
-void rbm_on_die(void (*hook)(void *ctx), void *ctx);
-void rbm_on_die_remove(void (*hook)(void *ctx), void *ctx);
 
 #endif

@@ -3,7 +3,7 @@
  * The model behind `rbmemtrace top`: per process and class, the live
  * objects each refresh's heap census saw, kept over the last refreshes so
  * that a row can say how it changed since the baseline, how fast it grows
- * and what its trend looks like.  Pure data: the collector (cli/top_collect.c)
+ * and what its trend looks like.  Pure data: the collector (engine/top_collect.c)
  * fills it, the screen and the batch frames (output/top_*.c) only read it,
  * and the unit tests drive it without ncurses or a target.
  */

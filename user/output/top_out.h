@@ -54,6 +54,10 @@ void top_write_text_frame(FILE *out, const struct top_model *m, const struct top
 void top_write_json_frame(FILE *out, const struct top_model *m, const struct top_view *v,
 			  const struct top_ui *ui);
 
+struct why_report;
+/* Key w's answer in ui's why lines: why's top paths, read from pid in seconds. */
+void top_ui_set_why(struct top_ui *ui, const struct why_report *why, pid_t pid, double seconds);
+
 /* The full screen (ncurses; initscr done by the caller).  drill: the session's report or NULL. */
 void top_screen_draw(const struct top_model *m, const struct top_view *v, struct top_ui *ui,
 		     const struct report *drill);

@@ -12,6 +12,7 @@
 #include "sort.h"
 #include "escape.h"
 #include "top_out.h"
+#include "why_select.h"
 
 #define MAX_PROC_LINES 4
 
@@ -369,4 +370,25 @@ void top_screen_draw(const struct top_model *m, const struct top_view *v, struct
 				"Enter sites  s summed/per process  ? help");
 	}
 	refresh();
+}
+
+void top_ui_set_why(struct top_ui *ui, const struct why_report *why, pid_t pid, double seconds)
+{
+	size_t i;
+
+	ui->nwhy = 0;
+	for (i = 0; why->ntargets && i < why->targets[0].npaths && i < 3; i++) {
+		const struct why_path *p = &why->targets[0].paths[i];
+		char kind_line[600];
+
+		why_path_line(p, kind_line, sizeof(kind_line));
+		snprintf(ui->why_lines[i], sizeof(ui->why_lines[i]), "%s %.480s", p->root_kind,
+			 kind_line);
+		ui->why_counts[i] = p->count;
+		ui->nwhy++;
+	}
+	snprintf(ui->why_status, sizeof(ui->why_status),
+		 "PID %d: %" PRIu64 " live, %" PRIu64 " on no walked path; read in %.1f s", (int) pid,
+		 why->ntargets ? why->targets[0].count : 0,
+		 why->ntargets ? why->targets[0].unexplained : 0, seconds);
 }

@@ -199,7 +199,7 @@ int session_configure_stacks(struct session *s, char *err, size_t errlen);
 void session_quiet_libbpf(bool quiet);
 /* Why probes could not go on (the probes taken off), in words a user can act on: -errno. */
 int session_attach_error(struct session *s, int err, char *msg, size_t msglen);
-/* The launched child is let go (its hook removed) or, with kill_it, killed and reaped. */
+/* The launched child is let go or, with kill_it, killed and reaped. */
 void session_release_child(struct session *s, bool kill_it);
 /* A wait status as an exit status: the code, or 128 + the signal. */
 int session_decode_status(int status);

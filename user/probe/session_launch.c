@@ -19,22 +19,14 @@
 
 /*
  * A launched command that is still held or stopped must not outlive an
- * error: cli/'s own (rbm_die runs this hook), or the session's, whose
- * session_close kills and reaps it (session_release_child).
+ * error, the session's or cli/'s: session_close kills and reaps it, and
+ * cli/ closes its session on every path.
  */
-static void kill_held_child(void *ctx)
-{
-	struct session *s = ctx;
-
-	kill(s->target.pid, SIGKILL);
-}
-
 void session_release_child(struct session *s, bool kill_it)
 {
 	if (!s->child_held)
 		return;
 	s->child_held = false;
-	rbm_on_die_remove(kill_held_child, s);
 	if (kill_it) {
 		kill(s->target.pid, SIGKILL);
 		waitpid(s->target.pid, NULL, 0);
@@ -132,7 +124,6 @@ int session_start_command(struct session *s, char *msg, size_t msglen)
 	s->target.pid = pid;
 	s->launched = true;
 	s->child_held = true;
-	rbm_on_die(kill_held_child, s);
 	if (!direct) {
 		if ((ret = exec_watch_follow(pid, true))) {
 			close(release_fd);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The loop of a continuous trace: the sessions of trace_many.c polled as
+ * The loop of a continuous trace: the sessions of many.c polled as
  * ever, and at every period's end (start + k * every, the same moment for
  * every process) a report of each with a census taken then, its period
  * counted from the report before (period.c).  The sampling windows go on
@@ -50,8 +50,11 @@ static void take_period(struct periodic *p, size_t i, double now)
 	r.end_reason = "period"; /* the trace goes on */
 	info.time = unix_now();
 	info.duration_s = now - (pp->have_last ? pp->last_at : s->start);
-	if (report_set_period(&r, pp->have_last ? &pp->last : NULL, &info))
-		rbm_die("out of memory building the period's report");
+	if (report_set_period(&r, pp->have_last ? &pp->last : NULL, &info)) {
+		report_free(&r);
+		many_fail(&p->m, -ENOMEM, "out of memory building the period's report");
+		return;
+	}
 	p->sink->publish(p->sink->ctx, p, i, &r);
 	if (pp->have_last)
 		report_free(&pp->last);
@@ -107,9 +110,11 @@ static double turn(void *ctx, struct many *m, double now)
 	return p->next - now < wait ? (p->next > now ? p->next - now : 0) : wait;
 }
 
-void periodic_attach(struct periodic *p, const struct many_options *mo, double every, bool at_start,
-		     bool outlive, const struct periodic_sink *sink)
+int periodic_attach(struct periodic *p, const struct many_options *mo, double every, bool at_start,
+		    bool outlive, const struct periodic_sink *sink, char *err, size_t errlen)
 {
+	int ret;
+
 	p->mo = *mo;
 	p->every = every;
 	p->at_start = at_start;
@@ -118,23 +123,21 @@ void periodic_attach(struct periodic *p, const struct many_options *mo, double e
 	    .ctx = p, .added = added, .turn = turn, .ended = ended, .outlive_targets = outlive};
 	p->start = now_seconds();
 	p->next = p->start + every;
-	many_attach(&p->m, &p->mo, &p->hooks);
+	ret = many_attach(&p->m, &p->mo, &p->hooks, err, errlen);
+	if (ret) {
+		periodic_close(p);
+		return ret;
+	}
 	/* Periods count from the end of the first attach: a process found later has a shorter first
 	 * one. */
 	p->start = now_seconds();
 	p->next = p->start + every;
+	return 0;
 }
 
-void periodic_loop(struct periodic *p, volatile sig_atomic_t *stop)
+int periodic_loop(struct periodic *p, volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
-	many_run(&p->m, stop);
-}
-
-void periodic_run(struct periodic *p, const struct many_options *mo, double every, bool at_start,
-		  bool outlive, const struct periodic_sink *sink, volatile sig_atomic_t *stop)
-{
-	periodic_attach(p, mo, every, at_start, outlive, sink);
-	periodic_loop(p, stop);
+	return many_run(&p->m, stop, err, errlen);
 }
 
 void periodic_close(struct periodic *p)

@@ -5,46 +5,81 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <regex.h>
 #include "census.h"
 #include "census_model.h"
-#include "cli.h"
 #include "clock.h"
 #include "diag.h"
 #include "proc_info.h"
 #include "procmaps.h"
+#include "targets.h"
 #include "top_collect.h"
-#include "top_out.h"
 #include "why_select.h"
 
-void top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bool skippable)
+int top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bool skippable,
+		    char *err, size_t errlen)
 {
-	char err[RBM_ERR_LEN];
 	struct top_target *tt;
 	struct top_proc *p;
 	size_t i;
+	int ret;
 
 	for (i = 0; i < c->ntargets; i++)
 		if (c->targets[i].target.pid == pid)
-			return;
+			return 0;
 	if (c->ntargets == TOP_MAX_PROCS)
-		rbm_die("too many processes: top shows at most %d", TOP_MAX_PROCS);
+		goto too_many;
 	tt = &c->targets[c->ntargets];
 	memset(tt, 0, sizeof(*tt));
-	if (ruby_target_open(&tt->target, pid, RUBY_NEED_MEMORY, err, sizeof(err)) ||
-	    cli_heap_open(&tt->target, &tt->namer, err, sizeof(err))) {
+	if ((ret = target_memory_open(&tt->target, pid, err, errlen)) ||
+	    (ret = target_heap_open(&tt->target, &tt->namer, err, errlen))) {
 		if (!skippable)
-			rbm_die("%s", err);
+			return ret;
 		/* One of several --match found that cannot be read: its line, and the others */
 		rbm_warn("%s", err);
-		return;
+		return 0;
 	}
 	p = top_model_proc(m, pid);
-	if (!p)
-		rbm_die("too many processes: top shows at most %d", TOP_MAX_PROCS);
+	if (!p) {
+		class_namer_free(&tt->namer);
+		goto too_many;
+	}
 	proc_command(pid, p->command, sizeof(p->command));
 	p->ns_pid = proc_ns_pid(pid);
 	snprintf(p->ruby_version, sizeof(p->ruby_version), "%s", tt->target.version);
 	c->ntargets++;
+	return 0;
+too_many:
+	snprintf(err, errlen, "too many processes: top shows at most %d", TOP_MAX_PROCS);
+	return -E2BIG;
+}
+
+int top_collect_match(struct top_collector *c, struct top_model *m, const char *match, char *err,
+		      size_t errlen)
+{
+	pid_t pids[TOP_MAX_PROCS];
+	regex_t re;
+	size_t n, j;
+	int ret;
+
+	if (regcomp(&re, match, REG_EXTENDED | REG_NOSUB)) {
+		snprintf(err, errlen, "invalid --match: %s (an extended regular expression)", match);
+		return -EINVAL;
+	}
+	n = ruby_find_processes(&re, getpid(), RUBY_NEED_MEMORY, pids, TOP_MAX_PROCS - c->ntargets);
+	regfree(&re);
+	if (!n && !c->ntargets) {
+		snprintf(err, errlen, "no Ruby process matches %s", match);
+		return -ESRCH;
+	}
+	for (j = 0; j < n; j++)
+		if ((ret = top_collect_add(c, m, pids[j], true, err, errlen)))
+			return ret;
+	if (!c->ntargets) {
+		snprintf(err, errlen, "no Ruby process that matches %s can be read", match);
+		return -ESRCH;
+	}
+	return 0;
 }
 
 /* Allocations per second of the class called name, from the sampled windows; -1 unknown. */
@@ -82,7 +117,7 @@ static void refresh_drill(struct top_target *tt, struct top_proc *p)
 	p->overhead_percent = tt->have_drill ? tt->drill.sampling.est_overhead * 100 : 0;
 }
 
-static void refresh_one(struct top_target *tt, struct top_model *m, double t)
+static int refresh_one(struct top_target *tt, struct top_model *m, double t)
 {
 	struct top_proc *p = top_model_proc(m, tt->target.pid);
 	pid_t pid = tt->target.pid;
@@ -94,29 +129,29 @@ static void refresh_one(struct top_target *tt, struct top_model *m, double t)
 	int ret;
 
 	if (!p)
-		return;
+		return 0;
 	if (tt->gone) {
 		top_frame_keep(m, pid);
-		return;
+		return 0;
 	}
 	ret = census_take(&cen, pid, &tt->target.layout, tt->target.objspace, false, err, sizeof(err));
 	if (ret == -ESRCH || target_gone(pid) || !ruby_target_same_program(&tt->target)) {
 		census_free(&cen);
 		mark_gone(p, tt, target_gone(pid) ? "exited" : "no longer runs the same program");
 		top_frame_keep(m, pid);
-		return;
+		return 0;
 	}
 	if (ret) {
 		census_free(&cen);
 		snprintf(p->state, sizeof(p->state), "cannot read the heap: %.100s", err);
 		top_frame_keep(m, pid);
-		return;
+		return 0;
 	}
 	p->state[0] = 0;
 	refresh_drill(tt, p);
 	r.census_only = true;
 	if (census_to_report(&cen, &tt->namer, &r, CENSUS_AT_END, NULL, NULL))
-		rbm_die("out of memory");
+		goto oom;
 	for (i = 0; i < r.nrows; i++) {
 		const struct class_row *row = &r.rows[i];
 
@@ -124,7 +159,7 @@ static void refresh_one(struct top_target *tt, struct top_model *m, double t)
 			continue;
 		if (top_frame_set(m, pid, row->name, row->census.live_end, row->census.bytes_end,
 				  row->census.old_end, sampled_rate(tt, row->name)))
-			rbm_die("out of memory");
+			goto oom;
 	}
 	p->slots = cen.slots;
 	p->live = cen.live;
@@ -147,6 +182,11 @@ static void refresh_one(struct top_target *tt, struct top_model *m, double t)
 	p->rss_bytes = proc_rss(pid);
 	report_free(&r);
 	census_free(&cen);
+	return 0;
+oom:
+	report_free(&r);
+	census_free(&cen);
+	return -ENOMEM;
 }
 
 /*
@@ -166,18 +206,24 @@ static void close_windows(struct top_collector *c)
 	}
 }
 
-void top_collect_refresh(struct top_collector *c, struct top_model *m, double t)
+int top_collect_refresh(struct top_collector *c, struct top_model *m, double t, char *err,
+			size_t errlen)
 {
 	size_t i;
+	int ret = 0;
 
 	close_windows(c);
 	top_frame_begin(m, t);
-	for (i = 0; i < c->ntargets; i++)
-		refresh_one(&c->targets[i], m, t);
+	for (i = 0; i < c->ntargets && !ret; i++)
+		ret = refresh_one(&c->targets[i], m, t);
 	top_frame_end(m);
+	if (ret)
+		snprintf(err, errlen, "out of memory");
+	return ret;
 }
 
-void top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid)
+int top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid, char *err,
+		       size_t errlen)
 {
 	size_t i;
 
@@ -190,30 +236,33 @@ void top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid)
 		    .max_stacks = 65536,
 		    .max_overhead = c->max_overhead,
 		};
-		char err[RBM_ERR_LEN];
 		int ret;
 
 		if ((pid && tt->target.pid != pid) || tt->session || tt->gone)
 			continue;
 		tt->session = calloc(1, sizeof(*tt->session));
-		if (!tt->session)
-			rbm_die("out of memory");
-		ret = session_open(tt->session, &opt, err, sizeof(err));
+		if (!tt->session) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		ret = session_open(tt->session, &opt, err, errlen);
 		/* Open but not started: closed here, as a failed open closed itself. */
-		if (!ret && (ret = session_start(tt->session, err, sizeof(err))))
+		if (!ret && (ret = session_start(tt->session, err, errlen)))
 			session_close(tt->session);
 		if (ret) {
 			free(tt->session);
 			tt->session = NULL;
-			rbm_die("%s", err);
+			return ret;
 		}
 		refresh_drill(tt, top_model_proc(m, tt->target.pid));
 	}
+	return 0;
 }
 
-double top_collect_poll(struct top_collector *c, double now, double max)
+int top_collect_poll(struct top_collector *c, double now, double *wait_out, char *err,
+		     size_t errlen)
 {
-	double next = max;
+	double next = *wait_out;
 	size_t i;
 
 	for (i = 0; i < c->ntargets; i++) {
@@ -224,8 +273,10 @@ double top_collect_poll(struct top_collector *c, double now, double max)
 			continue;
 		wait = session_poll(tt->session, now);
 		/* Probes that cannot go on end top, as they always did. */
-		if (wait < 0 && tt->session->failed)
-			rbm_die("%s", tt->session->error);
+		if (wait < 0 && tt->session->failed) {
+			snprintf(err, errlen, "%s", tt->session->error);
+			return tt->session->failed;
+		}
 		if (wait < 0) {
 			tt->session_ended = true;
 			continue;
@@ -233,7 +284,8 @@ double top_collect_poll(struct top_collector *c, double now, double max)
 		if (wait < next)
 			next = wait;
 	}
-	return next;
+	*wait_out = next;
+	return 0;
 }
 
 const struct report *top_collect_drill(struct top_collector *c, pid_t pid)
@@ -304,42 +356,18 @@ void top_collect_free(struct top_collector *c)
 }
 
 /* top_collect.h: key w's retainer paths, read from the drilled process now. */
-void top_collect_why(struct top_collector *collector, pid_t pid, struct top_ui *ui)
+int top_collect_why(struct top_collector *c, pid_t pid, const char *class_name,
+		    struct why_report *why, pid_t *read_pid, char *err, size_t errlen)
 {
-	const char *classes[1] = {ui->drill_name};
-	struct why_report why = {0};
+	const char *classes[1] = {class_name};
 	struct top_target *tt = NULL;
-	char err[512];
-	double t0 = now_seconds();
 	size_t i;
 
-	for (i = 0; i < collector->ntargets && !tt; i++)
-		if (!collector->targets[i].gone &&
-		    (!pid || collector->targets[i].target.pid == pid))
-			tt = &collector->targets[i];
-	snprintf(ui->why_class, sizeof(ui->why_class), "%s", ui->drill_name);
-	ui->nwhy = 0;
-	if (!tt) {
-		snprintf(ui->why_status, sizeof(ui->why_status), "(its process is gone)");
-		return;
-	}
-	if (why_top_paths(&tt->target, classes, 1, &why, err, sizeof(err))) {
-		snprintf(ui->why_status, sizeof(ui->why_status), "(not read: %.200s)", err);
-		why_free(&why);
-		return;
-	}
-	for (i = 0; why.ntargets && i < why.targets[0].npaths && i < 3; i++) {
-		const struct why_path *p = &why.targets[0].paths[i];
-		char kind_line[600];
-
-		why_path_line(p, kind_line, sizeof(kind_line));
-		snprintf(ui->why_lines[i], sizeof(ui->why_lines[i]), "%s %.480s", p->root_kind, kind_line);
-		ui->why_counts[i] = p->count;
-		ui->nwhy++;
-	}
-	snprintf(ui->why_status, sizeof(ui->why_status),
-		 "PID %d: %" PRIu64 " live, %" PRIu64 " on no walked path; read in %.1f s",
-		 (int) tt->target.pid, why.ntargets ? why.targets[0].count : 0,
-		 why.ntargets ? why.targets[0].unexplained : 0, now_seconds() - t0);
-	why_free(&why);
+	for (i = 0; i < c->ntargets && !tt; i++)
+		if (!c->targets[i].gone && (!pid || c->targets[i].target.pid == pid))
+			tt = &c->targets[i];
+	if (!tt)
+		return -ESRCH;
+	*read_pid = tt->target.pid;
+	return why_top_paths(&tt->target, classes, 1, why, err, errlen) ? -EIO : 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * A continuous trace (trace --every, serve): the processes of a run
- * (trace_many.h) traced on and on, and every period, for each, a report as
+ * (many.h) traced on and on, and every period, for each, a report as
  * of that moment with a heap census and what the period allocated
  * (period.h), handed to a sink that writes it to a file or serves it.
  */
@@ -9,11 +9,11 @@
 #define RBM_PERIODIC_H
 #include <signal.h>
 #include <stdbool.h>
-#include "trace_many.h"
+#include "many.h"
 
 struct periodic;
 
-/* Where the periods' reports go; called on the loop's thread. */
+/* Where the periods' reports go (cli/ writes or serves them); called on the loop's thread. */
 struct periodic_sink {
 	void *ctx;
 	/* Process i's report of a period, finished; the sink may keep r until its next one. */
@@ -44,17 +44,16 @@ struct periodic {
 };
 
 /*
- * Attaches to mo's processes and hands a report of each to sink every
- * `every` seconds until the duration or a signal (or every given process
- * ended, unless outlive).  at_start: also a report of each as it is
- * attached (period 0), so a server has one at once.
+ * Attaches to mo's processes (the first reports made): then periodic_loop
+ * hands a report of each to sink every `every` seconds until the duration
+ * or a signal (or every given process ended, unless outlive).  at_start:
+ * also a report of each as it is attached (period 0), so a server has one
+ * at once.  0, or -errno with err (p is closed then).
  */
-void periodic_run(struct periodic *p, const struct many_options *mo, double every, bool at_start,
-		  bool outlive, const struct periodic_sink *sink, volatile sig_atomic_t *stop);
-/* The same in two steps: attach (the first reports made), then loop until stopped. */
-void periodic_attach(struct periodic *p, const struct many_options *mo, double every, bool at_start,
-		     bool outlive, const struct periodic_sink *sink);
-void periodic_loop(struct periodic *p, volatile sig_atomic_t *stop);
+int periodic_attach(struct periodic *p, const struct many_options *mo, double every, bool at_start,
+		    bool outlive, const struct periodic_sink *sink, char *err, size_t errlen);
+/* 0, or the error that ended the loop (-errno with err); p is still open. */
+int periodic_loop(struct periodic *p, volatile sig_atomic_t *stop, char *err, size_t errlen);
 /* Detaches every probe; frees the sessions and the reports kept. */
 void periodic_close(struct periodic *p);
 

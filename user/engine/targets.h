@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Opening one target for reading its memory, the way every command does:
+ * a thread's pid taken for its process, its Ruby found, its heap made
+ * ready for a census; and census's one census of it.  Errors are returned
+ * (-errno, their line in err) for cli/ to print.
+ */
+#ifndef RBM_TARGETS_H
+#define RBM_TARGETS_H
+#include <stddef.h>
+#include <sys/types.h>
+#include "classnames.h"
+#include "report.h"
+#include "ruby_target.h"
+
+/* -p of a thread means its process: says so with -v and returns the process. */
+pid_t target_process_of(pid_t pid);
+/* census and why: pid's Ruby found for reading its memory.  0, or -errno with err. */
+int target_memory_open(struct ruby_target *t, pid_t pid, char *err, size_t errlen);
+/*
+ * census and top: a target opened for its memory made ready for a heap
+ * census (its layout, objspace and class names).  0, or -errno with a
+ * one-line error in err (namer then holds nothing).
+ */
+int target_heap_open(struct ruby_target *t, struct class_namer *namer, char *err, size_t errlen);
+/* census: a census of t's heap now, into r (zeroed by the caller), finished.  0 or -errno. */
+int target_census(struct ruby_target *t, struct report *r, char *err, size_t errlen);
+
+#endif

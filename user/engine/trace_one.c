@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "diag.h"
+#include "trace_one.h"
+#include "why_select.h"
+
+int trace_one_open(struct session *s, const struct trace_options *opt, char *err, size_t errlen)
+{
+	return session_open(s, opt, err, errlen);
+}
+
+int trace_one_run(struct session *s, volatile sig_atomic_t *stop, char *err, size_t errlen)
+{
+	int ret = session_start(s, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = session_run(s, stop);
+	if (ret)
+		snprintf(err, errlen, "%s", s->error);
+	return ret;
+}
+
+/*
+ * Each leak suspect's top retainer path, read by `why` from the target the
+ * trace leaves running: who holds what it keeps.  Said, never fatal: a
+ * Ruby whose refs layout cannot be proved has its report without them.
+ */
+static int add_retainers(struct session *s, struct report *r)
+{
+	const char *classes[MAX_SUSPECTS];
+	struct why_report why = {0};
+	char err[512], line[2048];
+	size_t i, j;
+
+	for (i = 0; i < r->nsuspects; i++)
+		classes[i] = r->suspects[i].class_name;
+	if (why_top_paths(&s->target, classes, r->nsuspects, &why, err, sizeof(err))) {
+		rbm_warn("no retainer paths for the leak suspects: %s", err);
+		why_free(&why);
+		return 0;
+	}
+	for (i = 0; i < why.ntargets; i++) {
+		const struct why_target *t = &why.targets[i];
+
+		if (!t->npaths)
+			continue;
+		why_path_line(&t->paths[0], line, sizeof(line));
+		for (j = 0; j < r->nsuspects; j++)
+			if (!strcmp(r->suspects[j].class_name, t->class_name))
+				break;
+		if (j < r->nsuspects &&
+		    report_add_retainer(r, t->class_name, t->paths[0].root_kind, line,
+					t->paths[0].count, t->count)) {
+			why_free(&why);
+			return -ENOMEM;
+		}
+	}
+	why_free(&why);
+	return 0;
+}
+
+int trace_one_report(struct session *s, bool retainers, struct report *r, char *err,
+		     size_t errlen)
+{
+	session_finish(s);
+	if (session_report(s, r) ||
+	    (!s->launched && !s->target_exited && r->nsuspects && retainers &&
+	     add_retainers(s, r))) {
+		snprintf(err, errlen, "out of memory building the report");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int trace_one_empty_probes(struct session *s, volatile sig_atomic_t *stop, char *err,
+			   size_t errlen)
+{
+	return session_run_empty_probes(s, stop, err, errlen);
+}
+
+int trace_one_exit_status(const struct session *s)
+{
+	return session_exit_status(s);
+}
+
+void trace_one_close(struct session *s)
+{
+	session_close(s);
+}
