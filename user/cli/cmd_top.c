@@ -22,23 +22,47 @@
 #include "cli.h"
 #include "clock.h"
 #include "diag.h"
+#include "option_groups.h"
 #include "proc_info.h"
 #include "top_collect.h"
 #include "top_out.h"
 
+static const struct option_doc target_docs[] = {
+    {'p', "Ruby process to watch (repeat for several)"},
+    {GROUP_OPT_MATCH, "Every Ruby process whose command line matches REGEX"},
+    {}};
+static const struct option_doc output_docs[] = {
+    {GROUP_OPT_FORMAT, "Batch frames as text (default) or json (one per line)"}, {}};
+static const struct option_doc budget_docs[] = {
+    {GROUP_OPT_MAX_OVERHEAD,
+     "Budget of the sampled windows behind sites and allocation rates (default 2)"},
+    {}};
+static const struct option_doc limit_docs[] = {
+    {GROUP_OPT_DEPTH, "Ruby frames per sampled allocation (default 128)"},
+    {GROUP_OPT_MAX_OBJECTS,
+     "Sampled objects followed per process (default 1048576; 65536 each with several)"},
+    {}};
+
 static struct top_args {
-	pid_t pids[TOP_MAX_PROCS];
-	int npids;
-	const char *match;
+	struct target_opts target;
+	struct output_opts out;
+	struct budget_opts budget;
+	struct limit_opts limits; /* limits.max_objects 0: by the number of processes */
+	struct common_opts common;
 	double interval;
-	double max_overhead;
-	bool batch, json, sites, per_process, summed;
+	bool batch, sites, per_process, summed;
 	unsigned long count; /* frames in batch mode; 0: until stopped */
 	unsigned long rows;
-	unsigned long depth;
-	unsigned long max_objects; /* 0: by the number of processes */
 	int sort;
-} args = {.interval = 2, .max_overhead = 2, .rows = 40, .depth = 128};
+} args = {
+    .target = {.docs = target_docs, .max_pids = TOP_MAX_PROCS,
+	       .too_many = "too many -p: top shows at most %d processes"},
+    .out = {.docs = output_docs, .formats = formats_text_json, .expected = "text or json"},
+    .budget = {.docs = budget_docs, .overhead_range = "percent, 0.1 to 50", .max_overhead = 2},
+    .limits = {.docs = limit_docs, .depth_min = 1, .depth = 128},
+    .interval = 2,
+    .rows = 40,
+};
 
 static const char doc[] =
     "A live, top-like view of the objects Ruby processes keep: per class live objects, bytes, "
@@ -50,27 +74,17 @@ static const char doc[] =
     "[--format text|json]";
 
 enum {
-	OPT_MAX_OVERHEAD = 0x100,
-	OPT_MATCH,
-	OPT_FORMAT,
-	OPT_SITES,
+	OPT_SITES = 0x100,
 	OPT_SORT,
 	OPT_ROWS,
 	OPT_PER_PROCESS,
 	OPT_SUMMED,
-	OPT_DEPTH,
-	OPT_MAX_OBJECTS
 };
 
 static const struct argp_option opts[] = {
-    {"pid", 'p', "PID", 0, "Ruby process to watch (repeat for several)", 0},
-    {"match", OPT_MATCH, "REGEX", 0, "Every Ruby process whose command line matches REGEX", 0},
     {"interval", 'i', "SECONDS", 0, "Refresh every SECONDS (default 2)", 0},
-    {"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
-     "Budget of the sampled windows behind sites and allocation rates (default 2)", 0},
     {"batch", 'b', NULL, 0, "Batch mode: frames to standard output, no terminal needed", 0},
     {"iterations", 'n', "COUNT", 0, "Batch mode: stop after COUNT frames", 0},
-    {"format", OPT_FORMAT, "FORMAT", 0, "Batch frames as text (default) or json (one per line)", 0},
     {"sites", OPT_SITES, NULL, 0,
      "Sample allocation windows from the start (allocation rates per class)", 0},
     {"sort", OPT_SORT, "KEY", 0, "live (default), bytes, change, per-min, allocs, old, name", 0},
@@ -78,43 +92,42 @@ static const struct argp_option opts[] = {
     {"per-process", OPT_PER_PROCESS, NULL, 0, "Rows per process (default with one process)", 0},
     {"summed", OPT_SUMMED, NULL, 0, "Rows summed by class over processes (default with several)",
      0},
-    {"depth", OPT_DEPTH, "N", 0, "Ruby frames per sampled allocation (default 128)", 0},
-    {"max-objects", OPT_MAX_OBJECTS, "N", 0,
-     "Sampled objects followed per process (default 1048576; 65536 each with several)", 0},
-    {"verbose", 'v', NULL, 0, "Explain what is found", 0},
     {},
 };
 
+static const struct argp_child children[] = {
+    {&target_argp[OPTS_TARGET_MATCH], 0, "Processes:", 1},
+    {&output_argp[OPTS_OUTPUT_FORMAT], 0, "Output:", 2},
+    {&budget_argp[OPTS_BUDGET_OVERHEAD], 0, "Cost to the target:", 3},
+    {&limit_argp[OPTS_LIMIT_OBJECTS], 0, "Limits:", 4},
+    {&common_argp[OPTS_COMMON_VERBOSE], 0, NULL, 0},
+    {},
+};
+
+/* The children's inputs, in the order of children[]. */
+static void set_child_inputs(struct argp_state *state)
+{
+	void *inputs[] = {&args.target, &args.out, &args.budget, &args.limits, &args.common};
+
+	memcpy(state->child_inputs, inputs, sizeof(inputs));
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	(void) state;
 	switch (key) {
-	case 'p':
-		if (args.npids == TOP_MAX_PROCS)
-			rbm_die("too many -p: top shows at most %d processes", TOP_MAX_PROCS);
-		args.pids[args.npids++] = cli_number(arg, "PID", 1, INT32_MAX);
-		break;
-	case OPT_MATCH:
-		args.match = arg;
+	case ARGP_KEY_INIT:
+		set_child_inputs(state);
 		break;
 	case 'i':
 		if (cli_real(arg, &args.interval) || !(args.interval >= 0.1) ||
 		    args.interval > 3600)
 			rbm_die("invalid interval: %s (seconds, 0.1 to 3600)", arg);
 		break;
-	case OPT_MAX_OVERHEAD:
-		if (cli_real(arg, &args.max_overhead) || !(args.max_overhead >= 0.1) ||
-		    args.max_overhead > 50)
-			rbm_die("invalid --max-overhead: %s (percent, 0.1 to 50)", arg);
-		break;
 	case 'b':
 		args.batch = true;
 		break;
 	case 'n':
 		args.count = cli_number(arg, "-n", 1, 1UL << 31);
-		break;
-	case OPT_FORMAT:
-		args.json = cli_json_format(arg);
 		break;
 	case OPT_SITES:
 		args.sites = true;
@@ -135,24 +148,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_SUMMED:
 		args.summed = true;
 		break;
-	case OPT_DEPTH:
-		args.depth = cli_number(arg, "--depth", 1, MAX_STACK_DEPTH);
-		break;
-	case OPT_MAX_OBJECTS:
-		args.max_objects = cli_number(arg, "--max-objects", 1024, 1UL << 28);
-		cli_check_max_objects(args.max_objects);
-		break;
-	case 'v':
-		rbm_verbose++;
-		break;
 	case ARGP_KEY_ARG:
 		rbm_die("unexpected argument: %s (top takes -p PID or --match REGEX)", arg);
 	case ARGP_KEY_END:
-		if (!args.npids && !args.match)
+		if (args.limits.max_objects)
+			cli_check_max_objects(args.limits.max_objects);
+		if (!args.target.npids && !args.target.match)
 			rbm_die("top needs -p PID or --match REGEX (see rbmemtrace top --help)");
 		if (args.per_process && args.summed)
 			rbm_die("give either --per-process or --summed, not both");
-		if (args.json)
+		if (args.out.format == MODEL_JSON)
 			args.batch = true;
 		if (args.count && !args.batch)
 			rbm_die("-n counts batch frames: give -b too");
@@ -177,26 +182,26 @@ static struct top_ui ui;
 
 static void find_targets(void)
 {
-	int i;
+	size_t i;
 
-	for (i = 0; i < args.npids; i++)
-		top_collect_add(&collector, &model, cli_process_of(args.pids[i]), false);
-	if (args.match) {
+	for (i = 0; i < args.target.npids; i++)
+		top_collect_add(&collector, &model, cli_process_of(args.target.pids[i]), false);
+	if (args.target.match) {
 		pid_t pids[TOP_MAX_PROCS];
 		regex_t re;
 		size_t n, j;
 
-		if (regcomp(&re, args.match, REG_EXTENDED | REG_NOSUB))
-			rbm_die("invalid --match: %s (an extended regular expression)", args.match);
+		if (regcomp(&re, args.target.match, REG_EXTENDED | REG_NOSUB))
+			rbm_die("invalid --match: %s (an extended regular expression)", args.target.match);
 		n = ruby_find_processes(&re, getpid(), RUBY_NEED_MEMORY, pids,
 				     TOP_MAX_PROCS - collector.ntargets);
 		regfree(&re);
 		if (!n && !collector.ntargets)
-			rbm_die("no Ruby process matches %s", args.match);
+			rbm_die("no Ruby process matches %s", args.target.match);
 		for (j = 0; j < n; j++)
 			top_collect_add(&collector, &model, pids[j], true);
 		if (!collector.ntargets)
-			rbm_die("no Ruby process that matches %s can be read", args.match);
+			rbm_die("no Ruby process that matches %s can be read", args.target.match);
 	}
 }
 
@@ -233,7 +238,7 @@ static int run_batch(void)
 		next += args.interval;
 		top_collect_refresh(&collector, &model, now_seconds());
 		rebuild_view();
-		if (args.json)
+		if (args.out.format == MODEL_JSON)
 			top_write_json_frame(stdout, &model, &view, &ui);
 		else
 			top_write_text_frame(stdout, &model, &view, &ui, args.rows);
@@ -520,7 +525,7 @@ static int run_screen(void)
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
+	static const struct argp argp = {opts, parse_arg, NULL, doc, children, 0, 0};
 	struct sigaction sa = {.sa_handler = on_signal};
 	int status;
 
@@ -533,11 +538,11 @@ int cmd_top(int argc, char **argv)
 	ui.interval = args.interval;
 	ui.sort = args.sort;
 	top_model_init(&model);
-	collector.max_overhead = args.max_overhead;
-	collector.depth = args.depth;
+	collector.max_overhead = args.budget.max_overhead;
+	collector.depth = args.limits.depth;
 	find_targets();
 	/* Each drill-down session preallocates its map: several take a smaller one each. */
-	collector.max_objects = args.max_objects ?: cli_live_map_size(args.npids > 1 || args.match,
+	collector.max_objects = args.limits.max_objects ?: cli_live_map_size(args.target.npids > 1 || args.target.match,
 								      false);
 	ui.summed = args.summed || (!args.per_process && collector.ntargets > 1);
 	sigemptyset(&sa.sa_mask);

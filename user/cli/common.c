@@ -99,15 +99,6 @@ void cli_output_commit(struct outfile *o)
 		rbm_die("%s", err);
 }
 
-bool cli_json_format(const char *arg)
-{
-	if (strcmp(arg, "json") == 0)
-		return true;
-	if (strcmp(arg, "text") != 0)
-		rbm_die("invalid format: %s (expected text or json)", arg);
-	return false;
-}
-
 int cli_heap_open(struct ruby_target *t, struct class_namer *namer, char *err, size_t errlen)
 {
 	const unsigned int needs =
