@@ -72,7 +72,8 @@ static const char doc[] =
 	"\n"
 	"EXAMPLES:\n"
 	"    rbmemtrace fleet --hosts web1,web2 -- -p 1234 -d 30\n"
-	"    rbmemtrace fleet --hosts hosts.txt --format pprof -o fleet.pb.gz -- -p 1234 -d 10";
+	"    rbmemtrace fleet --hosts hosts.txt --format pprof -o fleet.pb.gz \\\n"
+	"        -- -p 1234 -d 10";
 
 enum {
 	OPT_HOSTS = 0x100,

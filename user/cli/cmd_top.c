@@ -70,8 +70,8 @@ static const char doc[] =
     "heap census each refresh (no cost to the target).  Enter on a class samples its "
     "allocation sites and call paths within --max-overhead.\n"
     "\n"
-    "USAGE: rbmemtrace top -p PID [-p PID ...] | --match REGEX [-i SECONDS] [-b [-n COUNT]] "
-    "[--format text|json]";
+    "USAGE: rbmemtrace top -p PID [-p PID ...] | --match REGEX [-i SECONDS]\n"
+    "                      [-b [-n COUNT]] [--format text|json]";
 
 enum {
 	OPT_SITES = 0x100,

@@ -91,14 +91,16 @@ static const char doc[] =
 	"USAGE: rbmemtrace [trace] -p PID [-d SECONDS] [--format text|json] [-o FILE]\n"
 	"       rbmemtrace [trace] -p PID -p PID ... | --all | --match REGEX [OPTIONS]\n"
 	"       rbmemtrace [trace] [OPTIONS] -- COMMAND [ARGS...]\n"
-	"       rbmemtrace [trace] -p PID|--all|--match REGEX --every SECONDS -o PATTERN [--keep N]\n"
-	"       rbmemtrace census|top|merge|fleet ...   (rbmemtrace --help lists them)\n"
+	"       rbmemtrace [trace] -p PID|--all|--match REGEX --every SECONDS\n"
+	"                          -o PATTERN [--keep N] [OPTIONS]\n"
+	"       rbmemtrace SUBCOMMAND ...   (rbmemtrace --help lists them)\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    rbmemtrace -p 1234              # trace until Ctrl-C, then report\n"
 	"    rbmemtrace -p 1234 -d 30 --format json -o leak.json\n"
-	"    rbmemtrace -- ruby app.rb       # trace a program from its first Ruby instruction\n"
-	"    rbmemtrace -p 1234 --every 30 --format pprof -o 'heap-%{pid}-%{time}.pb.gz' --keep 48";
+	"    rbmemtrace -- ruby app.rb       # trace a program from its first line\n"
+	"    rbmemtrace -p 1234 --every 30 --keep 48 --format pprof \\\n"
+	"        -o 'heap-%{pid}-%{time}.pb.gz'";
 
 enum {
 	OPT_CLASS = 0x100,

@@ -62,8 +62,9 @@ static const char doc[] =
     "which Ruby's roots (constants, globals, thread locals, live frames, at_exit blocks) "
     "reach its live objects, read from the target's memory, most objects first.\n"
     "\n"
-    "USAGE: rbmemtrace why -p PID [--class NAME]... [--site FILE:LINE] [--from REPORT.json]\n"
-    "                     [-d SECONDS] [--paths N] [--freeze MS] [--format FORMAT] [-o FILE]\n"
+    "USAGE: rbmemtrace why -p PID [--class NAME]... [--site FILE:LINE]\n"
+    "                      [--from REPORT.json] [-d SECONDS] [--paths N] [--freeze MS]\n"
+    "                      [--format FORMAT] [-o FILE]\n"
     "\n"
     "With no --class, --site or --from, the classes are the leak suspects of a sampled trace "
     "of -d SECONDS (default 5).";
