@@ -542,8 +542,9 @@ int cmd_top(int argc, char **argv)
 	collector.depth = args.limits.depth;
 	find_targets();
 	/* Each drill-down session preallocates its map: several take a smaller one each. */
-	collector.max_objects = args.limits.max_objects ?: cli_live_map_size(args.target.npids > 1 || args.target.match,
-								      false);
+	collector.max_objects =
+	    args.limits.max_objects ?: cli_live_map_size(args.target.npids > 1 || args.target.match,
+							 false);
 	ui.summed = args.summed || (!args.per_process && collector.ntargets > 1);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
