@@ -30,12 +30,10 @@ static const struct argp_child children[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	void *inputs[] = {&target, &out, &time_, &budget, &limits, &report, &common};
-
 	(void)arg;
 	if (key != ARGP_KEY_INIT)
 		return ARGP_ERR_UNKNOWN;
-	memcpy(state->child_inputs, inputs, sizeof(inputs));
+	SET_CHILD_INPUTS(state, children, &target, &out, &time_, &budget, &limits, &report, &common);
 	return 0;
 }
 

@@ -49,11 +49,10 @@ static const struct argp_child children[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	void *inputs[] = {&args.target, &args.out, &args.report, &args.common};
-
 	switch (key) {
 	case ARGP_KEY_INIT:
-		memcpy(state->child_inputs, inputs, sizeof(inputs));
+		SET_CHILD_INPUTS(state, children, &args.target, &args.out, &args.report,
+				 &args.common);
 		break;
 	case ARGP_KEY_ARG:
 		rbm_die("unexpected argument: %s (census takes -p PID)", arg);

@@ -105,11 +105,9 @@ static const struct argp_child children[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	void *inputs[] = {&args.out, &args.report, &args.common};
-
 	switch (key) {
 	case ARGP_KEY_INIT:
-		memcpy(state->child_inputs, inputs, sizeof(inputs));
+		SET_CHILD_INPUTS(state, children, &args.out, &args.report, &args.common);
 		break;
 	case OPT_HOSTS:
 		args.hosts = arg;

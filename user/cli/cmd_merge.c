@@ -7,7 +7,6 @@
 #include <argp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include "cli.h"
 #include "diag.h"
@@ -70,12 +69,10 @@ static const struct argp_child children[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	void *inputs[] = {&args.out, &args.report, &args.common};
-
 	(void)arg;
 	switch (key) {
 	case ARGP_KEY_INIT:
-		memcpy(state->child_inputs, inputs, sizeof(inputs));
+		SET_CHILD_INPUTS(state, children, &args.out, &args.report, &args.common);
 		break;
 	case OPT_KEEP_GOING:
 		args.keep_going = true;

@@ -111,14 +111,6 @@ static const struct argp_child children[] = {
     {},
 };
 
-/* The children's inputs, in the order of children[]. */
-static void set_child_inputs(struct argp_state *state)
-{
-	void *inputs[] = {&args.target, &args.time, &args.budget, &args.limits, &args.common};
-
-	memcpy(state->child_inputs, inputs, sizeof(inputs));
-}
-
 /* What the periodic trace takes from the groups. */
 static void fill_many_options(struct many_options *mo)
 {
@@ -139,7 +131,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		set_child_inputs(state);
+		SET_CHILD_INPUTS(state, children, &args.target, &args.time, &args.budget,
+				 &args.limits, &args.common);
 		break;
 	case OPT_LISTEN:
 		args.listen = arg;

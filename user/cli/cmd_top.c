@@ -104,19 +104,12 @@ static const struct argp_child children[] = {
     {},
 };
 
-/* The children's inputs, in the order of children[]. */
-static void set_child_inputs(struct argp_state *state)
-{
-	void *inputs[] = {&args.target, &args.out, &args.budget, &args.limits, &args.common};
-
-	memcpy(state->child_inputs, inputs, sizeof(inputs));
-}
-
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
 	case ARGP_KEY_INIT:
-		set_child_inputs(state);
+		SET_CHILD_INPUTS(state, children, &args.target, &args.out, &args.budget,
+				 &args.limits, &args.common);
 		break;
 	case 'i':
 		if (cli_real(arg, &args.interval) || !(args.interval >= 0.1) ||

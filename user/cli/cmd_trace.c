@@ -139,15 +139,6 @@ static const struct argp_child children[] = {
 	{},
 };
 
-/* The children's inputs, in the order of children[]. */
-static void set_child_inputs(struct argp_state *state)
-{
-	void *inputs[] = {&args.target, &args.time,   &args.out,	   &args.report,
-			  &args.budget, &args.limits, &args.common};
-
-	memcpy(state->child_inputs, inputs, sizeof(inputs));
-}
-
 /* What the session takes from the groups. */
 static void fill_trace_options(struct trace_options *t)
 {
@@ -196,7 +187,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		set_child_inputs(state);
+		SET_CHILD_INPUTS(state, children, &args.target, &args.time, &args.out,
+				 &args.report, &args.budget, &args.limits, &args.common);
 		break;
 	case OPT_KEEP:
 		args.keep = cli_number(arg, "--keep", 1, 1UL << 20);

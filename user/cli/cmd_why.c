@@ -96,11 +96,10 @@ static const struct argp_child children[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	void *inputs[] = {&args.target, &args.time, &args.out, &args.common};
-
 	switch (key) {
 	case ARGP_KEY_INIT:
-		memcpy(state->child_inputs, inputs, sizeof(inputs));
+		SET_CHILD_INPUTS(state, children, &args.target, &args.time, &args.out,
+				 &args.common);
 		break;
 	case OPT_CLASS:
 		if (args.sel.nclasses == WHY_MAX_CLASSES)

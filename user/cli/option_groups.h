@@ -21,6 +21,7 @@
 #include <argp.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/types.h>
 #include "writers.h"
 
@@ -135,6 +136,20 @@ extern const struct argp common_argp[2];
 extern const struct format_name formats_text_json[];	/* census, top */
 extern const struct format_name formats_model[];	/* merge: text, json, pprof, folded */
 extern const struct format_name formats_model_no_folded[]; /* fleet */
+
+/*
+ * At ARGP_KEY_INIT: each child's input, the struct its group fills, in the
+ * order of children[] (a NULL-ended array of struct argp_child); one per
+ * child, or it does not compile.
+ */
+#define SET_CHILD_INPUTS(state, children, ...)                                                    \
+	do {                                                                                      \
+		void *inputs_[] = {__VA_ARGS__};                                                  \
+		_Static_assert(sizeof(inputs_) / sizeof(inputs_[0]) ==                            \
+				   sizeof(children) / sizeof(children[0]) - 1,                    \
+			       "an input per child");                                             \
+		memcpy((state)->child_inputs, inputs_, sizeof(inputs_));                          \
+	} while (0)
 
 /*
  * The live-object map's size when --max-objects was not given (by how many
