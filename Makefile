@@ -231,10 +231,13 @@ e2e: rbmemtrace $(FIXTURES) $(E2E_FIXTURES)
 	fi; exit $$status
 
 # The tree's rules (no include up a layer, no file over ~600 lines without a reason), the
-# documents generated from one source, and every relative link and #anchor of the documents.
-check:
+# documents generated from one source (docs/json.md from the schema, docs/usage.md's option
+# lists from the binary's --help: scripts/usage-doc.rb rewrites it; every option a document
+# names is one --help lists), and every relative link and #anchor of the documents.
+check: rbmemtrace
 	./scripts/check-layers.sh
 	./scripts/json-doc.rb --check
+	./scripts/usage-doc.rb --check ./rbmemtrace
 	./scripts/check-links.rb
 
 test: deps

@@ -7,8 +7,8 @@
 
 _rbmemtrace_subcommands="trace census top why merge fleet serve"
 
-# The formats each subcommand's parser accepts (cmd_trace.c, cli_json_format in common.c for
-# census and top, cli_model_format in model_out.c for merge and fleet, cmd_why.c).
+# The formats each subcommand's --format accepts (the format lists of cmd_trace.c and cmd_why.c,
+# and of cli/option_groups.c for census and top, merge and fleet).
 _rbmemtrace_formats() {
 	case $1 in
 	trace | merge | why) echo "text json folded pprof" ;;

@@ -40,7 +40,8 @@ function escape(s,   out, i, c) {
 
 # argp's option list as scdoc: "  -p, --pid=PID   doc" -> "*-p*, *--pid*=_PID_" then the doc,
 # indented.  An option line starts within 6 columns; a longer indent continues the doc (argp puts
-# the doc on the next line when the option is wider than its column).
+# the doc on the next line when the option is wider than its column).  A group's header ("
+# Output:") becomes a subsection; the list ends at the first line that is not indented.
 options_scd() {
 	awk "$AWK_ESCAPE"'
 	function spec_scd(spec,   parts, n, i, p, name, arg, out) {
@@ -76,7 +77,25 @@ options_scd() {
 		count++
 		spec = doc = ""
 	}
-	{ indent = match($0, /[^ ]/) - 1 }
+	done { next } # read to the end: the binary must not die of a closed pipe
+	{ indent = match($0, /[^ ]/) - 1; after_blank = blank; blank = /^$/ }
+	# A group of options (argp children, option_groups.h) under its header: a subsection.
+	started && indent >= 1 && indent <= 6 && /^ +[^ -].*:$/ {
+		flush()
+		line = $0
+		sub(/^ +/, "", line)
+		sub(/:$/, "", line)
+		print "## " escape(line)
+		print ""
+		headed = 1
+		next
+	}
+	# After a header, a group without one (argp'"'"'s own: --help) is not in the last one.
+	started && after_blank && headed && indent >= 1 && indent <= 6 && /^ +-/ {
+		print "## Other"
+		print ""
+		headed = 0
+	}
 	indent >= 1 && indent <= 6 && /^ +-/ {
 		flush()
 		line = $0
@@ -99,7 +118,9 @@ options_scd() {
 		doc = doc (doc == "" ? "" : " ") line
 		next
 	}
-	started && /^$/ { flush(); exit }
+	# A blank line ends a group; the first line that is not indented, the options.
+	started && /^$/ { flush(); next }
+	started && /^[^ ]/ { flush(); done = 1 }
 	END {
 		flush()
 		if (!count) {

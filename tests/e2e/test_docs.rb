@@ -1,6 +1,7 @@
-# The documents that have one source: docs/json.md from docs/json-schema.json, and the schema's
-# member names from user/model/json_keys.h (the writers and the reader name members there); and
-# the links between README.md, HACKING.md and docs/, which must all lead somewhere.
+# The documents that have one source: docs/json.md from docs/json-schema.json, the schema's
+# member names from user/model/json_keys.h (the writers and the reader name members there), and
+# docs/usage.md's option lists from --help; and the links between README.md, HACKING.md and docs/,
+# which must all lead somewhere.
 require "json"
 
 test "docs: docs/json.md is what docs/json-schema.json gives" do
@@ -31,5 +32,10 @@ end
 
 test "docs: every relative link and #anchor of README, HACKING and docs/ resolves" do
   out, st = Open3.capture2e(File.join(ROOT, "scripts", "check-links.rb"))
+  check(st.success?, out)
+end
+
+test "docs: docs/usage.md's option lists are what each subcommand's --help prints" do
+  out, st = Open3.capture2e(File.join(ROOT, "scripts", "usage-doc.rb"), "--check", RBM)
   check(st.success?, out)
 end

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The subcommands, one file each, and what their argument parsers share. */
+/* The subcommands, one file each, and what they share (their options: option_groups.h). */
 #ifndef RBM_CLI_H
 #define RBM_CLI_H
 #include <stdbool.h>
@@ -19,8 +19,6 @@ int cmd_why(int argc, char **argv);
 unsigned long cli_number(const char *arg, const char *what, unsigned long min, unsigned long max);
 /* A whole argument as a real number; 0 or -EINVAL. */
 int cli_real(const char *arg, double *value);
-/* --format text|json of census and top: true for json; dies on anything else. */
-bool cli_json_format(const char *arg);
 
 /*
  * Entries of a process's live-object map when --max-objects is not given:
@@ -51,8 +49,6 @@ int cli_output_commit(struct outfile *o);
 enum { MODEL_TEXT, MODEL_JSON, MODEL_PPROF, MODEL_FOLDED };
 struct model_view;
 struct text_options;
-/* The format named arg; dies with a one-line error if unknown. */
-int cli_model_format(const char *arg, bool folded_ok);
 /* Writes v to path (stdout if NULL) in format; 0, or -errno with a warning printed. */
 /* The same into an open stream (the caller opened and commits it). */
 int cli_write_model_stream(FILE *out, const struct model_view *v, int format,

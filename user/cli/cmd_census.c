@@ -11,16 +11,25 @@
 #include <sys/resource.h>
 #include "cli.h"
 #include "diag.h"
+#include "option_groups.h"
 #include "outfile.h"
 #include "targets.h"
 #include "writers.h"
 
+static const struct option_doc target_docs[] = {{'p', "Ruby process whose heap to read"}, {}};
+static const struct option_doc report_docs[] = {
+    {GROUP_OPT_TOP, "Classes shown in text (default 30, 0: all)"}, {}};
+
 static struct census_args {
-	pid_t pid;
-	bool json;
-	const char *output;
-	unsigned long top;
-} args = {.top = 30};
+	struct target_opts target;
+	struct output_opts out;
+	struct report_opts report;
+	struct common_opts common;
+} args = {
+    .target = {.docs = target_docs, .max_pids = 1},
+    .out = {.formats = formats_text_json, .expected = "text or json"},
+    .report = {.docs = report_docs, .text = {.top = 30}},
+};
 
 static const char doc[] =
     "Count every live object of a running Ruby's heap by class, with bytes and how many are "
@@ -28,40 +37,25 @@ static const char doc[] =
     "\n"
     "USAGE: rbmemtrace census -p PID [--format text|json] [-o FILE] [--top N]";
 
-enum { OPT_FORMAT = 0x100, OPT_TOP };
-
-static const struct argp_option opts[] = {
-    {"pid", 'p', "PID", 0, "Ruby process whose heap to read", 0},
-    {"format", OPT_FORMAT, "FORMAT", 0, "text (default) or json", 0},
-    {"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
-    {"top", OPT_TOP, "N", 0, "Classes shown in text (default 30, 0: all)", 0},
-    {"verbose", 'v', NULL, 0, "Explain what is found", 0},
+static const struct argp_child children[] = {
+    {&target_argp[OPTS_TARGET_PID], 0, "Process:", 1},
+    {&output_argp[OPTS_OUTPUT_FILE], 0, "Output:", 2},
+    {&report_argp[OPTS_REPORT_TOP], 0, "Text report:", 3},
+    {&common_argp[OPTS_COMMON_VERBOSE], 0, NULL, 0},
     {},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	(void) state;
 	switch (key) {
-	case 'p':
-		args.pid = cli_number(arg, "PID", 1, INT32_MAX);
-		break;
-	case OPT_FORMAT:
-		args.json = cli_json_format(arg);
-		break;
-	case 'o':
-		args.output = arg;
-		break;
-	case OPT_TOP:
-		args.top = cli_number(arg, "--top", 0, 1UL << 31);
-		break;
-	case 'v':
-		rbm_verbose++;
+	case ARGP_KEY_INIT:
+		SET_CHILD_INPUTS(state, children, &args.target, &args.out, &args.report,
+				 &args.common);
 		break;
 	case ARGP_KEY_ARG:
 		rbm_die("unexpected argument: %s (census takes -p PID)", arg);
 	case ARGP_KEY_END:
-		if (!args.pid)
+		if (!args.target.npids)
 			rbm_die("census needs -p PID (see rbmemtrace census --help)");
 		break;
 	default:
@@ -72,7 +66,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 int cmd_census(int argc, char **argv)
 {
-	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
+	static const struct argp argp = {NULL, parse_arg, NULL, doc, children, 0, 0};
 	struct ruby_target target = {};
 	struct report report = {};
 	char err[RBM_ERR_LEN];
@@ -82,9 +76,9 @@ int cmd_census(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
-	cli_output_open(&of, args.output);
+	cli_output_open(&of, args.out.output);
 	out = outfile_stream(&of);
-	if (target_memory_open(&target, target_process_of(args.pid), err, sizeof(err)) ||
+	if (target_memory_open(&target, target_process_of(args.target.pids[0]), err, sizeof(err)) ||
 	    target_census(&target, &report, err, sizeof(err))) {
 		outfile_abort(&of);
 		report_free(&report);
@@ -97,10 +91,10 @@ int cmd_census(int argc, char **argv)
 		getrusage(RUSAGE_SELF, &ru);
 		rbm_info("peak RSS %ld KB", ru.ru_maxrss);
 	}
-	if (args.json)
+	if (args.out.format == MODEL_JSON)
 		report_write_census_json(out, &report);
 	else
-		report_write_census_text(out, &report, args.top);
+		report_write_census_text(out, &report, args.report.text.top);
 	status = cli_output_commit(&of);
 	report_free(&report);
 	return status;

@@ -25,6 +25,7 @@
 #include "diag.h"
 #include "fleet_hosts.h"
 #include "json_read.h"
+#include "option_groups.h"
 #include "writers.h"
 
 /* Some hosts failed, at least one merged; none merged is 1, as any error. */
@@ -34,21 +35,28 @@
 #define DURATION_MARGIN 30.0 /* attach, final pass and ssh set-up, beyond -d */
 #define VERSION_CHECK_TIMEOUT 30.0 /* --version answers at once: only ssh takes time */
 
+static const struct option_doc output_docs[] = {
+	{GROUP_OPT_FORMAT, "text (default), json or pprof (with -o)"}, {}};
+static const struct option_doc common_docs[] = {{'v', "Print each ssh command as it starts"}, {}};
+
 static struct fleet_args {
+	struct output_opts out;
+	struct report_opts report;
+	struct common_opts common;
 	const char *hosts;
 	const char *ssh_options[MAX_SSH_OPTIONS];
 	int nssh_options;
 	unsigned long parallel;
 	double timeout;
 	const char *remote_path;
-	int format;
-	const char *output;
 	char **trace;
 	int ntrace;
-	struct text_options topts;
 } args = {
+	.out = {.docs = output_docs, .formats = formats_model_no_folded,
+		.expected = "text, json, pprof"},
+	.report = {.text = {.top = 30, .top_stacks = 10, .prune = 5}},
+	.common = {.docs = common_docs},
 	.parallel = 8,
-	.topts = {.top = 30, .top_stacks = 10, .prune = 5},
 	.remote_path = "rbmemtrace",
 };
 
@@ -64,7 +72,8 @@ static const char doc[] =
 	"\n"
 	"EXAMPLES:\n"
 	"    rbmemtrace fleet --hosts web1,web2 -- -p 1234 -d 30\n"
-	"    rbmemtrace fleet --hosts hosts.txt --format pprof -o fleet.pb.gz -- -p 1234 -d 10";
+	"    rbmemtrace fleet --hosts hosts.txt --format pprof -o fleet.pb.gz \\\n"
+	"        -- -p 1234 -d 10";
 
 enum {
 	OPT_HOSTS = 0x100,
@@ -72,9 +81,6 @@ enum {
 	OPT_PARALLEL,
 	OPT_TIMEOUT,
 	OPT_REMOTE_PATH,
-	OPT_FORMAT,
-	OPT_TOP,
-	OPT_PATHS,
 };
 
 static const struct argp_option opts[] = {
@@ -87,18 +93,22 @@ static const struct argp_option opts[] = {
 	 "at most 30 s)", 0},
 	{"remote-path", OPT_REMOTE_PATH, "PATH", 0,
 	 "rbmemtrace on the hosts (default: rbmemtrace, found by the remote PATH)", 0},
-	{"format", OPT_FORMAT, "FORMAT", 0, "text (default), json or pprof (with -o)", 0},
-	{"output", 'o', "FILE", 0, "Write to FILE instead of standard output", 0},
-	{"top", OPT_TOP, "N", 0, "Classes and sites shown in text (default 30, 0: all)", 0},
-	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
-	{"verbose", 'v', NULL, 0, "Print each ssh command as it starts", 0},
+	{},
+};
+
+static const struct argp_child children[] = {
+	{&output_argp[OPTS_OUTPUT_FILE], 0, "Output:", 1},
+	{&report_argp[OPTS_REPORT_PATHS], 0, "Text report:", 2},
+	{&common_argp[OPTS_COMMON_VERBOSE], 0, NULL, 0},
 	{},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	(void)state;
 	switch (key) {
+	case ARGP_KEY_INIT:
+		SET_CHILD_INPUTS(state, children, &args.out, &args.report, &args.common);
+		break;
 	case OPT_HOSTS:
 		args.hosts = arg;
 		break;
@@ -116,21 +126,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_REMOTE_PATH:
 		args.remote_path = arg;
-		break;
-	case OPT_FORMAT:
-		args.format = cli_model_format(arg, false);
-		break;
-	case 'o':
-		args.output = arg;
-		break;
-	case OPT_TOP:
-		args.topts.top = cli_number(arg, "--top", 0, 1UL << 31);
-		break;
-	case OPT_PATHS:
-		args.topts.top_stacks = cli_number(arg, "--paths", 0, 1UL << 31);
-		break;
-	case 'v':
-		rbm_verbose++;
 		break;
 	case ARGP_KEY_ARG:
 		rbm_die("fleet: unexpected %s: trace options go after -- (see --help)", arg);
@@ -511,7 +506,7 @@ static int run_all(const char *command, double timeout)
 
 int cmd_fleet(int argc, char **argv)
 {
-	static const struct argp argp = {opts, parse_arg, "-- TRACE OPTIONS", doc, 0, 0, 0};
+	static const struct argp argp = {opts, parse_arg, "-- TRACE OPTIONS", doc, children, 0, 0};
 	struct host_failures failed = {};
 	struct fleet_host *hosts;
 	struct model model = {};
@@ -575,7 +570,8 @@ int cmd_fleet(int argc, char **argv)
 		view = (struct model_view){.model = &model, .summary = &summary,
 					   .failed = failed.v, .nfailed = failed.n,
 					   .with_failures = true};
-		status = cli_write_model(&view, args.format, args.output, &args.topts);
+		status = cli_write_model(&view, args.out.format, args.out.output,
+					 &args.report.text);
 		if (status || !model.nprocs)
 			status = 1;
 		else if (failed.n)

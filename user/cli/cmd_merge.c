@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "diag.h"
 #include "json_read.h"
+#include "option_groups.h"
 #include "outfile.h"
 #include "why_out.h"
 #include "why_read.h"
@@ -19,15 +20,22 @@
 /* Some inputs could not be read and were skipped (--keep-going): the rest merged. */
 #define EXIT_SKIPPED 3
 
+static const struct option_doc output_docs[] = {
+	{GROUP_OPT_FORMAT,
+	 "text (default), json, pprof (gzipped profile.proto, needs -o or a pipe) or folded"},
+	{}};
+
 static struct merge_args {
-	int format;
-	const char *output;
+	struct output_opts out;
+	struct report_opts report;
+	struct common_opts common;
 	bool keep_going;
-	struct text_options topts;
 	char **files;
 	int nfiles;
 } args = {
-	.topts = {.top = 30, .top_stacks = 10, .prune = 5},
+	.out = {.docs = output_docs, .formats = formats_model,
+		.expected = "text, json, pprof or folded"},
+	.report = {.text = {.top = 30, .top_stacks = 10, .prune = 5}},
 };
 
 static const char doc[] =
@@ -44,44 +52,30 @@ static const char doc[] =
 	"    rbmemtrace merge *.json --format pprof -o fleet.pb.gz\n"
 	"    go tool pprof -top -sample_index=inuse_objects fleet.pb.gz";
 
-enum { OPT_FORMAT = 0x100, OPT_KEEP_GOING, OPT_TOP, OPT_PATHS, OPT_TREE, OPT_PRUNE };
+enum { OPT_KEEP_GOING = 0x100 };
 
 static const struct argp_option opts[] = {
-	{"format", OPT_FORMAT, "FORMAT", 0,
-	 "text (default), json, pprof (gzipped profile.proto, needs -o or a pipe) or folded", 0},
-	{"output", 'o', "FILE", 0, "Write to FILE instead of standard output", 0},
 	{"keep-going", OPT_KEEP_GOING, NULL, 0,
 	 "Skip files that cannot be read (each reported) and merge the others (exit 3)", 0},
-	{"top", OPT_TOP, "N", 0, "Classes and sites shown in text (default 30, 0: all)", 0},
-	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
-	{"tree", OPT_TREE, NULL, 0, "Print the retention call tree in text", 0},
-	{"prune", OPT_PRUNE, "N", 0, "Children kept per tree node (default 5, 0: all)", 0},
+	{},
+};
+
+static const struct argp_child children[] = {
+	{&output_argp[OPTS_OUTPUT_FILE], 0, "Output:", 1},
+	{&report_argp[OPTS_REPORT_TREE], 0, "Text report:", 2},
+	{&common_argp[OPTS_COMMON_HELP], 0, NULL, 0},
 	{},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
+	(void)arg;
 	switch (key) {
-	case OPT_FORMAT:
-		args.format = cli_model_format(arg, true);
-		break;
-	case 'o':
-		args.output = arg;
+	case ARGP_KEY_INIT:
+		SET_CHILD_INPUTS(state, children, &args.out, &args.report, &args.common);
 		break;
 	case OPT_KEEP_GOING:
 		args.keep_going = true;
-		break;
-	case OPT_TOP:
-		args.topts.top = cli_number(arg, "--top", 0, 1UL << 31);
-		break;
-	case OPT_PATHS:
-		args.topts.top_stacks = cli_number(arg, "--paths", 0, 1UL << 31);
-		break;
-	case OPT_TREE:
-		args.topts.tree = true;
-		break;
-	case OPT_PRUNE:
-		args.topts.prune = cli_number(arg, "--prune", 0, 1UL << 20);
 		break;
 	case ARGP_KEY_ARG:
 		return ARGP_ERR_UNKNOWN; /* all of them, at once, in ARGP_KEY_ARGS */
@@ -123,18 +117,18 @@ static int merge_why(void)
 		rbm_die("merge: no report could be read");
 	sum.selection = "merged";
 	why_finish(&sum);
-	if (args.format == MODEL_PPROF && !args.output && isatty(STDOUT_FILENO))
+	if (args.out.format == MODEL_PPROF && !args.out.output && isatty(STDOUT_FILENO))
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");
-	cli_output_open(&of, args.output);
+	cli_output_open(&of, args.out.output);
 	out = outfile_stream(&of);
-	if (args.format == MODEL_JSON)
-		why_write_json(out, &sum, args.topts.top_stacks);
-	else if (args.format == MODEL_FOLDED)
+	if (args.out.format == MODEL_JSON)
+		why_write_json(out, &sum, args.report.text.top_stacks);
+	else if (args.out.format == MODEL_FOLDED)
 		why_write_folded(out, &sum);
-	else if (args.format == MODEL_PPROF && why_write_pprof(out, &sum))
+	else if (args.out.format == MODEL_PPROF && why_write_pprof(out, &sum))
 		status = 1;
-	else if (args.format == MODEL_TEXT)
-		why_write_text(out, &sum, args.topts.top_stacks);
+	else if (args.out.format == MODEL_TEXT)
+		why_write_text(out, &sum, args.report.text.top_stacks);
 	if (status) {
 		outfile_abort(&of);
 		rbm_error("cannot write the pprof profile");
@@ -147,7 +141,7 @@ static int merge_why(void)
 
 int cmd_merge(int argc, char **argv)
 {
-	static const struct argp argp = {opts, parse_arg, "FILE...", doc, 0, 0, 0};
+	static const struct argp argp = {opts, parse_arg, "FILE...", doc, children, 0, 0};
 	struct host_failures failed = {};
 	struct model model = {};
 	struct report summary;
@@ -173,7 +167,7 @@ int cmd_merge(int argc, char **argv)
 		rbm_die("out of memory merging the reports");
 	view = (struct model_view){.model = &model, .summary = &summary, .failed = failed.v,
 				   .nfailed = failed.n};
-	status = cli_write_model(&view, args.format, args.output, &args.topts) ? 1 : 0;
+	status = cli_write_model(&view, args.out.format, args.out.output, &args.report.text) ? 1 : 0;
 	if (!status && skipped)
 		status = EXIT_SKIPPED;
 	report_free(&summary);

@@ -22,20 +22,44 @@
 #include "diag.h"
 #include "http_route.h"
 #include "http_server.h"
+#include "option_groups.h"
 #include "period.h"
 #include "periodic.h"
 #include "writers.h"
 
+_Static_assert(TARGET_MAX_PIDS == MANY_MAX, "the -p of a run are a many_options' pids");
+
+static const struct option_doc target_docs[] = {
+	{'p', "Ruby process to serve profiles of (repeat for several)"}, {}};
+static const struct option_doc time_docs[] = {
+	{GROUP_OPT_EVERY,
+	 "A new profile every SECONDS, 1 to 86400 (default 15: set it to the scrape interval)"},
+	{}};
+static const struct option_doc budget_docs[] = {
+	{GROUP_OPT_MAX_OVERHEAD,
+	 "Slow each target by at most PERCENT (default 2): allocations are traced in sampled "
+	 "windows, across the periods"},
+	{}};
+static const struct option_doc common_docs[] = {
+	{'v', "Explain what is found, attached and served"}, {}};
+
 static struct serve_args {
-	struct many_options mo;
+	struct many_options mo; /* the groups' values, at the end */
+	struct target_opts target;
+	struct time_opts time;
+	struct budget_opts budget;
+	struct limit_opts limits;
+	struct common_opts common;
 	const char *listen;
-	double every;
 	struct http_limits lim;
-	bool max_objects_given;
 } args = {
-    .mo = {.trace = {.depth = 128, .max_stacks = 65536}},
+    .target = {.docs = target_docs, .max_pids = TARGET_MAX_PIDS,
+	       .too_many = "too many -p (at most %d)"},
+    .time = {.docs = time_docs, .every = 15},
+    .budget = {.docs = budget_docs},
+    .limits = {.depth = 128, .max_stacks = 65536},
+    .common = {.docs = common_docs},
     .listen = "127.0.0.1:6060",
-    .every = 15,
     .lim = {.timeout_s = 10, .max_clients = 32, .max_per_ip = 16, .max_fresh = 4, .memory = 16384},
 };
 
@@ -47,7 +71,8 @@ static const char doc[] =
     "are made every --every seconds: in use as a heap census counts it, on the call "
     "paths the sampled allocations give, and what the period allocated.\n"
     "\n"
-    "USAGE: rbmemtrace serve -p PID|--all|--match REGEX [--listen ADDR:PORT] [OPTIONS]\n"
+    "USAGE: rbmemtrace serve -p PID|--all|--match REGEX [--listen ADDR:PORT]\n"
+    "                        [OPTIONS]\n"
     "\n"
     "EXAMPLES:\n"
     "    rbmemtrace serve -p 1234      # on 127.0.0.1:6060\n"
@@ -55,40 +80,16 @@ static const char doc[] =
     "    go tool pprof -top http://127.0.0.1:6060/debug/pprof/heap";
 
 enum {
-	OPT_ALL = 0x100,
-	OPT_MATCH,
-	OPT_LISTEN,
-	OPT_EVERY,
-	OPT_MAX_OVERHEAD,
-	OPT_FULL,
-	OPT_DEPTH,
-	OPT_MAX_STACKS,
-	OPT_MAX_OBJECTS,
+	OPT_LISTEN = 0x100,
 	OPT_TIMEOUT,
 	OPT_MAX_CLIENTS,
 };
 
 static const struct argp_option opts[] = {
-    {"pid", 'p', "PID", 0, "Ruby process to serve profiles of (repeat for several)", 0},
-    {"all", OPT_ALL, NULL, 0, "Every Ruby process on the host (and those that start)", 0},
-    {"match", OPT_MATCH, "REGEX", 0,
-     "Every Ruby process whose command line matches REGEX (and those that start)", 0},
     {"listen", OPT_LISTEN, "ADDR:PORT", 0,
      "Where to listen (default 127.0.0.1:6060; a PORT alone is on 127.0.0.1; port 0 "
      "picks one).  Any address but loopback must be given here, and is warned of",
      0},
-    {"every", OPT_EVERY, "SECONDS", 0,
-     "A new profile every SECONDS, 1 to 86400 (default 15: set it to the scrape interval)", 0},
-    {"duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or SIGTERM)", 0},
-    {"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
-     "Slow each target by at most PERCENT (default 2): allocations are traced in sampled "
-     "windows, across the periods",
-     0},
-    {"full", OPT_FULL, NULL, 0, "Trace every allocation (exact counts, a much slower target)", 0},
-    {"depth", OPT_DEPTH, "N", 0, "Ruby frames per allocation (default and max 128)", 0},
-    {"max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct call paths kept (default 65536)", 0},
-    {"max-objects", OPT_MAX_OBJECTS, "N", 0,
-     "Live objects followed per process (default 1048576 for one, 65536 each for more)", 0},
     {"request-timeout", OPT_TIMEOUT, "SECONDS", 0,
      "A connection sends a whole request within SECONDS of opening (or of its last answer), "
      "however slowly, and takes its answer within as long again, or is closed; 1 to 300 "
@@ -98,56 +99,43 @@ static const struct argp_option opts[] = {
      "Connections at once, 1 to 1000 (default 32; 16 from one address): a new one closes "
      "the one that waited longest without sending a whole request",
      0},
-    {"verbose", 'v', NULL, 0, "Explain what is found, attached and served", 0},
-    {NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
     {},
 };
+
+static const struct argp_child children[] = {
+    {&target_argp[OPTS_TARGET_ALL], 0, "Processes:", 1},
+    {&time_argp[OPTS_TIME_EVERY], 0, "Duration:", 2},
+    {&budget_argp[OPTS_BUDGET_FULL], 0, "Cost to the target:", 3},
+    {&limit_argp[OPTS_LIMIT_STACKS], 0, "Limits:", 4},
+    {&common_argp[OPTS_COMMON_VERBOSE], 0, NULL, 0},
+    {},
+};
+
+/* What the periodic trace takes from the groups. */
+static void fill_many_options(struct many_options *mo)
+{
+	memcpy(mo->pids, args.target.pids, sizeof(mo->pids));
+	mo->npids = args.target.npids;
+	mo->all = args.target.all;
+	mo->match = args.target.match;
+	mo->trace.duration = args.time.duration;
+	mo->trace.full = args.budget.full;
+	mo->trace.max_overhead = args.budget.max_overhead;
+	mo->trace.depth = args.limits.depth;
+	mo->trace.max_stacks = args.limits.max_stacks;
+}
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	struct trace_options *t = &args.mo.trace;
 
 	switch (key) {
-	case 'p':
-		if (args.mo.npids == MANY_MAX)
-			rbm_die("too many -p (at most %d)", MANY_MAX);
-		args.mo.pids[args.mo.npids++] = cli_number(arg, "PID", 1, INT32_MAX);
-		break;
-	case OPT_ALL:
-		args.mo.all = true;
-		break;
-	case OPT_MATCH:
-		args.mo.match = arg;
+	case ARGP_KEY_INIT:
+		SET_CHILD_INPUTS(state, children, &args.target, &args.time, &args.budget,
+				 &args.limits, &args.common);
 		break;
 	case OPT_LISTEN:
 		args.listen = arg;
-		break;
-	case OPT_EVERY:
-		if (cli_real(arg, &args.every) || !(args.every >= 1) || args.every > 86400)
-			rbm_die("invalid --every: %s (expected seconds from 1 to 86400)", arg);
-		break;
-	case 'd':
-		if (cli_real(arg, &t->duration) || !(t->duration > 0))
-			rbm_die("invalid duration: %s (expected seconds > 0)", arg);
-		break;
-	case OPT_MAX_OVERHEAD:
-		if (cli_real(arg, &t->max_overhead) || !(t->max_overhead >= 0.1) ||
-		    t->max_overhead > 50)
-			rbm_die("invalid --max-overhead: %s (expected a percentage from 0.1 to 50)",
-				arg);
-		break;
-	case OPT_FULL:
-		t->full = true;
-		break;
-	case OPT_DEPTH:
-		t->depth = cli_number(arg, "--depth", 0, MAX_STACK_DEPTH);
-		break;
-	case OPT_MAX_STACKS:
-		t->max_stacks = cli_number(arg, "--max-stacks", 16, 1UL << 22);
-		break;
-	case OPT_MAX_OBJECTS:
-		t->max_objects = cli_number(arg, "--max-objects", 1024, 1UL << 28);
-		args.max_objects_given = true;
 		break;
 	case OPT_TIMEOUT:
 		args.lim.timeout_s = cli_number(arg, "--request-timeout", 1, 300);
@@ -157,15 +145,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (args.lim.max_per_ip > args.lim.max_clients)
 			args.lim.max_per_ip = args.lim.max_clients;
 		break;
-	case 'v':
-		rbm_verbose++;
-		break;
-	case 'h':
-		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
-		break;
 	case ARGP_KEY_ARG:
 		rbm_die("serve takes no arguments (%s): give -p PID, --all or --match REGEX", arg);
 	case ARGP_KEY_END:
+		fill_many_options(&args.mo);
 		if (!args.mo.npids && !args.mo.all && !args.mo.match)
 			rbm_die(
 			    "nothing to serve: give -p PID, --all or --match REGEX (see --help)");
@@ -173,13 +156,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			rbm_die("give either --all or --match, not both");
 		if (t->full && t->max_overhead)
 			rbm_die("give either --full or --max-overhead, not both");
-		if (t->duration && t->duration < args.every)
+		if (t->duration && t->duration < args.time.every)
 			rbm_die("-d %g is shorter than --every %g: no period would end",
-				t->duration, args.every);
-		if (!args.max_objects_given)
-			t->max_objects = cli_live_map_size(
-			    args.mo.npids > 1 || args.mo.all || args.mo.match, t->full);
-		cli_check_max_objects(t->max_objects);
+				t->duration, args.time.every);
+		limit_opts_finish(&args.limits, args.mo.npids > 1 || args.mo.all || args.mo.match,
+				  t->full);
+		t->max_objects = args.limits.max_objects;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -446,7 +428,7 @@ static void say_stats(void)
 
 int cmd_serve(int argc, char **argv)
 {
-	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
+	static const struct argp argp = {opts, parse_arg, NULL, doc, children, 0, 0};
 	static struct periodic p;
 	struct periodic_sink sink = {.publish = publish, .gone = gone, .turn = turn};
 	struct sockaddr_storage ss;
@@ -462,7 +444,7 @@ int cmd_serve(int argc, char **argv)
 		rbm_die("%s", err);
 	cli_check_bpf_privileges();
 	/* Bound before anything is traced: a busy port or a bad address fails at once. */
-	if (http_server_open(&sv.http, &ss, sslen, &args.lim, args.every, bound, sizeof(bound), err,
+	if (http_server_open(&sv.http, &ss, sslen, &args.lim, args.time.every, bound, sizeof(bound), err,
 			     sizeof(err)))
 		rbm_die("%s", err);
 	if (!loopback)
@@ -472,7 +454,7 @@ int cmd_serve(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	if (periodic_attach(&p, &args.mo, args.every, true, true, &sink, err, sizeof(err))) {
+	if (periodic_attach(&p, &args.mo, args.time.every, true, true, &sink, err, sizeof(err))) {
 		rbm_error("%s", err);
 		http_server_stop(sv.http);
 		return 1;
@@ -482,7 +464,7 @@ int cmd_serve(int argc, char **argv)
 		publish_all(&p);
 		fprintf(stderr,
 			"rbmemtrace: serving http://%s/debug/pprof/heap (a profile every %g s)\n",
-			bound, args.every);
+			bound, args.time.every);
 		ret = periodic_loop(&p, &stop_requested, err, sizeof(err));
 	}
 	if (ret)

@@ -22,24 +22,48 @@
 #include "cli.h"
 #include "clock.h"
 #include "diag.h"
+#include "option_groups.h"
 #include "targets.h"
 #include "top_collect.h"
 #include "top_out.h"
 #include "why_model.h"
 
+static const struct option_doc target_docs[] = {
+    {'p', "Ruby process to watch (repeat for several)"},
+    {GROUP_OPT_MATCH, "Every Ruby process whose command line matches REGEX"},
+    {}};
+static const struct option_doc output_docs[] = {
+    {GROUP_OPT_FORMAT, "Batch frames as text (default) or json (one per line)"}, {}};
+static const struct option_doc budget_docs[] = {
+    {GROUP_OPT_MAX_OVERHEAD,
+     "Budget of the sampled windows behind sites and allocation rates (default 2)"},
+    {}};
+static const struct option_doc limit_docs[] = {
+    {GROUP_OPT_DEPTH, "Ruby frames per sampled allocation (default 128)"},
+    {GROUP_OPT_MAX_OBJECTS,
+     "Sampled objects followed per process (default 1048576; 65536 each with several)"},
+    {}};
+
 static struct top_args {
-	pid_t pids[TOP_MAX_PROCS];
-	int npids;
-	const char *match;
+	struct target_opts target;
+	struct output_opts out;
+	struct budget_opts budget;
+	struct limit_opts limits; /* limits.max_objects 0: by the number of processes */
+	struct common_opts common;
 	double interval;
-	double max_overhead;
-	bool batch, json, sites, per_process, summed;
+	bool batch, sites, per_process, summed;
 	unsigned long count; /* frames in batch mode; 0: until stopped */
 	unsigned long rows;
-	unsigned long depth;
-	unsigned long max_objects; /* 0: by the number of processes */
 	int sort;
-} args = {.interval = 2, .max_overhead = 2, .rows = 40, .depth = 128};
+} args = {
+    .target = {.docs = target_docs, .max_pids = TOP_MAX_PROCS,
+	       .too_many = "too many -p: top shows at most %d processes"},
+    .out = {.docs = output_docs, .formats = formats_text_json, .expected = "text or json"},
+    .budget = {.docs = budget_docs, .overhead_range = "percent, 0.1 to 50", .max_overhead = 2},
+    .limits = {.docs = limit_docs, .depth_min = 1, .depth = 128},
+    .interval = 2,
+    .rows = 40,
+};
 
 static const char doc[] =
     "A live, top-like view of the objects Ruby processes keep: per class live objects, bytes, "
@@ -47,31 +71,21 @@ static const char doc[] =
     "heap census each refresh (no cost to the target).  Enter on a class samples its "
     "allocation sites and call paths within --max-overhead.\n"
     "\n"
-    "USAGE: rbmemtrace top -p PID [-p PID ...] | --match REGEX [-i SECONDS] [-b [-n COUNT]] "
-    "[--format text|json]";
+    "USAGE: rbmemtrace top -p PID [-p PID ...] | --match REGEX [-i SECONDS]\n"
+    "                      [-b [-n COUNT]] [--format text|json]";
 
 enum {
-	OPT_MAX_OVERHEAD = 0x100,
-	OPT_MATCH,
-	OPT_FORMAT,
-	OPT_SITES,
+	OPT_SITES = 0x100,
 	OPT_SORT,
 	OPT_ROWS,
 	OPT_PER_PROCESS,
 	OPT_SUMMED,
-	OPT_DEPTH,
-	OPT_MAX_OBJECTS
 };
 
 static const struct argp_option opts[] = {
-    {"pid", 'p', "PID", 0, "Ruby process to watch (repeat for several)", 0},
-    {"match", OPT_MATCH, "REGEX", 0, "Every Ruby process whose command line matches REGEX", 0},
     {"interval", 'i', "SECONDS", 0, "Refresh every SECONDS (default 2)", 0},
-    {"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
-     "Budget of the sampled windows behind sites and allocation rates (default 2)", 0},
     {"batch", 'b', NULL, 0, "Batch mode: frames to standard output, no terminal needed", 0},
     {"iterations", 'n', "COUNT", 0, "Batch mode: stop after COUNT frames", 0},
-    {"format", OPT_FORMAT, "FORMAT", 0, "Batch frames as text (default) or json (one per line)", 0},
     {"sites", OPT_SITES, NULL, 0,
      "Sample allocation windows from the start (allocation rates per class)", 0},
     {"sort", OPT_SORT, "KEY", 0, "live (default), bytes, change, per-min, allocs, old, name", 0},
@@ -79,43 +93,35 @@ static const struct argp_option opts[] = {
     {"per-process", OPT_PER_PROCESS, NULL, 0, "Rows per process (default with one process)", 0},
     {"summed", OPT_SUMMED, NULL, 0, "Rows summed by class over processes (default with several)",
      0},
-    {"depth", OPT_DEPTH, "N", 0, "Ruby frames per sampled allocation (default 128)", 0},
-    {"max-objects", OPT_MAX_OBJECTS, "N", 0,
-     "Sampled objects followed per process (default 1048576; 65536 each with several)", 0},
-    {"verbose", 'v', NULL, 0, "Explain what is found", 0},
+    {},
+};
+
+static const struct argp_child children[] = {
+    {&target_argp[OPTS_TARGET_MATCH], 0, "Processes:", 1},
+    {&output_argp[OPTS_OUTPUT_FORMAT], 0, "Output:", 2},
+    {&budget_argp[OPTS_BUDGET_OVERHEAD], 0, "Cost to the target:", 3},
+    {&limit_argp[OPTS_LIMIT_OBJECTS], 0, "Limits:", 4},
+    {&common_argp[OPTS_COMMON_VERBOSE], 0, NULL, 0},
     {},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	(void) state;
 	switch (key) {
-	case 'p':
-		if (args.npids == TOP_MAX_PROCS)
-			rbm_die("too many -p: top shows at most %d processes", TOP_MAX_PROCS);
-		args.pids[args.npids++] = cli_number(arg, "PID", 1, INT32_MAX);
-		break;
-	case OPT_MATCH:
-		args.match = arg;
+	case ARGP_KEY_INIT:
+		SET_CHILD_INPUTS(state, children, &args.target, &args.out, &args.budget,
+				 &args.limits, &args.common);
 		break;
 	case 'i':
 		if (cli_real(arg, &args.interval) || !(args.interval >= 0.1) ||
 		    args.interval > 3600)
 			rbm_die("invalid interval: %s (seconds, 0.1 to 3600)", arg);
 		break;
-	case OPT_MAX_OVERHEAD:
-		if (cli_real(arg, &args.max_overhead) || !(args.max_overhead >= 0.1) ||
-		    args.max_overhead > 50)
-			rbm_die("invalid --max-overhead: %s (percent, 0.1 to 50)", arg);
-		break;
 	case 'b':
 		args.batch = true;
 		break;
 	case 'n':
 		args.count = cli_number(arg, "-n", 1, 1UL << 31);
-		break;
-	case OPT_FORMAT:
-		args.json = cli_json_format(arg);
 		break;
 	case OPT_SITES:
 		args.sites = true;
@@ -136,24 +142,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_SUMMED:
 		args.summed = true;
 		break;
-	case OPT_DEPTH:
-		args.depth = cli_number(arg, "--depth", 1, MAX_STACK_DEPTH);
-		break;
-	case OPT_MAX_OBJECTS:
-		args.max_objects = cli_number(arg, "--max-objects", 1024, 1UL << 28);
-		cli_check_max_objects(args.max_objects);
-		break;
-	case 'v':
-		rbm_verbose++;
-		break;
 	case ARGP_KEY_ARG:
 		rbm_die("unexpected argument: %s (top takes -p PID or --match REGEX)", arg);
 	case ARGP_KEY_END:
-		if (!args.npids && !args.match)
+		if (args.limits.max_objects)
+			cli_check_max_objects(args.limits.max_objects);
+		if (!args.target.npids && !args.target.match)
 			rbm_die("top needs -p PID or --match REGEX (see rbmemtrace top --help)");
 		if (args.per_process && args.summed)
 			rbm_die("give either --per-process or --summed, not both");
-		if (args.json)
+		if (args.out.format == MODEL_JSON)
 			args.batch = true;
 		if (args.count && !args.batch)
 			rbm_die("-n counts batch frames: give -b too");
@@ -181,13 +179,15 @@ static char failure[RBM_ERR_LEN];
 
 static int find_targets(void)
 {
-	int i, ret = 0;
+	size_t i;
+	int ret = 0;
 
-	for (i = 0; i < args.npids && !ret; i++)
-		ret = top_collect_add(&collector, &model, target_process_of(args.pids[i]), false,
-				      failure, sizeof(failure));
-	if (!ret && args.match)
-		ret = top_collect_match(&collector, &model, args.match, failure, sizeof(failure));
+	for (i = 0; i < args.target.npids && !ret; i++)
+		ret = top_collect_add(&collector, &model, target_process_of(args.target.pids[i]),
+				      false, failure, sizeof(failure));
+	if (!ret && args.target.match)
+		ret = top_collect_match(&collector, &model, args.target.match, failure,
+					sizeof(failure));
 	return failed = ret;
 }
 
@@ -231,7 +231,7 @@ static int run_batch(void)
 						  sizeof(failure))) ||
 		    rebuild_view())
 			return failed;
-		if (args.json)
+		if (args.out.format == MODEL_JSON)
 			top_write_json_frame(stdout, &model, &view, &ui);
 		else
 			top_write_text_frame(stdout, &model, &view, &ui, args.rows);
@@ -551,7 +551,7 @@ static int run_screen(void)
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
+	static const struct argp argp = {opts, parse_arg, NULL, doc, children, 0, 0};
 	struct sigaction sa = {.sa_handler = on_signal};
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
@@ -563,8 +563,8 @@ int cmd_top(int argc, char **argv)
 	ui.interval = args.interval;
 	ui.sort = args.sort;
 	top_model_init(&model);
-	collector.max_overhead = args.max_overhead;
-	collector.depth = args.depth;
+	collector.max_overhead = args.budget.max_overhead;
+	collector.depth = args.limits.depth;
 	if (find_targets()) {
 		rbm_error("%s", failure);
 		top_collect_free(&collector);
@@ -572,8 +572,9 @@ int cmd_top(int argc, char **argv)
 		return 1;
 	}
 	/* Each drill-down session preallocates its map: several take a smaller one each. */
-	collector.max_objects = args.max_objects ?: cli_live_map_size(args.npids > 1 || args.match,
-								      false);
+	collector.max_objects =
+	    args.limits.max_objects ?: cli_live_map_size(args.target.npids > 1 || args.target.match,
+							 false);
 	ui.summed = args.summed || (!args.per_process && collector.ntargets > 1);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

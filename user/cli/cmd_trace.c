@@ -12,6 +12,7 @@
 #include <linux/types.h>
 #include "cli.h"
 #include "diag.h"
+#include "option_groups.h"
 #include "outfile.h"
 #include "targets.h"
 #include "rbmemtrace.h"
@@ -21,32 +22,65 @@
 #include "trace_one.h"
 #include "writers.h"
 
+_Static_assert(TARGET_MAX_PIDS == MANY_MAX, "the -p of a run are a many_options' pids");
+
 enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
 
+static const struct format_name formats[] = {{"text", FORMAT_TEXT},
+					     {"json", FORMAT_JSON},
+					     {"folded", FORMAT_FOLDED},
+					     {"pprof", FORMAT_PPROF},
+					     {}};
+
+static const struct option_doc target_docs[] = {
+	{'p', "Ruby process to trace (repeat for several)"},
+	{GROUP_OPT_ALL, "Trace every Ruby process on the host (and those that start during the run)"},
+	{GROUP_OPT_MATCH,
+	 "Trace every Ruby process whose command line matches REGEX (and those that start)"},
+	{}};
+static const struct option_doc output_docs[] = {
+	{GROUP_OPT_FORMAT,
+	 "Report format: text (default), json, folded (flame graph input, by retained), or pprof "
+	 "(gzipped profile.proto: go tool pprof; needs -o)"},
+	{'o', "Write the report to FILE instead of standard output; with --every, a PATTERN: "
+	      "%{pid}, %{time} (ISO 8601, UTC) and %{host} are expanded, %% is a %"},
+	{}};
+static const struct option_doc time_docs[] = {
+	{GROUP_OPT_EVERY,
+	 "Run until stopped and every SECONDS (1 to 86400) write a report of that moment per "
+	 "process: in use as a heap census counts it, and what the period allocated"},
+	{}};
+static const struct option_doc budget_docs[] = {
+	{GROUP_OPT_MAX_OVERHEAD,
+	 "Slow the target by at most PERCENT: trace allocations in short windows placed at "
+	 "random in the allocation stream and scale the counts (default 2 with -p; -- COMMAND "
+	 "traces everything)"},
+	{GROUP_OPT_FULL, "Trace every allocation, for exact counts (the default with --)"},
+	{}};
+static const struct option_doc common_docs[] = {{'v', "Explain what is found and attached"}, {}};
+
 static struct trace_args {
-	struct trace_options trace;
-	enum output_format format;
-	const char *output;
-	unsigned long top;
-	unsigned long paths;
-	unsigned long prune;
-	bool tree;
-	bool tree_callee;
-	bool max_objects_given;
-	bool no_why; /* --no-why: the suspects without their retainer paths */
-	/* several processes (trace_many.c) */
-	pid_t pids[MANY_MAX];
-	size_t npids;
-	bool all;
-	const char *match;
-	/* continuous (trace_every.c) */
-	double every;
-	unsigned long keep;
+	struct trace_options trace; /* the session's: the groups' values, at the end */
+	struct target_opts target;
+	struct output_opts out;
+	struct time_opts time;
+	struct budget_opts budget;
+	struct limit_opts limits;
+	struct report_opts report;
+	struct common_opts common;
+	bool no_why;	    /* --no-why: the suspects without their retainer paths */
+	unsigned long keep; /* --every's newest files kept per process */
 } args = {
-	.trace = {.max_objects = 1 << 20, .depth = 128, .max_stacks = 65536, .start_timeout = 30},
-	.top = 30,
-	.paths = 10,
-	.prune = 5,
+	.trace = {.start_timeout = 30},
+	.target = {.docs = target_docs, .max_pids = TARGET_MAX_PIDS,
+		   .too_many = "too many -p (at most %d)"},
+	.out = {.docs = output_docs, .formats = formats,
+		.expected = "text, json, folded or pprof"},
+	.time = {.docs = time_docs},
+	.budget = {.docs = budget_docs},
+	.limits = {.depth = 128, .max_stacks = 65536},
+	.report = {.text = {.top = 30, .top_stacks = 10, .prune = 5}},
+	.common = {.docs = common_docs},
 };
 
 const char *argp_program_version = "rbmemtrace " RBMEMTRACE_VERSION;
@@ -58,73 +92,30 @@ static const char doc[] =
 	"USAGE: rbmemtrace [trace] -p PID [-d SECONDS] [--format text|json] [-o FILE]\n"
 	"       rbmemtrace [trace] -p PID -p PID ... | --all | --match REGEX [OPTIONS]\n"
 	"       rbmemtrace [trace] [OPTIONS] -- COMMAND [ARGS...]\n"
-	"       rbmemtrace [trace] -p PID|--all|--match REGEX --every SECONDS -o PATTERN [--keep N]\n"
-	"       rbmemtrace census|top|merge|fleet ...   (rbmemtrace --help lists them)\n"
+	"       rbmemtrace [trace] -p PID|--all|--match REGEX --every SECONDS\n"
+	"                          -o PATTERN [--keep N] [OPTIONS]\n"
+	"       rbmemtrace SUBCOMMAND ...   (rbmemtrace --help lists them)\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    rbmemtrace -p 1234              # trace until Ctrl-C, then report\n"
 	"    rbmemtrace -p 1234 -d 30 --format json -o leak.json\n"
-	"    rbmemtrace -- ruby app.rb       # trace a program from its first Ruby instruction\n"
-	"    rbmemtrace -p 1234 --every 30 --format pprof -o 'heap-%{pid}-%{time}.pb.gz' --keep 48";
+	"    rbmemtrace -- ruby app.rb       # trace a program from its first line\n"
+	"    rbmemtrace -p 1234 --every 30 --keep 48 --format pprof \\\n"
+	"        -o 'heap-%{pid}-%{time}.pb.gz'";
 
 enum {
-	OPT_FORMAT = 0x100,
-	OPT_MAX_OBJECTS,
-	OPT_TOP,
-	OPT_DEPTH,
-	OPT_MAX_STACKS,
-	OPT_CLASS,
-	OPT_TREE,
-	OPT_PRUNE,
-	OPT_PATHS,
+	OPT_CLASS = 0x100,
 	OPT_EMPTY_PROBES,
-	OPT_FULL,
-	OPT_MAX_OVERHEAD,
-	OPT_ALL,
-	OPT_MATCH,
-	OPT_EVERY,
 	OPT_KEEP,
 	OPT_NO_WHY,
 	OPT_START_TIMEOUT,
 };
 
 static const struct argp_option opts[] = {
-	{"pid", 'p', "PID", 0, "Ruby process to trace (repeat for several)", 0},
-	{"all", OPT_ALL, NULL, 0,
-	 "Trace every Ruby process on the host (and those that start during the run)", 0},
-	{"match", OPT_MATCH, "REGEX", 0,
-	 "Trace every Ruby process whose command line matches REGEX (and those that start)", 0},
-	{"duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or SIGTERM)", 0},
-	{"format", OPT_FORMAT, "FORMAT", 0,
-	 "Report format: text (default), json, folded (flame graph input, by retained), or pprof "
-	 "(gzipped profile.proto: go tool pprof; needs -o)", 0},
-	{"output", 'o', "FILE", 0,
-	 "Write the report to FILE instead of standard output; with --every, a PATTERN: "
-	 "%{pid}, %{time} (ISO 8601, UTC) and %{host} are expanded, %% is a %", 0},
-	{"every", OPT_EVERY, "SECONDS", 0,
-	 "Run until stopped and every SECONDS (1 to 86400) write a report of that moment per "
-	 "process: in use as a heap census counts it, and what the period allocated", 0},
 	{"keep", OPT_KEEP, "N", 0,
 	 "With --every: keep the newest N files of each process, removing the oldest it wrote "
 	 "(PATTERN needs %{time})", 0},
-	{"max-objects", OPT_MAX_OBJECTS, "N",
-	 0, "Track at most N live objects (default 1048576); more are counted as untracked", 0},
-	{"top", OPT_TOP, "N", 0, "Show the N classes that retain most in text (default 30, 0: all)", 0},
-	{"depth", OPT_DEPTH, "N", 0, "Ruby frames captured per allocation (default and max 128, 0: no stacks)", 0},
-	{"max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct call paths kept (default 65536); more are counted as dropped", 0},
 	{"class", OPT_CLASS, "NAME", 0, "Capture stacks for and report only class NAME (repeatable)", 0},
-	{"tree", OPT_TREE, "ORDER", OPTION_ARG_OPTIONAL,
-	 "Print the retention call tree: from the outermost frame (root, the default), or from each "
-	 "class and its allocating frame out to the callers (callee: for stacks deeper than --depth)",
-	 0},
-	{"prune", OPT_PRUNE, "N", 0, "Keep the N children that retain most per tree node (default 5, 0: all)", 0},
-	{"paths", OPT_PATHS, "N", 0, "Call paths shown in text (default 10, 0: all)", 0},
-	{"max-overhead", OPT_MAX_OVERHEAD, "PERCENT", 0,
-	 "Slow the target by at most PERCENT: trace allocations in short windows placed at "
-	 "random in the allocation stream and scale the counts (default 2 with -p; -- COMMAND "
-	 "traces everything)", 0},
-	{"full", OPT_FULL, NULL, 0, "Trace every allocation, for exact counts (the default with --)",
-	 0},
 	{"start-timeout", OPT_START_TIMEOUT, "SECONDS", 0,
 	 "With -- COMMAND that is not Ruby itself (env, a script, bundle exec): how long it may take "
 	 "to exec a Ruby before it is killed (default 30)",
@@ -133,101 +124,83 @@ static const struct argp_option opts[] = {
 	 "Do not read the leak suspects' top retainer paths from the target when the trace ends "
 	 "(rbmemtrace why)",
 	 0},
-	{"verbose", 'v', NULL, 0, "Explain what is found and attached", 0},
 	{"empty-probes", OPT_EMPTY_PROBES, "uprobe|uretprobe", 0,
 	 "Benchmark baseline: attach empty programs at the allocation functions, trace nothing", 0},
-	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
 	{},
 };
+
+static const struct argp_child children[] = {
+	{&target_argp[OPTS_TARGET_ALL], 0, "Processes:", 1},
+	{&time_argp[OPTS_TIME_EVERY], 0, "Duration:", 2},
+	{&output_argp[OPTS_OUTPUT_FILE], 0, "Output:", 3},
+	{&report_argp[OPTS_REPORT_TREE], 0, "Text report:", 4},
+	{&budget_argp[OPTS_BUDGET_FULL], 0, "Cost to the target:", 5},
+	{&limit_argp[OPTS_LIMIT_STACKS], 0, "Limits:", 6},
+	{&common_argp[OPTS_COMMON_VERBOSE], 0, NULL, 0},
+	{},
+};
+
+/* What the session takes from the groups. */
+static void fill_trace_options(struct trace_options *t)
+{
+	if (args.target.npids)
+		t->pid = args.target.pids[args.target.npids - 1];
+	t->duration = args.time.duration;
+	t->full = args.budget.full;
+	t->max_overhead = args.budget.max_overhead;
+	t->depth = args.limits.depth;
+	t->max_stacks = args.limits.max_stacks;
+}
+
+/* The options that conflict, or need another; dies with a one-line error. */
+static void check_combinations(const struct trace_options *t)
+{
+	bool several = args.target.npids > 1 || args.target.all || args.target.match;
+	double every = args.time.every;
+
+	if (!t->pid && !t->command && !args.target.all && !args.target.match)
+		rbm_die("nothing to trace: give -p PID, --all, --match REGEX or -- COMMAND "
+			"(see --help)");
+	if ((t->pid || args.target.all || args.target.match) && t->command)
+		rbm_die("give either processes to attach to or -- COMMAND, not both");
+	if (args.target.all && args.target.match)
+		rbm_die("give either --all or --match, not both");
+	if (several && t->empty_probes)
+		rbm_die("--empty-probes takes one -p PID");
+	if (args.keep && !every)
+		rbm_die("--keep counts the files of --every: give --every SECONDS");
+	if (every && t->command)
+		rbm_die("--every traces running processes until stopped: give -p PID, --all "
+			"or --match REGEX, not -- COMMAND");
+	if (every && !args.out.output)
+		rbm_die("--every writes a file per process per period: give -o PATTERN");
+	if (every && t->empty_probes)
+		rbm_die("--every and --empty-probes do not go together");
+	if (every && t->duration && t->duration < every)
+		rbm_die("-d %g is shorter than --every %g: no period would end", t->duration, every);
+	if (t->full && t->max_overhead)
+		rbm_die("give either --full or --max-overhead, not both");
+}
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	struct trace_options *t = &args.trace;
 
 	switch (key) {
-	case 'p':
-		t->pid = cli_number(arg, "PID", 1, INT32_MAX);
-		if (args.npids == MANY_MAX)
-			rbm_die("too many -p (at most %d)", MANY_MAX);
-		args.pids[args.npids++] = t->pid;
-		break;
-	case OPT_ALL:
-		args.all = true;
-		break;
-	case OPT_MATCH:
-		args.match = arg;
-		break;
-	case 'd':
-		if (cli_real(arg, &t->duration) || !(t->duration > 0))
-			rbm_die("invalid duration: %s (expected seconds > 0)", arg);
-		break;
-	case OPT_FORMAT:
-		if (strcmp(arg, "text") == 0)
-			args.format = FORMAT_TEXT;
-		else if (strcmp(arg, "json") == 0)
-			args.format = FORMAT_JSON;
-		else if (strcmp(arg, "folded") == 0)
-			args.format = FORMAT_FOLDED;
-		else if (strcmp(arg, "pprof") == 0)
-			args.format = FORMAT_PPROF;
-		else
-			rbm_die("invalid format: %s (expected text, json, folded or pprof)", arg);
-		break;
-	case 'o':
-		args.output = arg;
-		break;
-	case OPT_EVERY:
-		if (cli_real(arg, &args.every) || !(args.every >= 1) || args.every > 86400)
-			rbm_die("invalid --every: %s (expected seconds from 1 to 86400)", arg);
+	case ARGP_KEY_INIT:
+		SET_CHILD_INPUTS(state, children, &args.target, &args.time, &args.out,
+				 &args.report, &args.budget, &args.limits, &args.common);
 		break;
 	case OPT_KEEP:
 		args.keep = cli_number(arg, "--keep", 1, 1UL << 20);
-		break;
-	case OPT_MAX_OBJECTS:
-		t->max_objects = cli_number(arg, "--max-objects", 1024, 1UL << 28);
-		args.max_objects_given = true;
-		break;
-	case OPT_TOP:
-		args.top = cli_number(arg, "--top", 0, 1UL << 31);
-		break;
-	case OPT_DEPTH:
-		t->depth = cli_number(arg, "--depth", 0, MAX_STACK_DEPTH);
-		break;
-	case OPT_MAX_STACKS:
-		t->max_stacks = cli_number(arg, "--max-stacks", 16, 1UL << 22);
 		break;
 	case OPT_CLASS:
 		if (t->nclasses == MAX_CLASS_FILTERS)
 			rbm_die("too many --class options (at most %d)", MAX_CLASS_FILTERS);
 		t->classes[t->nclasses++] = arg;
 		break;
-	case OPT_TREE:
-		args.tree = true;
-		if (arg && strcmp(arg, "callee") == 0)
-			args.tree_callee = true;
-		else if (arg && strcmp(arg, "root") != 0)
-			rbm_die("--tree=%s: the order is root or callee", arg);
-		break;
-	case OPT_PRUNE:
-		args.prune = cli_number(arg, "--prune", 0, 1UL << 20);
-		break;
-	case OPT_PATHS:
-		args.paths = cli_number(arg, "--paths", 0, 1UL << 31);
-		break;
-	case 'v':
-		rbm_verbose++;
-		break;
-	case OPT_FULL:
-		t->full = true;
-		break;
 	case OPT_NO_WHY:
 		args.no_why = true;
-		break;
-	case OPT_MAX_OVERHEAD:
-		if (cli_real(arg, &t->max_overhead) || !(t->max_overhead >= 0.1) ||
-		    t->max_overhead > 50)
-			rbm_die("invalid --max-overhead: %s (expected a percentage from 0.1 to 50)",
-				arg);
 		break;
 	case OPT_START_TIMEOUT:
 		if (cli_real(arg, &t->start_timeout) || !(t->start_timeout > 0) ||
@@ -242,43 +215,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		else
 			rbm_die("invalid --empty-probes: %s (expected uprobe or uretprobe)", arg);
 		break;
-	case 'h':
-		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
-		break;
 	case ARGP_KEY_ARGS:
 		t->command = state->argv + state->next;
 		break;
 	case ARGP_KEY_END:
-		if (!t->pid && !t->command && !args.all && !args.match)
-			rbm_die("nothing to trace: give -p PID, --all, --match REGEX or -- COMMAND "
-				"(see --help)");
-		if ((t->pid || args.all || args.match) && t->command)
-			rbm_die("give either processes to attach to or -- COMMAND, not both");
-		if (args.all && args.match)
-			rbm_die("give either --all or --match, not both");
-		if ((args.npids > 1 || args.all || args.match) && t->empty_probes)
-			rbm_die("--empty-probes takes one -p PID");
-		if (args.keep && !args.every)
-			rbm_die("--keep counts the files of --every: give --every SECONDS");
-		if (args.every && t->command)
-			rbm_die("--every traces running processes until stopped: give -p PID, --all "
-				"or --match REGEX, not -- COMMAND");
-		if (args.every && !args.output)
-			rbm_die("--every writes a file per process per period: give -o PATTERN");
-		if (args.every && t->empty_probes)
-			rbm_die("--every and --empty-probes do not go together");
-		if (args.every && t->duration && t->duration < args.every)
-			rbm_die("-d %g is shorter than --every %g: no period would end", t->duration,
-				args.every);
-		if (!args.max_objects_given)
-			t->max_objects =
-			    cli_live_map_size(args.npids > 1 || args.all || args.match, t->full);
-		if (t->full && t->max_overhead)
-			rbm_die("give either --full or --max-overhead, not both");
-		if (!t->depth && (args.tree || args.format == FORMAT_FOLDED))
+		fill_trace_options(t);
+		check_combinations(t);
+		if (!t->depth && (args.report.text.tree || args.out.format == FORMAT_FOLDED))
 			rbm_warn("--depth 0 records no call paths: %s will be empty",
-				 args.tree ? "the tree" : "the folded output");
-		cli_check_max_objects(t->max_objects);
+				 args.report.text.tree ? "the tree" : "the folded output");
+		limit_opts_finish(&args.limits,
+				  args.target.npids > 1 || args.target.all || args.target.match,
+				  t->full);
+		t->max_objects = args.limits.max_objects;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -326,21 +275,18 @@ static void warn_unmatched_classes(const struct report *r)
 /* 0, or -errno when the pprof profile could not be made. */
 static int write_report(FILE *out, struct report *r)
 {
-	struct text_options topts = {.top = args.top, .top_stacks = args.paths,
-				     .tree = args.tree, .tree_callee = args.tree_callee, .prune = args.prune};
-
-	if (args.format == FORMAT_PPROF) {
+	if (args.out.format == FORMAT_PPROF) {
 		struct report *one = r;
 		struct model m = {.procs = &one, .nprocs = 1, .cap = 1};
 		struct model_view v = {.model = &m, .summary = r};
 
 		return model_write_pprof(out, &v) ? -EIO : 0;
-	} else if (args.format == FORMAT_JSON)
+	} else if (args.out.format == FORMAT_JSON)
 		report_write_json(out, r);
-	else if (args.format == FORMAT_FOLDED)
+	else if (args.out.format == FORMAT_FOLDED)
 		report_write_folded(out, r);
 	else
-		report_write_text(out, r, &topts);
+		report_write_text(out, r, &args.report.text);
 	return 0;
 }
 
@@ -358,21 +304,20 @@ static int trace_several(void)
 	static struct many_options mo;
 	static struct many_output out;
 	static struct every_options eo;
-	static const int formats[] = {[FORMAT_TEXT] = MODEL_TEXT, [FORMAT_JSON] = MODEL_JSON,
+	static const int model_formats[] = {[FORMAT_TEXT] = MODEL_TEXT, [FORMAT_JSON] = MODEL_JSON,
 				      [FORMAT_FOLDED] = MODEL_FOLDED, [FORMAT_PPROF] = MODEL_PPROF};
 
 	mo.trace = args.trace;
-	memcpy(mo.pids, args.pids, sizeof(mo.pids));
-	mo.npids = args.npids;
-	mo.all = args.all;
-	mo.match = args.match;
-	out.format = formats[args.format];
-	out.output = args.output;
-	out.text = (struct text_options){.top = args.top, .top_stacks = args.paths,
-					.tree = args.tree, .tree_callee = args.tree_callee, .prune = args.prune};
-	if (args.every) {
+	memcpy(mo.pids, args.target.pids, sizeof(mo.pids));
+	mo.npids = args.target.npids;
+	mo.all = args.target.all;
+	mo.match = args.target.match;
+	out.format = model_formats[args.out.format];
+	out.output = args.out.output;
+	out.text = args.report.text;
+	if (args.time.every) {
 		eo = (struct every_options){
-		    .every = args.every, .keep = args.keep, .pattern = args.output};
+		    .every = args.time.every, .keep = args.keep, .pattern = args.out.output};
 		out.output = NULL;
 		trace_every_check(&mo, &eo);
 		install_signals();
@@ -384,7 +329,7 @@ static int trace_several(void)
 
 int cmd_trace(int argc, char **argv)
 {
-	static const struct argp argp = {opts, parse_arg, "[-- COMMAND [ARGS...]]", doc, 0, 0, 0};
+	static const struct argp argp = {opts, parse_arg, "[-- COMMAND [ARGS...]]", doc, children, 0, 0};
 	struct session s;
 	struct report report = {};
 	struct outfile out;
@@ -394,13 +339,13 @@ int cmd_trace(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
 	cli_check_bpf_privileges();
-	if (args.npids > 1 || args.all || args.match || args.every)
+	if (args.target.npids > 1 || args.target.all || args.target.match || args.time.every)
 		return trace_several();
-	if (args.format == FORMAT_PPROF && !args.output && isatty(STDOUT_FILENO))
+	if (args.out.format == FORMAT_PPROF && !args.out.output && isatty(STDOUT_FILENO))
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");
 	if (args.trace.pid)
 		args.trace.pid = target_process_of(args.trace.pid);
-	cli_output_open(&out, args.output);
+	cli_output_open(&out, args.out.output);
 	install_signals();
 
 	if (trace_one_open(&s, &args.trace, err, sizeof(err))) {

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "diag.h"
+#include "option_groups.h"
 #include "outfile.h"
 #include "targets.h"
 #include "refgraph.h"
@@ -28,58 +29,78 @@
 
 enum why_format { WHY_TEXT, WHY_JSON, WHY_FOLDED, WHY_PPROF };
 
+static const struct format_name formats[] = {
+    {"text", WHY_TEXT}, {"json", WHY_JSON}, {"folded", WHY_FOLDED}, {"pprof", WHY_PPROF}, {}};
+
+static const struct option_doc target_docs[] = {{'p', "Ruby process to read"}, {}};
+static const struct option_doc output_docs[] = {
+    {GROUP_OPT_FORMAT, "text (default), json, folded (chains, root first) or pprof (gzipped "
+		       "profile.proto, the chain as the stack: go tool pprof; needs -o)"},
+    {}};
+static const struct option_doc time_docs[] = {
+    {'d', "Trace for SECONDS to find leak suspects or --site objects (default 5)"}, {}};
+static const struct option_doc common_docs[] = {{'v', "Explain what is found and read"}, {}};
+
 static struct why_args {
-	pid_t pid;
+	struct target_opts target;
+	struct output_opts out;
+	struct time_opts time;
+	struct common_opts common;
 	struct why_selection sel;
-	enum why_format format;
-	const char *output;
 	unsigned long paths;
 	unsigned long freeze_ms;
-	double duration;
-} args = {.paths = 5, .duration = 5};
+} args = {
+    .target = {.docs = target_docs, .max_pids = 1},
+    .out = {.docs = output_docs, .formats = formats,
+	    .expected = "text, json, folded or pprof"},
+    .time = {.docs = time_docs, .duration = 5},
+    .common = {.docs = common_docs},
+    .paths = 5,
+};
 
 static const char doc[] =
     "Show who holds the objects a running Ruby keeps: for each selected class, the paths by "
     "which Ruby's roots (constants, globals, thread locals, live frames, at_exit blocks) "
     "reach its live objects, read from the target's memory, most objects first.\n"
     "\n"
-    "USAGE: rbmemtrace why -p PID [--class NAME]... [--site FILE:LINE] [--from REPORT.json]\n"
-    "                     [-d SECONDS] [--paths N] [--freeze MS] [--format FORMAT] [-o FILE]\n"
+    "USAGE: rbmemtrace why -p PID [--class NAME]... [--site FILE:LINE]\n"
+    "                      [--from REPORT.json] [-d SECONDS] [--paths N] [--freeze MS]\n"
+    "                      [--format FORMAT] [-o FILE]\n"
     "\n"
     "With no --class, --site or --from, the classes are the leak suspects of a sampled trace "
     "of -d SECONDS (default 5).";
 
-enum { OPT_FORMAT = 0x100, OPT_CLASS, OPT_SITE, OPT_FROM, OPT_PATHS, OPT_FREEZE };
+/* --class and --paths are why's own: a class's live objects, and retainer paths (not calls). */
+enum { OPT_CLASS = 0x100, OPT_SITE, OPT_FROM, OPT_PATHS, OPT_FREEZE };
 
 static const struct argp_option opts[] = {
-    {"pid", 'p', "PID", 0, "Ruby process to read", 0},
     {"class", OPT_CLASS, "NAME", 0, "Explain the live objects of class NAME (repeatable)", 0},
     {"site", OPT_SITE, "FILE:LINE", 0,
      "Explain the objects allocated at FILE:LINE during a sampled trace of -d SECONDS", 0},
     {"from", OPT_FROM, "REPORT", 0,
      "Explain the leak suspects of a trace report (rbmemtrace --format json)", 0},
-    {"duration", 'd', "SECONDS", 0,
-     "Trace for SECONDS to find leak suspects or --site objects (default 5)", 0},
     {"paths", OPT_PATHS, "N", 0, "Paths shown per class (default 5, 0: all)", 0},
     {"freeze", OPT_FREEZE, "MS", 0,
      "Stop the target (every thread) for at most MS milliseconds while its heap is read, for "
      "a consistent walk; the pause is measured and reported",
      0},
-    {"format", OPT_FORMAT, "FORMAT", 0,
-     "text (default), json, folded (chains, root first) or pprof (gzipped profile.proto, "
-     "the chain as the stack: go tool pprof; needs -o)",
-     0},
-    {"output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 0},
-    {"verbose", 'v', NULL, 0, "Explain what is found and read", 0},
+    {},
+};
+
+static const struct argp_child children[] = {
+    {&target_argp[OPTS_TARGET_PID], 0, "Process:", 1},
+    {&time_argp[OPTS_TIME_DURATION], 0, "Duration:", 2},
+    {&output_argp[OPTS_OUTPUT_FILE], 0, "Output:", 3},
+    {&common_argp[OPTS_COMMON_VERBOSE], 0, NULL, 0},
     {},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	(void) state;
 	switch (key) {
-	case 'p':
-		args.pid = cli_number(arg, "PID", 1, INT32_MAX);
+	case ARGP_KEY_INIT:
+		SET_CHILD_INPUTS(state, children, &args.target, &args.time, &args.out,
+				 &args.common);
 		break;
 	case OPT_CLASS:
 		if (args.sel.nclasses == WHY_MAX_CLASSES)
@@ -93,38 +114,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_FROM:
 		args.sel.from = arg;
 		break;
-	case 'd':
-		if (cli_real(arg, &args.duration) || !(args.duration > 0))
-			rbm_die("invalid duration: %s (expected seconds > 0)", arg);
-		break;
 	case OPT_PATHS:
 		args.paths = cli_number(arg, "--paths", 0, 1UL << 31);
 		break;
 	case OPT_FREEZE:
 		args.freeze_ms = cli_number(arg, "--freeze", 1, 60000);
 		break;
-	case OPT_FORMAT:
-		if (!strcmp(arg, "text"))
-			args.format = WHY_TEXT;
-		else if (!strcmp(arg, "json"))
-			args.format = WHY_JSON;
-		else if (!strcmp(arg, "folded"))
-			args.format = WHY_FOLDED;
-		else if (!strcmp(arg, "pprof"))
-			args.format = WHY_PPROF;
-		else
-			rbm_die("invalid format: %s (expected text, json, folded or pprof)", arg);
-		break;
-	case 'o':
-		args.output = arg;
-		break;
-	case 'v':
-		rbm_verbose++;
-		break;
 	case ARGP_KEY_ARG:
 		rbm_die("unexpected argument: %s (why takes -p PID)", arg);
 	case ARGP_KEY_END:
-		if (!args.pid)
+		if (!args.target.npids)
 			rbm_die("why needs -p PID (see rbmemtrace why --help)");
 		if ((args.sel.nclasses > 0) + (args.sel.site_path != NULL) +
 			(args.sel.from != NULL) >
@@ -156,7 +155,7 @@ static void install_signals(void)
 
 int cmd_why(int argc, char **argv)
 {
-	static const struct argp argp = {opts, parse_arg, NULL, doc, 0, 0, 0};
+	static const struct argp argp = {opts, parse_arg, NULL, doc, children, 0, 0};
 	static struct ruby_target target;
 	struct why_report report = {0};
 	struct why_context ctx = {0};
@@ -167,11 +166,11 @@ int cmd_why(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
-	if (args.format == WHY_PPROF && !args.output && isatty(STDOUT_FILENO))
+	if (args.out.format == WHY_PPROF && !args.out.output && isatty(STDOUT_FILENO))
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");
-	cli_output_open(&of, args.output);
+	cli_output_open(&of, args.out.output);
 	out = outfile_stream(&of);
-	if (target_memory_open(&target, target_process_of(args.pid), err, sizeof(err)) ||
+	if (target_memory_open(&target, target_process_of(args.target.pids[0]), err, sizeof(err)) ||
 	    why_context_open(&ctx, &target, err, sizeof(err))) {
 		outfile_abort(&of);
 		rbm_error("%s", err);
@@ -184,7 +183,7 @@ int cmd_why(int argc, char **argv)
 		return 1;
 	}
 	install_signals();
-	ret = why_select(&ctx, &args.sel, args.duration, &stop_requested);
+	ret = why_select(&ctx, &args.sel, args.time.duration, &stop_requested);
 	/* past the trace, a signal ends rbmemtrace (a frozen target is let go first) */
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -204,7 +203,7 @@ int cmd_why(int argc, char **argv)
 		getrusage(RUSAGE_SELF, &ru);
 		rbm_info("peak RSS %ld KB", ru.ru_maxrss);
 	}
-	switch (args.format) {
+	switch (args.out.format) {
 	case WHY_JSON:
 		why_write_json(out, &report, args.paths);
 		break;

@@ -89,15 +89,6 @@ int cli_output_commit(struct outfile *o)
 	return 0;
 }
 
-bool cli_json_format(const char *arg)
-{
-	if (strcmp(arg, "json") == 0)
-		return true;
-	if (strcmp(arg, "text") != 0)
-		rbm_die("invalid format: %s (expected text or json)", arg);
-	return false;
-}
-
 unsigned long cli_live_map_size(bool several, bool full)
 {
 	if (!several)

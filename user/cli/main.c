@@ -42,7 +42,13 @@ int main(int argc, char **argv)
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-?")))
 		print_subcommands();
 	for (i = 0; argc > 1 && i < NSUBCOMMANDS; i++)
-		if (strcmp(argv[1], subcommands[i].name) == 0)
+		if (strcmp(argv[1], subcommands[i].name) == 0) {
+			char name[64];
+
+			/* argp names the program after argv[0]: "Usage: rbmemtrace census ..." */
+			snprintf(name, sizeof(name), "rbmemtrace %s", subcommands[i].name);
+			argv[1] = name;
 			return subcommands[i].run(argc - 1, argv + 1);
+		}
 	return cmd_trace(argc, argv);
 }

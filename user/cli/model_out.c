@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* What merge and fleet share: parsing --format and writing a model out. */
+/* What merge and fleet share: writing a model out. */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,20 +7,6 @@
 #include "outfile.h"
 #include "diag.h"
 #include "writers.h"
-
-int cli_model_format(const char *arg, bool folded_ok)
-{
-	if (!strcmp(arg, "text"))
-		return MODEL_TEXT;
-	if (!strcmp(arg, "json"))
-		return MODEL_JSON;
-	if (!strcmp(arg, "pprof"))
-		return MODEL_PPROF;
-	if (folded_ok && !strcmp(arg, "folded"))
-		return MODEL_FOLDED;
-	rbm_die("invalid format: %s (expected text, json, pprof%s)", arg,
-		folded_ok ? " or folded" : "");
-}
 
 int cli_write_model_stream(FILE *out, const struct model_view *v, int format,
 			   const struct text_options *topts)

@@ -190,92 +190,132 @@ void apportion(uint64_t total, const double *w, size_t n, uint64_t *out)
 	free(rem);
 }
 
-int report_set_period(struct report *now, const struct report *prev, const struct period_info *info)
+/* What report_set_period works with: the previous report's rows indexed, each class's weight. */
+struct period_work {
+	struct report *now;
+	const struct report *prev; /* NULL: the first period */
+	struct u64map classes, sites, stacks;
+	double *weights, wsum; /* what each class traced in the period, and their sum */
+	uint64_t *est, traced;
+	bool use_weight; /* by the weighted counts (sampled), else by the traced counts */
+};
+
+/* The previous report's rows indexed by their names, the weights' room: 0 or -ENOMEM. */
+static int period_work_init(struct period_work *w)
 {
-	struct u64map classes = {}, sites = {}, stacks = {};
-	double *weights = NULL, wsum = 0, scale = 0;
-	uint64_t *est = NULL, traced = 0;
-	bool use_weight = false;
-	size_t i;
+	const struct report *prev = w->prev;
 	int err = 0;
 
-	now->period = *info;
-	now->period.on = true;
-	if (prev && (index_rows(&classes, prev->nrows, class_key_at, prev->rows) ||
-		     index_rows(&sites, prev->nsites, site_key_at, prev->sites) ||
-		     index_rows(&stacks, prev->nstacks, stack_key_at, prev->stacks)))
+	if (prev && (index_rows(&w->classes, prev->nrows, class_key_at, prev->rows) ||
+		     index_rows(&w->sites, prev->nsites, site_key_at, prev->sites) ||
+		     index_rows(&w->stacks, prev->nstacks, stack_key_at, prev->stacks)))
 		err = -ENOMEM;
-	weights = calloc(now->nrows + 1, sizeof(*weights));
-	est = calloc(now->nrows + 1, sizeof(*est));
-	if (!weights || !est)
+	w->weights = calloc(w->now->nrows + 1, sizeof(*w->weights));
+	w->est = calloc(w->now->nrows + 1, sizeof(*w->est));
+	if (!w->weights || !w->est)
 		err = -ENOMEM;
-	for (i = 0; !err && i < now->nrows; i++)
-		use_weight |= now->rows[i].counts.w_allocated > 0;
-	for (i = 0; !err && i < now->nrows; i++) {
+	return err;
+}
+
+static void period_work_free(struct period_work *w)
+{
+	u64map_free(&w->classes, NULL);
+	u64map_free(&w->sites, NULL);
+	u64map_free(&w->stacks, NULL);
+	free(w->weights);
+	free(w->est);
+}
+
+/* What each class, site and call path allocated in the period, as traced; the classes' weights. */
+static void period_traced(struct period_work *w)
+{
+	struct report *now = w->now;
+	const struct report *prev = w->prev;
+	size_t i;
+
+	for (i = 0; i < now->nrows; i++)
+		w->use_weight |= now->rows[i].counts.w_allocated > 0;
+	for (i = 0; i < now->nrows; i++) {
 		struct class_row *row = &now->rows[i];
-		const struct class_row *p = prev ? prev_class(prev, &classes, row->name) : NULL;
+		const struct class_row *p = prev ? prev_class(prev, &w->classes, row->name) : NULL;
 
 		row->period.allocated = sub0(row->counts.allocated, p ? p->counts.allocated : 0);
 		row->period.est_allocated = row->period.allocated;
-		traced += row->period.allocated;
-		weights[i] = use_weight
-				 ? dsub0(row->counts.w_allocated, p ? p->counts.w_allocated : 0)
-				 : (double) row->period.allocated;
-		wsum += weights[i];
+		w->traced += row->period.allocated;
+		w->weights[i] = w->use_weight
+				    ? dsub0(row->counts.w_allocated, p ? p->counts.w_allocated : 0)
+				    : (double) row->period.allocated;
+		w->wsum += w->weights[i];
 	}
-	for (i = 0; !err && i < now->nsites; i++) {
+	for (i = 0; i < now->nsites; i++) {
 		struct site_row *s = &now->sites[i];
-		const struct site_row *p = prev ? prev_site(prev, &sites, s) : NULL;
+		const struct site_row *p = prev ? prev_site(prev, &w->sites, s) : NULL;
 
 		s->period.allocated = sub0(s->counts.allocated, p ? p->counts.allocated : 0);
 		s->period.est_allocated = s->period.allocated;
 	}
-	for (i = 0; !err && i < now->nstacks; i++) {
+	for (i = 0; i < now->nstacks; i++) {
 		struct stack_row *s = &now->stacks[i];
-		const struct stack_row *p = prev ? prev_stack(prev, &stacks, s) : NULL;
+		const struct stack_row *p = prev ? prev_stack(prev, &w->stacks, s) : NULL;
 
 		s->period.allocated = sub0(s->counts.allocated, p ? p->counts.allocated : 0);
 		s->period.est_allocated = s->period.allocated;
 	}
-	now->period.traced = traced;
+}
+
+/* Estimates: what Ruby allocated in the period, spread by the period's traced weight. */
+static void period_estimates(struct period_work *w)
+{
+	struct report *now = w->now;
+	const struct report *prev = w->prev;
+	double scale;
+	size_t i;
+
+	now->period.untraced = now->period.gc_allocated && w->wsum <= 0;
+	now->period.scale = w->traced ? (double) now->period.gc_allocated / w->traced : 0;
+	scale = w->wsum > 0 ? (double) now->period.gc_allocated / w->wsum : 0;
+	if (w->wsum > 0)
+		apportion(now->period.gc_allocated, w->weights, now->nrows, w->est);
+	for (i = 0; i < now->nrows; i++)
+		now->rows[i].period.est_allocated = w->wsum > 0 ? w->est[i] : 0;
+	for (i = 0; i < now->nsites; i++) {
+		struct site_row *s = &now->sites[i];
+		const struct site_row *p = prev ? prev_site(prev, &w->sites, s) : NULL;
+		double weight = w->use_weight
+				    ? dsub0(s->counts.w_allocated, p ? p->counts.w_allocated : 0)
+				    : (double) s->period.allocated;
+
+		s->period.est_allocated = (uint64_t) (weight * scale + 0.5);
+	}
+	for (i = 0; i < now->nstacks; i++) {
+		struct stack_row *s = &now->stacks[i];
+		const struct stack_row *p = prev ? prev_stack(prev, &w->stacks, s) : NULL;
+		double weight = w->use_weight
+				    ? dsub0(s->counts.w_allocated, p ? p->counts.w_allocated : 0)
+				    : (double) s->period.allocated;
+
+		s->period.est_allocated = (uint64_t) (weight * scale + 0.5);
+	}
+}
+
+int report_set_period(struct report *now, const struct report *prev, const struct period_info *info)
+{
+	struct period_work w = {.now = now, .prev = prev};
+	int err;
+
+	now->period = *info;
+	now->period.on = true;
+	err = period_work_init(&w);
+	if (!err)
+		period_traced(&w);
+	now->period.traced = w.traced;
 	now->period.have_gc_counts = now->have_gc_counts && (!prev || prev->have_gc_counts);
 	if (now->period.have_gc_counts)
 		now->period.gc_allocated = sub0(now->gc_allocated, prev ? prev->gc_allocated : 0);
 	now->period.estimated = now->have_estimates && now->period.have_gc_counts;
 	now->period.scale = 0;
-	if (!err && now->period.estimated) {
-		/* Estimates: what Ruby allocated in the period, spread by the period's traced
-		 * weight. */
-		now->period.untraced = now->period.gc_allocated && wsum <= 0;
-		now->period.scale = traced ? (double) now->period.gc_allocated / traced : 0;
-		scale = wsum > 0 ? (double) now->period.gc_allocated / wsum : 0;
-		if (wsum > 0)
-			apportion(now->period.gc_allocated, weights, now->nrows, est);
-		for (i = 0; i < now->nrows; i++)
-			now->rows[i].period.est_allocated = wsum > 0 ? est[i] : 0;
-		for (i = 0; i < now->nsites; i++) {
-			struct site_row *s = &now->sites[i];
-			const struct site_row *p = prev ? prev_site(prev, &sites, s) : NULL;
-			double w = use_weight
-				       ? dsub0(s->counts.w_allocated, p ? p->counts.w_allocated : 0)
-				       : (double) s->period.allocated;
-
-			s->period.est_allocated = (uint64_t) (w * scale + 0.5);
-		}
-		for (i = 0; i < now->nstacks; i++) {
-			struct stack_row *s = &now->stacks[i];
-			const struct stack_row *p = prev ? prev_stack(prev, &stacks, s) : NULL;
-			double w = use_weight
-				       ? dsub0(s->counts.w_allocated, p ? p->counts.w_allocated : 0)
-				       : (double) s->period.allocated;
-
-			s->period.est_allocated = (uint64_t) (w * scale + 0.5);
-		}
-	}
-	u64map_free(&classes, NULL);
-	u64map_free(&sites, NULL);
-	u64map_free(&stacks, NULL);
-	free(weights);
-	free(est);
+	if (!err && now->period.estimated)
+		period_estimates(&w);
+	period_work_free(&w);
 	return err;
 }

@@ -107,15 +107,13 @@ static const char *const sample_types[NVALUES][2] = {
  * 1 when every allocation was traced; under sampling, the largest scale of
  * the processes, for information (the values are already scaled).
  */
-static void set_header(struct builder *b, const struct model_view *v, ValueType *types,
-		       ValueType **type_ptrs, ValueType *period_type, int64_t *comments)
+/* The sample types (sample_types[]) and the period's type, space in bytes. */
+static void set_types(struct builder *b, ValueType *types, ValueType **type_ptrs,
+		      ValueType *period_type)
 {
 	ValueType init = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	double duration = 0, scale = 1, time = 0;
-	bool period = false;
 	size_t i;
 
-	pb_str_id(b, ""); /* string 0 */
 	for (i = 0; i < NVALUES; i++) {
 		types[i] = init;
 		types[i].type = pb_str_id(b, sample_types[i][0]);
@@ -130,6 +128,18 @@ static void set_header(struct builder *b, const struct model_view *v, ValueType 
 	period_type->type = pb_str_id(b, "space");
 	period_type->unit = pb_str_id(b, "bytes");
 	b->p.period_type = period_type;
+}
+
+/*
+ * The profile's period (the largest sampling scale), duration and time,
+ * over the processes; true if they are continuous-trace periods.
+ */
+static bool set_times(struct builder *b, const struct model_view *v)
+{
+	double duration = 0, scale = 1, time = 0;
+	bool period = false;
+	size_t i;
+
 	for (i = 0; i < v->model->nprocs; i++) {
 		const struct report *r = v->model->procs[i];
 		const struct period_info *pi = &r->period;
@@ -153,6 +163,15 @@ static void set_header(struct builder *b, const struct model_view *v, ValueType 
 	b->p.period = (int64_t)(scale + 0.5);
 	b->p.duration_nanos = (int64_t)(duration * 1e9);
 	b->p.time_nanos = (int64_t)(time * 1e9);
+	return period;
+}
+
+/* What inuse and alloc mean here, and each period's own comment. */
+static void set_comments(struct builder *b, const struct model_view *v, bool period,
+			 int64_t *comments)
+{
+	size_t i;
+
 	if (period) {
 		comments[0] = pb_str_id(b, "rbmemtrace " RBMEMTRACE_VERSION
 					   "; inuse = the heap census's live objects and bytes of each "
@@ -169,6 +188,14 @@ static void set_header(struct builder *b, const struct model_view *v, ValueType 
 	for (i = 0; period && i < v->model->nprocs && b->p.n_comment < MAX_COMMENTS; i++)
 		period_comment(b, v->model->procs[i], comments);
 	b->p.comment = comments;
+}
+
+static void set_header(struct builder *b, const struct model_view *v, ValueType *types,
+		       ValueType **type_ptrs, ValueType *period_type, int64_t *comments)
+{
+	pb_str_id(b, ""); /* string 0 */
+	set_types(b, types, type_ptrs, period_type);
+	set_comments(b, v, set_times(b, v), comments);
 }
 
 int model_write_pprof(FILE *out, const struct model_view *v)

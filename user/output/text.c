@@ -198,44 +198,34 @@ static void write_suspects(FILE *out, const struct report *r)
 
 static const char source_mark[] = {[EST_SAMPLED] = ' ', [EST_BOUNDED] = '*', [EST_HEAP] = '='};
 
-void report_write_text(FILE *out, const struct report *r, const struct text_options *opts)
+/* One class's row; its estimate's source is added to *sources, and a rough one noted. */
+static void write_class_row(FILE *out, const struct report *r, const struct class_row *row,
+			    unsigned *sources, bool *rough)
 {
-	bool est = r->have_estimates, census = r->heap_end.have, rough = false;
-	unsigned sources = 0;
+	const struct counts *c = &row->counts;
 	char name[1024];
-	size_t i, shown;
 
-	write_header(out, r);
-	fprintf(out, "\n%10s %10s %10s%s%s%s%s  %s\n", "RETAINED", "ALLOCATED", "FREED",
-		r->totals.young ? "      YOUNG" : "", r->totals.untracked ? "  UNTRACKED" : "",
-		est ? "  ~RETAINED ~ALLOCATED" : "", census ? "   LIVE_END     CHANGE" : "",
-		"CLASS");
-	shown = shown_rows(opts->top, r->nrows);
-	for (i = 0; i < shown; i++) {
-		const struct class_row *row = &r->rows[i];
-		const struct counts *c = &row->counts;
-
-		fprintf(out, "%10" PRIu64 " %10" PRIu64 " %10" PRIu64, c->retained, c->allocated,
-			c->freed);
-		if (r->totals.young)
-			fprintf(out, " %10" PRIu64, c->young);
-		if (r->totals.untracked)
-			fprintf(out, " %10" PRIu64, c->untracked);
-		if (est)
-			fprintf(out, " %9" PRIu64 "%c %10" PRIu64, row->est.retained,
-				source_mark[row->est_source], row->est.allocated);
-		if (est)
-			sources |= 1u << row->est_source;
-		if (census)
-			fprintf(out, " %10" PRIu64 " %+10" PRId64, row->census.live_end,
-				row->census.change);
-		if (class_estimate_rough(r, row))
-			rough = true;
-		fprintf(out, " %c%s\n", class_estimate_rough(r, row) ? '?' : ' ',
-			term_escape(row->name, name, sizeof(name)));
+	fprintf(out, "%10" PRIu64 " %10" PRIu64 " %10" PRIu64, c->retained, c->allocated, c->freed);
+	if (r->totals.young)
+		fprintf(out, " %10" PRIu64, c->young);
+	if (r->totals.untracked)
+		fprintf(out, " %10" PRIu64, c->untracked);
+	if (r->have_estimates) {
+		fprintf(out, " %9" PRIu64 "%c %10" PRIu64, row->est.retained,
+			source_mark[row->est_source], row->est.allocated);
+		*sources |= 1u << row->est_source;
 	}
-	if (shown < r->nrows)
-		fprintf(out, "... %zu more classes (--top 0 shows all)\n", r->nrows - shown);
+	if (r->heap_end.have)
+		fprintf(out, " %10" PRIu64 " %+10" PRId64, row->census.live_end, row->census.change);
+	if (class_estimate_rough(r, row))
+		*rough = true;
+	fprintf(out, " %c%s\n", class_estimate_rough(r, row) ? '?' : ' ',
+		term_escape(row->name, name, sizeof(name)));
+}
+
+/* What the marks of the rows shown mean (=, *, ?): only those that appear. */
+static void write_estimate_notes(FILE *out, const struct report *r, unsigned sources, bool rough)
+{
 	if (sources & (1u << EST_HEAP))
 		fprintf(out, "= the heap's own count: the censuses at the start and the end, compared "
 			     "slot by slot, found that many objects of the class made during the trace "
@@ -248,18 +238,42 @@ void report_write_text(FILE *out, const struct report *r, const struct text_opti
 			     " windows: a class made in one burst that a window covered is scaled up "
 			     "as if the whole run made it (--full counts it exactly).\n",
 			r->sampling.windows);
+}
+
+/* What the call paths lack (truncated, not stored, unreadable), then the sites, paths and tree. */
+static void write_stacks(FILE *out, const struct report *r, const struct text_options *opts)
+{
+	if (r->stacks_truncated || r->stacks_dropped || r->stack_errors)
+		fprintf(out, "Stacks: %" PRIu64 " truncated at --depth, %" PRIu64
+			     " not stored (stack map full: raise --max-stacks), %" PRIu64
+			     " unreadable.\n",
+			r->stacks_truncated, r->stacks_dropped, r->stack_errors);
+	if (r->stacks_dropped)
+		fprintf(out, "Sites: the allocations whose path was not stored keep their site "
+			     "(the allocating frame); %" PRIu64 " of %" PRIu64
+			     " have none (no Ruby frame, or the tables were full too).\n",
+			r->no_site, r->totals.allocated);
+	write_stack_sections(out, r, opts);
+}
+
+void report_write_text(FILE *out, const struct report *r, const struct text_options *opts)
+{
+	bool est = r->have_estimates, census = r->heap_end.have, rough = false;
+	unsigned sources = 0;
+	size_t i, shown;
+
+	write_header(out, r);
+	fprintf(out, "\n%10s %10s %10s%s%s%s%s  %s\n", "RETAINED", "ALLOCATED", "FREED",
+		r->totals.young ? "      YOUNG" : "", r->totals.untracked ? "  UNTRACKED" : "",
+		est ? "  ~RETAINED ~ALLOCATED" : "", census ? "   LIVE_END     CHANGE" : "",
+		"CLASS");
+	shown = shown_rows(opts->top, r->nrows);
+	for (i = 0; i < shown; i++)
+		write_class_row(out, r, &r->rows[i], &sources, &rough);
+	if (shown < r->nrows)
+		fprintf(out, "... %zu more classes (--top 0 shows all)\n", r->nrows - shown);
+	write_estimate_notes(out, r, sources, rough);
 	write_suspects(out, r);
-	if (r->with_stacks) {
-		if (r->stacks_truncated || r->stacks_dropped || r->stack_errors)
-			fprintf(out, "Stacks: %" PRIu64 " truncated at --depth, %" PRIu64
-				     " not stored (stack map full: raise --max-stacks), %" PRIu64
-				     " unreadable.\n",
-				r->stacks_truncated, r->stacks_dropped, r->stack_errors);
-		if (r->stacks_dropped)
-			fprintf(out, "Sites: the allocations whose path was not stored keep their site "
-				     "(the allocating frame); %" PRIu64 " of %" PRIu64
-				     " have none (no Ruby frame, or the tables were full too).\n",
-				r->no_site, r->totals.allocated);
-		write_stack_sections(out, r, opts);
-	}
+	if (r->with_stacks)
+		write_stacks(out, r, opts);
 }

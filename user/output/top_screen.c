@@ -5,6 +5,7 @@
  * a help line of the keys.  Draws only; cmd_top.c reads the keys.
  */
 #include <curses.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,74 +78,94 @@ static int draw_header(const struct top_model *m, const struct top_ui *ui)
 	return y + 1;
 }
 
-static void draw_rows(const struct top_view *v, struct top_ui *ui, int y, int bottom)
+/* The columns' widths for this terminal: the class name's and the trend's (0: none). */
+struct row_widths {
+	int name, trend;
+};
+
+/* The title bar: each column's name, the sort key's marked with a star. */
+static void draw_rows_title(const struct top_ui *ui, struct row_widths *w, int y)
 {
 	static const char *const titles[TOP_NSORTS] = {
 	    [TOP_SORT_LIVE] = "LIVE",  [TOP_SORT_BYTES] = "BYTES",    [TOP_SORT_CHANGE] = "CHANGE",
 	    [TOP_SORT_RATE] = "/MIN",  [TOP_SORT_ALLOCS] = "ALLOC/S", [TOP_SORT_OLD] = "OLD%",
 	    [TOP_SORT_NAME] = "CLASS",
 	};
-	char line[1024], name[512], live[32], bytes[32], change[32], rate[32], allocs[32];
-	char trend[TOP_HISTORY * 4 + 1], mark[TOP_NSORTS][16];
-	int rows = bottom - y - 1, name_w, trend_w, i;
-	size_t r;
+	char line[1024], mark[TOP_NSORTS][16];
+	int i;
 
 	for (i = 0; i < TOP_NSORTS; i++)
 		snprintf(mark[i], sizeof(mark[i]), "%s%s", titles[i],
 			 (int) ui->sort == i ? "*" : "");
-	trend_w = COLS >= 120 ? 16 : COLS >= 100 ? 8 : 0;
-	name_w = COLS - (ui->summed ? 0 : 8) - 6 * 10 - 6 - (trend_w ? trend_w + 2 : 0);
-	if (name_w < 16)
-		name_w = 16;
-	snprintf(line, sizeof(line), "%-*s%s %9s %9s %9s %9s %9s %5s  %s", name_w,
+	w->trend = COLS >= 120 ? 16 : COLS >= 100 ? 8 : 0;
+	w->name = COLS - (ui->summed ? 0 : 8) - 6 * 10 - 6 - (w->trend ? w->trend + 2 : 0);
+	if (w->name < 16)
+		w->name = 16;
+	snprintf(line, sizeof(line), "%-*s%s %9s %9s %9s %9s %9s %5s  %s", w->name,
 		 mark[TOP_SORT_NAME], ui->summed ? "" : "     PID", mark[TOP_SORT_LIVE],
 		 mark[TOP_SORT_BYTES], mark[TOP_SORT_CHANGE], mark[TOP_SORT_RATE],
-		 mark[TOP_SORT_ALLOCS], mark[TOP_SORT_OLD], trend_w ? "TREND" : "");
-	put_bar(y++, line);
-	if (rows < 1)
-		return;
+		 mark[TOP_SORT_ALLOCS], mark[TOP_SORT_OLD], w->trend ? "TREND" : "");
+	put_bar(y, line);
+}
+
+/* The selection kept on a row, and the scroll keeping it within the rows shown. */
+static void clamp_selection(const struct top_view *v, struct top_ui *ui, int rows)
+{
 	if (ui->selected >= v->nrows)
 		ui->selected = v->nrows ? v->nrows - 1 : 0;
 	if (ui->selected < ui->scroll)
 		ui->scroll = ui->selected;
 	if (ui->selected >= ui->scroll + rows)
 		ui->scroll = ui->selected - rows + 1;
+}
+
+static void draw_row(const struct top_view_row *row, const struct top_ui *ui,
+		     const struct row_widths *w, bool selected, int y)
+{
+	char line[1024], name[512], live[32], bytes[32], change[32], rate[32], allocs[32];
+	char trend[TOP_HISTORY * 4 + 1], pid[16] = "";
+
+	if (!ui->summed)
+		snprintf(pid, sizeof(pid), " %7d", (int) row->pid);
+	term_escape(row->name, name, sizeof(name));
+	if ((int) strlen(name) > w->name - 1)
+		strcpy(name + (w->name > 4 ? w->name - 4 : 0), "...");
+	if (w->trend)
+		top_sparkline(row->hist, row->nhist, w->trend, ui->ascii, trend, sizeof(trend));
+	else
+		trend[0] = 0;
+	snprintf(line, sizeof(line), "%-*s%s %9s %9s %9s %9s %9s %5.1f  %s", w->name, name, pid,
+		 top_fmt_count(row->live, live, sizeof(live)),
+		 top_fmt_bytes(row->bytes, bytes, sizeof(bytes)),
+		 top_fmt_change(row->change, change, sizeof(change)),
+		 top_fmt_count(row->per_min, rate, sizeof(rate)),
+		 row->alloc_rate < 0 ? "-" : top_fmt_count(row->alloc_rate, allocs, sizeof(allocs)),
+		 row->old_share * 100, trend);
+	if (selected)
+		attron(A_REVERSE);
+	move(y, 0);
+	clrtoeol();
+	put_clipped(y, 0, line);
+	attroff(A_REVERSE);
+}
+
+static void draw_rows(const struct top_view *v, struct top_ui *ui, int y, int bottom)
+{
+	int rows = bottom - y - 1;
+	struct row_widths w;
+	size_t r;
+
+	draw_rows_title(ui, &w, y++);
+	if (rows < 1)
+		return;
+	clamp_selection(v, ui, rows);
 	if (!v->nrows) {
 		put_clipped(y, 0,
 			    ui->filter[0] ? "  no class matches the filter" : "  no objects yet");
 		return;
 	}
-	for (r = ui->scroll; r < v->nrows && (int) (r - ui->scroll) < rows; r++) {
-		const struct top_view_row *row = &v->rows[r];
-		char pid[16] = "";
-
-		if (!ui->summed)
-			snprintf(pid, sizeof(pid), " %7d", (int) row->pid);
-		term_escape(row->name, name, sizeof(name));
-		if ((int) strlen(name) > name_w - 1)
-			strcpy(name + (name_w > 4 ? name_w - 4 : 0), "...");
-		if (trend_w)
-			top_sparkline(row->hist, row->nhist, trend_w, ui->ascii, trend,
-				      sizeof(trend));
-		else
-			trend[0] = 0;
-		snprintf(line, sizeof(line), "%-*s%s %9s %9s %9s %9s %9s %5.1f  %s", name_w, name,
-			 pid, top_fmt_count(row->live, live, sizeof(live)),
-			 top_fmt_bytes(row->bytes, bytes, sizeof(bytes)),
-			 top_fmt_change(row->change, change, sizeof(change)),
-			 top_fmt_count(row->per_min, rate, sizeof(rate)),
-			 row->alloc_rate < 0
-			     ? "-"
-			     : top_fmt_count(row->alloc_rate, allocs, sizeof(allocs)),
-			 row->old_share * 100, trend);
-		if (r == ui->selected)
-			attron(A_REVERSE);
-		move(y, 0);
-		clrtoeol();
-		put_clipped(y, 0, line);
-		attroff(A_REVERSE);
-		y++;
-	}
+	for (r = ui->scroll; r < v->nrows && (int) (r - ui->scroll) < rows; r++)
+		draw_row(&v->rows[r], ui, &w, r == ui->selected, y++);
 }
 
 static double est_or_count(const struct estimates *e, const struct counts *c, bool have_est)
@@ -219,15 +240,12 @@ static int draw_why(const struct top_ui *ui, int y, int bottom)
 	return y + 1;
 }
 
-static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct report *d, int y,
-		       int bottom)
+/* The drill-down's title: the class, its live count and change, and the keys. */
+static void draw_drill_title(const struct top_view *v, const struct top_ui *ui, int y)
 {
-	char line[2048], name[512], frame[1200], esc[1200], n1[32], n2[32], n3[32];
 	const struct top_view_row *row = NULL;
-	const struct site_row **sites = NULL;
-	const struct stack_row **stacks = NULL;
-	size_t i, nsites = 0, nstacks = 0;
-	unsigned f;
+	char line[2048], name[512], n1[32];
+	size_t i;
 
 	for (i = 0; i < v->nrows; i++)
 		if (strcmp(v->rows[i].name, ui->drill_name) == 0 &&
@@ -238,41 +256,47 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 		 ui->drill_pid ? "" : " (all processes)",
 		 row ? top_fmt_count(row->live, n1, sizeof(n1)) : "0", row ? row->change : 0,
 		 "   (Esc or Left: back; w: who holds it)");
-	put_bar(y++, line);
-	y = draw_why(ui, y, bottom);
-	if (!d || !d->sampling.on || d->sampling.windows == 0) {
-		put_clipped(y + 1, 2,
-			    "Sampling allocation windows within the budget; the first "
-			    "sites show after the first windows...");
-		return;
-	}
-	snprintf(line, sizeof(line),
-		 "Sampled over %.0f s: %" PRIu64 " windows, %" PRIu64
-		 " allocations traced, est. overhead %.2f%% (budget %.3g%%)%s%s",
-		 d->duration_s, d->sampling.windows, d->sampling.traced, d->sampling.est_overhead,
-		 d->sampling.budget_percent, d->sampling.doubt[0] ? "; " : "", d->sampling.doubt);
-	put_clipped(y++, 2, line);
+	put_bar(y, line);
+}
+
+/* The drilled class's sites and call paths of d, most first (NULL-ended; free both). */
+static int drill_rows(const struct report *d, const char *class_name,
+		      const struct site_row ***sites, size_t *nsites,
+		      const struct stack_row ***stacks, size_t *nstacks)
+{
+	size_t i;
+
+	*nsites = *nstacks = 0;
 	for (i = 0; i < d->nsites; i++)
-		if (strcmp(d->sites[i].class_name, ui->drill_name) == 0)
-			nsites++;
+		if (strcmp(d->sites[i].class_name, class_name) == 0)
+			(*nsites)++;
 	for (i = 0; i < d->nstacks; i++)
-		if (strcmp(d->stacks[i].class_name, ui->drill_name) == 0)
-			nstacks++;
-	sites = calloc(nsites + 1, sizeof(*sites));
-	stacks = calloc(nstacks + 1, sizeof(*stacks));
-	if (!sites || !stacks)
-		goto out;
-	nsites = nstacks = 0;
+		if (strcmp(d->stacks[i].class_name, class_name) == 0)
+			(*nstacks)++;
+	*sites = calloc(*nsites + 1, sizeof(**sites));
+	*stacks = calloc(*nstacks + 1, sizeof(**stacks));
+	if (!*sites || !*stacks)
+		return -ENOMEM;
+	*nsites = *nstacks = 0;
 	for (i = 0; i < d->nsites; i++)
-		if (strcmp(d->sites[i].class_name, ui->drill_name) == 0)
-			sites[nsites++] = &d->sites[i];
+		if (strcmp(d->sites[i].class_name, class_name) == 0)
+			(*sites)[(*nsites)++] = &d->sites[i];
 	for (i = 0; i < d->nstacks; i++)
-		if (strcmp(d->stacks[i].class_name, ui->drill_name) == 0)
-			stacks[nstacks++] = &d->stacks[i];
+		if (strcmp(d->stacks[i].class_name, class_name) == 0)
+			(*stacks)[(*nstacks)++] = &d->stacks[i];
 	sort_report = d;
-	sort_array(sites, nsites, sizeof(*sites), cmp_sites);
-	sort_array(stacks, nstacks, sizeof(*stacks), cmp_stacks);
-	y++;
+	sort_array(*sites, *nsites, sizeof(**sites), cmp_sites);
+	sort_array(*stacks, *nstacks, sizeof(**stacks), cmp_stacks);
+	return 0;
+}
+
+/* The top allocation sites, from line y; the next free line. */
+static int draw_drill_sites(const struct report *d, const struct site_row **sites, size_t nsites,
+			    int y, int bottom)
+{
+	char line[2048], frame[1200], esc[1200], n1[32], n2[32], n3[32];
+	size_t i;
+
 	attron(A_BOLD);
 	put_clipped(y++, 0,
 		    "  EST.ALLOCS    TRACED  OLD(3+GC)  TOP ALLOCATION SITES (traced objects that "
@@ -291,7 +315,17 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 			 top_fmt_count(old_of(&sites[i]->ages), n3, sizeof(n3)), esc);
 		put_clipped(y++, 0, line);
 	}
-	y++;
+	return y;
+}
+
+/* The top call paths, each with its first frames, from line y. */
+static void draw_drill_stacks(const struct report *d, const struct stack_row **stacks,
+			      size_t nstacks, int y, int bottom)
+{
+	char line[2048], frame[1200], esc[1200], n1[32], n2[32], n3[32];
+	size_t i;
+	unsigned f;
+
 	attron(A_BOLD);
 	put_clipped(y++, 0, "  TOP CALL PATHS (innermost frame first)");
 	attroff(A_BOLD);
@@ -317,7 +351,34 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 			put_clipped(y++, 0, line);
 		}
 	}
-out:
+}
+
+static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct report *d, int y,
+		       int bottom)
+{
+	const struct site_row **sites = NULL;
+	const struct stack_row **stacks = NULL;
+	size_t nsites, nstacks;
+	char line[2048];
+
+	draw_drill_title(v, ui, y++);
+	y = draw_why(ui, y, bottom);
+	if (!d || !d->sampling.on || d->sampling.windows == 0) {
+		put_clipped(y + 1, 2,
+			    "Sampling allocation windows within the budget; the first "
+			    "sites show after the first windows...");
+		return;
+	}
+	snprintf(line, sizeof(line),
+		 "Sampled over %.0f s: %" PRIu64 " windows, %" PRIu64
+		 " allocations traced, est. overhead %.2f%% (budget %.3g%%)%s%s",
+		 d->duration_s, d->sampling.windows, d->sampling.traced, d->sampling.est_overhead,
+		 d->sampling.budget_percent, d->sampling.doubt[0] ? "; " : "", d->sampling.doubt);
+	put_clipped(y++, 2, line);
+	if (!drill_rows(d, ui->drill_name, &sites, &nsites, &stacks, &nstacks)) {
+		y = draw_drill_sites(d, sites, nsites, y + 1, bottom);
+		draw_drill_stacks(d, stacks, nstacks, y + 1, bottom);
+	}
 	free(sites);
 	free(stacks);
 }
