@@ -504,19 +504,13 @@ static int run_all(const char *command, double timeout)
 	return run_failed ? -1 : 0;
 }
 
-int cmd_fleet(int argc, char **argv)
+/* Ours before "--", the remote rbmemtrace's after it, untouched; dies on what cannot run. */
+static void parse_args(int argc, char **argv)
 {
 	static const struct argp argp = {opts, parse_arg, "-- TRACE OPTIONS", doc, children, 0, 0};
-	struct host_failures failed = {};
-	struct fleet_host *hosts;
-	struct model model = {};
-	struct model_view view;
-	struct report summary = {};
 	const char *bad;
-	char *command, *version_command;
-	int i, status;
+	int i;
 
-	/* Ours before "--", the remote rbmemtrace's after it, untouched. */
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		;
 	if (i < argc) {
@@ -524,7 +518,7 @@ int cmd_fleet(int argc, char **argv)
 		args.ntrace = argc - i - 1;
 	}
 	if (argp_parse(&argp, i, argv, 0, NULL, NULL))
-		return 1;
+		exit(1);
 	if (!args.hosts)
 		rbm_die("fleet: give --hosts FILE or --hosts H1,H2,... (see --help)");
 	if (!args.ntrace)
@@ -536,17 +530,62 @@ int cmd_fleet(int argc, char **argv)
 	if (!args.timeout)
 		args.timeout = fleet_default_timeout(args.trace, args.ntrace, DURATION_MARGIN,
 						     DEFAULT_TIMEOUT);
+}
+
+/* A job per host of the list, none started; dies before any ssh if it cannot. */
+static void make_jobs(void)
+{
+	struct fleet_host *hosts;
+	size_t i;
+
 	njobs = fleet_read_hosts(args.hosts, &hosts);
 	jobs = calloc(njobs, sizeof(*jobs));
-	command = fleet_remote_command(args.remote_path, args.trace, args.ntrace);
-	version_command = fleet_version_command(args.remote_path);
-	if (!jobs || !command || !version_command)
-		rbm_die("out of memory"); /* before any ssh */
-	for (i = 0; (size_t)i < njobs; i++) {
+	if (!jobs)
+		rbm_die("out of memory");
+	for (i = 0; i < njobs; i++) {
 		jobs[i].host = hosts[i];
 		jobs[i].out_fd = jobs[i].err_fd = -1;
 	}
 	free(hosts);
+}
+
+/* The hosts' reports merged and written: the exit status. */
+static int write_fleet_model(struct model *model, struct host_failures *failed)
+{
+	struct report summary = {};
+	struct model_view view;
+	int status;
+
+	if (model_summary(model, &summary)) {
+		rbm_error("out of memory merging the reports");
+		report_free(&summary);
+		return 1;
+	}
+	view = (struct model_view){.model = model, .summary = &summary, .failed = failed->v,
+				   .nfailed = failed->n, .with_failures = true};
+	status = cli_write_model(&view, args.out.format, args.out.output, &args.report.text);
+	if (status || !model->nprocs)
+		status = 1;
+	else if (failed->n)
+		status = EXIT_SOME_FAILED;
+	report_free(&summary);
+	return status;
+}
+
+int cmd_fleet(int argc, char **argv)
+{
+	struct host_failures failed = {};
+	struct model model = {};
+	char *command, *version_command;
+	size_t i;
+	int status;
+
+	parse_args(argc, argv);
+	make_jobs();
+	command = fleet_remote_command(args.remote_path, args.trace, args.ntrace);
+	version_command = fleet_version_command(args.remote_path);
+	if (!command || !version_command)
+		rbm_die("out of memory"); /* before any ssh */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -558,31 +597,14 @@ int cmd_fleet(int argc, char **argv)
 		rule_out_incompatible();
 		status = run_all(command, args.timeout);
 	}
-	for (i = 0; !status && (size_t)i < njobs && !run_failed; i++)
+	for (i = 0; !status && i < njobs && !run_failed; i++)
 		collect(&jobs[i], &model, &failed);
-	if (!status && !run_failed && model_summary(&model, &summary)) {
-		rbm_error("out of memory merging the reports");
-		run_failed = true;
-	}
-	if (status || run_failed) {
-		status = 1;
-	} else {
-		view = (struct model_view){.model = &model, .summary = &summary,
-					   .failed = failed.v, .nfailed = failed.n,
-					   .with_failures = true};
-		status = cli_write_model(&view, args.out.format, args.out.output,
-					 &args.report.text);
-		if (status || !model.nprocs)
-			status = 1;
-		else if (failed.n)
-			status = EXIT_SOME_FAILED;
-	}
-	for (i = 0; (size_t)i < njobs; i++)
+	status = status || run_failed ? 1 : write_fleet_model(&model, &failed);
+	for (i = 0; i < njobs; i++)
 		free(jobs[i].out);
 	free(jobs);
 	free(command);
 	free(version_command);
-	report_free(&summary);
 	model_free(&model);
 	host_failures_free(&failed);
 	return status;

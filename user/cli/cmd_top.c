@@ -384,8 +384,27 @@ static void move_selection(long delta)
 	ui.selected = s;
 }
 
-/* One key; false when it asks to quit (or what it did failed). */
-static bool handle_key(int ch)
+/* A key typed while the filter is edited: Enter keeps it, Escape clears it. */
+static void edit_filter(int ch)
+{
+	size_t len = strlen(ui.filter);
+
+	if (ch == '\n' || ch == KEY_ENTER)
+		ui.editing_filter = false;
+	else if (ch == 27) {
+		ui.filter[0] = 0;
+		ui.editing_filter = false;
+	} else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && len)
+		ui.filter[len - 1] = 0;
+	else if (ch >= 32 && ch < 127 && len + 1 < sizeof(ui.filter)) {
+		ui.filter[len] = ch;
+		ui.filter[len + 1] = 0;
+	}
+	ui.selected = ui.scroll = 0;
+}
+
+/* A sort key (lower or upper case): true if ch was one. */
+static bool sort_key(int ch)
 {
 	static const char sort_keys[TOP_NSORTS] = {
 	    [TOP_SORT_LIVE] = 'l', [TOP_SORT_BYTES] = 'b',  [TOP_SORT_CHANGE] = 'c',
@@ -394,46 +413,54 @@ static bool handle_key(int ch)
 	};
 	int i;
 
-	if (ui.editing_filter) {
-		size_t len = strlen(ui.filter);
-
-		if (ch == '\n' || ch == KEY_ENTER)
-			ui.editing_filter = false;
-		else if (ch == 27) {
-			ui.filter[0] = 0;
-			ui.editing_filter = false;
-		} else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && len)
-			ui.filter[len - 1] = 0;
-		else if (ch >= 32 && ch < 127 && len + 1 < sizeof(ui.filter)) {
-			ui.filter[len] = ch;
-			ui.filter[len + 1] = 0;
-		}
-		ui.selected = ui.scroll = 0;
-		return true;
-	}
-	if (ui.help && ch != 'q') {
-		ui.help = false;
-		return true;
-	}
-	if (ui.drill && (ch == 27 || ch == KEY_LEFT || ch == KEY_BACKSPACE || ch == 127)) {
-		ui.drill = false;
-		return true;
-	}
 	for (i = 0; i < TOP_NSORTS; i++)
 		if (ch == sort_keys[i] || ch == (sort_keys[i] & ~0x20)) {
 			ui.sort = i;
 			return true;
 		}
 	switch (ch) {
-	case 'q':
-	case 'Q':
-		return false;
 	case '<':
 		ui.sort = (ui.sort + TOP_NSORTS - 1) % TOP_NSORTS;
-		break;
+		return true;
 	case '>':
 		ui.sort = (ui.sort + 1) % TOP_NSORTS;
-		break;
+		return true;
+	}
+	return false;
+}
+
+/* A key that moves the selection: true if ch was one. */
+static bool motion_key(int ch)
+{
+	switch (ch) {
+	case KEY_UP:
+	case 'k':
+		move_selection(-1);
+		return true;
+	case KEY_DOWN:
+	case 'j':
+		move_selection(1);
+		return true;
+	case KEY_PPAGE:
+		move_selection(-(LINES / 2));
+		return true;
+	case KEY_NPAGE:
+		move_selection(LINES / 2);
+		return true;
+	case KEY_HOME:
+		ui.selected = 0;
+		return true;
+	case KEY_END:
+		move_selection(view.nrows);
+		return true;
+	}
+	return false;
+}
+
+/* The other keys: what each toggles or opens. */
+static void command_key(int ch)
+{
+	switch (ch) {
 	case '/':
 		ui.editing_filter = true;
 		break;
@@ -468,29 +495,30 @@ static bool handle_key(int ch)
 	case KEY_RIGHT:
 		open_drill();
 		break;
-	case KEY_UP:
-	case 'k':
-		move_selection(-1);
-		break;
-	case KEY_DOWN:
-	case 'j':
-		move_selection(1);
-		break;
-	case KEY_PPAGE:
-		move_selection(-(LINES / 2));
-		break;
-	case KEY_NPAGE:
-		move_selection(LINES / 2);
-		break;
-	case KEY_HOME:
-		ui.selected = 0;
-		break;
-	case KEY_END:
-		move_selection(view.nrows);
-		break;
 	default:
 		break;
 	}
+}
+
+/* One key; false when it asks to quit (or what it did failed). */
+static bool handle_key(int ch)
+{
+	if (ui.editing_filter) {
+		edit_filter(ch);
+		return true;
+	}
+	if (ui.help && ch != 'q') {
+		ui.help = false;
+		return true;
+	}
+	if (ui.drill && (ch == 27 || ch == KEY_LEFT || ch == KEY_BACKSPACE || ch == 127)) {
+		ui.drill = false;
+		return true;
+	}
+	if (ch == 'q' || ch == 'Q')
+		return false;
+	if (!sort_key(ch) && !motion_key(ch))
+		command_key(ch);
 	return !failed;
 }
 

@@ -327,6 +327,22 @@ static int trace_several(void)
 	return trace_many(&mo, &out, &stop_requested);
 }
 
+/* --empty-probes (the overhead benchmark): no report; the exit status. */
+static int run_empty_probes(struct session *s, struct outfile *out)
+{
+	char err[RBM_ERR_LEN];
+	int status;
+
+	/* Its probes are off when it returns; an error leaves the session to close. */
+	status = trace_one_empty_probes(s, &stop_requested, err, sizeof(err));
+	if (status < 0) {
+		rbm_error("%s", err);
+		trace_one_close(s);
+	}
+	outfile_abort(out);
+	return status < 0 ? 1 : status;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	static const struct argp argp = {opts, parse_arg, "[-- COMMAND [ARGS...]]", doc, children, 0, 0};
@@ -353,16 +369,8 @@ int cmd_trace(int argc, char **argv)
 		rbm_error("%s", err);
 		return 1;
 	}
-	if (args.trace.empty_probes) {
-		/* Its probes are off when it returns; an error leaves the session to close. */
-		status = trace_one_empty_probes(&s, &stop_requested, err, sizeof(err));
-		if (status < 0) {
-			rbm_error("%s", err);
-			trace_one_close(&s);
-		}
-		outfile_abort(&out);
-		return status < 0 ? 1 : status;
-	}
+	if (args.trace.empty_probes)
+		return run_empty_probes(&s, &out);
 	if (s.launched)
 		launched_child = s.target.pid;
 	/* Closing the session on an error kills a launched command still held. */

@@ -153,6 +153,40 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* The report in the chosen format, the file committed: the exit status. */
+static int write_why(struct outfile *of, const struct why_report *report)
+{
+	FILE *out = outfile_stream(of);
+	int ret = 0;
+
+	if (rbm_verbose) {
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		rbm_info("peak RSS %ld KB", ru.ru_maxrss);
+	}
+	switch (args.out.format) {
+	case WHY_JSON:
+		why_write_json(out, report, args.paths);
+		break;
+	case WHY_FOLDED:
+		why_write_folded(out, report);
+		break;
+	case WHY_PPROF:
+		ret = why_write_pprof(out, report);
+		break;
+	default:
+		why_write_text(out, report, args.paths);
+		break;
+	}
+	if (ret) {
+		outfile_abort(of);
+		rbm_error("cannot write the pprof profile");
+		return 1;
+	}
+	return cli_output_commit(of);
+}
+
 int cmd_why(int argc, char **argv)
 {
 	static const struct argp argp = {opts, parse_arg, NULL, doc, children, 0, 0};
@@ -161,7 +195,6 @@ int cmd_why(int argc, char **argv)
 	struct why_context ctx = {0};
 	char err[RBM_ERR_LEN];
 	struct outfile of;
-	FILE *out;
 	int ret;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
@@ -169,7 +202,6 @@ int cmd_why(int argc, char **argv)
 	if (args.out.format == WHY_PPROF && !args.out.output && isatty(STDOUT_FILENO))
 		rbm_die("pprof output is binary: give -o FILE.pb.gz");
 	cli_output_open(&of, args.out.output);
-	out = outfile_stream(&of);
 	if (target_memory_open(&target, target_process_of(args.target.pids[0]), err, sizeof(err)) ||
 	    why_context_open(&ctx, &target, err, sizeof(err))) {
 		outfile_abort(&of);
@@ -197,33 +229,7 @@ int cmd_why(int argc, char **argv)
 		return 1;
 	}
 	why_finish(&report);
-	if (rbm_verbose) {
-		struct rusage ru;
-
-		getrusage(RUSAGE_SELF, &ru);
-		rbm_info("peak RSS %ld KB", ru.ru_maxrss);
-	}
-	switch (args.out.format) {
-	case WHY_JSON:
-		why_write_json(out, &report, args.paths);
-		break;
-	case WHY_FOLDED:
-		why_write_folded(out, &report);
-		break;
-	case WHY_PPROF:
-		ret = why_write_pprof(out, &report);
-		break;
-	default:
-		why_write_text(out, &report, args.paths);
-		break;
-	}
-	if (ret) {
-		outfile_abort(&of);
-		rbm_error("cannot write the pprof profile");
-		ret = 1;
-	} else {
-		ret = cli_output_commit(&of);
-	}
+	ret = write_why(&of, &report);
 	why_free(&report);
 	why_context_close(&ctx);
 	return ret;

@@ -117,13 +117,40 @@ static void refresh_drill(struct top_target *tt, struct top_proc *p)
 	p->overhead_percent = tt->have_drill ? tt->drill.sampling.est_overhead * 100 : 0;
 }
 
+/* The header's figures of a process: its census's, Ruby's counters' rates, /proc's. */
+static void set_header(struct top_target *tt, struct top_proc *p, const struct census *cen,
+		       double t)
+{
+	struct gc_counts gc;
+
+	p->slots = cen->slots;
+	p->live = cen->live;
+	p->free = cen->free;
+	p->garbage = cen->garbage;
+	p->census_s = cen->seconds;
+	p->marking = cen->marking;
+	ruby_target_gc_counts(&tt->target, &gc);
+	if (gc.valid) {
+		if (p->last_t > 0 && t > p->last_t) {
+			p->gcs_per_s = (gc.gc_count - p->last_gc_count) / (t - p->last_t);
+			p->allocs_per_s = (gc.allocated - p->last_allocated) / (t - p->last_t);
+		}
+		p->gc_count = gc.gc_count;
+		p->last_gc_count = gc.gc_count;
+		p->last_allocated = gc.allocated;
+		p->last_t = t;
+	}
+	p->uptime_s = proc_uptime(tt->target.pid);
+	p->rss_bytes = proc_rss(tt->target.pid);
+}
+
+/* One target's census into the model's frame (kept as it was when it cannot be read). */
 static int refresh_one(struct top_target *tt, struct top_model *m, double t)
 {
 	struct top_proc *p = top_model_proc(m, tt->target.pid);
 	pid_t pid = tt->target.pid;
 	struct census cen = {};
 	struct report r = {};
-	struct gc_counts gc;
 	char err[512];
 	size_t i;
 	int ret;
@@ -161,25 +188,7 @@ static int refresh_one(struct top_target *tt, struct top_model *m, double t)
 				  row->census.old_end, sampled_rate(tt, row->name)))
 			goto oom;
 	}
-	p->slots = cen.slots;
-	p->live = cen.live;
-	p->free = cen.free;
-	p->garbage = cen.garbage;
-	p->census_s = cen.seconds;
-	p->marking = cen.marking;
-	ruby_target_gc_counts(&tt->target, &gc);
-	if (gc.valid) {
-		if (p->last_t > 0 && t > p->last_t) {
-			p->gcs_per_s = (gc.gc_count - p->last_gc_count) / (t - p->last_t);
-			p->allocs_per_s = (gc.allocated - p->last_allocated) / (t - p->last_t);
-		}
-		p->gc_count = gc.gc_count;
-		p->last_gc_count = gc.gc_count;
-		p->last_allocated = gc.allocated;
-		p->last_t = t;
-	}
-	p->uptime_s = proc_uptime(pid);
-	p->rss_bytes = proc_rss(pid);
+	set_header(tt, p, &cen, t);
 	report_free(&r);
 	census_free(&cen);
 	return 0;
