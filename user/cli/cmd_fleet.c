@@ -7,6 +7,11 @@
  * host's processes kept, their sum the summary).  A host that fails is listed
  * with why, and the others still merge.  ssh runs in its own process group,
  * killed on timeout and on Ctrl-C: nothing is left behind here.
+ *
+ * Over ~600 lines: the ssh children's life (started, read, timed out,
+ * reaped, killed on every path) shares the job table and the signal flag
+ * with the command; the pure parts (hosts, the remote command, why a host
+ * failed) are fleet_hosts.c's.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <argp.h>

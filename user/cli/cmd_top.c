@@ -5,6 +5,11 @@
  * sites and call paths come from sampled windows started by its drill-down,
  * inside --max-overhead.  Full screen with ncurses, or batch frames (-b)
  * in text or JSON lines.
+ *
+ * Over ~600 lines: its options, the screen loop, its keys and the batch loop
+ * share top's one state (the model, the view, the screen's state, the
+ * collector); what is collected is engine/top_collect.c's, what is drawn
+ * output/top_screen.c's.
  */
 #define _GNU_SOURCE
 #include <argp.h>
