@@ -203,6 +203,25 @@ test "output file: kept on a bad PID, a foreign symlink refused, a write error f
   end
 end
 
+test "output file: a FIFO nobody reads is refused at once; one with a reader gets the report" do
+  Dir.mktmpdir do |dir|
+    fifo = File.join(dir, "report.fifo")
+    File.mkfifo(fifo)
+    started = Time.now
+    _, err, status, = run_bounded([RBM, "census", "-p", Process.pid.to_s, "-o", fifo], 15)
+    check_eq(status&.exitstatus, 1, "exit status for a FIFO with no reader (#{err})")
+    check(err =~ /FIFO that no process reads/ && err.lines.size == 1, "error #{err.inspect}")
+    check(Time.now - started < 10, "took #{(Time.now - started).round(1)} s to refuse")
+
+    reader = Thread.new { File.read(fifo) }
+    sleep 0.2 until reader.status == "sleep" || !reader.alive?
+    _, err, status, = run_bounded([RBM, "census", "-p", Process.pid.to_s, "--format", "json",
+                                   "-o", fifo], 30)
+    check(status&.success?, "census into a read FIFO failed: #{err}")
+    check_eq(rbm_json(reader.value)["pid"], Process.pid, "the report read from the FIFO")
+  end
+end
+
 test "-p of a thread reads its process" do
   r, w = IO.pipe
   pid = Process.spawn("ruby", "-e", "t = Thread.new { sleep 30 }; sleep 0.2; " \

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,14 +77,34 @@ static mode_t new_file_mode(void)
 	return 0666 & ~mask;
 }
 
+/*
+ * A device or a pipe, written in place.  A FIFO that nobody reads would block
+ * the open until a reader comes, before anything is traced and deaf to Ctrl-C:
+ * it is opened without waiting, and refused when no process reads it yet.
+ */
 static int open_direct(struct outfile *o, const char *at, char *err, size_t n)
 {
-	int fd = open(at, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	bool fifo = stat(at, &st) == 0 && S_ISFIFO(st.st_mode);
+	int fd = open(at, O_WRONLY | O_NOCTTY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0));
 
+	if (fd < 0 && fifo && errno == ENXIO) {
+		snprintf(err, n, "cannot write %s: it is a FIFO that no process reads (start its reader first)",
+			 o->path);
+		return -ENXIO;
+	}
 	if (fd < 0) {
 		int ret = -errno;
 
 		snprintf(err, n, "cannot write %s: %s", o->path, strerror(errno));
+		return ret;
+	}
+	/* The report is then written as to any pipe: waiting for a slow reader. */
+	if (fifo && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		int ret = -errno;
+
+		close(fd);
+		snprintf(err, n, "cannot write %s: %s", o->path, strerror(-ret));
 		return ret;
 	}
 	o->stream = fdopen(fd, "w");
