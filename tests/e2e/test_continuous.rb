@@ -114,6 +114,8 @@ test "every: JSON periods follow the schema and the census; --keep 2 keeps the n
     _, err, status = Open3.capture3(RBM, "-p", pid.to_s, "--every", "1", "-d", "1.5", "--format", "folded",
                                     "-o", File.join(fdir, "f-%{pid}.txt"))
     check(status.success?, "folded run: #{err}")
+    check_eq(err.scan(/each period's report replaces the last one's file/).size, 1,
+             "the one warning of a pattern without %{time} (#{err.inspect})")
     lines = File.readlines(File.join(fdir, "f-#{pid}.txt"))
     inuse = lines.select { |l| l.split.first.split(";").last == "PeriodicLeak" }.sum { |l| l.split.last.to_i }
     check_eq(inuse, count, "PeriodicLeak in use, summed over its folded lines")

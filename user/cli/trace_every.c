@@ -67,6 +67,10 @@ void trace_every_check(const struct many_options *mo, const struct every_options
 		check_writable(eo->pattern, mo->pids[i]);
 	if (!mo->npids)
 		check_writable(eo->pattern, getpid());
+	/* A fixed name a sidecar reads is fine; a pattern that forgot %{time} must not lose files unsaid. */
+	if (!(uses & OUTPATTERN_TIME))
+		rbm_warn("-o %s has no %%{time}: each period's report replaces the last one's file",
+			 eo->pattern);
 }
 
 static void write_report(FILE *out, const struct report *r, int format,
