@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* user/process/proc_info.c: the CPU a process and the machine used, from /proc. */
+/* user/process/proc_info.c: the CPU a process and the machine used, whether it is stopped. */
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "proc_info.h"
@@ -50,4 +52,28 @@ Test(proc_info, a_process_just_started_is_up_for_less_than_a_minute)
 
 	cr_expect(up >= 0 && up < 60, "%g s", up);
 	cr_expect_eq(proc_uptime(0x3ffffff0), -1);
+}
+
+Test(proc_info, a_child_stopped_by_sigstop_is_stopped_and_runs_again)
+{
+	pid_t child = fork(), tracer;
+	bool stopped;
+	int status;
+
+	cr_assert_geq(child, 0);
+	if (!child) {
+		pause();
+		_exit(0); /* forked child */
+	}
+	cr_assert_eq(proc_stopped(child, &stopped, &tracer), 0);
+	cr_expect(!stopped, "a pausing child is not stopped");
+	cr_expect_eq(tracer, 0);
+	kill(child, SIGSTOP);
+	waitpid(child, &status, WUNTRACED);
+	cr_assert_eq(proc_stopped(child, &stopped, &tracer), 0);
+	cr_expect(stopped, "after SIGSTOP");
+	kill(child, SIGCONT);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	cr_expect_eq(proc_stopped(0x3ffffff0, &stopped, &tracer), -1);
 }

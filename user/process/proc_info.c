@@ -76,6 +76,26 @@ pid_t proc_ns_pid(pid_t pid)
 	return inner == pid ? 0 : inner;
 }
 
+int proc_stopped(pid_t pid, bool *stopped, pid_t *tracer)
+{
+	char buf[4096], *line;
+
+	*stopped = false;
+	*tracer = 0;
+	if (read_proc(pid, "status", buf, sizeof(buf)) < 0)
+		return -1;
+	line = strstr(buf, "\nState:");
+	if (line) {
+		line += strlen("\nState:");
+		line += strspn(line, " \t");
+		*stopped = *line == 'T' || *line == 't';
+	}
+	line = strstr(buf, "\nTracerPid:");
+	if (line)
+		*tracer = atoi(line + strlen("\nTracerPid:"));
+	return 0;
+}
+
 /*
  * Field n (1-based, as proc(5) numbers them) of /proc/PID/stat read into
  * buf, or NULL.  The command may hold spaces and parentheses: fields count

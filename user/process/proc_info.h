@@ -20,6 +20,12 @@ void proc_command(pid_t pid, char *buf, size_t n);
 void proc_cmdline(pid_t pid, char *buf, size_t n);
 /* Its pid in the innermost pid namespace (NSpid); 0 when it is the same or unknown. */
 pid_t proc_ns_pid(pid_t pid);
+/*
+ * Whether it is stopped (state T, or t: stopped by a tracer such as gdb), and
+ * the pid of the tracer attached to it (TracerPid; 0: none), from
+ * /proc/PID/status.  0, or -1 when it cannot be read.
+ */
+int proc_stopped(pid_t pid, bool *stopped, pid_t *tracer);
 /* Seconds since it started; -1 if unknown. */
 double proc_uptime(pid_t pid);
 /* Resident set size in bytes; 0 if unknown. */
