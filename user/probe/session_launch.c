@@ -31,9 +31,9 @@ static void kill_held_child(void *ctx)
 
 void session_release_child(struct session *s, bool kill_it)
 {
-	if (!s->child_held)
+	if (!s->at.child_held)
 		return;
-	s->child_held = false;
+	s->at.child_held = false;
 	rbm_on_die_remove(kill_held_child, s);
 	if (kill_it) {
 		kill(s->target.pid, SIGKILL);
@@ -68,7 +68,7 @@ static int follow_to_ruby(struct session *s, pid_t pid, char *ruby_file, size_t 
 			return -ECHILD;
 		}
 		/* A stop that is not ours (the user's) is left alone. */
-		if (got == pid && held_by_us(s->skel, pid)) {
+		if (got == pid && held_by_us(s->at.skel, pid)) {
 			execs++;
 			len = readlink(exe, real, sizeof(real) - 1);
 			if (len > 0) {
@@ -81,7 +81,7 @@ static int follow_to_ruby(struct session *s, pid_t pid, char *ruby_file, size_t 
 					return 0;
 				}
 			}
-			held_release(s->skel, pid);
+			held_release(s->at.skel, pid);
 			continue;
 		}
 		if (now_seconds() > deadline) {
@@ -118,7 +118,7 @@ int session_start_command(struct session *s, char *msg, size_t msglen)
 	shared_bpf_prepare_live_map(s->opt.max_objects);
 	if ((ret = session_load_bpf(s, msg, msglen)))
 		return ret;
-	if (!direct && (ret = exec_watch_start(s->skel, false))) {
+	if (!direct && (ret = exec_watch_start(s->at.skel, false))) {
 		snprintf(msg, msglen, "%s; and its execs cannot be followed: %s", err,
 			 strerror(-ret));
 		return ret;
@@ -131,7 +131,7 @@ int session_start_command(struct session *s, char *msg, size_t msglen)
 	}
 	s->target.pid = pid;
 	s->launched = true;
-	s->child_held = true;
+	s->at.child_held = true;
 	rbm_on_die(kill_held_child, s);
 	if (!direct) {
 		if ((ret = exec_watch_follow(pid, true))) {
@@ -146,14 +146,14 @@ int session_start_command(struct session *s, char *msg, size_t msglen)
 						  msg, msglen)))
 			return ret;
 	}
-	s->probes = (struct probes){.skel = s->skel,
-				    .slot = s->slot.index,
-				    .pid = pid,
-				    .binary = ruby_file,
-				    .verbose = rbm_verbose};
-	s->st->stop_at_start = 1;
-	s->st->stop_at_exit = 1;
-	if ((ret = probes_attach_launch_stops(&s->probes))) {
+	s->at.probes = (struct probes){.skel = s->at.skel,
+				       .slot = s->at.slot.index,
+				       .pid = pid,
+				       .binary = ruby_file,
+				       .verbose = rbm_verbose};
+	s->at.st->stop_at_start = 1;
+	s->at.st->stop_at_exit = 1;
+	if ((ret = probes_attach_launch_stops(&s->at.probes))) {
 		if (direct)
 			close(release_fd);
 		snprintf(msg, msglen, "cannot attach to %s", ruby_file);
@@ -162,7 +162,7 @@ int session_start_command(struct session *s, char *msg, size_t msglen)
 	if (direct)
 		launch_release(release_fd);
 	else
-		held_release(s->skel, pid); /* from its exec of Ruby */
+		held_release(s->at.skel, pid); /* from its exec of Ruby */
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
 		session_release_child(s, false); /* reaped, or not ours to wait for */
 		snprintf(msg, msglen, "%s exited before Ruby started (status %d)",
@@ -173,8 +173,13 @@ int session_start_command(struct session *s, char *msg, size_t msglen)
 	if ((ret = ruby_target_attach(&s->target, pid, msg, msglen)))
 		return ret;
 	/* From here on, attach to the file as the running child maps it. */
-	s->probes.binary = s->target.img.host_path;
+	s->at.probes.binary = s->target.img.host_path;
 	if (ruby_target_require(&s->target, PROOF_ALL, SESSION_TRACE_NEEDS, true, msg, msglen))
 		return -ENOTSUP;
 	return 0;
+}
+
+int session_decode_status(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
