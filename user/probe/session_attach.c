@@ -158,16 +158,17 @@ static int open_probes(struct session *s, char *msg, size_t msglen)
 		     s->target.objspace && s->target.layout.objspace_compact_count
 			 ? s->target.objspace + s->target.layout.objspace_compact_count
 			 : 0);
-	s->tracker.fallback_fd = s->at.slot.fallback_fd;
-	s->tracker.compaction_pending = &s->at.st->compaction_pending;
-	s->tracker.compact_followed_at = &s->at.st->compact_followed_at;
-	s->tracker.fl_singleton = s->target.layout.fl_singleton;
-	s->tracker.hl = s->at.heap_layout;
-	s->tracker.objspace = s->target.objspace;
-	s->tracker.rclass_super = s->target.layout.rclass_super;
+	s->tracker.io.fallback_fd = s->at.slot.fallback_fd;
+	s->tracker.io.compaction_pending = &s->at.st->compaction_pending;
+	s->tracker.io.compact_followed_at = &s->at.st->compact_followed_at;
+	s->tracker.io.fl_singleton = s->target.layout.fl_singleton;
+	s->tracker.io.hl = s->at.heap_layout;
+	s->tracker.io.objspace = s->target.objspace;
+	s->tracker.io.rclass_super = s->target.layout.rclass_super;
 	if (s->target.objspace && s->target.layout.objspace_gc_count)
-		s->tracker.gc_count_addr = s->target.objspace + s->target.layout.objspace_gc_count;
-	s->at.st->gc_count_addr = s->tracker.gc_count_addr;
+		s->tracker.io.gc_count_addr =
+		    s->target.objspace + s->target.layout.objspace_gc_count;
+	s->at.st->gc_count_addr = s->tracker.io.gc_count_addr;
 	/* Who was born while a GC marked: only the judging of slots by age asks (tracker.c). */
 	if (s->at.heap_layout && s->at.st->gc_count_addr &&
 	    s->at.heap_layout->objspace_flags_mode_mask) {
@@ -175,8 +176,8 @@ static int open_probes(struct session *s, char *msg, size_t msglen)
 		s->at.st->gc_mode_mask = s->at.heap_layout->objspace_flags_mode_mask;
 		s->at.st->gc_incremental = s->at.heap_layout->objspace_flags_incremental;
 	}
-	s->at.st->compact_count_addr = s->tracker.compact_count_addr;
-	s->at.st->compact_count_seen = s->tracker.last_compact_count;
+	s->at.st->compact_count_addr = s->tracker.io.compact_count_addr;
+	s->at.st->compact_count_seen = s->tracker.gc.last_compact_count;
 	scan_moved_over(s);
 	exit_counters(s);
 	/* Attaching a running process is safe by default; a launched one is ours. */
@@ -190,7 +191,7 @@ static int open_probes(struct session *s, char *msg, size_t msglen)
 	 */
 	if (s->sampling) {
 		s->at.st->sampling = 1;
-		s->tracker.direct_delete = true;
+		s->tracker.mode.direct_delete = true;
 		probes_attach_compaction(&s->at.probes);
 	} else {
 		int err;

@@ -119,8 +119,8 @@ static bool gc_worked(struct session *s, double t)
 		s->loop.seen_sweeps = sweeps;
 		return true;
 	}
-	if (s->tracker.gc_count_addr &&
-	    target_read_u64(s->target.pid, s->tracker.gc_count_addr, &count) == 0 &&
+	if (s->tracker.io.gc_count_addr &&
+	    target_read_u64(s->target.pid, s->tracker.io.gc_count_addr, &count) == 0 &&
 	    count != s->loop.seen_gc_count) {
 		s->loop.seen_gc_count = count;
 		s->loop.last_gc_seen = t;
@@ -230,9 +230,9 @@ static double pass_per_gc(struct session *s, double t)
 	hits = __atomic_load_n(&s->at.st->compaction_probe_hits, __ATOMIC_ACQUIRE);
 	detaching = __atomic_load_n(&s->at.probes.detaching, __ATOMIC_ACQUIRE) > 0;
 	/* Only the passes wrote the live map since the last one began (tracker.h). */
-	s->tracker.map_quiet = !detaching && !s->budget.detaching_at_pass &&
-			       s->windows.sampler.windows == s->budget.windows_at_pass &&
-			       hits == s->budget.compaction_hits_at_pass;
+	s->tracker.mode.map_quiet = !detaching && !s->budget.detaching_at_pass &&
+				    s->windows.sampler.windows == s->budget.windows_at_pass &&
+				    hits == s->budget.compaction_hits_at_pass;
 	t0 = now_seconds(); /* t is the loop's turn's: the pass alone is charged */
 	err = tracker_pass(&s->tracker, false);
 	s->budget.last_pass_took = now_seconds() - t0;
@@ -240,10 +240,10 @@ static double pass_per_gc(struct session *s, double t)
 	s->budget.windows_at_pass = s->windows.sampler.windows;
 	s->budget.compaction_hits_at_pass = hits;
 	s->budget.detaching_at_pass = detaching;
-	s->budget.pass_found_none = !err && s->tracker.last_tracked == 0;
+	s->budget.pass_found_none = !err && s->tracker.stats.last_tracked == 0;
 	if (err == -ESRCH)
 		return 0;
-	if (!err && s->tracker.last_settled) {
+	if (!err && s->tracker.stats.last_settled) {
 		s->budget.judged_count = count;
 		s->budget.cycles_judged++;
 		return gc_watch_wait(&s->budget.gc_watch, t, count);
@@ -295,7 +295,7 @@ double session_poll(struct session *s, double t)
 	 * all the same and its deletes wait.  Without sampling, the GC probes
 	 * (or Ruby's GC count) say when to look.
 	 */
-	s->tracker.deletes_wait =
+	s->tracker.mode.deletes_wait =
 	    s->sampling && __atomic_load_n(&s->at.probes.detaching, __ATOMIC_ACQUIRE) > 0;
 	if (s->sampling) {
 		next = pass_per_gc(s, t);
@@ -304,7 +304,7 @@ double session_poll(struct session *s, double t)
 		if (tracker_pass(&s->tracker, false) == -ESRCH)
 			return 0; /* noticed at the next turn */
 	}
-	if (s->sampling && !s->tracker.deletes_wait && s->tracker.dead.len)
+	if (s->sampling && !s->tracker.mode.deletes_wait && s->tracker.dead.len)
 		tracker_delete_dead(&s->tracker);
 	/* Often: a class first seen just before the target exits still needs its name. */
 	if (t - s->loop.last_names >= 0.2) {
@@ -365,8 +365,8 @@ int session_start(struct session *s, char *err, size_t errlen)
 				    &counter, s->opt.max_overhead, rbm_verbose);
 		if (ret)
 			return session_attach_error(s, ret, err, errlen);
-		s->tracker.weight_of = weight_in_window;
-		s->tracker.weight_ctx = &s->windows;
+		s->tracker.io.weight_of = weight_in_window;
+		s->tracker.io.weight_ctx = &s->windows;
 	}
 	if (s->launched) {
 		session_release_child(s, false);

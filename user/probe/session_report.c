@@ -95,11 +95,11 @@ static int report_locked(struct session *s, struct report *r, const struct censu
 	r->gc_runs = s->snap.counts_start.valid && s->snap.counts_last.valid
 			 ? s->snap.counts_last.gc_count - s->snap.counts_start.gc_count
 			 : s->at.st->gc_runs;
-	r->compactions = s->tracker.compactions;
-	r->moved_followed = s->tracker.moved_followed + s->at.st->moved_followed;
+	r->compactions = s->tracker.stats.compactions;
+	r->moved_followed = s->tracker.stats.moved_followed + s->at.st->moved_followed;
 	r->moved_over = s->at.st->moved_over;
 	r->scan_failures = s->at.st->compaction_scan_failed;
-	r->end_read_while_compacting = s->tracker.judge_through_compaction;
+	r->end_read_while_compacting = s->tracker.mode.judge_through_compaction;
 	r->header_read_errors = s->at.st->header_read_errors;
 	r->class_overflow = s->at.st->class_overflow;
 	r->with_stacks = s->opt.depth > 0;

@@ -74,7 +74,7 @@ static void compare_censuses(struct session *s)
 	int ret;
 
 	if (!s->snap.have_census_start || !s->snap.have_census_end || s->target_exited ||
-	    !s->tracker.compact_count_addr || s->tracker.compactions ||
+	    !s->tracker.io.compact_count_addr || s->tracker.stats.compactions ||
 	    s->snap.census_start.moved || s->snap.census_end.moved)
 		return;
 	ret =
@@ -97,7 +97,7 @@ static void counters_at_exit(struct session *s)
 	s->snap.counts_last.allocated = s->at.st->exit_allocated;
 	s->snap.counts_last.freed = s->at.st->exit_freed;
 	s->snap.counts_last.gc_count = s->at.st->exit_gc_count;
-	s->tracker.end_gc_count = s->at.st->exit_gc_count;
+	s->tracker.mode.end_gc_count = s->at.st->exit_gc_count;
 }
 
 /*
@@ -116,8 +116,8 @@ static void final_census_and_pass(struct session *s)
 		census_free(&s->snap.census_end);
 		s->snap.have_census_end = false;
 		session_heap_census(s, CENSUS_AT_END);
-		s->tracker.census = s->snap.have_census_end ? &s->snap.census_end : NULL;
-		s->tracker.judge_through_compaction = now_seconds() >= deadline;
+		s->tracker.mode.census = s->snap.have_census_end ? &s->snap.census_end : NULL;
+		s->tracker.mode.judge_through_compaction = now_seconds() >= deadline;
 		err = tracker_pass(&s->tracker, true);
 		if (err == -ESRCH)
 			s->target_exited = true;
@@ -143,7 +143,7 @@ void session_final_census(struct session *s)
 		ruby_target_gc_counts(&s->target, &s->snap.counts_last);
 	if (s->snap.counts_last.valid) {
 		s->at.st->frozen_gc_count = s->snap.counts_last.gc_count;
-		s->tracker.end_gc_count = s->snap.counts_last.gc_count;
+		s->tracker.mode.end_gc_count = s->snap.counts_last.gc_count;
 	}
 	/* Counting stops, then Ruby's counters: nothing counted that Ruby's delta lacks. */
 	__atomic_store_n(&s->at.st->frozen, 1, __ATOMIC_RELEASE);
@@ -177,11 +177,12 @@ void session_final_census(struct session *s)
 	compare_censuses(s);
 	rbm_info("passes: %" PRIu64 " tracked objects seen garbage awaiting the sweep, %" PRIu64
 		 " whose slot a younger object took",
-		 s->tracker.garbage_seen, s->tracker.reused_seen);
+		 s->tracker.stats.garbage_seen, s->tracker.stats.reused_seen);
 	rbm_info("passes: %" PRIu64 " in %.1f ms; %" PRIu64 " judged slots, %" PRIu64
 		 " of them while a GC began; %" PRIu64 " reused the last dump",
-		 s->tracker.passes, s->tracker.pass_seconds * 1e3, s->tracker.judging_passes,
-		 s->tracker.unsettled_passes, s->tracker.dumps_reused);
+		 s->tracker.stats.passes, s->tracker.stats.pass_seconds * 1e3,
+		 s->tracker.stats.judging_passes, s->tracker.stats.unsettled_passes,
+		 s->tracker.stats.dumps_reused);
 	if (s->sampling) {
 		rbm_info("GC cycles judged by a pass: %" PRIu64 ", not: %" PRIu64,
 			 s->budget.cycles_judged, s->budget.cycles_missed);

@@ -56,7 +56,7 @@ static void keep_traced(struct why_context *c, struct session *s, const struct w
 	struct live_object obj;
 	size_t kept = 0;
 
-	while (bpf_map_get_next_key(s->tracker.live_fd, prev, &next) == 0) {
+	while (bpf_map_get_next_key(s->tracker.io.live_fd, prev, &next) == 0) {
 		const struct frame *f;
 		struct traced *t;
 		const char *name;
@@ -65,7 +65,7 @@ static void keep_traced(struct why_context *c, struct session *s, const struct w
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(s->tracker.live_fd, &key, &obj))
+		if (bpf_map_lookup_elem(s->tracker.io.live_fd, &key, &obj))
 			continue;
 		f = stack_site(symbolizer_stack(&s->names.symbolizer, obj.stack_id));
 		name = class_namer_key_name(&s->names.namer,
