@@ -125,8 +125,8 @@ static int open_pid(struct session *s, char *msg, size_t msglen)
 	return 0;
 }
 
-/* Once the target is found and the BPF object loaded: names, the tracker, the probes. */
-static int open_probes(struct session *s, char *msg, size_t msglen)
+/* The target's names: its command, rb_cObject and the class allocator, the class namer. */
+static int open_names(struct session *s, char *msg, size_t msglen)
 {
 	uint64_t object_class, alloc_offset = 0;
 	int ret;
@@ -144,6 +144,78 @@ static int open_probes(struct session *s, char *msg, size_t msglen)
 	s->at.probes.points = s->target.alloc;
 	s->at.probes.class_allocate_instance = alloc_offset;
 	s->at.probes.use_multi = s->at.use_multi;
+	return 0;
+}
+
+/* The tracker on the process's BPF slot, and what BPF reads of Ruby's GC there. */
+static void open_tracker(struct session *s)
+{
+	struct tracker *t = &s->tracker;
+	const struct ruby_layout *hl = s->at.heap_layout;
+
+	tracker_init(t, s->target.pid, s->at.slot.live_fd, s->at.slot.counts_fd, s->at.slot.reap,
+		     s->target.objspace && s->target.layout.objspace_compact_count
+			 ? s->target.objspace + s->target.layout.objspace_compact_count
+			 : 0);
+	t->io.fallback_fd = s->at.slot.fallback_fd;
+	t->io.compaction_pending = &s->at.st->compaction_pending;
+	t->io.compact_followed_at = &s->at.st->compact_followed_at;
+	t->io.fl_singleton = s->target.layout.fl_singleton;
+	t->io.hl = hl;
+	t->io.objspace = s->target.objspace;
+	t->io.rclass_super = s->target.layout.rclass_super;
+	if (s->target.objspace && s->target.layout.objspace_gc_count)
+		t->io.gc_count_addr = s->target.objspace + s->target.layout.objspace_gc_count;
+	s->at.st->gc_count_addr = t->io.gc_count_addr;
+	/* Who was born while a GC marked: only the judging of slots by age asks (tracker.c). */
+	if (hl && s->at.st->gc_count_addr && hl->objspace_flags_mode_mask) {
+		s->at.st->gc_flags_addr = s->target.objspace + hl->objspace_flags;
+		s->at.st->gc_mode_mask = hl->objspace_flags_mode_mask;
+		s->at.st->gc_incremental = hl->objspace_flags_incremental;
+	}
+	s->at.st->compact_count_addr = t->io.compact_count_addr;
+	s->at.st->compact_count_seen = t->gc.last_compact_count;
+}
+
+/*
+ * Tracing everything: the GC probes (or, without USDT, deletes at the next
+ * allocation hit) and the allocation probes now, and the fork sweeper.
+ */
+static int attach_full(struct session *s, char *msg, size_t msglen)
+{
+	int err;
+
+	/*
+	 * Without Ruby's GC probes, dead entries are deleted at the next
+	 * allocation hit instead: on the target's thread too, under its GVL.
+	 */
+	if (s->target.has_usdt) {
+		err = probes_attach_gc(&s->at.probes);
+	} else {
+		s->at.st->reap_at_alloc = 1;
+		probes_attach_compaction(&s->at.probes);
+		err = 0;
+	}
+	err = err ?: probes_attach_alloc(&s->at.probes, false);
+
+	if (err)
+		return session_attach_error(s, err, msg, msglen);
+	/* The sampler's link comes off within its window, and the children's breakpoints
+	 * with it. */
+	if (s->at.probes.use_multi && (err = fork_sweeper_start(&s->at.forks, &s->at.probes)))
+		rbm_warn("cannot watch for forks (%s): a child the target forks will trap on "
+			 "every allocation while it is traced",
+			 strerror(-err));
+	return 0;
+}
+
+/* Once the target is found and the BPF object loaded: names, the tracker, the probes. */
+static int open_probes(struct session *s, char *msg, size_t msglen)
+{
+	int ret;
+
+	if ((ret = open_names(s, msg, msglen)))
+		return ret;
 	/* A group the proof turned off is not read: its line said so (ruby_target_require). */
 	s->at.heap_layout = ruby_target_proved(&s->target, PROOF_HEAP) ? &s->target.layout : NULL;
 	if (!ruby_target_proved(&s->target, PROOF_STACKS))
@@ -153,73 +225,23 @@ static int open_probes(struct session *s, char *msg, size_t msglen)
 		return 0;
 	if ((ret = session_configure_stacks(s, msg, msglen)))
 		return ret;
-	tracker_init(&s->tracker, s->target.pid, s->at.slot.live_fd, s->at.slot.counts_fd,
-		     s->at.slot.reap,
-		     s->target.objspace && s->target.layout.objspace_compact_count
-			 ? s->target.objspace + s->target.layout.objspace_compact_count
-			 : 0);
-	s->tracker.io.fallback_fd = s->at.slot.fallback_fd;
-	s->tracker.io.compaction_pending = &s->at.st->compaction_pending;
-	s->tracker.io.compact_followed_at = &s->at.st->compact_followed_at;
-	s->tracker.io.fl_singleton = s->target.layout.fl_singleton;
-	s->tracker.io.hl = s->at.heap_layout;
-	s->tracker.io.objspace = s->target.objspace;
-	s->tracker.io.rclass_super = s->target.layout.rclass_super;
-	if (s->target.objspace && s->target.layout.objspace_gc_count)
-		s->tracker.io.gc_count_addr =
-		    s->target.objspace + s->target.layout.objspace_gc_count;
-	s->at.st->gc_count_addr = s->tracker.io.gc_count_addr;
-	/* Who was born while a GC marked: only the judging of slots by age asks (tracker.c). */
-	if (s->at.heap_layout && s->at.st->gc_count_addr &&
-	    s->at.heap_layout->objspace_flags_mode_mask) {
-		s->at.st->gc_flags_addr = s->target.objspace + s->at.heap_layout->objspace_flags;
-		s->at.st->gc_mode_mask = s->at.heap_layout->objspace_flags_mode_mask;
-		s->at.st->gc_incremental = s->at.heap_layout->objspace_flags_incremental;
-	}
-	s->at.st->compact_count_addr = s->tracker.io.compact_count_addr;
-	s->at.st->compact_count_seen = s->tracker.gc.last_compact_count;
+	open_tracker(s);
 	scan_moved_over(s);
 	exit_counters(s);
 	/* Attaching a running process is safe by default; a launched one is ours. */
 	if (!s->opt.full && !s->opt.max_overhead && !s->launched)
 		s->opt.max_overhead = 2;
 	s->sampling = !s->opt.full && s->opt.max_overhead > 0;
+	if (!s->sampling)
+		return attach_full(s, msg, msglen);
 	/*
 	 * Sampling attaches no GC probe: GCs are read from Ruby's own counter,
 	 * and dead entries are deleted between windows, when no probe is on.
 	 * Its allocation probes go on window by window from session_start.
 	 */
-	if (s->sampling) {
-		s->at.st->sampling = 1;
-		s->tracker.mode.direct_delete = true;
-		probes_attach_compaction(&s->at.probes);
-	} else {
-		int err;
-
-		/*
-		 * Without Ruby's GC probes, dead entries are deleted at the next
-		 * allocation hit instead: on the target's thread too, under its GVL.
-		 */
-		if (s->target.has_usdt) {
-			err = probes_attach_gc(&s->at.probes);
-		} else {
-			s->at.st->reap_at_alloc = 1;
-			probes_attach_compaction(&s->at.probes);
-			err = 0;
-		}
-		err = err ?: probes_attach_alloc(&s->at.probes, false);
-
-		if (err)
-			return session_attach_error(s, err, msg, msglen);
-		/* The sampler's link comes off within its window, and the children's breakpoints
-		 * with it. */
-		if (s->at.probes.use_multi &&
-		    (err = fork_sweeper_start(&s->at.forks, &s->at.probes)))
-			rbm_warn(
-			    "cannot watch for forks (%s): a child the target forks will trap on "
-			    "every allocation while it is traced",
-			    strerror(-err));
-	}
+	s->at.st->sampling = 1;
+	s->tracker.mode.direct_delete = true;
+	probes_attach_compaction(&s->at.probes);
 	return 0;
 }
 

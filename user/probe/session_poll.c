@@ -251,6 +251,66 @@ static double pass_per_gc(struct session *s, double t)
 	return GC_WATCH_MIN;
 }
 
+/*
+ * Sampling's step of a turn: the budget charged, the windows stepped.
+ * Returns a wait (>= 0) when the turn ends here (a window is open: no pass
+ * may hold its probes on), -1 when an error ended the session, or -2 to go
+ * on with the turn.
+ */
+#define POLL_GO_ON -2.0
+static double poll_windows(struct session *s, double t)
+{
+	int err;
+
+	charge_other_probes(s);
+	charge_tracer_cpu(s, t);
+	err = windows_step(&s->windows, t);
+	/* A target that exits before the first window just ends the trace. */
+	if (err && !target_gone(s->target.pid)) {
+		/* Its words for cli/, which ends the run as it ended before: exit 1. */
+		s->failed = session_attach_error(s, err, s->error, sizeof(s->error));
+		s->end_reason = "error";
+		return -1;
+	}
+	if (!windows_open(&s->windows))
+		return POLL_GO_ON;
+	/*
+	 * A window costs the target while the probes are on: nothing may hold
+	 * it open longer.  One that waits for an idle target costs nothing,
+	 * and names still need refreshing meanwhile.
+	 */
+	if (t - s->loop.last_names >= 0.2 && t - s->windows.sampler.opened >= 0.2) {
+		s->loop.last_names = t;
+		tracker_collect_counts(&s->tracker);
+		session_refresh_names(s);
+	}
+	return wait_until(windows_next(&s->windows), 1);
+}
+
+/*
+ * The free-tracking passes.  Sampling deletes the dead entries itself, once
+ * no probe can write the map: no pass runs while a window is open (it must
+ * not hold the probes on), and while its links come off (~0.1 s) a pass
+ * judges all the same and its deletes wait.  Without sampling, the GC
+ * probes (or Ruby's GC count) say when to look.  Sets *next to the wait
+ * sampling asks for; false when the target is gone.
+ */
+static bool poll_passes(struct session *s, double t, double *next)
+{
+	s->tracker.mode.deletes_wait =
+	    s->sampling && __atomic_load_n(&s->at.probes.detaching, __ATOMIC_ACQUIRE) > 0;
+	if (s->sampling) {
+		*next = pass_per_gc(s, t);
+	} else if (gc_worked(s, t) && t - s->loop.last_pass >= 0.2) {
+		s->loop.last_pass = t;
+		if (tracker_pass(&s->tracker, false) == -ESRCH)
+			return false;
+	}
+	if (s->sampling && !s->tracker.mode.deletes_wait && s->tracker.dead.len)
+		tracker_delete_dead(&s->tracker);
+	return true;
+}
+
 double session_poll(struct session *s, double t)
 {
 	double next = 0.02;
@@ -261,51 +321,10 @@ double session_poll(struct session *s, double t)
 		if (target_ended(s))
 			return -1;
 	}
-	if (s->sampling) {
-		int err;
-
-		charge_other_probes(s);
-		charge_tracer_cpu(s, t);
-		err = windows_step(&s->windows, t);
-		/* A target that exits before the first window just ends the trace. */
-		if (err && !target_gone(s->target.pid)) {
-			/* Its words for cli/, which ends the run as it ended before: exit 1. */
-			s->failed = session_attach_error(s, err, s->error, sizeof(s->error));
-			s->end_reason = "error";
-			return -1;
-		}
-		/*
-		 * A window costs the target while the probes are on: nothing may
-		 * hold it open longer.  One that waits for an idle target costs
-		 * nothing, and names still need refreshing meanwhile.
-		 */
-		if (windows_open(&s->windows)) {
-			if (t - s->loop.last_names >= 0.2 && t - s->windows.sampler.opened >= 0.2) {
-				s->loop.last_names = t;
-				tracker_collect_counts(&s->tracker);
-				session_refresh_names(s);
-			}
-			return wait_until(windows_next(&s->windows), 1);
-		}
-	}
-	/*
-	 * Sampling deletes the dead entries itself, once no probe can write
-	 * the map: no pass runs while a window is open (above: it must not hold
-	 * the probes on), and while its links come off (~0.1 s) a pass judges
-	 * all the same and its deletes wait.  Without sampling, the GC probes
-	 * (or Ruby's GC count) say when to look.
-	 */
-	s->tracker.mode.deletes_wait =
-	    s->sampling && __atomic_load_n(&s->at.probes.detaching, __ATOMIC_ACQUIRE) > 0;
-	if (s->sampling) {
-		next = pass_per_gc(s, t);
-	} else if (gc_worked(s, t) && t - s->loop.last_pass >= 0.2) {
-		s->loop.last_pass = t;
-		if (tracker_pass(&s->tracker, false) == -ESRCH)
-			return 0; /* noticed at the next turn */
-	}
-	if (s->sampling && !s->tracker.mode.deletes_wait && s->tracker.dead.len)
-		tracker_delete_dead(&s->tracker);
+	if (s->sampling && (next = poll_windows(s, t)) != POLL_GO_ON)
+		return next;
+	if (!poll_passes(s, t, &next))
+		return 0; /* the target is gone: noticed at the next turn */
 	/* Often: a class first seen just before the target exits still needs its name. */
 	if (t - s->loop.last_names >= 0.2) {
 		s->loop.last_names = t;

@@ -127,18 +127,14 @@ static void final_census_and_pass(struct session *s)
 	}
 }
 
-/* Stops the allocation probes and takes the census the report is made of. */
-void session_final_census(struct session *s)
+/*
+ * Counting stops here, and Ruby's counters are read at the same moment:
+ * the report covers exactly the traced time.  Then the heap is read, the
+ * probes come off, and the counts are read once no program can be running
+ * any more.
+ */
+static void freeze_counting(struct session *s)
 {
-	if (s->snap.final_done)
-		return;
-	s->snap.final_done = true;
-	/*
-	 * Counting stops here, and Ruby's counters are read at the same moment:
-	 * the report covers exactly the traced time.  Then the heap is read, the
-	 * probes come off, and the counts are read once no program can be
-	 * running any more.
-	 */
 	if (!s->target_exited)
 		ruby_target_gc_counts(&s->target, &s->snap.counts_last);
 	if (s->snap.counts_last.valid) {
@@ -151,6 +147,37 @@ void session_final_census(struct session *s)
 		ruby_target_gc_counts(&s->target, &s->snap.counts_last);
 	else
 		counters_at_exit(s);
+}
+
+/* -v: what the passes and the sampler did. */
+static void log_passes(struct session *s)
+{
+	rbm_info("passes: %" PRIu64 " tracked objects seen garbage awaiting the sweep, %" PRIu64
+		 " whose slot a younger object took",
+		 s->tracker.stats.garbage_seen, s->tracker.stats.reused_seen);
+	rbm_info("passes: %" PRIu64 " in %.1f ms; %" PRIu64 " judged slots, %" PRIu64
+		 " of them while a GC began; %" PRIu64 " reused the last dump",
+		 s->tracker.stats.passes, s->tracker.stats.pass_seconds * 1e3,
+		 s->tracker.stats.judging_passes, s->tracker.stats.unsettled_passes,
+		 s->tracker.stats.dumps_reused);
+	if (s->sampling) {
+		rbm_info("GC cycles judged by a pass: %" PRIu64 ", not: %" PRIu64,
+			 s->budget.cycles_judged, s->budget.cycles_missed);
+		rbm_info("our CPU taken from the target (charged): %.1f ms",
+			 s->budget.cpu_charged * 1e3);
+		if (s->loop.turns)
+			rbm_info("poll loop: %" PRIu64 " turns in %.1f s", s->loop.turns,
+				 now_seconds() - s->start);
+	}
+}
+
+/* Stops the allocation probes and takes the census the report is made of. */
+void session_final_census(struct session *s)
+{
+	if (s->snap.final_done)
+		return;
+	s->snap.final_done = true;
+	freeze_counting(s);
 	if (s->sampling)
 		windows_close(&s->windows);
 	fork_sweeper_stop(&s->at.forks);
@@ -175,23 +202,7 @@ void session_final_census(struct session *s)
 	tracker_collect_counts(&s->tracker);
 	session_refresh_names(s);
 	compare_censuses(s);
-	rbm_info("passes: %" PRIu64 " tracked objects seen garbage awaiting the sweep, %" PRIu64
-		 " whose slot a younger object took",
-		 s->tracker.stats.garbage_seen, s->tracker.stats.reused_seen);
-	rbm_info("passes: %" PRIu64 " in %.1f ms; %" PRIu64 " judged slots, %" PRIu64
-		 " of them while a GC began; %" PRIu64 " reused the last dump",
-		 s->tracker.stats.passes, s->tracker.stats.pass_seconds * 1e3,
-		 s->tracker.stats.judging_passes, s->tracker.stats.unsettled_passes,
-		 s->tracker.stats.dumps_reused);
-	if (s->sampling) {
-		rbm_info("GC cycles judged by a pass: %" PRIu64 ", not: %" PRIu64,
-			 s->budget.cycles_judged, s->budget.cycles_missed);
-		rbm_info("our CPU taken from the target (charged): %.1f ms",
-			 s->budget.cpu_charged * 1e3);
-		if (s->loop.turns)
-			rbm_info("poll loop: %" PRIu64 " turns in %.1f s", s->loop.turns,
-				 now_seconds() - s->start);
-	}
+	log_passes(s);
 	/* Nothing left to read: objects count as they stood at the last check. */
 	if (s->target_exited)
 		tracker_count_unverified(&s->tracker);
