@@ -287,13 +287,47 @@ void windows_free(struct windows *w)
 	w->nopened = w->opened_cap = 0;
 }
 
+/* The window's plan into the BPF side's state, then the window open there. */
+static void arm_window(struct windows *w, const struct window_plan *plan)
+{
+	struct proc_state *b = w->st;
+	struct sampler *s = &w->sampler;
+	struct timespec ts;
+
+	b->win_start = plan->start;
+	b->win_len = plan->len;
+	b->win_sample = plan->sample >= 1 ? 0 : (__u32) (plan->sample * 4294967296.0);
+	b->win_weight =
+	    plan->sample >= 1 ? RBM_WEIGHT_ONE : (__u32) (RBM_WEIGHT_ONE / plan->sample + 0.5);
+	remember_window(w, b->win_weight);
+	b->win_bit = 1ULL << (s->windows % 64);
+	b->win_idle_ns = (__u64) (plan->idle * 1e9);
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns's clock */
+	b->win_open_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	__atomic_store_n(&b->window_open, 1, __ATOMIC_RELEASE);
+}
+
+/* -vv: a line per window. */
+static void log_window(struct windows *w, double now, const struct window_plan *plan,
+		       const struct hit_costs *c)
+{
+	struct sampler *s = &w->sampler;
+
+	fprintf(stderr,
+		"rbmemtrace: window %" PRIu64 ": attached in %.1f ms at %" PRIu64
+		" (armed for %" PRIu64 "): %" PRIu64 " positions, 1 in %.1f recorded, "
+		"at most %.1f ms (trap %.2f, program %.2f or %.2f us; bursts %" PRIu64 ")\n",
+		s->windows, (now_seconds() - now) * 1e3, s->last_pos, plan->start, plan->len,
+		1 / plan->sample, plan->max_cost * 1e3, c->trap * 1e6, c->record * 1e6,
+		c->skip * 1e6, s->burst);
+}
+
 static int open_window(struct windows *w, double now)
 {
 	struct proc_state *b = w->st;
 	struct sampler *s = &w->sampler;
 	struct window_plan plan;
 	struct hit_costs c;
-	struct timespec ts;
 	double attach_start, attached_in, attach_charge, extra;
 	int err;
 
@@ -332,25 +366,9 @@ static int open_window(struct windows *w, double now)
 	 */
 	extra = attach_charge + take_deferred(w);
 	sampler_window_opened(s, now_seconds(), &c, extra, &plan);
-	b->win_start = plan.start;
-	b->win_len = plan.len;
-	b->win_sample = plan.sample >= 1 ? 0 : (__u32)(plan.sample * 4294967296.0);
-	b->win_weight = plan.sample >= 1 ? RBM_WEIGHT_ONE
-					 : (__u32)(RBM_WEIGHT_ONE / plan.sample + 0.5);
-	remember_window(w, b->win_weight);
-	b->win_bit = 1ULL << (s->windows % 64);
-	b->win_idle_ns = (__u64)(plan.idle * 1e9);
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns's clock */
-	b->win_open_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	__atomic_store_n(&b->window_open, 1, __ATOMIC_RELEASE);
+	arm_window(w, &plan);
 	if (w->verbose > 1)
-		fprintf(stderr, "rbmemtrace: window %" PRIu64 ": attached in %.1f ms at %" PRIu64
-				" (armed for %" PRIu64 "): %" PRIu64 " positions, 1 in %.1f recorded, "
-				"at most %.1f ms (trap %.2f, program %.2f or %.2f us; bursts %" PRIu64
-				")\n",
-			s->windows, (now_seconds() - now) * 1e3, s->last_pos, plan.start, plan.len,
-			1 / plan.sample, plan.max_cost * 1e3, c.trap * 1e6, c.record * 1e6,
-			c.skip * 1e6, s->burst);
+		log_window(w, now, &plan, &c);
 	return 0;
 }
 
