@@ -30,7 +30,7 @@ static void assert_nothing_held(const struct session *s)
 {
 	cr_assert_null(s->at.st, "no BPF slot is kept");
 	cr_assert_eq(s->at.slot.index, -1);
-	cr_assert_eq(s->at.probes.nalloc, 0);
+	cr_assert_eq(s->at.probes.links.nalloc, 0);
 	cr_assert_not(s->at.child_held);
 }
 

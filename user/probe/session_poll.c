@@ -228,7 +228,7 @@ static double pass_per_gc(struct session *s, double t)
 		s->budget.cycles_missed += count - s->budget.judged_count - 1;
 	s->loop.last_pass = t;
 	hits = __atomic_load_n(&s->at.st->compaction_probe_hits, __ATOMIC_ACQUIRE);
-	detaching = __atomic_load_n(&s->at.probes.detaching, __ATOMIC_ACQUIRE) > 0;
+	detaching = __atomic_load_n(&s->at.probes.links.detaching, __ATOMIC_ACQUIRE) > 0;
 	/* Only the passes wrote the live map since the last one began (tracker.h). */
 	s->tracker.mode.map_quiet = !detaching && !s->budget.detaching_at_pass &&
 				    s->windows.sampler.windows == s->budget.windows_at_pass &&
@@ -298,7 +298,7 @@ static double poll_windows(struct session *s, double t)
 static bool poll_passes(struct session *s, double t, double *next)
 {
 	s->tracker.mode.deletes_wait =
-	    s->sampling && __atomic_load_n(&s->at.probes.detaching, __ATOMIC_ACQUIRE) > 0;
+	    s->sampling && __atomic_load_n(&s->at.probes.links.detaching, __ATOMIC_ACQUIRE) > 0;
 	if (s->sampling) {
 		*next = pass_per_gc(s, t);
 	} else if (gc_worked(s, t) && t - s->loop.last_pass >= 0.2) {
