@@ -35,5 +35,7 @@ int tracker_live_map_entries(struct tracker *t, bool reuse, size_t *count);
 void tracker_live_map_written(struct tracker *t);
 /* Forgets the entries found dead and not deleted yet. */
 void tracker_forget_dead(struct tracker *t);
+/* Whether klass, found in a tracked object's slot, is still that object's class (tracked). */
+bool tracker_same_object_class(struct tracker *t, uint64_t klass, uint64_t tracked);
 
 #endif

@@ -79,43 +79,6 @@ static bool moved_and_followed(struct tracker *t, uint64_t addr)
 }
 
 /*
- * Only a guard against a cycle in garbage: the walk stops at the first
- * class that is neither a singleton nor an iclass.  A class's own slot holds
- * its metaclass once it has one, whose chain to Class has one link per
- * ancestor and per module extended into it: 17 for Regexp::Syntax::V3_2_0
- * under rubocop, so a bound of 8 called 60 live classes freed.
- */
-#define MAX_CLASS_HOPS PROBE_MAX_CLASS_HOPS
-
-/*
- * Is klass, found in a tracked object's slot, still that object's class?
- * The same object can gain a singleton class (extend, def obj.x; modules
- * show as iclasses between it and the class) or be hidden (class 0).
- * Anything else is a new object in a reused slot: under sampling the
- * allocation that reused it may not have been traced.
- */
-static bool same_object_class(struct tracker *t, uint64_t klass, uint64_t tracked)
-{
-	int hops;
-
-	if (klass == tracked || !tracked || !klass)
-		return true;
-	for (hops = 0; hops < MAX_CLASS_HOPS && klass; hops++) {
-		uint64_t flags, super;
-
-		if (target_read_u64(t->io.pid, klass, &flags) ||
-		    target_read_u64(t->io.pid, klass + t->io.rclass_super, &super))
-			return false;
-		if (!(flags & t->io.fl_singleton) && (flags & RB_T_MASK) != RB_T_ICLASS)
-			return false;
-		if (super == tracked)
-			return true;
-		klass = super;
-	}
-	return false;
-}
-
-/*
  * The final pass reads the target after the trace's end, while it runs on:
  * the live map is read again once the headers are read (addr -> seq), so
  * that an object read in place of the tracked one is known for what it is.
@@ -294,7 +257,7 @@ static bool entry_alive(struct tracker *t, const struct pass *p, size_t i)
 	bool alive = !judged_dead && t->buf.readable[i] &&
 		     object_header_alive(t->buf.headers[i][0], obj->kind) &&
 		     (RBM_KIND_TYPE(obj->kind) == RB_T_IMEMO ||
-		      same_object_class(t, t->buf.headers[i][1], obj->klass));
+		      tracker_same_object_class(t, t->buf.headers[i][1], obj->klass));
 
 	/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
 	if (alive && p->final && t->mode.census && !tracker_census_alive(t, t->buf.keys[i], obj))
