@@ -54,9 +54,10 @@ struct trace_options {
  * one way, each on those above it only (no file calls one below it):
  *
  *   session_names.c    naming classes and call paths, the --class filter
- *   session_attach.c   attach: the target found, the BPF object loaded, the
- *     (+ _launch.c)    probes on (struct session_attached); undone by
- *                      session_attach_release
+ *   session_bpf.c      the run's BPF object loaded, this process's slot
+ *   session_launch.c   launch mode: the command started held, to its Ruby
+ *   session_attach.c   attach: the target found, the probes on (struct
+ *                      session_attached); undone by session_attach_release
  *   session_snapshot.c the censuses: the heap's at the start and the end,
  *                      the final pass over the tracked objects (struct
  *                      session_snapshot)
@@ -234,7 +235,14 @@ void session_refresh_names(struct session *s);
 /* new_stacks.h's handler: names one call path the BPF side just stored. */
 void session_name_new_stack(void *ctx, uint64_t stack_id);
 
-/* session_attach.c, session_launch.c: attach */
+/* session_bpf.c: the run's BPF object */
+/* The run's BPF object into *sh, loaded by the first caller: 0, or -errno with why. */
+int session_shared_bpf(unsigned long depth, struct shared_bpf **sh, char *err, size_t errlen);
+/* The run's BPF object and a slot of it for s: 0, or -errno with why. */
+int session_load_bpf(struct session *s, char *err, size_t errlen);
+void session_quiet_libbpf(bool quiet);
+
+/* session_launch.c, session_attach.c: attach */
 /*
  * What a trace cannot do without: allocation probes, GC counters (ages, the
  * sampler's placement) and class names (every row is a class).  Without the
@@ -244,17 +252,13 @@ void session_name_new_stack(void *ctx, uint64_t stack_id);
 	(PROOF_BIT(PROOF_PROBES) | PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_CLASSES))
 /* Launch mode's start (session_launch.c): 0, or -errno with why; the child is s's to close. */
 int session_start_command(struct session *s, char *err, size_t errlen);
-int session_load_bpf(struct session *s, char *err, size_t errlen);
-/* The run's BPF object into *sh, loaded by the first caller: 0, or -errno with why. */
-int session_shared_bpf(unsigned long depth, struct shared_bpf **sh, char *err, size_t errlen);
-int session_configure_stacks(struct session *s, char *err, size_t errlen);
-void session_quiet_libbpf(bool quiet);
-/* Why probes could not go on (the probes taken off), in words a user can act on: -errno. */
-int session_attach_error(struct session *s, int err, char *msg, size_t msglen);
 /* The launched child is let go (its hook removed) or, with kill_it, killed and reaped. */
 void session_release_child(struct session *s, bool kill_it);
 /* A wait status as an exit status: the code, or 128 + the signal. */
 int session_decode_status(int status);
+int session_configure_stacks(struct session *s, char *err, size_t errlen);
+/* Why probes could not go on (the probes taken off), in words a user can act on: -errno. */
+int session_attach_error(struct session *s, int err, char *msg, size_t msglen);
 /*
  * Gives back what attaching took (names, tracker, probes, slot; a launched
  * child still stopped is killed): session_open's error path, session_close.

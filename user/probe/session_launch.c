@@ -2,7 +2,8 @@
 /*
  * Launch mode's start of a session: the command started held, followed
  * through its wrappers' execs to its Ruby, stopped at ruby_options; and
- * the child never left stopped when the session fails or closes.
+ * the child never left stopped when the session fails or closes.  Calls
+ * only session_bpf.c (the order: session.h).
  */
 #include <errno.h>
 #include <limits.h>

@@ -4,6 +4,8 @@
  * exec, the launched command's last stop), steps the sampling windows,
  * runs the free-tracking passes after GCs, collects the BPF side's counts
  * and names new classes and call paths while the target can be read.
+ * session_start lets the target run traced.  Calls the attach, snapshot
+ * and names files, never the report's (the order: session.h).
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A session's end: the final census of the tracked objects (with the heap
- * censuses at the start and the end), detaching, and the report: the raw
- * facts of the BPF side, the tracker and the censuses handed to the model,
- * which derives every figure from them (report.h).
+ * A session's end: finishing, detaching and closing, and the report: the
+ * raw facts of the BPF side, the tracker and the censuses
+ * (session_snapshot.c) handed to the model, which derives every figure
+ * from them (report.h).  The last of the session's files: it may call all
+ * the others, none calls it (the order: session.h).
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -77,11 +78,9 @@ int session_report(struct session *s, struct report *r)
 	return err;
 }
 
-static int report_locked(struct session *s, struct report *r, const struct census *now)
+/* The run's facts: the target, how long and how it ended, Ruby's counters, the BPF side's. */
+static void run_facts(struct session *s, struct report *r)
 {
-	size_t i;
-	int err;
-
 	r->pid = s->target.pid;
 	r->ns_pid = s->at.ns_pid;
 	snprintf(r->command, sizeof(r->command), "%s", s->command);
@@ -112,6 +111,14 @@ static int report_locked(struct session *s, struct report *r, const struct censu
 		r->gc_allocated = s->snap.counts_last.allocated - s->snap.counts_start.allocated;
 		r->gc_freed = s->snap.counts_last.freed - s->snap.counts_start.freed;
 	}
+}
+
+static int report_locked(struct session *s, struct report *r, const struct census *now)
+{
+	size_t i;
+	int err;
+
+	run_facts(s, r);
 	if (s->sampling)
 		sampling_facts(s, r);
 	u64map_for_each(&s->tracker.tallies, i)
