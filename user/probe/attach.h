@@ -61,7 +61,7 @@ struct probes {
 	const char *binary; /* libruby or a static ruby, as a path reachable from here */
 	bool verbose;
 	const struct ruby_alloc_points *points; /* the series' allocation functions */
-	uint64_t class_allocate_instance; /* file offset of the hidden allocator, if probed */
+	uint64_t class_allocate_instance;	/* file offset of the hidden allocator, if probed */
 	enum alloc_probe_kind alloc_kind;
 	bool use_multi; /* one uprobe_multi link for the allocation probes (kernel 6.6+) */
 	/* Found and attached here */

@@ -69,7 +69,7 @@ struct trace_options {
 
 /* What attaching found and holds: the run's BPF object, its slot, the probes (session_attach.c). */
 struct session_attached {
-	pid_t ns_pid;		      /* the target's pid in its own pid namespace; 0: the same */
+	pid_t ns_pid;	 /* the target's pid in its own pid namespace; 0: the same */
 	bool child_held; /* launched, still stopped before Ruby ran: killed if not let go */
 	bool held; /* picked up at its start (opt.held): stopped at its end too, not our child */
 	struct rbmemtrace_bpf *skel; /* the run's, shared by its sessions */
@@ -163,8 +163,8 @@ struct session {
  *
  * Finds the target's Ruby (starting the command held, in launch mode),
  * loads the BPF object and attaches every probe.  0, or an error after
- * which s holds nothing (session_close was run: a launched command is
- * killed, never left stopped) and may be freed.
+ * which s holds nothing (what it took was given back: a launched command
+ * is killed, never left stopped) and may be freed.
  */
 int session_open(struct session *s, const struct trace_options *opt, char *err, size_t errlen);
 /*

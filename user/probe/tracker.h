@@ -124,10 +124,10 @@ struct tracker_stats {
 	/* Passes that judged slots, and those a GC began during (their marks not final) */
 	uint64_t judging_passes, unsettled_passes;
 	double pass_started, pass_seconds; /* the time all passes took */
-	bool last_settled;    /* the last pass judged slots with final marks */
-	size_t last_tracked;  /* entries the last pass found in the live map */
-	uint64_t live;	      /* tracked and alive at the last pass */
-	uint64_t compactions; /* seen by the passes */
+	bool last_settled;		   /* the last pass judged slots with final marks */
+	size_t last_tracked;		   /* entries the last pass found in the live map */
+	uint64_t live;			   /* tracked and alive at the last pass */
+	uint64_t compactions;		   /* seen by the passes */
 	uint64_t moved_followed;
 };
 
