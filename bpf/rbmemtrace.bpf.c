@@ -533,6 +533,75 @@ static __always_inline void mark_taken_after_end(struct proc_state *ps, __u32 sl
 	tracked->seq |= count == ps->frozen_gc_count ? RBM_SEQ_GONE_AT_END : RBM_SEQ_LIVED_TO_END;
 }
 
+/* The key an object's header gives: its type (and imemo kind), its class. */
+static __always_inline void key_of_header(const struct object_header *hdr, struct class_key *key)
+{
+	__u32 type = hdr->flags & RB_T_MASK;
+
+	if (type == RB_T_IMEMO) {
+		key->kind = RBM_KIND(type, (hdr->flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK);
+	} else if (type == RB_T_ICLASS) {
+		/* Its class slot is set to the module only after allocation: keyed by kind. */
+		key->kind = type;
+	} else {
+		key->kind = type;
+		key->klass = hdr->klass;
+	}
+}
+
+/*
+ * The counts of (class, path).  No entry for it: the table is full, or its
+ * entry could not be allocated (entries come as they are needed, and in a
+ * burst of new paths the kernel's per-CPU caches can run dry until they
+ * refill).  The allocation keeps its site, in the preallocated per-class
+ * table, and failing that the class still counts, without its path
+ * (key->stack_id then 0).  NULL: not even that.
+ */
+static __always_inline struct class_counts *counts_of_key(struct proc_state *ps, __u32 slot,
+							  void *class_counts, struct class_key *key)
+{
+	struct class_counts *counts = class_counts_of(class_counts, key);
+	void *fallback;
+
+	if (counts)
+		return counts;
+	fallback = bpf_map_lookup_elem(&fallback_maps, &slot);
+	if (key->stack_id) {
+		__sync_fetch_and_add(&ps->stacks_dropped, 1);
+		if (!(key->stack_id & RBM_SITE_ONLY))
+			key->stack_id = site_of_last_walk(ps, slot);
+		if (key->stack_id && fallback)
+			counts = class_counts_of(fallback, key);
+	}
+	key->stack_id = counts ? key->stack_id : 0;
+	if (!counts && fallback)
+		counts = class_counts_of(fallback, key);
+	return counts;
+}
+
+/* The tracked object's entry: its key, seq (born while a GC marked?) and Ruby's GC count. */
+static __always_inline void live_entry(struct proc_state *ps, const struct class_key *key,
+				       __u64 seq, struct live_object *live)
+{
+	live->klass = key->klass;
+	live->kind = key->kind;
+	live->seq = seq;
+	live->stack_id = key->stack_id;
+	/* Ruby's own GC count, not a probe's: it ages objects with or without USDT. */
+	live->gc_epoch = 0;
+	/* The phase before the count: a GC that begins between them is one it was born before. */
+	if (ps->gc_flags_addr) {
+		__u32 flags = 0;
+
+		if (!bpf_probe_read_user(&flags, sizeof(flags), (void *) ps->gc_flags_addr) &&
+		    ((flags & ps->gc_mode_mask) == 1 || (flags & ps->gc_incremental)))
+			live->seq |= RBM_SEQ_BORN_MARKING;
+	}
+	if (ps->gc_count_addr)
+		bpf_probe_read_user(&live->gc_epoch, sizeof(live->gc_epoch),
+				    (void *) ps->gc_count_addr);
+}
+
 static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, __u64 seq)
 {
 	void *live_objects = bpf_map_lookup_elem(&live_maps, &slot);
@@ -541,51 +610,17 @@ static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, 
 	struct class_key key = {};
 	struct class_counts *counts;
 	struct live_object live;
-	__u32 type;
 
 	if (!live_objects || !class_counts)
 		return;
-	if (!obj || bpf_probe_read_user(&hdr, sizeof(hdr), (void *)obj)) {
+	if (!obj || bpf_probe_read_user(&hdr, sizeof(hdr), (void *) obj)) {
 		__sync_fetch_and_add(&ps->header_read_errors, 1);
 		return;
 	}
-
-	type = hdr.flags & RB_T_MASK;
-	if (type == RB_T_IMEMO) {
-		key.kind = RBM_KIND(type, (hdr.flags >> RB_IMEMO_SHIFT) & RB_IMEMO_MASK);
-	} else if (type == RB_T_ICLASS) {
-		/* Its class slot is set to the module only after allocation: keyed by kind. */
-		key.kind = type;
-	} else {
-		key.kind = type;
-		key.klass = hdr.klass;
-	}
-
+	key_of_header(&hdr, &key);
 	if (key.klass && wants_stack(ps, slot, key.klass))
 		key.stack_id = capture_stack(ps, slot);
-
-	counts = class_counts_of(class_counts, &key);
-	/*
-	 * No entry for (class, path): the table is full, or its entry could not
-	 * be allocated (entries come as they are needed, and in a burst of new
-	 * paths the kernel's per-CPU caches can run dry until they refill).  The
-	 * allocation keeps its site, in the preallocated per-class table, and
-	 * failing that the class still counts, without its path.
-	 */
-	if (!counts) {
-		void *fallback = bpf_map_lookup_elem(&fallback_maps, &slot);
-
-		if (key.stack_id) {
-			__sync_fetch_and_add(&ps->stacks_dropped, 1);
-			if (!(key.stack_id & RBM_SITE_ONLY))
-				key.stack_id = site_of_last_walk(ps, slot);
-			if (key.stack_id && fallback)
-				counts = class_counts_of(fallback, &key);
-		}
-		key.stack_id = counts ? key.stack_id : 0;
-		if (!counts && fallback)
-			counts = class_counts_of(fallback, &key);
-	}
+	counts = counts_of_key(ps, slot, class_counts, &key);
 	if (!counts) {
 		__sync_fetch_and_add(&ps->class_overflow, 1);
 		return;
@@ -593,9 +628,6 @@ static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, 
 	counts->allocated++;
 	counts->weight += ps->win_weight;
 	counts->window_bits |= ps->win_bit;
-
-	live.klass = key.klass;
-	live.kind = key.kind;
 	/*
 	 * After a compaction whose moves were not followed (no
 	 * rb_gc_update_tbl_refs probe), a tracked object's old slot may be
@@ -605,21 +637,7 @@ static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, 
 	 */
 	if (ps->compaction_pending && !compactions_followed(ps))
 		count_not_followed(live_objects, class_counts, obj);
-
-	live.seq = seq;
-	live.stack_id = key.stack_id;
-	/* Ruby's own GC count, not a probe's: it ages objects with or without USDT. */
-	live.gc_epoch = 0;
-	/* The phase before the count: a GC that begins between them is one it was born before. */
-	if (ps->gc_flags_addr) {
-		__u32 flags = 0;
-
-		if (!bpf_probe_read_user(&flags, sizeof(flags), (void *)ps->gc_flags_addr) &&
-		    ((flags & ps->gc_mode_mask) == 1 || (flags & ps->gc_incremental)))
-			live.seq |= RBM_SEQ_BORN_MARKING;
-	}
-	if (ps->gc_count_addr)
-		bpf_probe_read_user(&live.gc_epoch, sizeof(live.gc_epoch), (void *)ps->gc_count_addr);
+	live_entry(ps, &key, seq, &live);
 	/* An existing entry at this address is an object GC already freed. */
 	if (bpf_map_update_elem(live_objects, &obj, &live, BPF_ANY))
 		counts->untracked++;

@@ -49,7 +49,7 @@ Test(sampler, windows_are_armed_uniformly_in_the_stream)
 		for (t = 0; t < 5 && s.state == SAMPLER_GATED; t += 0.005)
 			sampler_step(&s, t, true, (uint64_t) (t * rate), &costs);
 		cr_assert_eq(s.state, SAMPLER_ARMED, "armed after 5 s");
-		double u = (double) s.arm_at - s.last_pos;
+		double u = (double) s.arm_at - s.stream.last_pos;
 
 		lo = u < lo ? u : lo;
 		hi = u > hi ? u : hi;
@@ -101,10 +101,11 @@ Test(sampler, windows_cover_a_whole_burst)
 			break;
 	}
 	cr_assert_eq(s.state, SAMPLER_ARMED, "a window is due");
-	cr_expect(s.burst >= 10000 && s.burst <= 15000, "bursts of %lu", (unsigned long) s.burst);
+	cr_expect(s.stream.burst >= 10000 && s.stream.burst <= 15000, "bursts of %lu",
+		  (unsigned long) s.stream.burst);
 	sampler_window_opened(&s, t, &costs, 0, &plan);
-	cr_expect(plan.len >= s.burst, "covers %lu of a %lu burst", (unsigned long) plan.len,
-		  (unsigned long) s.burst);
+	cr_expect(plan.len >= s.stream.burst, "covers %lu of a %lu burst", (unsigned long) plan.len,
+		  (unsigned long) s.stream.burst);
 	cr_expect(plan.len * (costs.trap + costs.skip + plan.sample * costs.record) <=
 		      plan.max_cost,
 		  "within its cost");
@@ -272,7 +273,7 @@ static double simulate(struct sim *m, struct sampler *s, double seconds)
 		attach =
 		    m->slow_every && ++m->attaches % m->slow_every == 0 ? m->slow_attach : ATTACH;
 		sim_run(m, m->t + attach);
-		reserved = 2 * attach <= s->window_extra;
+		reserved = 2 * attach <= s->set.window_extra;
 		/* Attached and detached: windows.c charges the attach twice. */
 		sampler_window_opened(s, m->t, &costs, 2 * attach, &m->plan);
 		if (reserved && sampler_overhead(s, m->t) > worst)
@@ -422,14 +423,14 @@ Test(sampler, slow_attaches_are_reserved_for)
 	m.slow_every = 4;
 	m.slow_attach = 0.050;
 	sampler_init(&s, 2, 7, 0);
-	s.window_extra = 2 * ATTACH; /* windows.c's first guess: an attach timed on ourselves */
+	s.set.window_extra = 2 * ATTACH; /* windows.c's first guess: an attach timed on ourselves */
 	worst = simulate(&m, &s, 60);
 	cr_log_info("slow attaches: %lu windows, %d beyond the reserve, reserve %.1f ms, worst "
 		    "%.3f%% at an opening, %.3f%% at a close, %.3f%% at the end",
-		    (unsigned long) s.windows, m.surprises, s.window_extra * 1e3, worst * 100,
+		    (unsigned long) s.windows, m.surprises, s.set.window_extra * 1e3, worst * 100,
 		    m.worst_closed * 100, sampler_overhead(&s, m.t) * 100);
 	cr_expect(s.windows > 10, "%lu windows", (unsigned long) s.windows);
-	cr_expect_float_eq(s.window_extra, 2 * 0.050, 1e-12, "reserve %f", s.window_extra);
+	cr_expect_float_eq(s.set.window_extra, 2 * 0.050, 1e-12, "reserve %f", s.set.window_extra);
 	/* Only the first slow attach was beyond the reserve: it overshot, for a while. */
 	cr_expect_eq(m.surprises, 1, "%d slow attaches beyond the reserve", m.surprises);
 	cr_expect(worst <= 0.02 + 1e-9, "overhead %f at a window's opening", worst);
@@ -444,7 +445,7 @@ Test(sampler, slow_attaches_are_reserved_for)
 	m.slow_every = 1;
 	m.slow_attach = 0.060;
 	sampler_init(&s, 2, 7, 0);
-	s.window_extra = 0.120;
+	s.set.window_extra = 0.120;
 	simulate(&m, &s, 60);
 	cr_expect(s.windows > 5, "%lu windows with a 120 ms reserve", (unsigned long) s.windows);
 	cr_expect(sampler_overhead(&s, m.t) <= 0.02, "overhead %f", sampler_overhead(&s, m.t));
@@ -467,9 +468,9 @@ Test(sampler, duty_is_capped)
 	cr_expect_eq(sampler_window_allowed(&s, 100.02 + 0.039), 0, "within the gap");
 	cr_expect_gt(sampler_window_allowed(&s, 100.02 + 0.041), 0);
 	sampler_init(&s, 10, 1, 0);
-	cr_expect_float_eq(s.duty, 0.5, 1e-9);
+	cr_expect_float_eq(s.set.duty, 0.5, 1e-9);
 	sampler_init(&s, 0.5, 1, 0);
-	cr_expect_float_eq(s.duty, 0.05, 1e-9);
+	cr_expect_float_eq(s.set.duty, 0.05, 1e-9);
 }
 
 static void one_window(struct sampler *s, double t, uint64_t first, uint64_t recorded, bool burst,

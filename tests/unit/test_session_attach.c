@@ -28,10 +28,10 @@ static pid_t vanished_pid(void)
 
 static void assert_nothing_held(const struct session *s)
 {
-	cr_assert_null(s->st, "no BPF slot is kept");
-	cr_assert_eq(s->slot.index, -1);
-	cr_assert_eq(s->probes.nalloc, 0);
-	cr_assert_not(s->child_held);
+	cr_assert_null(s->at.st, "no BPF slot is kept");
+	cr_assert_eq(s->at.slot.index, -1);
+	cr_assert_eq(s->at.probes.links.nalloc, 0);
+	cr_assert_not(s->at.child_held);
 }
 
 Test(session_attach, open_a_pid_that_does_not_exist)

@@ -7,7 +7,7 @@
 /* A traced object's tag (probe << 56 | the probe's hit number) finds its window's weight. */
 Test(windows, an_object_weighs_what_its_window_recorded)
 {
-	struct probes probes = {.alloc_probes = 2};
+	struct probes probes = {.sites.alloc_probes = 2};
 	/* Hit counters of probes 0 and 1 when each of three windows opened. */
 	uint64_t opened_at[] = {0, 0, 100, 40, 250, 41};
 	uint32_t weight[] = {3 * RBM_WEIGHT_ONE, 60 * RBM_WEIGHT_ONE, 64 * RBM_WEIGHT_ONE};

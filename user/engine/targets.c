@@ -6,6 +6,7 @@
 #include "census_model.h"
 #include "diag.h"
 #include "layout_report.h"
+#include "proc_info.h"
 #include "procmaps.h"
 #include "targets.h"
 
@@ -85,4 +86,25 @@ out:
 	census_free(&c);
 	class_namer_free(&namer);
 	return ret;
+}
+
+bool target_say_stopped(pid_t pid, bool at_end)
+{
+	char by[64] = "";
+	bool stopped;
+	pid_t tracer;
+
+	if (proc_stopped(pid, &stopped, &tracer) || !stopped)
+		return false;
+	if (tracer)
+		snprintf(by, sizeof(by), " (a tracer holds it: PID %d)", (int) tracer);
+	if (at_end)
+		rbm_warn("PID %d was stopped as the trace ended%s: while stopped it allocated nothing, "
+			 "and the figures cover only the time it ran",
+			 pid, by);
+	else
+		rbm_warn("PID %d is stopped%s: it allocates nothing until it runs again, and the "
+			 "figures will cover only the time it runs",
+			 pid, by);
+	return true;
 }

@@ -7,6 +7,7 @@
  */
 #ifndef RBM_TARGETS_H
 #define RBM_TARGETS_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include "classnames.h"
@@ -25,5 +26,12 @@ int target_memory_open(struct ruby_target *t, pid_t pid, char *err, size_t errle
 int target_heap_open(struct ruby_target *t, struct class_namer *namer, char *err, size_t errlen);
 /* census: a census of t's heap now, into r (zeroed by the caller), finished.  0 or -errno. */
 int target_census(struct ruby_target *t, struct report *r, char *err, size_t errlen);
+/*
+ * A target stopped by someone else (a debugger, SIGSTOP) allocates nothing
+ * while it is stopped: said in one line, with its tracer, so that a report of
+ * few or no allocations has its reason.  at_end: as the trace ends.  Whether
+ * it is stopped.
+ */
+bool target_say_stopped(pid_t pid, bool at_end);
 
 #endif

@@ -113,22 +113,22 @@ static void classify_entries(struct probes *p)
 
 	if (fd >= 0 && !f)
 		close(fd);
-	for (i = 0; f && i < p->alloc_probes; i++) {
+	for (i = 0; f && i < p->sites.alloc_probes; i++) {
 		unsigned char code[UPROBE_ENTRY_BYTES];
 		struct uprobe_entry e;
 
-		p->alloc_emulated[i] = false;
-		if (fseek(f, (long) p->alloc_offsets[i], SEEK_SET) ||
+		p->sites.alloc_emulated[i] = false;
+		if (fseek(f, (long) p->sites.alloc_offsets[i], SEEK_SET) ||
 		    fread(code, 1, sizeof(code), f) != sizeof(code))
 			continue;
 		e = uprobe_entry_classify(code, sizeof(code));
-		p->alloc_emulated[i] = e.emulated;
-		p->alloc_offsets[i] += e.skip;
+		p->sites.alloc_emulated[i] = e.emulated;
+		p->sites.alloc_offsets[i] += e.skip;
 		if (e.skip && p->verbose)
 			fprintf(stderr,
 				"rbmemtrace: %s: probed %u bytes in, past what the "
 				"kernel would single-step\n",
-				p->alloc_names[i], e.skip);
+				p->sites.alloc_names[i], e.skip);
 	}
 	if (f)
 		fclose(f);
@@ -150,30 +150,30 @@ static int resolve_alloc_offsets(struct probes *p)
 		uint64_t vaddr;
 
 		if (strcmp(*fn, STORING_ALLOCATOR) == 0)
-			p->store_probe = n + 1;
+			p->sites.store_probe = n + 1;
 
 		if (elf_symbol_value(p->binary, *fn, &vaddr, NULL) ||
-		    elf_vaddr_to_offset(p->binary, vaddr, &p->alloc_offsets[n])) {
+		    elf_vaddr_to_offset(p->binary, vaddr, &p->sites.alloc_offsets[n])) {
 			fprintf(stderr, "rbmemtrace: cannot find %s in %s\n", *fn, p->binary);
 			return -ENOENT;
 		}
-		p->alloc_names[n] = *fn;
+		p->sites.alloc_names[n] = *fn;
 	}
 	/* Up to 3.3 every Foo.new goes through this one, and it is not exported. */
 	if (p->points->hidden_class_allocator) {
-		p->alloc_offsets[n] = p->class_allocate_instance;
-		p->alloc_names[n++] = "rb_class_allocate_instance (hidden; found through "
-				      "BasicObject's allocator)";
+		p->sites.alloc_offsets[n] = p->class_allocate_instance;
+		p->sites.alloc_names[n++] = "rb_class_allocate_instance (hidden; found through "
+					    "BasicObject's allocator)";
 	}
-	p->alloc_probes = n;
-	p->alloc_offsets_known = true;
+	p->sites.alloc_probes = n;
+	p->sites.alloc_offsets_known = true;
 	classify_entries(p);
 	return 0;
 }
 
 int probes_resolve_alloc(struct probes *p)
 {
-	return p->alloc_offsets_known ? 0 : resolve_alloc_offsets(p);
+	return p->sites.alloc_offsets_known ? 0 : resolve_alloc_offsets(p);
 }
 
 /* What BPF_LINK_CREATE reads for a uprobe_multi link (include/uapi/linux/bpf.h, 6.6+). */
@@ -197,7 +197,7 @@ struct uprobe_multi_attr {
 /* The cookie of allocation probe i: its slot, its index, and where its object is. */
 static __u64 alloc_cookie(const struct probes *p, int i)
 {
-	return RBM_COOKIE(p->slot, i) | (i + 1 == p->store_probe ? RBM_COOKIE_FROM_STORE : 0);
+	return RBM_COOKIE(p->slot, i) | (i + 1 == p->sites.store_probe ? RBM_COOKIE_FROM_STORE : 0);
 }
 
 /* The entry half of the storing allocator's probe, as a uprobe_multi link. */
@@ -207,7 +207,7 @@ static int attach_store_entry_multi(struct probes *p, bool quiet)
 	    .prog_fd = bpf_program__fd(p->skel->progs.on_alloc_store_entry_multi),
 	    .attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
 	    .path = (uintptr_t) p->binary,
-	    .offsets = (uintptr_t) &p->alloc_offsets[p->store_probe - 1],
+	    .offsets = (uintptr_t) &p->sites.alloc_offsets[p->sites.store_probe - 1],
 	    .cnt = 1,
 	    .pid = p->pid,
 	};
@@ -221,7 +221,7 @@ static int attach_store_entry_multi(struct probes *p, bool quiet)
 				STORING_ALLOCATOR, strerror(-err));
 		return err;
 	}
-	p->store_multi_fd = fd;
+	p->links.store_multi_fd = fd;
 	return 0;
 }
 
@@ -232,18 +232,18 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 	    .prog_fd = bpf_program__fd(p->skel->progs.on_alloc_return_multi),
 	    .attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
 	    .path = (uintptr_t) p->binary,
-	    .offsets = (uintptr_t) p->alloc_offsets,
+	    .offsets = (uintptr_t) p->sites.alloc_offsets,
 	    .cookies = (uintptr_t) cookies,
-	    .cnt = p->alloc_probes,
+	    .cnt = p->sites.alloc_probes,
 	    .multi_flags = UPROBE_MULTI_RETURN,
 	    .pid = p->pid,
 	};
 	int i, fd;
 
-	for (i = 0; i < p->alloc_probes; i++)
+	for (i = 0; i < p->sites.alloc_probes; i++)
 		cookies[i] = alloc_cookie(p, i);
 	/* The entry first: a return is seen only after an entry with both on. */
-	if (p->store_probe) {
+	if (p->sites.store_probe) {
 		int err = attach_store_entry_multi(p, quiet);
 
 		if (err)
@@ -253,9 +253,9 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 	if (fd < 0) {
 		int err = -errno;
 
-		if (p->store_multi_fd > 0)
-			close(p->store_multi_fd);
-		p->store_multi_fd = 0;
+		if (p->links.store_multi_fd > 0)
+			close(p->links.store_multi_fd);
+		p->links.store_multi_fd = 0;
 
 		if (!quiet && p->verbose)
 			fprintf(stderr,
@@ -267,8 +267,8 @@ static int attach_alloc_multi(struct probes *p, bool quiet)
 		fprintf(stderr,
 			"rbmemtrace: attached %d allocation uretprobes in %s (pid %d) as "
 			"one uprobe_multi link\n",
-			p->alloc_probes, p->binary, p->pid);
-	p->multi_fd = fd;
+			p->sites.alloc_probes, p->binary, p->pid);
+	p->links.multi_fd = fd;
 	return 0;
 }
 
@@ -278,8 +278,8 @@ int probes_sweep_forked(struct probes *p)
 	    .prog_fd = bpf_program__fd(p->skel->progs.on_alloc_sweep),
 	    .attach_type = RBM_BPF_TRACE_UPROBE_MULTI,
 	    .path = (uintptr_t) p->binary,
-	    .offsets = (uintptr_t) p->alloc_offsets,
-	    .cnt = p->alloc_probes,
+	    .offsets = (uintptr_t) p->sites.alloc_offsets,
+	    .cnt = p->sites.alloc_probes,
 	    .pid = p->pid,
 	};
 	int fd;
@@ -302,7 +302,7 @@ int probes_attach_alloc(struct probes *p, bool quiet)
 	bool ret = true;
 	int i, err;
 
-	if (!p->alloc_offsets_known && (err = resolve_alloc_offsets(p)))
+	if (!p->sites.alloc_offsets_known && (err = resolve_alloc_offsets(p)))
 		return err;
 	/*
 	 * A link still coming off keeps its consumer on the same uprobes: with
@@ -318,23 +318,24 @@ int probes_attach_alloc(struct probes *p, bool quiet)
 		prog = p->skel->progs.on_alloc_return_empty;
 	}
 	/* The entry first: a return is seen only after an entry with both on. */
-	if (p->alloc_kind == ALLOC_PROBE_TRACER && p->store_probe) {
-		i = p->store_probe - 1;
-		err =
-		    attach_uprobe(p, p->skel->progs.on_alloc_store_entry, NULL, p->alloc_names[i],
-				  p->alloc_offsets[i], false, quiet, p->slot, &p->alloc[p->nalloc]);
+	if (p->alloc_kind == ALLOC_PROBE_TRACER && p->sites.store_probe) {
+		i = p->sites.store_probe - 1;
+		err = attach_uprobe(p, p->skel->progs.on_alloc_store_entry, NULL,
+				    p->sites.alloc_names[i], p->sites.alloc_offsets[i], false,
+				    quiet, p->slot, &p->links.alloc[p->links.nalloc]);
 		if (err)
 			return err;
-		p->nalloc++;
+		p->links.nalloc++;
 	}
-	for (i = 0; i < p->alloc_probes; i++) {
-		err = attach_uprobe(p, prog, NULL, p->alloc_names[i], p->alloc_offsets[i], ret,
-				    quiet, alloc_cookie(p, i), &p->alloc[p->nalloc]);
+	for (i = 0; i < p->sites.alloc_probes; i++) {
+		err =
+		    attach_uprobe(p, prog, NULL, p->sites.alloc_names[i], p->sites.alloc_offsets[i],
+				  ret, quiet, alloc_cookie(p, i), &p->links.alloc[p->links.nalloc]);
 		if (err) {
 			probes_detach_alloc(p);
 			return err;
 		}
-		p->nalloc++;
+		p->links.nalloc++;
 	}
 	return 0;
 }
@@ -351,7 +352,7 @@ static int attach_usdt(struct probes *p, struct bpf_program *prog, const char *n
 	LIBBPF_OPTS(bpf_usdt_opts, opts, .usdt_cookie = p->slot);
 	struct bpf_link *link;
 
-	if (p->nusdt >= MAX_USDT_LINKS)
+	if (p->links.nusdt >= MAX_USDT_LINKS)
 		return -E2BIG;
 	pthread_mutex_lock(&usdt_lock);
 	link = bpf_program__attach_usdt(prog, p->pid, p->binary, "ruby", name, &opts);
@@ -367,7 +368,7 @@ static int attach_usdt(struct probes *p, struct bpf_program *prog, const char *n
 	if (p->verbose)
 		fprintf(stderr, "rbmemtrace: attached USDT ruby:%s in %s (pid %d)\n", name,
 			p->binary, p->pid);
-	p->usdt[p->nusdt++] = link;
+	p->links.usdt[p->links.nusdt++] = link;
 	return 0;
 }
 
@@ -378,8 +379,8 @@ void probes_attach_compaction(struct probes *p)
 	/* Compaction follow-up: a Ruby without this symbol still reports not-followed objects. */
 	if (attach_uprobe(p, s->progs.on_gc_update_refs, "rb_gc_update_tbl_refs",
 			  "rb_gc_update_tbl_refs", 0, false, false, p->slot,
-			  &p->other[p->nother]) == 0)
-		p->nother++;
+			  &p->links.other[p->links.nother]) == 0)
+		p->links.nother++;
 }
 
 int probes_attach_gc(struct probes *p)
@@ -405,10 +406,10 @@ int probes_attach_launch_stops(struct probes *p)
 	 * trapped the ~57,000 allocations of rubygems' boot (~1.4 s).
 	 */
 	err = attach_uprobe(p, s->progs.on_ruby_start, "ruby_options", "ruby_options", 0, true,
-			    false, p->slot, &p->other[p->nother]);
+			    false, p->slot, &p->links.other[p->links.nother]);
 	if (err)
 		return err;
-	p->nother++;
+	p->links.nother++;
 	return probes_attach_exit_stop(p);
 }
 
@@ -417,11 +418,12 @@ int probes_attach_exit_stop(struct probes *p)
 	int err;
 
 	/* ruby_sig_finalize: at_exit handlers have run, finalizers have not. */
-	err = attach_uprobe(p, p->skel->progs.on_ruby_exit, "ruby_sig_finalize",
-			    "ruby_sig_finalize", 0, false, false, p->slot, &p->other[p->nother]);
+	err =
+	    attach_uprobe(p, p->skel->progs.on_ruby_exit, "ruby_sig_finalize", "ruby_sig_finalize",
+			  0, false, false, p->slot, &p->links.other[p->links.nother]);
 	if (err)
 		return err;
-	p->nother++;
+	p->links.nother++;
 	return 0;
 }
 
@@ -429,10 +431,10 @@ int probes_attach_exit(struct probes *p)
 {
 	int err =
 	    attach_uprobe(p, p->skel->progs.on_ruby_exit, "ruby_sig_finalize", "ruby_sig_finalize",
-			  0, false, false, p->slot, &p->other[p->nother]);
+			  0, false, false, p->slot, &p->links.other[p->links.nother]);
 
 	if (!err)
-		p->nother++;
+		p->links.nother++;
 	return err;
 }
 
@@ -503,16 +505,16 @@ static void start_detach_job(struct probes *p, pthread_attr_t *attr, struct deta
 
 	static bool wait_at_exit;
 
-	proto->pending = &p->detaching;
+	proto->pending = &p->links.detaching;
 	if (!wait_at_exit)
 		wait_at_exit = atexit(wait_detaches_at_exit) == 0;
 	if (job) {
 		*job = *proto;
-		__atomic_add_fetch(&p->detaching, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&p->links.detaching, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&detaching_anywhere, 1, __ATOMIC_RELAXED);
 		if (pthread_create(&thread, attr, destroy_link, job) == 0)
 			return;
-		__atomic_sub_fetch(&p->detaching, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&p->links.detaching, 1, __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&detaching_anywhere, 1, __ATOMIC_RELAXED);
 		free(job);
 	}
@@ -530,12 +532,12 @@ static void detach_in_background(struct probes *p, pthread_attr_t *attr, struct 
 /* The USDT links go one after another, on one thread, under usdt_lock. */
 static void detach_usdt_in_background(struct probes *p, pthread_attr_t *attr)
 {
-	struct detach_job job = {.nusdt = p->nusdt};
+	struct detach_job job = {.nusdt = p->links.nusdt};
 
-	if (!p->nusdt)
+	if (!p->links.nusdt)
 		return;
-	memcpy(job.usdt, p->usdt, sizeof(job.usdt));
-	p->nusdt = 0;
+	memcpy(job.usdt, p->links.usdt, sizeof(job.usdt));
+	p->links.nusdt = 0;
 	start_detach_job(p, attr, &job);
 }
 
@@ -546,20 +548,20 @@ void probes_detach_alloc(struct probes *p)
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (p->multi_fd > 0)
-		detach_in_background(p, &attr, NULL, p->multi_fd);
-	if (p->store_multi_fd > 0)
-		detach_in_background(p, &attr, NULL, p->store_multi_fd);
-	p->multi_fd = p->store_multi_fd = 0;
-	for (i = 0; i < p->nalloc; i++)
-		detach_in_background(p, &attr, p->alloc[i], -1);
+	if (p->links.multi_fd > 0)
+		detach_in_background(p, &attr, NULL, p->links.multi_fd);
+	if (p->links.store_multi_fd > 0)
+		detach_in_background(p, &attr, NULL, p->links.store_multi_fd);
+	p->links.multi_fd = p->links.store_multi_fd = 0;
+	for (i = 0; i < p->links.nalloc; i++)
+		detach_in_background(p, &attr, p->links.alloc[i], -1);
 	pthread_attr_destroy(&attr);
-	p->nalloc = 0;
+	p->links.nalloc = 0;
 }
 
 void probes_wait_detached(struct probes *p)
 {
-	while (__atomic_load_n(&p->detaching, __ATOMIC_ACQUIRE) > 0)
+	while (__atomic_load_n(&p->links.detaching, __ATOMIC_ACQUIRE) > 0)
 		usleep(1000);
 }
 
@@ -569,8 +571,8 @@ void probes_detach_all_but_alloc(struct probes *p)
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	while (p->nother > 0)
-		detach_in_background(p, &attr, p->other[--p->nother], -1);
+	while (p->links.nother > 0)
+		detach_in_background(p, &attr, p->links.other[--p->links.nother], -1);
 	detach_usdt_in_background(p, &attr);
 	pthread_attr_destroy(&attr);
 }

@@ -19,31 +19,27 @@ enum alloc_probe_kind {
 	ALLOC_PROBE_EMPTY_URETPROBE,
 };
 
-struct probes {
-	struct rbmemtrace_bpf *skel;
-	int slot; /* the process's slot of the object: the probes' cookies carry it */
-	pid_t pid;
-	const char *binary; /* libruby or a static ruby, as a path reachable from here */
-	bool verbose;
-	const struct ruby_alloc_points *points; /* the series' allocation functions */
-	uint64_t class_allocate_instance; /* file offset of the hidden allocator, if probed */
-	enum alloc_probe_kind alloc_kind;
+/* Where the allocation probes go: the functions, their offsets, how they are stepped. */
+struct alloc_sites {
 	int alloc_probes; /* how many: the points' functions, and the hidden allocator */
 	const char *alloc_names[MAX_LINKS];
 	uint64_t alloc_offsets[MAX_LINKS]; /* where the probe is: the entry, or past an endbr64 */
 	/* The kernel emulates the probed instruction (a push) instead of stepping it. */
 	bool alloc_emulated[MAX_LINKS];
-	int detaching; /* allocation probes still being taken off in the background */
-	bool use_multi; /* one uprobe_multi link for the allocation probes (kernel 6.6+) */
-	int multi_fd;	/* that link, 0 when not attached */
+	bool alloc_offsets_known;
 	/*
 	 * 1 + the probe whose object is stored through the function's first
 	 * argument (rb_alloc_tmp_buffer_with_count), 0 if none: an entry link
 	 * on the same breakpoint remembers that argument for the return.
 	 */
 	int store_probe;
-	int store_multi_fd; /* that entry link with use_multi, 0 when not attached */
-	bool alloc_offsets_known;
+};
+
+/* The links attached, and those still coming off. */
+struct probe_links {
+	int detaching;	    /* allocation probes still being taken off in the background */
+	int multi_fd;	    /* the uprobe_multi allocation link, 0 when not attached */
+	int store_multi_fd; /* the store_probe's entry link with use_multi, 0 when not attached */
 	struct bpf_link *alloc[MAX_LINKS];
 	int nalloc;
 	struct bpf_link *other[MAX_LINKS];
@@ -55,6 +51,22 @@ struct probes {
 	 */
 	struct bpf_link *usdt[MAX_USDT_LINKS];
 	int nusdt;
+};
+
+struct probes {
+	/* Set by the session before attaching */
+	struct rbmemtrace_bpf *skel;
+	int slot; /* the process's slot of the object: the probes' cookies carry it */
+	pid_t pid;
+	const char *binary; /* libruby or a static ruby, as a path reachable from here */
+	bool verbose;
+	const struct ruby_alloc_points *points; /* the series' allocation functions */
+	uint64_t class_allocate_instance;	/* file offset of the hidden allocator, if probed */
+	enum alloc_probe_kind alloc_kind;
+	bool use_multi; /* one uprobe_multi link for the allocation probes (kernel 6.6+) */
+	/* Found and attached here */
+	struct alloc_sites sites;
+	struct probe_links links;
 };
 
 /*

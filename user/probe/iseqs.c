@@ -158,37 +158,17 @@ bool iseqs_is_imemo(struct symbolizer *s, uint64_t addr, uint32_t imemo)
 }
 
 /*
- * The iseq at this address now, cached.  An iseq can be freed (eval'd and
- * dropped code) and another allocated at its address: a cached entry is
- * used only while the address still holds the same body and instructions.
+ * A new iseq_info read from the iseq's body: its label, path, first line
+ * and line table.  NULL when a read fails (or out of memory).
  */
-struct iseq_info *iseqs_get(struct symbolizer *s, uint64_t iseq)
+static struct iseq_info *read_iseq(struct symbolizer *s, uint64_t iseq, uint64_t body,
+				   uint64_t encoded)
 {
 	const struct ruby_layout *off = s->layout;
-	struct iseq_info *info = u64map_get(&s->iseqs, iseq);
-	uint64_t body, pathobj, label, first_line, encoded, insns_info, succ_table;
+	uint64_t pathobj, label, first_line, insns_info, succ_table;
+	struct iseq_info *info = calloc(1, sizeof(*info));
 	uint32_t size;
 
-	/* Naming a path (naming odd): checked with the path's other iseqs. */
-	if (info && (s->naming & 1) && info->checked == s->naming)
-		return info;
-	if (!iseqs_is_imemo(s, iseq, off->imemo_iseq) ||
-	    target_read_u64(s->pid, iseq + off->iseq_body, &body) || !body ||
-	    target_read_u64(s->pid, body + off->body_iseq_encoded, &encoded))
-		return NULL;
-	if (info && info->body == body && info->encoded == encoded) {
-		info->checked = s->naming;
-		return info;
-	}
-	if (info) {
-		/*
-		 * Another iseq now: the old names must not be returned for it.
-		 * Stacks named earlier still point at them: retire, not free.
-		 */
-		info->retired_next = s->retired_iseqs;
-		s->retired_iseqs = info;
-	}
-	info = calloc(1, sizeof(*info));
 	if (!info)
 		return NULL;
 	if (target_read_u64(s->pid, body + off->body_location_pathobj, &pathobj) ||
@@ -219,6 +199,37 @@ struct iseq_info *iseqs_get(struct symbolizer *s, uint64_t iseq)
 							    : (int) ((int64_t) first_line >> 1);
 	info->label = iseqs_read_text(s, label);
 	info->path = read_path(s, pathobj);
+	return info;
+}
+
+struct iseq_info *iseqs_get(struct symbolizer *s, uint64_t iseq)
+{
+	const struct ruby_layout *off = s->layout;
+	struct iseq_info *info = u64map_get(&s->iseqs, iseq);
+	uint64_t body, encoded;
+
+	/* Naming a path (naming odd): checked with the path's other iseqs. */
+	if (info && (s->naming & 1) && info->checked == s->naming)
+		return info;
+	if (!iseqs_is_imemo(s, iseq, off->imemo_iseq) ||
+	    target_read_u64(s->pid, iseq + off->iseq_body, &body) || !body ||
+	    target_read_u64(s->pid, body + off->body_iseq_encoded, &encoded))
+		return NULL;
+	if (info && info->body == body && info->encoded == encoded) {
+		info->checked = s->naming;
+		return info;
+	}
+	if (info) {
+		/*
+		 * Another iseq now: the old names must not be returned for it.
+		 * Stacks named earlier still point at them: retire, not free.
+		 */
+		info->retired_next = s->retired_iseqs;
+		s->retired_iseqs = info;
+	}
+	info = read_iseq(s, iseq, body, encoded);
+	if (!info)
+		return NULL;
 	if (u64map_put(&s->iseqs, iseq, info)) {
 		free(info->label);
 		free(info->path);

@@ -52,17 +52,17 @@ void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, doubl
 	double b = budget_percent / 100;
 
 	*s = (struct sampler){
-		/* cost / elapsed <= b / (1 + b) is a slowdown of at most b */
-		.budget = b / (1 + b),
-		.cost_cap = clamp(b * CAP_SECONDS, NOMINAL_COST, CAP_MAX),
-		.duty = b * DUTY_CAP_PER_BUDGET < DUTY_CAP_MAX ? b * DUTY_CAP_PER_BUDGET
-							       : DUTY_CAP_MAX,
-		.rng = seed ? seed : 0x9e3779b97f4a7c15ULL,
-		.state = SAMPLER_GATED,
+	    /* cost / elapsed <= b / (1 + b) is a slowdown of at most b */
+	    .set.budget = b / (1 + b),
+	    .set.cost_cap = clamp(b * CAP_SECONDS, NOMINAL_COST, CAP_MAX),
+	    .set.duty =
+		b * DUTY_CAP_PER_BUDGET < DUTY_CAP_MAX ? b * DUTY_CAP_PER_BUDGET : DUTY_CAP_MAX,
+	    .rng = seed ? seed : 0x9e3779b97f4a7c15ULL,
+	    .state = SAMPLER_GATED,
 	};
-	s->nominal = NOMINAL_COST < s->cost_cap ? NOMINAL_COST : s->cost_cap;
+	s->set.nominal = NOMINAL_COST < s->set.cost_cap ? NOMINAL_COST : s->set.cost_cap;
 	/* The first window is armed as soon as the budget allows one (sampler_window_allowed). */
-	s->start = s->next_time = s->gap_end = s->last_poll = s->last_move = now;
+	s->start = s->next_time = s->gap_end = s->stream.last_poll = s->stream.last_move = now;
 }
 
 /*
@@ -72,7 +72,7 @@ void sampler_init(struct sampler *s, double budget_percent, uint64_t seed, doubl
  */
 static double headroom(const struct sampler *s, double now)
 {
-	return (s->budget * (now - s->start) - s->cost) / (1 - s->budget);
+	return (s->set.budget * (now - s->start) - s->cost) / (1 - s->set.budget);
 }
 
 /* What a window's hits may cost when what it brings besides them is extra. */
@@ -82,18 +82,19 @@ static double hits_allowed(const struct sampler *s, double now, double extra)
 
 	if (h < MIN_COST || now < s->gap_end)
 		return 0;
-	return h < s->cost_cap ? h : s->cost_cap;
+	return h < s->set.cost_cap ? h : s->set.cost_cap;
 }
 
 double sampler_window_allowed(const struct sampler *s, double now)
 {
-	return hits_allowed(s, now, s->window_extra);
+	return hits_allowed(s, now, s->set.window_extra);
 }
 
 /* When the budget first affords a window whose hits cost this (and its extra). */
 static double affordable_at(const struct sampler *s, double cost)
 {
-	double t = s->start + (s->cost + (cost + s->window_extra) * (1 - s->budget)) / s->budget;
+	double t = s->start +
+		   (s->cost + (cost + s->set.window_extra) * (1 - s->set.budget)) / s->set.budget;
 
 	return t > s->gap_end ? t : s->gap_end;
 }
@@ -106,51 +107,53 @@ double sampler_next_allowed(const struct sampler *s)
 /* Follows the counter: how fast it runs, where the target idles, how long its bursts are. */
 static void follow_stream(struct sampler *s, double now, uint64_t pos)
 {
-	double dt = now - s->last_poll;
+	double dt = now - s->stream.last_poll;
 
-	if (!s->have_pos) {
-		s->have_pos = true;
-		s->pos_start = s->last_pos = s->run_from = pos;
-		s->last_poll = s->last_move = now;
+	if (!s->stream.have_pos) {
+		s->stream.have_pos = true;
+		s->stream.pos_start = s->stream.last_pos = s->stream.run_from = pos;
+		s->stream.last_poll = s->stream.last_move = now;
 		return;
 	}
 	/* Unread while a window was open: what it covered is no run the polls saw. */
-	if (s->resync) {
-		s->resync = false;
-		s->in_run = false;
-		s->last_pos = pos;
-		s->last_poll = s->last_move = now;
+	if (s->stream.resync) {
+		s->stream.resync = false;
+		s->stream.in_run = false;
+		s->stream.last_pos = pos;
+		s->stream.last_poll = s->stream.last_move = now;
 		return;
 	}
-	if (pos > s->last_pos) {
-		double rate = dt > 0 ? (pos - s->last_pos) / dt : 0;
+	if (pos > s->stream.last_pos) {
+		double rate = dt > 0 ? (pos - s->stream.last_pos) / dt : 0;
 
 		/* The fastest rate of the last seconds: it decides how often to look. */
-		s->peak_rate = rate > s->peak_rate * 0.99 ? rate : s->peak_rate * 0.99;
+		s->stream.peak_rate =
+		    rate > s->stream.peak_rate * 0.99 ? rate : s->stream.peak_rate * 0.99;
 		if (s->state == SAMPLER_GATED)
-			s->gated_allocs += pos - s->last_pos;
-		if (!s->in_run) {
-			s->in_run = true;
-			s->run_from = s->last_pos;
+			s->stream.gated_allocs += pos - s->stream.last_pos;
+		if (!s->stream.in_run) {
+			s->stream.in_run = true;
+			s->stream.run_from = s->stream.last_pos;
 		}
-		s->last_move = now;
-	} else if (s->in_run && now - s->last_move >= IDLE) {
+		s->stream.last_move = now;
+	} else if (s->stream.in_run && now - s->stream.last_move >= IDLE) {
 		/* A burst between two idles: windows are sized to cover one whole. */
-		uint64_t run = s->last_pos - s->run_from;
+		uint64_t run = s->stream.last_pos - s->stream.run_from;
 
-		s->burst = run > s->burst * 0.9 ? run : (uint64_t)(s->burst * 0.9);
-		s->in_run = false;
+		s->stream.burst =
+		    run > s->stream.burst * 0.9 ? run : (uint64_t) (s->stream.burst * 0.9);
+		s->stream.in_run = false;
 	}
-	s->last_pos = pos;
-	s->last_poll = now;
+	s->stream.last_pos = pos;
+	s->stream.last_poll = now;
 }
 
 /* Allocations in a burst, as large as any seen lately, the one under way included. */
 static uint64_t burst_size(const struct sampler *s)
 {
-	uint64_t run = s->in_run ? s->last_pos - s->run_from : 0;
+	uint64_t run = s->stream.in_run ? s->stream.last_pos - s->stream.run_from : 0;
 
-	return run > s->burst ? run : s->burst;
+	return run > s->stream.burst ? run : s->stream.burst;
 }
 
 /* Seconds a covered stream position costs the target when a share `sample` is recorded. */
@@ -172,7 +175,7 @@ static double plan_window(const struct sampler *s, const struct hit_costs *c, do
 {
 	double program = c->record > c->skip ? c->record - c->skip : 0;
 	double need = (double)burst_size(s) * BURST_MARGIN;
-	double cost = s->nominal < max_cost ? s->nominal : max_cost;
+	double cost = s->set.nominal < max_cost ? s->set.nominal : max_cost;
 
 	max_cost *= COST_MARGIN;
 	*sample = clamp(program > c->trap ? c->trap / program : 1, SAMPLE_MIN, 1);
@@ -189,16 +192,17 @@ static double plan_window(const struct sampler *s, const struct hit_costs *c, do
 
 static void arm(struct sampler *s, double now)
 {
-	double expect = s->mean_cost > 0 ? s->mean_cost : s->nominal;
+	double expect = s->stream.mean_cost > 0 ? s->stream.mean_cost : s->set.nominal;
 	/* Seconds between windows that spend the budget, at the target's mean allocation rate. */
-	double gap = expect / s->budget;
-	double rate = now > s->start && s->have_pos ? (s->last_pos - s->pos_start) / (now - s->start)
-						    : 0;
+	double gap = expect / s->set.budget;
+	double rate = now > s->start && s->stream.have_pos
+			  ? (s->stream.last_pos - s->stream.pos_start) / (now - s->start)
+			  : 0;
 
 	s->state = SAMPLER_ARMED;
 	/* Uniform over two gaps' allocations: window starts fall anywhere in the target's cycles. */
-	if (s->have_pos) {
-		s->arm_at = s->last_pos + (uint64_t)(uniform01(s) * 2 * gap * rate);
+	if (s->stream.have_pos) {
+		s->arm_at = s->stream.last_pos + (uint64_t) (uniform01(s) * 2 * gap * rate);
 		s->next_time = now;
 	} else {
 		s->arm_at = 0;
@@ -213,9 +217,9 @@ static void arm(struct sampler *s, double now)
  */
 static double window_wanted(const struct sampler *s, const struct hit_costs *c)
 {
-	double sample, want = plan_window(s, c, s->cost_cap, &sample);
+	double sample, want = plan_window(s, c, s->set.cost_cap, &sample);
 
-	if (want > s->nominal && burst_size(s) > 0)
+	if (want > s->set.nominal && burst_size(s) > 0)
 		want = burst_size(s) * BURST_MARGIN * position_cost(c, SAMPLE_MIN);
 	return want / COST_MARGIN;
 }
@@ -228,7 +232,7 @@ bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 	if (s->state == SAMPLER_OPEN)
 		return false;
 	if (s->state == SAMPLER_GATED) {
-		bool looked = !have_pos || s->burst > 0 || now - s->start >= FIRST_LOOK;
+		bool looked = !have_pos || s->stream.burst > 0 || now - s->start >= FIRST_LOOK;
 		double want = window_wanted(s, c);
 
 		/*
@@ -253,8 +257,9 @@ bool sampler_step(struct sampler *s, double now, bool have_pos, uint64_t pos,
 	}
 	if (have_pos && pos < s->arm_at) {
 		/* Look again before the counter could reach arm_at at the fastest rate seen. */
-		s->next_time = now + clamp(s->peak_rate > 0 ? (s->arm_at - pos) / s->peak_rate / 2
-							    : POLL_MAX,
+		s->next_time = now + clamp(s->stream.peak_rate > 0
+					       ? (s->arm_at - pos) / s->stream.peak_rate / 2
+					       : POLL_MAX,
 					   POLL_MIN, POLL_MAX);
 		return false;
 	}
@@ -281,18 +286,18 @@ void sampler_window_opened(struct sampler *s, double now, const struct hit_costs
 
 	s->cost += extra;
 	/* The reserve is an upper bound: the largest of the last few windows'. */
-	s->recent_extra[s->windows % SAMPLER_RECENT_EXTRA] = extra;
-	s->window_extra = 0;
+	s->set.recent_extra[s->windows % SAMPLER_RECENT_EXTRA] = extra;
+	s->set.window_extra = 0;
 	for (int i = 0; i < SAMPLER_RECENT_EXTRA; i++)
-		if (s->recent_extra[i] > s->window_extra)
-			s->window_extra = s->recent_extra[i];
+		if (s->set.recent_extra[i] > s->set.window_extra)
+			s->set.window_extra = s->set.recent_extra[i];
 
 	*plan = (struct window_plan){
-		.start = s->have_pos ? s->arm_at : 0,
-		.len = (uint64_t)(cost / position_cost(c, sample)) + 1,
-		.sample = sample,
-		.max_cost = max_cost,
-		.idle = IDLE,
+	    .start = s->stream.have_pos ? s->arm_at : 0,
+	    .len = (uint64_t) (cost / position_cost(c, sample)) + 1,
+	    .sample = sample,
+	    .max_cost = max_cost,
+	    .idle = IDLE,
 	};
 	s->plan = *plan;
 	s->state = SAMPLER_OPEN;
@@ -340,21 +345,22 @@ void sampler_window_closed(struct sampler *s, double now, const struct window_vi
 	s->covered += covered;
 	if (v->burst) {
 		s->burst_windows++;
-		if (v->done && covered > s->burst * 0.9)
-			s->burst = covered;
+		if (v->done && covered > s->stream.burst * 0.9)
+			s->stream.burst = covered;
 		if (!v->done)
 			s->truncated_windows++;
 		/* Covered all it was planned for before the burst's end: bursts are longer. */
-		if (!v->done && covered >= s->plan.len && covered * 2 > s->burst)
-			s->burst = covered * 2;
+		if (!v->done && covered >= s->plan.len && covered * 2 > s->stream.burst)
+			s->stream.burst = covered * 2;
 	}
 	if (v->hit)
-		s->mean_cost = s->mean_cost > 0 ? 0.7 * s->mean_cost + 0.3 * v->cost : v->cost;
+		s->stream.mean_cost =
+		    s->stream.mean_cost > 0 ? 0.7 * s->stream.mean_cost + 0.3 * v->cost : v->cost;
 	/* The duty cap: a costly window is followed by a gap, whatever the budget's headroom. */
-	s->gap_end = now + v->cost * (1 / s->duty - 1);
+	s->gap_end = now + v->cost * (1 / s->set.duty - 1);
 	s->state = SAMPLER_GATED;
 	s->next_time = now;
-	s->resync = true;
+	s->stream.resync = true;
 }
 
 double sampler_overhead(const struct sampler *s, double elapsed)
@@ -370,18 +376,19 @@ double sampler_overhead(const struct sampler *s, double elapsed)
 
 const char *sampler_doubt(const struct sampler *s, char *buf, size_t n)
 {
-	uint64_t total = s->have_pos ? s->last_pos - s->pos_start : 0;
+	uint64_t total = s->stream.have_pos ? s->stream.last_pos - s->stream.pos_start : 0;
 
 	if (s->hits < FEW_TRACED) {
 		snprintf(buf, n, "only %llu allocations traced in %llu windows",
 			 (unsigned long long)s->hits, (unsigned long long)s->windows);
 		return buf;
 	}
-	if (total > 0 && s->gated_allocs > GATED_SHARE * total) {
-		snprintf(buf, n,
-			 "allocations came faster than the budget could sample: %.0f%% of them were "
-			 "made while windows were held back (bursts weigh less than they should)",
-			 100.0 * s->gated_allocs / total);
+	if (total > 0 && s->stream.gated_allocs > GATED_SHARE * total) {
+		snprintf(
+		    buf, n,
+		    "allocations came faster than the budget could sample: %.0f%% of them were "
+		    "made while windows were held back (bursts weigh less than they should)",
+		    100.0 * s->stream.gated_allocs / total);
 		return buf;
 	}
 	/*
@@ -393,8 +400,9 @@ const char *sampler_doubt(const struct sampler *s, char *buf, size_t n)
 			 "bursts of about %llu allocations are longer than one window can cover "
 			 "(%llu of %llu windows opened at a burst's start and were cut short: the "
 			 "start of a burst weighs more than its end)",
-			 (unsigned long long)s->burst, (unsigned long long)s->truncated_windows,
-			 (unsigned long long)s->windows);
+			 (unsigned long long) s->stream.burst,
+			 (unsigned long long) s->truncated_windows,
+			 (unsigned long long) s->windows);
 		return buf;
 	}
 	return NULL;

@@ -71,9 +71,9 @@ struct window_view {
 	double cost;	    /* what they cost the target, seconds */
 };
 
-struct sampler {
-	/* Settings */
-	double budget;	/* fraction of the target's time, e.g. 0.02 / 1.02 */
+/* The sampler's settings: the budget and what a window may cost. */
+struct sampler_settings {
+	double budget;	 /* fraction of the target's time, e.g. 0.02 / 1.02 */
 	double cost_cap; /* most one window may cost the target (a latency spike) */
 	double nominal;	 /* what a window costs when the target's bursts ask for no more */
 	/*
@@ -84,17 +84,11 @@ struct sampler {
 	 */
 	double window_extra;
 	double recent_extra[SAMPLER_RECENT_EXTRA];
-	double duty;	 /* windows' cost at most this share of the time around them */
-	/* State */
-	enum sampler_state state;
-	double start;	  /* when sampling began */
-	double next_time; /* when sampler_step wants to be called next */
-	double gap_end;	  /* GATED: no window before (the duty cap) */
-	uint64_t arm_at;  /* ARMED: the stream position that opens the window */
-	uint64_t rng;
-	struct window_plan plan; /* OPEN: the open window's */
-	double opened;
-	/* The stream as the counter was read */
+	double duty; /* windows' cost at most this share of the time around them */
+};
+
+/* The allocation stream as Ruby's counter was read. */
+struct sampler_stream {
 	bool have_pos;
 	uint64_t pos_start, last_pos;
 	double last_poll;
@@ -106,14 +100,28 @@ struct sampler {
 	uint64_t burst;	       /* allocations between idles, the largest recently */
 	uint64_t gated_allocs; /* allocations made while the budget held windows back */
 	double mean_cost;      /* of the last windows: what the next will likely cost */
+};
+
+struct sampler {
+	struct sampler_settings set;
+	/* State */
+	enum sampler_state state;
+	double start;	  /* when sampling began */
+	double next_time; /* when sampler_step wants to be called next */
+	double gap_end;	  /* GATED: no window before (the duty cap) */
+	uint64_t arm_at;  /* ARMED: the stream position that opens the window */
+	uint64_t rng;
+	struct window_plan plan; /* OPEN: the open window's */
+	double opened;
+	struct sampler_stream stream;
 	/* Totals, for the report */
 	uint64_t windows;
-	double window_time; /* seconds with the probes attached */
-	double cost;	    /* estimated seconds the probes cost the target */
-	uint64_t hits;	    /* traced (recorded) allocations */
+	double window_time;  /* seconds with the probes attached */
+	double cost;	     /* estimated seconds the probes cost the target */
+	uint64_t hits;	     /* traced (recorded) allocations */
 	uint64_t probe_hits; /* every allocation probe hit */
-	uint64_t covered;   /* stream positions the windows covered */
-	double sample_sum;  /* of plan.sample over windows, for the mean */
+	uint64_t covered;    /* stream positions the windows covered */
+	double sample_sum;   /* of plan.sample over windows, for the mean */
 	uint64_t burst_windows, truncated_windows;
 };
 

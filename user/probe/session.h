@@ -49,12 +49,27 @@ struct trace_options {
 	double start_timeout; /* launch mode: seconds the command has to exec Ruby */
 };
 
-struct session {
-	struct trace_options opt; /* a copy: the session may turn stacks off */
-	struct ruby_target target;
-	char command[64]; /* its command name, read while it runs (untrusted) */
-	pid_t ns_pid;	  /* its pid in its own pid namespace; 0: the same */
-	bool launched;
+/*
+ * The session's state, split by the phase that fills it.  Its files depend
+ * one way, each on those above it only (no file calls one below it):
+ *
+ *   session_names.c    naming classes and call paths, the --class filter
+ *   session_bpf.c      the run's BPF object loaded, this process's slot
+ *   session_launch.c   launch mode: the command started held, to its Ruby
+ *   session_attach.c   attach: the target found, the probes on (struct
+ *                      session_attached); undone by session_attach_release
+ *   session_snapshot.c the censuses: the heap's at the start and the end,
+ *                      the final pass over the tracked objects (struct
+ *                      session_snapshot)
+ *   session_poll.c     the start and the poll loop (struct session_loop,
+ *                      struct session_budget): reads attach's results,
+ *                      takes the final census when the target ends
+ *   session_report.c   the report, finishing and closing: reads them all
+ */
+
+/* What attaching found and holds: the run's BPF object, its slot, the probes (session_attach.c). */
+struct session_attached {
+	pid_t ns_pid;	 /* the target's pid in its own pid namespace; 0: the same */
 	bool child_held; /* launched, still stopped before Ruby ran: killed if not let go */
 	bool held; /* picked up at its start (opt.held): stopped at its end too, not our child */
 	struct rbmemtrace_bpf *skel; /* the run's, shared by its sessions */
@@ -62,34 +77,37 @@ struct session {
 	struct proc_state *st;	      /* its state there (slot.st) */
 	struct probes probes;
 	struct fork_sweeper forks; /* --full and launch mode with the uprobe_multi link */
-	/*
-	 * The namers (classes, call paths, IDs) are also used by the thread that
-	 * names new call paths at once (new_stacks.h): taken around every use.
-	 */
-	pthread_mutex_t names_lock;
+	bool use_multi;		   /* the kernel has uprobe_multi links */
+	const struct ruby_layout *heap_layout; /* NULL: no census for this Ruby */
+};
+
+/*
+ * The namers (classes, call paths, IDs) (session_names.c).  Also used by the
+ * thread that names new call paths at once (new_stacks.h): lock is taken
+ * around every use.
+ */
+struct session_names {
+	pthread_mutex_t lock;
 	struct class_namer namer;
-	struct tracker tracker;
 	struct ruby_symbols symbols;
 	struct symbolizer symbolizer;
 	struct u64map filtered; /* klass -> 1 captured, 2 skipped (--class) */
-	bool use_multi;		/* the kernel has uprobe_multi links */
 	uint64_t untold_named;	/* stacks_untold when the stacks map was last walked */
-	bool sampling;		/* --max-overhead: probes attached in windows */
-	struct windows windows;
-	struct gc_counts counts_start, counts_last;
-	bool counts_stale; /* counts_last: the last read before the target exited unseen */
-	/* Heap censuses at the start and the end (session_heap.c) */
-	const struct ruby_layout *heap_layout; /* NULL: no census for this Ruby */
-	struct census census_start, census_end;
-	bool have_census_start, have_census_end;
-	/* The poll loop */
-	double start, end;
-	uint64_t turns; /* of the loop: how often it woke */
-	uint64_t seen_sweeps;	 /* with GC probes: their sweep steps */
-	uint64_t seen_gc_count;	 /* without GC probes: Ruby's GC count at the last look */
+};
+
+/* The poll loop's clocks and counters (session_poll.c). */
+struct session_loop {
+	uint64_t turns;		/* of the loop: how often it woke */
+	uint64_t seen_sweeps;	/* with GC probes: their sweep steps */
+	uint64_t seen_gc_count; /* without GC probes: Ruby's GC count at the last look */
 	double last_gc_seen;
 	double last_exec_check;
 	double last_end_check;
+	double last_pass, last_names;
+};
+
+/* Sampling's budget: a pass per GC cycle, and what is charged to it (session_poll.c). */
+struct session_budget {
 	uint64_t charged_compaction_hits;
 	uint64_t charged_scan_ns; /* compaction scans' time already charged */
 	/* The last pass found nothing tracked, after this many windows: none to judge until more. */
@@ -97,21 +115,45 @@ struct session {
 	uint64_t windows_at_pass;
 	uint64_t compaction_hits_at_pass; /* and what else could write the live map then */
 	bool detaching_at_pass;
-	double last_pass, last_names;
-	/* Sampling: a pass per GC cycle (session_poll.c, pass_per_gc) */
-	uint64_t judged_count;		    /* Ruby's GC count at the last settled pass */
+	uint64_t judged_count;		       /* Ruby's GC count at the last settled pass */
 	uint64_t cycles_judged, cycles_missed; /* GC cycles a pass judged, and not */
-	struct gc_watch gc_watch; /* when to look at the GC count again */
-	/* Sampling: the target's share of our CPU, charged every second */
+	struct gc_watch gc_watch;	       /* when to look at the GC count again */
+	/* The target's share of our CPU, charged every second */
 	struct tracer_cpu tracer_cpu;
 	double last_cpu_charge, cpu_charged;
 	double last_pass_took;
+};
+
+/* Ruby's counters and the heap censuses at the start and the end (session_snapshot.c). */
+struct session_snapshot {
+	struct gc_counts counts_start, counts_last;
+	bool counts_stale; /* counts_last: the last read before the target exited unseen */
+	struct census census_start, census_end;
+	bool have_census_start, have_census_end;
+	bool final_done; /* the final census and pass are taken */
+};
+
+struct session {
+	/* What the front ends (cli/) read and set by name: the target, the clock, the end. */
+	struct trace_options opt; /* a copy: the session may turn stacks off */
+	struct ruby_target target;
+	char command[64]; /* its command name, read while it runs (untrusted) */
+	bool launched;
+	bool sampling;		/* --max-overhead: probes attached in windows */
+	struct windows windows; /* sampling's windows (top's drill-down cuts them) */
+	double start, end;
 	const char *end_reason; /* set when the session ends */
-	bool final_done;
 	bool target_exited;
 	int exit_status; /* launch mode: the command's, once it exited */
 	int failed;	 /* an error ended it (session_poll): -errno, its words in error */
 	char error[512];
+	/* By phase */
+	struct session_attached at;
+	struct session_names names;
+	struct tracker tracker;
+	struct session_loop loop;
+	struct session_budget budget;
+	struct session_snapshot snap;
 };
 
 /*
@@ -121,8 +163,8 @@ struct session {
  *
  * Finds the target's Ruby (starting the command held, in launch mode),
  * loads the BPF object and attaches every probe.  0, or an error after
- * which s holds nothing (session_close was run: a launched command is
- * killed, never left stopped) and may be freed.
+ * which s holds nothing (what it took was given back: a launched command
+ * is killed, never left stopped) and may be freed.
  */
 int session_open(struct session *s, const struct trace_options *opt, char *err, size_t errlen);
 /*
@@ -179,10 +221,28 @@ int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop, cha
 			     size_t errlen);
 
 /*
- * Internal to the session's files, by capability: session_attach.c (open,
- * start, probes), session_launch.c (launch mode's start), session_poll.c
- * (the loop, names), session_report.c (the final census, the report).
+ * Internal to the session's files, in their order (each calls only those
+ * above it; see struct session).
  */
+
+/* session_names.c: naming, the --class filter */
+/* --class: whether the class called name is reported. */
+bool session_class_wanted(const struct session *s, const char *name);
+/* The same as a census_to_report filter (ctx: the session). */
+bool session_class_filter(void *s, const char *name);
+/* Names the classes the tracker has tallied and the new call paths (--class sorts them). */
+void session_refresh_names(struct session *s);
+/* new_stacks.h's handler: names one call path the BPF side just stored. */
+void session_name_new_stack(void *ctx, uint64_t stack_id);
+
+/* session_bpf.c: the run's BPF object */
+/* The run's BPF object into *sh, loaded by the first caller: 0, or -errno with why. */
+int session_shared_bpf(unsigned long depth, struct shared_bpf **sh, char *err, size_t errlen);
+/* The run's BPF object and a slot of it for s: 0, or -errno with why. */
+int session_load_bpf(struct session *s, char *err, size_t errlen);
+void session_quiet_libbpf(bool quiet);
+
+/* session_launch.c, session_attach.c: attach */
 /*
  * What a trace cannot do without: allocation probes, GC counters (ages, the
  * sampler's placement) and class names (every row is a class).  Without the
@@ -192,31 +252,26 @@ int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop, cha
 	(PROOF_BIT(PROOF_PROBES) | PROOF_BIT(PROOF_GC) | PROOF_BIT(PROOF_CLASSES))
 /* Launch mode's start (session_launch.c): 0, or -errno with why; the child is s's to close. */
 int session_start_command(struct session *s, char *err, size_t errlen);
-int session_load_bpf(struct session *s, char *err, size_t errlen);
-/* The run's BPF object into *sh, loaded by the first caller: 0, or -errno with why. */
-int session_shared_bpf(unsigned long depth, struct shared_bpf **sh, char *err, size_t errlen);
-int session_configure_stacks(struct session *s, char *err, size_t errlen);
-void session_quiet_libbpf(bool quiet);
-/* Why probes could not go on (the probes taken off), in words a user can act on: -errno. */
-int session_attach_error(struct session *s, int err, char *msg, size_t msglen);
 /* The launched child is let go or, with kill_it, killed and reaped. */
 void session_release_child(struct session *s, bool kill_it);
 /* A wait status as an exit status: the code, or 128 + the signal. */
 int session_decode_status(int status);
-/* Names the classes the tracker has tallied and the new call paths (--class sorts them). */
-void session_refresh_names(struct session *s);
-/* new_stacks.h's handler: names one call path the BPF side just stored. */
-void session_name_new_stack(void *ctx, uint64_t stack_id);
-/* Stops the allocation probes and takes the census the report is made of (once). */
-void session_final_census(struct session *s);
+int session_configure_stacks(struct session *s, char *err, size_t errlen);
+/* Why probes could not go on (the probes taken off), in words a user can act on: -errno. */
+int session_attach_error(struct session *s, int err, char *msg, size_t msglen);
+/*
+ * Gives back what attaching took (names, tracker, probes, slot; a launched
+ * child still stopped is killed): session_open's error path, session_close.
+ */
+void session_attach_release(struct session *s);
 
-/* --class: whether the class called name is reported. */
-bool session_class_wanted(const struct session *s, const char *name);
-
+/* session_snapshot.c: the censuses */
 /* A census of the target's heap now, kept in the session. */
 void session_heap_census(struct session *s, enum census_moment when);
 /* Adds the censuses' figures to r. */
 int session_heap_report(struct session *s, struct report *r);
 void session_heap_free(struct session *s);
+/* Stops the allocation probes and takes the census the report is made of (once). */
+void session_final_census(struct session *s);
 
 #endif

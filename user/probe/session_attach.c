@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A session's start: finding the target's Ruby (starting a launched
+ * A session's attach: finding the target's Ruby (starting a launched
  * command held), proving its layout, loading the run's BPF object and
- * attaching the probes, then letting the target run traced.
+ * attaching the probes; and giving back what it took.  Calls only
+ * session_names.c, session_bpf.c and session_launch.c (the order:
+ * session.h).
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -28,7 +30,7 @@
 
 int session_attach_error(struct session *s, int err, char *msg, size_t msglen)
 {
-	probes_detach_all(&s->probes);
+	probes_detach_all(&s->at.probes);
 	if (target_gone(s->target.pid)) {
 		snprintf(msg, msglen, "PID %d exited", s->target.pid);
 		return -ESRCH;
@@ -44,12 +46,6 @@ int session_attach_error(struct session *s, int err, char *msg, size_t msglen)
 	return err < 0 ? err : -EINVAL;
 }
 
-/* The tracker's weight_of: what a traced object stands for, by the window that recorded it. */
-static uint32_t weight_in_window(const void *windows, uint64_t tag)
-{
-	return windows_weight_of(windows, tag);
-}
-
 /*
  * The compaction probe's scan for slots objects moved into (drop_moved_over
  * in the BPF side): the page table, read as the census reads it.  Without
@@ -58,21 +54,21 @@ static uint32_t weight_in_window(const void *windows, uint64_t tag)
  */
 static void scan_moved_over(struct session *s)
 {
-	const struct ruby_layout *hl = s->heap_layout;
+	const struct ruby_layout *hl = s->at.heap_layout;
 
-	if (!hl || !s->target.objspace || !s->st->compact_count_addr || !hl->objspace_sorted ||
+	if (!hl || !s->target.objspace || !s->at.st->compact_count_addr || !hl->objspace_sorted ||
 	    !hl->page_start || !hl->page_total_slots || hl->slot_size > 0xffff ||
 	    hl->max_slots > 0xffff)
 		return;
-	s->st->heap_sorted_addr = s->target.objspace + hl->objspace_sorted;
-	s->st->heap_npages_addr =
+	s->at.st->heap_sorted_addr = s->target.objspace + hl->objspace_sorted;
+	s->at.st->heap_npages_addr =
 	    hl->sorted_darray_data ? 0 : s->target.objspace + hl->objspace_allocated_pages;
-	s->st->heap_darray_data = hl->sorted_darray_data;
-	s->st->page_start_off = hl->page_start;
-	s->st->page_total_slots_off = hl->page_total_slots;
-	s->st->page_slot_size_off = hl->page_slot_size;
-	s->st->heap_slot_size = hl->slot_size;
-	s->st->page_max_slots = hl->max_slots;
+	s->at.st->heap_darray_data = hl->sorted_darray_data;
+	s->at.st->page_start_off = hl->page_start;
+	s->at.st->page_total_slots_off = hl->page_total_slots;
+	s->at.st->page_slot_size_off = hl->page_slot_size;
+	s->at.st->heap_slot_size = hl->slot_size;
+	s->at.st->page_max_slots = hl->max_slots;
 }
 
 /*
@@ -92,12 +88,12 @@ static void exit_counters(struct session *s)
 	gc_counters_freed_at(&s->target.layout, s->target.objspace, &freed);
 	if (!alloc.addr || !freed.addr)
 		return;
-	s->st->alloc_count_addr = alloc.addr;
-	s->st->alloc_count_pools = alloc.pools;
-	s->st->alloc_count_stride = alloc.stride;
-	s->st->freed_count_addr = freed.addr;
+	s->at.st->alloc_count_addr = alloc.addr;
+	s->at.st->alloc_count_pools = alloc.pools;
+	s->at.st->alloc_count_stride = alloc.stride;
+	s->at.st->freed_count_addr = freed.addr;
 	/* A launched or held process has the probe already, with its stop. */
-	if (!s->launched && !s->held && probes_attach_exit(&s->probes))
+	if (!s->launched && !s->at.held && probes_attach_exit(&s->at.probes))
 		rbm_info("no probe at ruby_sig_finalize: if the target exits, Ruby's counters are "
 			 "its last read ones");
 }
@@ -116,112 +112,138 @@ static int open_pid(struct session *s, char *msg, size_t msglen)
 	shared_bpf_prepare_live_map(s->opt.max_objects);
 	if ((ret = session_load_bpf(s, msg, msglen)))
 		return ret;
-	s->probes = (struct probes){.skel = s->skel,
-				    .slot = s->slot.index,
-				    .pid = s->target.pid,
-				    .binary = s->target.img.host_path,
-				    .verbose = rbm_verbose};
+	s->at.probes = (struct probes){.skel = s->at.skel,
+				       .slot = s->at.slot.index,
+				       .pid = s->target.pid,
+				       .binary = s->target.img.host_path,
+				       .verbose = rbm_verbose};
 	/* Its end is read before finalizers run, as a launched command's. */
 	if (s->opt.held) {
-		s->held = true;
-		s->st->stop_at_exit = 1;
-		if (probes_attach_exit_stop(&s->probes))
-			s->st->stop_at_exit = 0;
+		s->at.held = true;
+		s->at.st->stop_at_exit = 1;
+		if (probes_attach_exit_stop(&s->at.probes))
+			s->at.st->stop_at_exit = 0;
 	}
+	return 0;
+}
+
+/* The target's names: its command, rb_cObject and the class allocator, the class namer. */
+static int open_names(struct session *s, char *msg, size_t msglen)
+{
+	uint64_t object_class, alloc_offset = 0;
+	int ret;
+
+	proc_command(s->target.pid, s->command, sizeof(s->command));
+	s->at.ns_pid = proc_ns_pid(s->target.pid);
+	if ((ret = ruby_target_global(&s->target, "rb_cObject", &object_class, msg, msglen)))
+		return ret;
+	if (s->target.alloc->hidden_class_allocator &&
+	    (ret = ruby_target_class_allocator(&s->target, &alloc_offset, msg, msglen)))
+		return ret;
+	if ((ret = class_namer_init(&s->names.namer, s->target.pid, &s->target.layout, object_class,
+				    msg, msglen)))
+		return ret < 0 ? ret : -EINVAL;
+	s->at.probes.points = s->target.alloc;
+	s->at.probes.class_allocate_instance = alloc_offset;
+	s->at.probes.use_multi = s->at.use_multi;
+	return 0;
+}
+
+/* The tracker on the process's BPF slot, and what BPF reads of Ruby's GC there. */
+static void open_tracker(struct session *s)
+{
+	struct tracker *t = &s->tracker;
+	const struct ruby_layout *hl = s->at.heap_layout;
+
+	tracker_init(t, s->target.pid, s->at.slot.live_fd, s->at.slot.counts_fd, s->at.slot.reap,
+		     s->target.objspace && s->target.layout.objspace_compact_count
+			 ? s->target.objspace + s->target.layout.objspace_compact_count
+			 : 0);
+	t->io.fallback_fd = s->at.slot.fallback_fd;
+	t->io.compaction_pending = &s->at.st->compaction_pending;
+	t->io.compact_followed_at = &s->at.st->compact_followed_at;
+	t->io.fl_singleton = s->target.layout.fl_singleton;
+	t->io.hl = hl;
+	t->io.objspace = s->target.objspace;
+	t->io.rclass_super = s->target.layout.rclass_super;
+	if (s->target.objspace && s->target.layout.objspace_gc_count)
+		t->io.gc_count_addr = s->target.objspace + s->target.layout.objspace_gc_count;
+	s->at.st->gc_count_addr = t->io.gc_count_addr;
+	/* Who was born while a GC marked: only the judging of slots by age asks (tracker.c). */
+	if (hl && s->at.st->gc_count_addr && hl->objspace_flags_mode_mask) {
+		s->at.st->gc_flags_addr = s->target.objspace + hl->objspace_flags;
+		s->at.st->gc_mode_mask = hl->objspace_flags_mode_mask;
+		s->at.st->gc_incremental = hl->objspace_flags_incremental;
+	}
+	s->at.st->compact_count_addr = t->io.compact_count_addr;
+	s->at.st->compact_count_seen = t->gc.last_compact_count;
+}
+
+/*
+ * Tracing everything: the GC probes (or, without USDT, deletes at the next
+ * allocation hit) and the allocation probes now, and the fork sweeper.
+ */
+static int attach_full(struct session *s, char *msg, size_t msglen)
+{
+	int err;
+
+	/*
+	 * Without Ruby's GC probes, dead entries are deleted at the next
+	 * allocation hit instead: on the target's thread too, under its GVL.
+	 */
+	if (s->target.has_usdt) {
+		err = probes_attach_gc(&s->at.probes);
+	} else {
+		s->at.st->reap_at_alloc = 1;
+		probes_attach_compaction(&s->at.probes);
+		err = 0;
+	}
+	err = err ?: probes_attach_alloc(&s->at.probes, false);
+
+	if (err)
+		return session_attach_error(s, err, msg, msglen);
+	/* The sampler's link comes off within its window, and the children's breakpoints
+	 * with it. */
+	if (s->at.probes.use_multi && (err = fork_sweeper_start(&s->at.forks, &s->at.probes)))
+		rbm_warn("cannot watch for forks (%s): a child the target forks will trap on "
+			 "every allocation while it is traced",
+			 strerror(-err));
 	return 0;
 }
 
 /* Once the target is found and the BPF object loaded: names, the tracker, the probes. */
 static int open_probes(struct session *s, char *msg, size_t msglen)
 {
-	uint64_t object_class, alloc_offset = 0;
 	int ret;
 
-	proc_command(s->target.pid, s->command, sizeof(s->command));
-	s->ns_pid = proc_ns_pid(s->target.pid);
-	if ((ret = ruby_target_global(&s->target, "rb_cObject", &object_class, msg, msglen)))
+	if ((ret = open_names(s, msg, msglen)))
 		return ret;
-	if (s->target.alloc->hidden_class_allocator &&
-	    (ret = ruby_target_class_allocator(&s->target, &alloc_offset, msg, msglen)))
-		return ret;
-	if ((ret = class_namer_init(&s->namer, s->target.pid, &s->target.layout, object_class, msg,
-				    msglen)))
-		return ret < 0 ? ret : -EINVAL;
-	s->probes.points = s->target.alloc;
-	s->probes.class_allocate_instance = alloc_offset;
-	s->probes.use_multi = s->use_multi;
 	/* A group the proof turned off is not read: its line said so (ruby_target_require). */
-	s->heap_layout = ruby_target_proved(&s->target, PROOF_HEAP) ? &s->target.layout : NULL;
+	s->at.heap_layout = ruby_target_proved(&s->target, PROOF_HEAP) ? &s->target.layout : NULL;
 	if (!ruby_target_proved(&s->target, PROOF_STACKS))
 		s->opt.depth = 0;
-	s->probes.alloc_kind = s->opt.empty_probes;
+	s->at.probes.alloc_kind = s->opt.empty_probes;
 	if (s->opt.empty_probes)
 		return 0;
 	if ((ret = session_configure_stacks(s, msg, msglen)))
 		return ret;
-	tracker_init(&s->tracker, s->target.pid, s->slot.live_fd, s->slot.counts_fd, s->slot.reap,
-		     s->target.objspace && s->target.layout.objspace_compact_count
-			 ? s->target.objspace + s->target.layout.objspace_compact_count
-			 : 0);
-	s->tracker.fallback_fd = s->slot.fallback_fd;
-	s->tracker.compaction_pending = &s->st->compaction_pending;
-	s->tracker.compact_followed_at = &s->st->compact_followed_at;
-	s->tracker.fl_singleton = s->target.layout.fl_singleton;
-	s->tracker.hl = s->heap_layout;
-	s->tracker.objspace = s->target.objspace;
-	s->tracker.rclass_super = s->target.layout.rclass_super;
-	if (s->target.objspace && s->target.layout.objspace_gc_count)
-		s->tracker.gc_count_addr = s->target.objspace + s->target.layout.objspace_gc_count;
-	s->st->gc_count_addr = s->tracker.gc_count_addr;
-	/* Who was born while a GC marked: only the judging of slots by age asks (tracker.c). */
-	if (s->heap_layout && s->st->gc_count_addr && s->heap_layout->objspace_flags_mode_mask) {
-		s->st->gc_flags_addr = s->target.objspace + s->heap_layout->objspace_flags;
-		s->st->gc_mode_mask = s->heap_layout->objspace_flags_mode_mask;
-		s->st->gc_incremental = s->heap_layout->objspace_flags_incremental;
-	}
-	s->st->compact_count_addr = s->tracker.compact_count_addr;
-	s->st->compact_count_seen = s->tracker.last_compact_count;
+	open_tracker(s);
 	scan_moved_over(s);
 	exit_counters(s);
 	/* Attaching a running process is safe by default; a launched one is ours. */
 	if (!s->opt.full && !s->opt.max_overhead && !s->launched)
 		s->opt.max_overhead = 2;
 	s->sampling = !s->opt.full && s->opt.max_overhead > 0;
+	if (!s->sampling)
+		return attach_full(s, msg, msglen);
 	/*
 	 * Sampling attaches no GC probe: GCs are read from Ruby's own counter,
 	 * and dead entries are deleted between windows, when no probe is on.
 	 * Its allocation probes go on window by window from session_start.
 	 */
-	if (s->sampling) {
-		s->st->sampling = 1;
-		s->tracker.direct_delete = true;
-		probes_attach_compaction(&s->probes);
-	} else {
-		int err;
-
-		/*
-		 * Without Ruby's GC probes, dead entries are deleted at the next
-		 * allocation hit instead: on the target's thread too, under its GVL.
-		 */
-		if (s->target.has_usdt) {
-			err = probes_attach_gc(&s->probes);
-		} else {
-			s->st->reap_at_alloc = 1;
-			probes_attach_compaction(&s->probes);
-			err = 0;
-		}
-		err = err ?: probes_attach_alloc(&s->probes, false);
-
-		if (err)
-			return session_attach_error(s, err, msg, msglen);
-		/* The sampler's link comes off within its window, and the children's breakpoints
-		 * with it. */
-		if (s->probes.use_multi && (err = fork_sweeper_start(&s->forks, &s->probes)))
-			rbm_warn(
-			    "cannot watch for forks (%s): a child the target forks will trap on "
-			    "every allocation while it is traced",
-			    strerror(-err));
-	}
+	s->at.st->sampling = 1;
+	s->tracker.mode.direct_delete = true;
+	probes_attach_compaction(&s->at.probes);
 	return 0;
 }
 
@@ -230,75 +252,18 @@ int session_open(struct session *s, const struct trace_options *opt, char *err, 
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	pthread_mutex_init(&s->names_lock, NULL);
+	pthread_mutex_init(&s->names.lock, NULL);
 	s->opt = *opt;
 	s->exit_status = -1;
-	s->slot.index = -1; /* no slot yet: nothing of another session's is touched on close */
+	s->at.slot.index = -1; /* no slot yet: nothing of another session's is touched on close */
 	session_quiet_libbpf(false);
 	ret = s->opt.command ? session_start_command(s, err, errlen) : open_pid(s, err, errlen);
 	if (!ret)
 		ret = open_probes(s, err, errlen);
 	/* Half open: whatever it took is given back, a launched child killed. */
 	if (ret)
-		session_close(s);
+		session_attach_release(s);
 	return ret;
-}
-
-int session_start(struct session *s, char *err, size_t errlen)
-{
-	const char *until = s->opt.duration ? ""
-			    : s->launched   ? "until it exits or Ctrl-C"
-					    : "Ctrl-C to stop";
-
-	/* Ruby's counters first, then counting: nothing counted that Ruby's delta lacks. */
-	ruby_target_gc_counts(&s->target, &s->counts_start);
-	s->counts_last = s->counts_start;
-	__atomic_store_n(&s->st->counting, 1, __ATOMIC_RELEASE);
-	session_heap_census(s, CENSUS_AT_START);
-	if (s->sampling) {
-		struct gc_allocated_counter counter;
-		int ret;
-
-		gc_counters_allocated_at(&s->target.layout, s->target.objspace, &counter);
-		ret = windows_start(&s->windows, &s->probes, s->skel, s->st, s->target.pid,
-				    &counter, s->opt.max_overhead, rbm_verbose);
-		if (ret)
-			return session_attach_error(s, ret, err, errlen);
-		s->tracker.weight_of = weight_in_window;
-		s->tracker.weight_ctx = &s->windows;
-	}
-	if (s->launched) {
-		session_release_child(s, false);
-		held_release(s->skel, s->target.pid);
-	}
-	if (s->held) {
-		held_release(s->skel, s->target.pid);
-		/* Its start waited for us: the budget pays for it. */
-		if (s->sampling)
-			windows_charge(&s->windows, now_seconds() - s->opt.held_since);
-	}
-	if (s->sampling)
-		fprintf(stderr,
-			"rbmemtrace: sampling PID %d (ruby %s) within %.3g%% overhead: counts "
-			"are estimates (--full traces every allocation)%s%s\n",
-			s->target.pid, s->target.version, s->opt.max_overhead, *until ? "; " : "",
-			until);
-	else
-		fprintf(stderr, "rbmemtrace: tracing PID %d (ruby %s)%s%s\n", s->target.pid,
-			s->target.version,
-			!*until	      ? ""
-			: s->launched ? " "
-				      : "; ",
-			until);
-	s->start = now_seconds();
-	return 0;
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG || !rbm_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
 }
 
 static int name_id(void *ctx, uint64_t id, char *buf, size_t n)
@@ -318,7 +283,8 @@ static int immediate_classes(struct session *s, char *err, size_t errlen)
 
 	for (k = 0; k < IMMEDIATE_KINDS; k++)
 		if ((ret = ruby_target_global(&s->target, globals[k],
-					      &s->symbolizer.immediate_classes[k], err, errlen)))
+					      &s->names.symbolizer.immediate_classes[k], err,
+					      errlen)))
 			return ret;
 	return 0;
 }
@@ -345,11 +311,12 @@ int session_configure_stacks(struct session *s, char *msg, size_t msglen)
 		s->opt.depth = 0;
 		return 0;
 	}
-	if (ruby_symbols_init(&s->symbols, t->pid, &t->img, off, err, sizeof(err)) == 0) {
-		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, name_id, &s->symbols);
+	if (ruby_symbols_init(&s->names.symbols, t->pid, &t->img, off, err, sizeof(err)) == 0) {
+		symbolizer_init(&s->names.symbolizer, t->pid, off, &s->names.namer, name_id,
+				&s->names.symbols);
 	} else {
 		rbm_warn("%s; C methods print as Owner#?", err);
-		symbolizer_init(&s->symbolizer, t->pid, off, &s->namer, NULL, NULL);
+		symbolizer_init(&s->names.symbolizer, t->pid, off, &s->names.namer, NULL, NULL);
 	}
 	if ((ret = immediate_classes(s, msg, msglen)))
 		return ret;
@@ -365,77 +332,13 @@ int session_configure_stacks(struct session *s, char *msg, size_t msglen)
 	cfg.cfp_self = off->cfp_self;
 	cfg.bump_alloc_pc = t->alloc->alloc_pc_on_insn;
 	cfg.depth = s->opt.depth;
-	if (new_stacks_open(s->skel) == 0)
-		new_stacks_route(s->slot.index, session_name_new_stack, s);
-	s->st->filter_classes = s->opt.nclasses > 0;
-	s->st->stack_cfg = cfg;
+	if (new_stacks_open(s->at.skel) == 0)
+		new_stacks_route(s->at.slot.index, session_name_new_stack, s);
+	s->at.st->filter_classes = s->opt.nclasses > 0;
+	s->at.st->stack_cfg = cfg;
 	rbm_info("stacks: depth %lu, TLS module %" PRIu64 ", ruby_current_ec at +%" PRIu64,
 		 s->opt.depth, modid, tls_offset);
 	return 0;
-}
-
-/*
- * The run's BPF object is loaded by its first session, and every session
- * takes a slot of it: the 16th process of a run costs its maps, not a load.
- */
-int session_shared_bpf(unsigned long depth, struct shared_bpf **shp, char *msg, size_t msglen)
-{
-	struct shared_bpf *sh = shared_bpf();
-	int err;
-
-	if (!sh) {
-		libbpf_set_print(NULL); /* a kernel without uprobe_multi is not an error */
-		err = shared_bpf_load(depth, true);
-		libbpf_set_print(libbpf_print);
-		if (err) {
-			rbm_info("no uprobe_multi links here; one link per probe");
-			err = shared_bpf_load(depth, false);
-		}
-		if (err) {
-			snprintf(
-			    msg, msglen,
-			    "cannot load the BPF programs: %s (needs a kernel with BTF, BPF and "
-			    "uprobes)",
-			    strerror(-err));
-			return err < 0 ? err : -EINVAL;
-		}
-		sh = shared_bpf();
-	}
-	*shp = sh;
-	return 0;
-}
-
-int session_load_bpf(struct session *s, char *msg, size_t msglen)
-{
-	struct shared_bpf *sh;
-	int err;
-
-	if ((err = session_shared_bpf(s->opt.depth, &sh, msg, msglen)))
-		return err;
-	s->skel = sh->skel;
-	s->use_multi = sh->use_multi;
-	/* The run's sessions share their options: this is for a caller that would not. */
-	if (s->opt.depth > sh->depth) {
-		rbm_warn("call paths of PID %d cut to %lu frames, the run's depth", s->opt.pid,
-			 sh->depth);
-		s->opt.depth = sh->depth;
-	}
-	err = proc_slot_open(&s->slot, s->opt.max_objects, s->opt.max_stacks, s->opt.depth > 0);
-	if (err == -ENOSPC)
-		snprintf(msg, msglen, "cannot trace more than %d processes in one run",
-			 RBM_MAX_SLOTS);
-	else if (err)
-		snprintf(msg, msglen, "cannot create the BPF maps for a process: %s",
-			 strerror(-err));
-	if (err)
-		return err;
-	s->st = s->slot.st;
-	return 0;
-}
-
-void session_quiet_libbpf(bool quiet)
-{
-	libbpf_set_print(quiet ? NULL : libbpf_print);
 }
 
 /* Waits for the launched child; its exit status, or -1 while it runs. */
@@ -452,15 +355,15 @@ int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop, cha
 			     size_t msglen)
 {
 	double start = now_seconds();
-	int status = 0, err = probes_attach_alloc(&s->probes, false);
+	int status = 0, err = probes_attach_alloc(&s->at.probes, false);
 
 	if (err)
 		return session_attach_error(s, err, msg, msglen);
 	if (s->launched) {
 		/* Past the stop at ruby_options, the exit stop is not needed. */
-		probes_detach_all_but_alloc(&s->probes);
+		probes_detach_all_but_alloc(&s->at.probes);
 		session_release_child(s, false);
-		held_release(s->skel, s->target.pid);
+		held_release(s->at.skel, s->target.pid);
 	}
 	fprintf(stderr, "rbmemtrace: empty %s probes on PID %d (benchmark baseline)\n",
 		s->opt.empty_probes == ALLOC_PROBE_EMPTY_UPROBE ? "uprobe" : "uretprobe",
@@ -471,8 +374,34 @@ int session_run_empty_probes(struct session *s, volatile sig_atomic_t *stop, cha
 			break;
 		usleep(50 * 1000);
 	}
-	probes_detach_all(&s->probes);
-	proc_slot_close(&s->slot);
-	s->st = NULL;
+	probes_detach_all(&s->at.probes);
+	proc_slot_close(&s->at.slot);
+	s->at.st = NULL;
 	return s->launched && status > 0 ? status : 0;
+}
+
+void session_attach_release(struct session *s)
+{
+	/* A launched command that never ran Ruby must not stay stopped. */
+	session_release_child(s, true);
+	/* No slot (-1): a half-open session routed nothing. */
+	new_stacks_route(s->at.slot.index, NULL, NULL);
+	symbolizer_free(&s->names.symbolizer);
+	u64map_free(&s->names.filtered, NULL);
+	tracker_free(&s->tracker);
+	class_namer_free(&s->names.namer);
+	pthread_mutex_destroy(&s->names.lock);
+	fork_sweeper_stop(
+	    &s->at.forks); /* stopped at the final census; this is for the other ends */
+	/*
+	 * A session that ended with its target gone still had its probes on.
+	 * The threads taking them off count down s->at.probes.detaching when they
+	 * end, so s must outlive them: the caller frees it (or its stack frame
+	 * goes) right after.  The detaches run side by side, ~0.1 s in all.
+	 */
+	probes_detach_all(&s->at.probes);
+	probes_wait_detached(&s->at.probes);
+	proc_slot_close(&s->at.slot);
+	s->at.st = NULL;
+	s->at.skel = NULL;
 }

@@ -2,7 +2,8 @@
 /*
  * Launch mode's start of a session: the command started held, followed
  * through its wrappers' execs to its Ruby, stopped at ruby_options; and
- * the child never left stopped when the session fails or closes.
+ * the child never left stopped when the session fails or closes.  Calls
+ * only session_bpf.c (the order: session.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -24,9 +25,9 @@
  */
 void session_release_child(struct session *s, bool kill_it)
 {
-	if (!s->child_held)
+	if (!s->at.child_held)
 		return;
-	s->child_held = false;
+	s->at.child_held = false;
 	if (kill_it) {
 		kill(s->target.pid, SIGKILL);
 		waitpid(s->target.pid, NULL, 0);
@@ -60,7 +61,7 @@ static int follow_to_ruby(struct session *s, pid_t pid, char *ruby_file, size_t 
 			return -ECHILD;
 		}
 		/* A stop that is not ours (the user's) is left alone. */
-		if (got == pid && held_by_us(s->skel, pid)) {
+		if (got == pid && held_by_us(s->at.skel, pid)) {
 			execs++;
 			len = readlink(exe, real, sizeof(real) - 1);
 			if (len > 0) {
@@ -73,7 +74,7 @@ static int follow_to_ruby(struct session *s, pid_t pid, char *ruby_file, size_t 
 					return 0;
 				}
 			}
-			held_release(s->skel, pid);
+			held_release(s->at.skel, pid);
 			continue;
 		}
 		if (now_seconds() > deadline) {
@@ -86,65 +87,82 @@ static int follow_to_ruby(struct session *s, pid_t pid, char *ruby_file, size_t 
 }
 
 /*
- * Launch mode: start the command held, let it run to ruby_options, where it
- * stops.  A command that runs Ruby through a wrapper is followed to it.
- * 0, or -errno with why; the child, if started, is still the session's
- * (session_close kills it).
+ * The command's Ruby found (*direct: the command is Ruby itself) or, when it
+ * is not, its execs to be followed; the run's BPF object loaded.
  */
-int session_start_command(struct session *s, char *msg, size_t msglen)
+static int launch_prepare(struct session *s, char *ruby_file, size_t n, bool *direct, char *msg,
+			  size_t msglen)
 {
-	char ruby_file[PATH_MAX], err[PATH_MAX + 128];
-	int release_fd, status, ret;
-	bool direct;
-	pid_t pid;
+	char err[PATH_MAX + 128];
+	int ret;
 
-	ret = launch_find_ruby(s->opt.command[0], ruby_file, sizeof(ruby_file), err, sizeof(err));
+	ret = launch_find_ruby(s->opt.command[0], ruby_file, n, err, sizeof(err));
 	if (ret && ret != -ENOEXEC) {
 		snprintf(msg, msglen, "%s", err);
 		return ret;
 	}
-	direct = ret == 0;
-	if (direct && (ret = ruby_target_check_file(&s->target, ruby_file, ruby_file,
-						    RUBY_NEED_TRACE, msg, msglen)))
+	*direct = ret == 0;
+	if (*direct && (ret = ruby_target_check_file(&s->target, ruby_file, ruby_file,
+						     RUBY_NEED_TRACE, msg, msglen)))
 		return ret;
 	shared_bpf_prepare_live_map(s->opt.max_objects);
 	if ((ret = session_load_bpf(s, msg, msglen)))
 		return ret;
-	if (!direct && (ret = exec_watch_start(s->skel, false))) {
+	if (!*direct && (ret = exec_watch_start(s->at.skel, false))) {
 		snprintf(msg, msglen, "%s; and its execs cannot be followed: %s", err,
 			 strerror(-ret));
 		return ret;
 	}
+	return 0;
+}
 
-	pid = launch_spawn(s->opt.command, &release_fd);
+/*
+ * The command started held (*release_fd lets it go) and, when not Ruby
+ * itself, followed through its execs to its Ruby: ruby_file.
+ */
+static int launch_spawn_held(struct session *s, bool direct, char *ruby_file, size_t n,
+			     int *release_fd, char *msg, size_t msglen)
+{
+	pid_t pid = launch_spawn(s->opt.command, release_fd);
+	int ret;
+
 	if (pid < 0) {
 		snprintf(msg, msglen, "cannot start %s: %s", s->opt.command[0], strerror(-pid));
 		return pid;
 	}
 	s->target.pid = pid;
 	s->launched = true;
-	s->child_held = true;
-	if (!direct) {
-		if ((ret = exec_watch_follow(pid, true))) {
-			close(release_fd);
-			snprintf(msg, msglen, "cannot follow %s: %s", s->opt.command[0],
-				 strerror(-ret));
-			return ret;
-		}
-		launch_release(release_fd);
-		if ((ret = follow_to_ruby(s, pid, ruby_file, sizeof(ruby_file), msg, msglen)) ||
-		    (ret = ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE,
-						  msg, msglen)))
-			return ret;
+	s->at.child_held = true;
+	if (direct)
+		return 0;
+	if ((ret = exec_watch_follow(pid, true))) {
+		close(*release_fd);
+		snprintf(msg, msglen, "cannot follow %s: %s", s->opt.command[0], strerror(-ret));
+		return ret;
 	}
-	s->probes = (struct probes){.skel = s->skel,
-				    .slot = s->slot.index,
-				    .pid = pid,
-				    .binary = ruby_file,
-				    .verbose = rbm_verbose};
-	s->st->stop_at_start = 1;
-	s->st->stop_at_exit = 1;
-	if ((ret = probes_attach_launch_stops(&s->probes))) {
+	launch_release(*release_fd);
+	if ((ret = follow_to_ruby(s, pid, ruby_file, n, msg, msglen)) ||
+	    (ret = ruby_target_check_file(&s->target, ruby_file, ruby_file, RUBY_NEED_TRACE, msg,
+					  msglen)))
+		return ret;
+	return 0;
+}
+
+/* The launch stops attached, the child let go and waited for at ruby_options' return. */
+static int launch_stop_at_ruby(struct session *s, bool direct, const char *ruby_file,
+			       int release_fd, char *msg, size_t msglen)
+{
+	pid_t pid = s->target.pid;
+	int status, ret;
+
+	s->at.probes = (struct probes){.skel = s->at.skel,
+				       .slot = s->at.slot.index,
+				       .pid = pid,
+				       .binary = ruby_file,
+				       .verbose = rbm_verbose};
+	s->at.st->stop_at_start = 1;
+	s->at.st->stop_at_exit = 1;
+	if ((ret = probes_attach_launch_stops(&s->at.probes))) {
 		if (direct)
 			close(release_fd);
 		snprintf(msg, msglen, "cannot attach to %s", ruby_file);
@@ -153,7 +171,7 @@ int session_start_command(struct session *s, char *msg, size_t msglen)
 	if (direct)
 		launch_release(release_fd);
 	else
-		held_release(s->skel, pid); /* from its exec of Ruby */
+		held_release(s->at.skel, pid); /* from its exec of Ruby */
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
 		session_release_child(s, false); /* reaped, or not ours to wait for */
 		snprintf(msg, msglen, "%s exited before Ruby started (status %d)",
@@ -161,11 +179,30 @@ int session_start_command(struct session *s, char *msg, size_t msglen)
 			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 		return -ECHILD;
 	}
-	if ((ret = ruby_target_attach(&s->target, pid, msg, msglen)))
+	return 0;
+}
+
+int session_start_command(struct session *s, char *msg, size_t msglen)
+{
+	char ruby_file[PATH_MAX];
+	int release_fd, ret;
+	bool direct;
+
+	if ((ret = launch_prepare(s, ruby_file, sizeof(ruby_file), &direct, msg, msglen)) ||
+	    (ret = launch_spawn_held(s, direct, ruby_file, sizeof(ruby_file), &release_fd, msg,
+				     msglen)) ||
+	    (ret = launch_stop_at_ruby(s, direct, ruby_file, release_fd, msg, msglen)))
+		return ret;
+	if ((ret = ruby_target_attach(&s->target, s->target.pid, msg, msglen)))
 		return ret;
 	/* From here on, attach to the file as the running child maps it. */
-	s->probes.binary = s->target.img.host_path;
+	s->at.probes.binary = s->target.img.host_path;
 	if (ruby_target_require(&s->target, PROOF_ALL, SESSION_TRACE_NEEDS, true, msg, msglen))
 		return -ENOTSUP;
 	return 0;
+}
+
+int session_decode_status(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -4,6 +4,8 @@
  * exec, the launched command's last stop), steps the sampling windows,
  * runs the free-tracking passes after GCs, collects the BPF side's counts
  * and names new classes and call paths while the target can be read.
+ * session_start lets the target run traced.  Calls the attach, snapshot
+ * and names files, never the report's (the order: session.h).
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -27,23 +29,6 @@
 #include "session.h"
 #include "target_mem.h"
 
-bool session_class_wanted(const struct session *s, const char *name)
-{
-	int i;
-
-	if (!s->opt.nclasses)
-		return true;
-	for (i = 0; i < s->opt.nclasses; i++)
-		if (strcmp(s->opt.classes[i], name) == 0)
-			return true;
-	return false;
-}
-
-int session_decode_status(int status)
-{
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /*
  * An exec replaces the traced program, even by another Ruby that the
  * probes would trace into the same report: the counts stay as they were
@@ -53,9 +38,9 @@ static bool target_execed(struct session *s)
 {
 	double t = now_seconds();
 
-	if (t - s->last_exec_check < 0.25)
+	if (t - s->loop.last_exec_check < 0.25)
 		return false;
-	s->last_exec_check = t;
+	s->loop.last_exec_check = t;
 	if (ruby_target_same_program(&s->target) || target_gone(s->target.pid))
 		return false;
 	s->target_exited = true; /* the traced program is gone: nothing of it to read */
@@ -69,12 +54,12 @@ static bool target_ended(struct session *s)
 	pid_t pid = s->target.pid;
 	int status;
 
-	if (s->held && __atomic_exchange_n(&s->st->exit_stop_sent, 0, __ATOMIC_ACQ_REL)) {
+	if (s->at.held && __atomic_exchange_n(&s->at.st->exit_stop_sent, 0, __ATOMIC_ACQ_REL)) {
 		double t0 = now_seconds();
 
 		/* Stopped at ruby_sig_finalize as a launched command is; not our child. */
 		session_final_census(s);
-		held_release(s->skel, pid);
+		held_release(s->at.skel, pid);
 		if (s->sampling)
 			windows_charge(&s->windows, now_seconds() - t0);
 		s->end_reason = "program finished";
@@ -97,7 +82,7 @@ static bool target_ended(struct session *s)
 	 * ruby_sig_finalize means the main program is done.
 	 */
 	if (WIFSTOPPED(status) &&
-	    !__atomic_exchange_n(&s->st->exit_stop_sent, 0, __ATOMIC_ACQ_REL)) {
+	    !__atomic_exchange_n(&s->at.st->exit_stop_sent, 0, __ATOMIC_ACQ_REL)) {
 		rbm_info("PID %d was stopped by signal %d: not rbmemtrace's stop", pid,
 			 WSTOPSIG(status));
 		return false;
@@ -105,7 +90,7 @@ static bool target_ended(struct session *s)
 	if (WIFSTOPPED(status)) {
 		/* Stopped at ruby_sig_finalize: the main program is done. */
 		session_final_census(s);
-		held_release(s->skel, pid);
+		held_release(s->at.skel, pid);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		s->exit_status = session_decode_status(status);
@@ -129,36 +114,36 @@ static bool gc_worked(struct session *s, double t)
 	uint64_t count;
 
 	if (s->target.has_usdt) {
-		uint64_t sweeps = __atomic_load_n(&s->st->sweep_steps, __ATOMIC_ACQUIRE);
+		uint64_t sweeps = __atomic_load_n(&s->at.st->sweep_steps, __ATOMIC_ACQUIRE);
 
-		if (sweeps == s->seen_sweeps)
+		if (sweeps == s->loop.seen_sweeps)
 			return false;
-		s->seen_sweeps = sweeps;
+		s->loop.seen_sweeps = sweeps;
 		return true;
 	}
-	if (s->tracker.gc_count_addr &&
-	    target_read_u64(s->target.pid, s->tracker.gc_count_addr, &count) == 0 &&
-	    count != s->seen_gc_count) {
-		s->seen_gc_count = count;
-		s->last_gc_seen = t;
+	if (s->tracker.io.gc_count_addr &&
+	    target_read_u64(s->target.pid, s->tracker.io.gc_count_addr, &count) == 0 &&
+	    count != s->loop.seen_gc_count) {
+		s->loop.seen_gc_count = count;
+		s->loop.last_gc_seen = t;
 	}
-	return t - s->last_gc_seen < 1.0;
+	return t - s->loop.last_gc_seen < 1.0;
 }
 
 /* Sampling: what the probes outside the windows cost the target, charged to the budget. */
 static void charge_other_probes(struct session *s)
 {
-	uint64_t hits = __atomic_load_n(&s->st->compaction_probe_hits, __ATOMIC_RELAXED);
-	uint64_t scan_ns = __atomic_load_n(&s->st->compaction_scan_ns, __ATOMIC_RELAXED);
+	uint64_t hits = __atomic_load_n(&s->at.st->compaction_probe_hits, __ATOMIC_RELAXED);
+	uint64_t scan_ns = __atomic_load_n(&s->at.st->compaction_scan_ns, __ATOMIC_RELAXED);
 
-	if (hits == s->charged_compaction_hits && scan_ns == s->charged_scan_ns)
+	if (hits == s->budget.charged_compaction_hits && scan_ns == s->budget.charged_scan_ns)
 		return;
 	/* The traps, and the scans of the heap they ran (timed by BPF). */
-	windows_charge(&s->windows,
-		       (hits - s->charged_compaction_hits) * windows_stepped_hit_cost(&s->windows) +
-			   (scan_ns - s->charged_scan_ns) / 1e9);
-	s->charged_compaction_hits = hits;
-	s->charged_scan_ns = scan_ns;
+	windows_charge(&s->windows, (hits - s->budget.charged_compaction_hits) *
+					    windows_stepped_hit_cost(&s->windows) +
+					(scan_ns - s->budget.charged_scan_ns) / 1e9);
+	s->budget.charged_compaction_hits = hits;
+	s->budget.charged_scan_ns = scan_ns;
 }
 
 /*
@@ -169,11 +154,11 @@ static void charge_tracer_cpu(struct session *s, double t)
 {
 	double taken;
 
-	if (t - s->last_cpu_charge < 1.0)
+	if (t - s->budget.last_cpu_charge < 1.0)
 		return;
-	s->last_cpu_charge = t;
-	taken = tracer_cpu_charge(&s->tracer_cpu, s->target.pid);
-	s->cpu_charged += taken;
+	s->budget.last_cpu_charge = t;
+	taken = tracer_cpu_charge(&s->budget.tracer_cpu, s->target.pid);
+	s->budget.cpu_charged += taken;
 	windows_charge(&s->windows, taken);
 }
 
@@ -229,43 +214,103 @@ static double pass_per_gc(struct session *s, double t)
 	 * takes from the target (docs/overhead.md).  The next window's objects
 	 * are judged from the first GC seen after it: no cycle counts missed.
 	 */
-	if (s->pass_found_none && s->windows.sampler.windows == s->windows_at_pass) {
-		s->judged_count = 0;
+	if (s->budget.pass_found_none && s->windows.sampler.windows == s->budget.windows_at_pass) {
+		s->budget.judged_count = 0;
 		return NOTHING_TRACKED_WAIT;
 	}
 	if (tracker_gc_phase(&s->tracker, &count, &marking))
 		return 0.02;
 	if (marking)
 		return GC_WATCH_MIN;
-	if (count == s->judged_count)
-		return gc_watch_wait(&s->gc_watch, t, count);
-	if (t - s->last_pass < 2 * s->last_pass_took)
-		return s->last_pass + 2 * s->last_pass_took - t;
-	if (s->judged_count && count > s->judged_count + 1)
-		s->cycles_missed += count - s->judged_count - 1;
-	s->last_pass = t;
-	hits = __atomic_load_n(&s->st->compaction_probe_hits, __ATOMIC_ACQUIRE);
-	detaching = __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE) > 0;
+	if (count == s->budget.judged_count)
+		return gc_watch_wait(&s->budget.gc_watch, t, count);
+	if (t - s->loop.last_pass < 2 * s->budget.last_pass_took)
+		return s->loop.last_pass + 2 * s->budget.last_pass_took - t;
+	if (s->budget.judged_count && count > s->budget.judged_count + 1)
+		s->budget.cycles_missed += count - s->budget.judged_count - 1;
+	s->loop.last_pass = t;
+	hits = __atomic_load_n(&s->at.st->compaction_probe_hits, __ATOMIC_ACQUIRE);
+	detaching = __atomic_load_n(&s->at.probes.links.detaching, __ATOMIC_ACQUIRE) > 0;
 	/* Only the passes wrote the live map since the last one began (tracker.h). */
-	s->tracker.map_quiet = !detaching && !s->detaching_at_pass &&
-			       s->windows.sampler.windows == s->windows_at_pass &&
-			       hits == s->compaction_hits_at_pass;
+	s->tracker.mode.map_quiet = !detaching && !s->budget.detaching_at_pass &&
+				    s->windows.sampler.windows == s->budget.windows_at_pass &&
+				    hits == s->budget.compaction_hits_at_pass;
 	t0 = now_seconds(); /* t is the loop's turn's: the pass alone is charged */
 	err = tracker_pass(&s->tracker, false);
-	s->last_pass_took = now_seconds() - t0;
-	windows_charge(&s->windows, PASS_TARGET_SHARE * s->last_pass_took);
-	s->windows_at_pass = s->windows.sampler.windows;
-	s->compaction_hits_at_pass = hits;
-	s->detaching_at_pass = detaching;
-	s->pass_found_none = !err && s->tracker.last_tracked == 0;
+	s->budget.last_pass_took = now_seconds() - t0;
+	windows_charge(&s->windows, PASS_TARGET_SHARE * s->budget.last_pass_took);
+	s->budget.windows_at_pass = s->windows.sampler.windows;
+	s->budget.compaction_hits_at_pass = hits;
+	s->budget.detaching_at_pass = detaching;
+	s->budget.pass_found_none = !err && s->tracker.stats.last_tracked == 0;
 	if (err == -ESRCH)
 		return 0;
-	if (!err && s->tracker.last_settled) {
-		s->judged_count = count;
-		s->cycles_judged++;
-		return gc_watch_wait(&s->gc_watch, t, count);
+	if (!err && s->tracker.stats.last_settled) {
+		s->budget.judged_count = count;
+		s->budget.cycles_judged++;
+		return gc_watch_wait(&s->budget.gc_watch, t, count);
 	}
 	return GC_WATCH_MIN;
+}
+
+/*
+ * Sampling's step of a turn: the budget charged, the windows stepped.
+ * Returns a wait (>= 0) when the turn ends here (a window is open: no pass
+ * may hold its probes on), -1 when an error ended the session, or -2 to go
+ * on with the turn.
+ */
+#define POLL_GO_ON -2.0
+static double poll_windows(struct session *s, double t)
+{
+	int err;
+
+	charge_other_probes(s);
+	charge_tracer_cpu(s, t);
+	err = windows_step(&s->windows, t);
+	/* A target that exits before the first window just ends the trace. */
+	if (err && !target_gone(s->target.pid)) {
+		/* Its words for cli/, which ends the run as it ended before: exit 1. */
+		s->failed = session_attach_error(s, err, s->error, sizeof(s->error));
+		s->end_reason = "error";
+		return -1;
+	}
+	if (!windows_open(&s->windows))
+		return POLL_GO_ON;
+	/*
+	 * A window costs the target while the probes are on: nothing may hold
+	 * it open longer.  One that waits for an idle target costs nothing,
+	 * and names still need refreshing meanwhile.
+	 */
+	if (t - s->loop.last_names >= 0.2 && t - s->windows.sampler.opened >= 0.2) {
+		s->loop.last_names = t;
+		tracker_collect_counts(&s->tracker);
+		session_refresh_names(s);
+	}
+	return wait_until(windows_next(&s->windows), 1);
+}
+
+/*
+ * The free-tracking passes.  Sampling deletes the dead entries itself, once
+ * no probe can write the map: no pass runs while a window is open (it must
+ * not hold the probes on), and while its links come off (~0.1 s) a pass
+ * judges all the same and its deletes wait.  Without sampling, the GC
+ * probes (or Ruby's GC count) say when to look.  Sets *next to the wait
+ * sampling asks for; false when the target is gone.
+ */
+static bool poll_passes(struct session *s, double t, double *next)
+{
+	s->tracker.mode.deletes_wait =
+	    s->sampling && __atomic_load_n(&s->at.probes.links.detaching, __ATOMIC_ACQUIRE) > 0;
+	if (s->sampling) {
+		*next = pass_per_gc(s, t);
+	} else if (gc_worked(s, t) && t - s->loop.last_pass >= 0.2) {
+		s->loop.last_pass = t;
+		if (tracker_pass(&s->tracker, false) == -ESRCH)
+			return false;
+	}
+	if (s->sampling && !s->tracker.mode.deletes_wait && s->tracker.dead.len)
+		tracker_delete_dead(&s->tracker);
+	return true;
 }
 
 double session_poll(struct session *s, double t)
@@ -273,62 +318,21 @@ double session_poll(struct session *s, double t)
 	double next = 0.02;
 
 	/* Sampling looks at the counter up to every half millisecond: /proc is read less often. */
-	if (t - s->last_end_check >= 0.01 || !s->sampling) {
-		s->last_end_check = t;
+	if (t - s->loop.last_end_check >= 0.01 || !s->sampling) {
+		s->loop.last_end_check = t;
 		if (target_ended(s))
 			return -1;
 	}
-	if (s->sampling) {
-		int err;
-
-		charge_other_probes(s);
-		charge_tracer_cpu(s, t);
-		err = windows_step(&s->windows, t);
-		/* A target that exits before the first window just ends the trace. */
-		if (err && !target_gone(s->target.pid)) {
-			/* Its words for cli/, which ends the run as it ended before: exit 1. */
-			s->failed = session_attach_error(s, err, s->error, sizeof(s->error));
-			s->end_reason = "error";
-			return -1;
-		}
-		/*
-		 * A window costs the target while the probes are on: nothing may
-		 * hold it open longer.  One that waits for an idle target costs
-		 * nothing, and names still need refreshing meanwhile.
-		 */
-		if (windows_open(&s->windows)) {
-			if (t - s->last_names >= 0.2 && t - s->windows.sampler.opened >= 0.2) {
-				s->last_names = t;
-				tracker_collect_counts(&s->tracker);
-				session_refresh_names(s);
-			}
-			return wait_until(windows_next(&s->windows), 1);
-		}
-	}
-	/*
-	 * Sampling deletes the dead entries itself, once no probe can write
-	 * the map: no pass runs while a window is open (above: it must not hold
-	 * the probes on), and while its links come off (~0.1 s) a pass judges
-	 * all the same and its deletes wait.  Without sampling, the GC probes
-	 * (or Ruby's GC count) say when to look.
-	 */
-	s->tracker.deletes_wait =
-	    s->sampling && __atomic_load_n(&s->probes.detaching, __ATOMIC_ACQUIRE) > 0;
-	if (s->sampling) {
-		next = pass_per_gc(s, t);
-	} else if (gc_worked(s, t) && t - s->last_pass >= 0.2) {
-		s->last_pass = t;
-		if (tracker_pass(&s->tracker, false) == -ESRCH)
-			return 0; /* noticed at the next turn */
-	}
-	if (s->sampling && !s->tracker.deletes_wait && s->tracker.dead.len)
-		tracker_delete_dead(&s->tracker);
+	if (s->sampling && (next = poll_windows(s, t)) != POLL_GO_ON)
+		return next;
+	if (!poll_passes(s, t, &next))
+		return 0; /* the target is gone: noticed at the next turn */
 	/* Often: a class first seen just before the target exits still needs its name. */
-	if (t - s->last_names >= 0.2) {
-		s->last_names = t;
+	if (t - s->loop.last_names >= 0.2) {
+		s->loop.last_names = t;
 		tracker_collect_counts(&s->tracker);
 		session_refresh_names(s);
-		ruby_target_gc_counts(&s->target, &s->counts_last);
+		ruby_target_gc_counts(&s->target, &s->snap.counts_last);
 	}
 	return s->sampling ? wait_until(windows_next(&s->windows), next) : 0.05;
 }
@@ -347,7 +351,7 @@ int session_run(struct session *s, volatile sig_atomic_t *stop)
 			break;
 		}
 		wait = session_poll(s, t);
-		s->turns++;
+		s->loop.turns++;
 		if (wait < 0)
 			break;
 		usleep(wait <= 0 ? 0 : wait * 1e6);
@@ -356,135 +360,58 @@ int session_run(struct session *s, volatile sig_atomic_t *stop)
 	return s->failed;
 }
 
-/* Names the call paths the BPF side stored since the last refresh. */
-/* Names the site an allocation kept when the path map was full (RBM_SITE_ONLY). */
-static void name_site(struct session *s, __u64 id)
+/* The tracker's weight_of: what a traced object stands for, by the window that recorded it. */
+static uint32_t weight_in_window(const void *windows, uint64_t tag)
 {
-	struct site_path_key key = {.slot = (__u32) s->slot.index, .id = id};
-	struct site_path site;
-
-	if (!symbolizer_stack(&s->symbolizer, id) &&
-	    !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.site_paths), &key, &site))
-		symbolizer_add_site(&s->symbolizer, id, site.iseq, site.pc, site.self_class);
+	return windows_weight_of(windows, tag);
 }
 
-/* Names one stored call path: its frames, and its receivers' classes (then dropped). */
-static void name_stack(struct session *s, __u64 key, struct stack_frames *st,
-		       struct stack_selves *selves)
+int session_start(struct session *s, char *err, size_t errlen)
 {
-	bool have_selves;
+	const char *until = s->opt.duration ? ""
+			    : s->launched   ? "until it exits or Ctrl-C"
+					    : "Ctrl-C to stop";
 
-	if (key & RBM_SITE_ONLY) {
-		name_site(s, key);
-		return;
+	/* Ruby's counters first, then counting: nothing counted that Ruby's delta lacks. */
+	ruby_target_gc_counts(&s->target, &s->snap.counts_start);
+	s->snap.counts_last = s->snap.counts_start;
+	__atomic_store_n(&s->at.st->counting, 1, __ATOMIC_RELEASE);
+	session_heap_census(s, CENSUS_AT_START);
+	if (s->sampling) {
+		struct gc_allocated_counter counter;
+		int ret;
+
+		gc_counters_allocated_at(&s->target.layout, s->target.objspace, &counter);
+		ret = windows_start(&s->windows, &s->at.probes, s->at.skel, s->at.st, s->target.pid,
+				    &counter, s->opt.max_overhead, rbm_verbose);
+		if (ret)
+			return session_attach_error(s, ret, err, errlen);
+		s->tracker.io.weight_of = weight_in_window;
+		s->tracker.io.weight_ctx = &s->windows;
 	}
-	if (symbolizer_stack(&s->symbolizer, key) ||
-	    bpf_map_lookup_elem(s->slot.stacks_fd, &key, st))
-		return;
-	have_selves = bpf_map_lookup_elem(s->slot.selves_fd, &key, selves) == 0;
-	symbolizer_add_stack(&s->symbolizer, key, (const uint64_t *) st->frames,
-			     have_selves ? (const uint64_t *) selves->self : NULL,
-			     st->depth > s->opt.depth ? s->opt.depth : st->depth, st->truncated);
-	bpf_map_delete_elem(s->slot.selves_fd, &key);
-}
-
-static struct stack_frames *frames_buffer(const struct session *s)
-{
-	size_t value_size = s->slot.stacks_value_size;
-
-	return calloc(1, sizeof(struct stack_frames) > value_size ? sizeof(struct stack_frames)
-								  : value_size);
-}
-
-/* A call path the BPF side just told of (new_stacks.h): named now, while its iseqs live. */
-void session_name_new_stack(void *ctx, uint64_t stack_id)
-{
-	struct session *s = ctx;
-	struct stack_frames *st = frames_buffer(s);
-	struct stack_selves *selves = calloc(1, sizeof(*selves));
-
-	pthread_mutex_lock(&s->names_lock);
-	if (st && selves && s->opt.depth)
-		name_stack(s, stack_id, st, selves);
-	pthread_mutex_unlock(&s->names_lock);
-	free(selves);
-	free(st);
-}
-
-/* The sites of this process in the run's site_paths map that no event told of. */
-static void name_untold_sites(struct session *s)
-{
-	int fd = bpf_map__fd(s->skel->maps.site_paths);
-	struct site_path_key key, next, *prev = NULL;
-
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (key.slot == (__u32) s->slot.index)
-			name_site(s, key.id);
+	if (s->launched) {
+		session_release_child(s, false);
+		held_release(s->at.skel, s->target.pid);
 	}
-}
-
-/*
- * Names the call paths stored since the last refresh that no event told
- * of (the ring was full): walking the map costs a syscall a path, so only
- * when some were not told.
- */
-static void refresh_stacks(struct session *s)
-{
-	uint64_t untold = __atomic_load_n(&s->st->stacks_untold, __ATOMIC_ACQUIRE);
-	struct stack_frames *st;
-	struct stack_selves *selves;
-	__u64 key, next, *prev = NULL;
-
-	if (untold == s->untold_named)
-		return;
-	s->untold_named = untold;
-	st = frames_buffer(s);
-	selves = calloc(1, sizeof(*selves));
-	while (st && selves && bpf_map_get_next_key(s->slot.stacks_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		name_stack(s, key, st, selves);
+	if (s->at.held) {
+		held_release(s->at.skel, s->target.pid);
+		/* Its start waited for us: the budget pays for it. */
+		if (s->sampling)
+			windows_charge(&s->windows, now_seconds() - s->opt.held_since);
 	}
-	name_untold_sites(s);
-	free(selves);
-	free(st);
-}
-
-/*
- * Names and call paths are resolved while the target lives, so a report
- * taken after it exits still has them.  With --class, classes are sorted
- * into captured and skipped as soon as they are named.
- */
-static void refresh_names_locked(struct session *s);
-
-void session_refresh_names(struct session *s)
-{
-	new_stacks_flush();
-	pthread_mutex_lock(&s->names_lock);
-	refresh_names_locked(s);
-	pthread_mutex_unlock(&s->names_lock);
-}
-
-static void refresh_names_locked(struct session *s)
-{
-	int filter_fd = s->slot.filter_fd;
-	size_t i;
-
-	u64map_for_each(&s->tracker.tallies, i)
-	{
-		struct class_tally *t = s->tracker.tallies.values[i];
-		const char *name = class_namer_key_name(&s->namer, t->klass, t->kind);
-
-		if (s->opt.nclasses && t->klass && !u64map_get(&s->filtered, t->klass)) {
-			__u8 capture = session_class_wanted(s, name);
-			__u64 klass = t->klass;
-
-			bpf_map_update_elem(filter_fd, &klass, &capture, BPF_ANY);
-			u64map_put(&s->filtered, t->klass, (void *) (uintptr_t) (capture ? 1 : 2));
-		}
-	}
-	if (s->opt.depth)
-		refresh_stacks(s);
+	if (s->sampling)
+		fprintf(stderr,
+			"rbmemtrace: sampling PID %d (ruby %s) within %.3g%% overhead: counts "
+			"are estimates (--full traces every allocation)%s%s\n",
+			s->target.pid, s->target.version, s->opt.max_overhead, *until ? "; " : "",
+			until);
+	else
+		fprintf(stderr, "rbmemtrace: tracing PID %d (ruby %s)%s%s\n", s->target.pid,
+			s->target.version,
+			!*until	      ? ""
+			: s->launched ? " "
+				      : "; ",
+			until);
+	s->start = now_seconds();
+	return 0;
 }

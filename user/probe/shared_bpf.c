@@ -55,20 +55,9 @@ static struct bpf_map *outer_map(struct rbmemtrace_bpf *skel, enum inner_map m)
 	}
 }
 
-int shared_bpf_load(unsigned long depth, bool multi)
+/* The stacks maps sized for depth; the programs of the link kind (multi or one per probe). */
+static void shape_programs(struct rbmemtrace_bpf *skel, unsigned long depth, bool multi)
 {
-	struct inner_shape shapes[INNER_MAPS];
-	int m;
-	struct rbmemtrace_bpf *skel;
-	void *states;
-	size_t size;
-	int err;
-
-	if (!depth)
-		depth = 1;
-	skel = rbmemtrace_bpf__open();
-	if (!skel)
-		return -errno;
 	/* Store only the frames asked for: a 128-deep value for a depth of 8 wastes memory. */
 	bpf_map__set_value_size(bpf_map__inner_map(skel->maps.stacks_maps),
 				stacks_value_size(depth));
@@ -88,6 +77,13 @@ int shared_bpf_load(unsigned long depth, bool multi)
 		bpf_program__set_autoload(skel->progs.on_alloc_sweep, false);
 		bpf_program__set_autoload(skel->progs.on_alloc_store_entry_multi, false);
 	}
+}
+
+/* Each per-process inner map's shape, as its template in the object says. */
+static void read_shapes(struct rbmemtrace_bpf *skel, struct inner_shape *shapes)
+{
+	int m;
+
 	for (m = 0; m < INNER_MAPS; m++) {
 		struct bpf_map *tmpl = bpf_map__inner_map(outer_map(skel, m));
 
@@ -99,6 +95,23 @@ int shared_bpf_load(unsigned long depth, bool multi)
 		    .flags = bpf_map__map_flags(tmpl),
 		};
 	}
+}
+
+int shared_bpf_load(unsigned long depth, bool multi)
+{
+	struct inner_shape shapes[INNER_MAPS];
+	struct rbmemtrace_bpf *skel;
+	void *states;
+	size_t size;
+	int err;
+
+	if (!depth)
+		depth = 1;
+	skel = rbmemtrace_bpf__open();
+	if (!skel)
+		return -errno;
+	shape_programs(skel, depth, multi);
+	read_shapes(skel, shapes);
 	err = rbmemtrace_bpf__load(skel);
 	if (err) {
 		rbmemtrace_bpf__destroy(skel);

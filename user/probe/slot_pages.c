@@ -85,20 +85,16 @@ static uint64_t word_at(const uint8_t *span, uint32_t span_lo, uint32_t off, uin
 	return v;
 }
 
-int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct ruby_layout *hl,
-		    const uint64_t *slots, const uint64_t (*headers)[2], size_t n,
-		    struct slot_facts *facts)
+/*
+ * The distinct pages of the n slots (sp->bodies, npages of them), their
+ * struct heap_page, bitmaps (sp->spans, hi - lo bytes a page) and flags
+ * read; a page not read has sp->pages[p] 0.  -ENOMEM, or 0.
+ */
+static int read_pages(struct slot_pages *sp, pid_t pid, const struct ruby_layout *hl,
+		      const uint64_t *slots, size_t n, uint32_t lo, uint32_t hi, size_t *npagesp)
 {
-	uint32_t lo, hi;
 	size_t i, npages = 0;
 
-	bitmap_span(hl, &lo, &hi);
-	if (grow((void **) &sp->bodies, &sp->cap, n ? n : 1, sizeof(uint64_t)) ||
-	    grow((void **) &sp->pages, &sp->pages_cap, n ? n : 1, sizeof(uint64_t)) ||
-	    grow((void **) &sp->addrs, &sp->addrs_cap, n ? n : 1, sizeof(uint64_t)) ||
-	    grow((void **) &sp->flags, &sp->flags_cap, n ? n : 1, sizeof(uint64_t)) ||
-	    grow((void **) &sp->ok, &sp->ok_cap, n ? n : 1, sizeof(bool)))
-		return -ENOMEM;
 	/* The distinct page bodies; a body's first word points to its struct heap_page. */
 	for (i = 0; i < n; i++)
 		sp->bodies[i] = slots[i] & ~(uint64_t) (hl->page_size - 1);
@@ -106,6 +102,7 @@ int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct ruby_layout *
 	for (i = 0; i < n; i++)
 		if (!npages || sp->bodies[npages - 1] != sp->bodies[i])
 			sp->bodies[npages++] = sp->bodies[i];
+	*npagesp = npages;
 	if (grow((void **) &sp->spans, &sp->spans_cap, (npages ? npages : 1) * (size_t) (hi - lo),
 		 1))
 		return -ENOMEM;
@@ -131,29 +128,52 @@ int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct ruby_layout *
 	for (i = 0; i < npages; i++)
 		if (!sp->ok[i])
 			sp->pages[i] = 0;
+	return 0;
+}
 
-	for (i = 0; i < n; i++) {
-		uint64_t bit = slot_bit(hl, slots[i]);
-		size_t p =
-		    body_index(sp->bodies, npages, slots[i] & ~(uint64_t) (hl->page_size - 1));
-		const uint8_t *span = sp->spans + p * (size_t) (hi - lo);
+/* What the page read says of the slot at addr (header: its first word). */
+static void slot_fact(const struct slot_pages *sp, const struct ruby_layout *hl, size_t npages,
+		      uint32_t lo, uint32_t hi, uint64_t addr, uint64_t header,
+		      struct slot_facts *fact)
+{
+	uint64_t bit = slot_bit(hl, addr);
+	size_t p = body_index(sp->bodies, npages, addr & ~(uint64_t) (hl->page_size - 1));
+	const uint8_t *span = sp->spans + p * (size_t) (hi - lo);
 
-		memset(&facts[i], 0, sizeof(facts[i]));
-		if (p >= npages || !sp->pages[p] || bit / 64 >= hl->bitmap_words)
-			continue;
-		facts[i].known = true;
-		facts[i].before_sweep = (uint32_t) sp->flags[p] & hl->page_before_sweep;
-		facts[i].marked =
-		    (word_at(span, lo, hl->page_mark_bits, bit / 64) >> (bit % 64)) & 1;
-		facts[i].unprotected =
-		    !hl->page_wb_unprotected_bits ||
-		    ((word_at(span, lo, hl->page_wb_unprotected_bits, bit / 64) >> (bit % 64)) & 1);
-		if (hl->page_age_bits)
-			facts[i].age =
-			    slot_age_in_bits(word_at(span, lo, hl->page_age_bits, bit / 32), bit);
-		else
-			facts[i].age = slot_age(hl, headers[i][0]);
-	}
+	memset(fact, 0, sizeof(*fact));
+	if (p >= npages || !sp->pages[p] || bit / 64 >= hl->bitmap_words)
+		return;
+	fact->known = true;
+	fact->before_sweep = (uint32_t) sp->flags[p] & hl->page_before_sweep;
+	fact->marked = (word_at(span, lo, hl->page_mark_bits, bit / 64) >> (bit % 64)) & 1;
+	fact->unprotected =
+	    !hl->page_wb_unprotected_bits ||
+	    ((word_at(span, lo, hl->page_wb_unprotected_bits, bit / 64) >> (bit % 64)) & 1);
+	if (hl->page_age_bits)
+		fact->age = slot_age_in_bits(word_at(span, lo, hl->page_age_bits, bit / 32), bit);
+	else
+		fact->age = slot_age(hl, header);
+}
+
+int slot_pages_read(struct slot_pages *sp, pid_t pid, const struct ruby_layout *hl,
+		    const uint64_t *slots, const uint64_t (*headers)[2], size_t n,
+		    struct slot_facts *facts)
+{
+	uint32_t lo, hi;
+	size_t i, npages = 0;
+	int err;
+
+	bitmap_span(hl, &lo, &hi);
+	if (grow((void **) &sp->bodies, &sp->cap, n ? n : 1, sizeof(uint64_t)) ||
+	    grow((void **) &sp->pages, &sp->pages_cap, n ? n : 1, sizeof(uint64_t)) ||
+	    grow((void **) &sp->addrs, &sp->addrs_cap, n ? n : 1, sizeof(uint64_t)) ||
+	    grow((void **) &sp->flags, &sp->flags_cap, n ? n : 1, sizeof(uint64_t)) ||
+	    grow((void **) &sp->ok, &sp->ok_cap, n ? n : 1, sizeof(bool)))
+		return -ENOMEM;
+	if ((err = read_pages(sp, pid, hl, slots, n, lo, hi, &npages)))
+		return err;
+	for (i = 0; i < n; i++)
+		slot_fact(sp, hl, npages, lo, hi, slots[i], headers[i][0], &facts[i]);
 	return 0;
 }
 

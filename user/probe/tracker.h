@@ -28,7 +28,8 @@ struct class_tally {
 	uint64_t not_followed_bpf; /* of t.not_followed, what the BPF side saw replaced */
 };
 
-struct tracker {
+/* Where the tracker reads and writes: the target, its heap, the BPF maps (set at attach). */
+struct tracker_io {
 	pid_t pid;
 	int live_fd;
 	int counts_fd;
@@ -36,7 +37,25 @@ struct tracker {
 	struct reap_queue *reap; /* the process's reap array in the BPF object, mmaped */
 	uint64_t compact_count_addr; /* 0: this Ruby's compaction counter is unknown */
 	uint64_t gc_count_addr;	     /* GC.count in the target; 0: unknown, nothing is young */
-	uint64_t gc_count;	     /* as read at the last pass */
+	/* The heap's layout, for slot reuse (sampling); NULL: not checked */
+	const struct ruby_layout *hl;
+	uint64_t objspace;
+	uint64_t fl_singleton; /* to tell a singleton class of a tracked object */
+	uint32_t rclass_super;
+	__u32 *compaction_pending; /* set by BPF at the sweep end after a compaction */
+	/*
+	 * Set by BPF to compact_count + 1 of the last compaction whose moves it
+	 * followed (at rb_gc_update_tbl_refs); NULL: no such probe.  When it
+	 * followed them all, a tracked object gone from its slot is freed.
+	 */
+	__u64 *compact_followed_at;
+	/* What a tracked object stands for, from its tag (live_object.seq); NULL: itself alone */
+	uint32_t (*weight_of)(const void *ctx, uint64_t tag);
+	const void *weight_ctx;
+};
+
+/* How the passes go: set by the session before a pass, read by it. */
+struct tracker_mode {
 	/*
 	 * The heap census taken just before the final pass, or NULL: an object
 	 * its mark bits call garbage (dead, awaiting the sweep) is not retained.
@@ -64,48 +83,60 @@ struct tracker {
 	 * tracer's CPU on a leaking server with a GC every 100 ms).
 	 */
 	bool map_quiet;
-	bool dump_current; /* keys/values hold the map as it is (dump_n entries) */
-	size_t dump_n;
-	uint64_t dumps_reused;
-	uint64_t garbage_seen; /* tracked objects found unmarked awaiting the sweep */
-	uint64_t reused_seen;  /* tracked objects whose slot a younger object took */
-	/* Passes that judged slots, and those a GC began during (their marks not final) */
-	uint64_t judging_passes, unsettled_passes;
-	double pass_started, pass_seconds; /* the time all passes took */
-	bool last_settled; /* the last pass judged slots with final marks */
-	size_t last_tracked; /* entries the last pass found in the live map */
-	uint64_t judge_count; /* the GC count the slots of this pass were read in */
-	bool judge_lag;	      /* and a GC was marking then */
 	/* The final pass judges even if a compaction moved objects during it. */
 	bool judge_through_compaction;
 	/* Ruby's GC count at the trace's end (0: unknown): what the final pass ages by. */
 	uint64_t end_gc_count;
-	/* The heap's layout, for slot reuse (sampling); NULL: not checked */
-	const struct ruby_layout *hl;
-	uint64_t objspace;
+};
+
+/* Ruby's GC and compactions as the last pass saw them. */
+struct tracker_gc {
+	uint64_t gc_count;    /* as read at the last pass */
+	uint64_t judge_count; /* the GC count the slots of this pass were read in */
+	bool judge_lag;	      /* and a GC was marking then */
 	/*
 	 * At the last pass, the GC that GC.count counts may not have aged every
 	 * object yet (ruby_layout_ages_may_lag): expect one GC less.
 	 */
 	bool ages_may_lag;
-	uint64_t fl_singleton;	     /* to tell a singleton class of a tracked object */
-	uint32_t rclass_super;
-	__u32 *compaction_pending;   /* set by BPF at the sweep end after a compaction */
-	/*
-	 * Set by BPF to compact_count + 1 of the last compaction whose moves it
-	 * followed (at rb_gc_update_tbl_refs); NULL: no such probe.  When it
-	 * followed them all, a tracked object gone from its slot is freed.
-	 */
-	__u64 *compact_followed_at;
+	uint64_t last_compact_count;
+};
 
-	uint64_t *keys; /* scratch for one pass over the live map */
+/* Scratch for one pass over the live map, and the last dump of it. */
+struct tracker_scratch {
+	uint64_t *keys;
 	struct live_object *values;
 	uint64_t (*headers)[2];
 	bool *readable;
 	struct slot_facts *facts; /* what each one's page says (sampling) */
 	struct slot_pages pages;
 	size_t cap;
+	bool dump_current; /* keys/values hold the map as it is (dump_n entries) */
+	size_t dump_n;
+};
 
+/* What the passes found, for the report and -v. */
+struct tracker_stats {
+	uint64_t passes;
+	uint64_t dumps_reused;
+	uint64_t garbage_seen; /* tracked objects found unmarked awaiting the sweep */
+	uint64_t reused_seen;  /* tracked objects whose slot a younger object took */
+	/* Passes that judged slots, and those a GC began during (their marks not final) */
+	uint64_t judging_passes, unsettled_passes;
+	double pass_started, pass_seconds; /* the time all passes took */
+	bool last_settled;		   /* the last pass judged slots with final marks */
+	size_t last_tracked;		   /* entries the last pass found in the live map */
+	uint64_t live;			   /* tracked and alive at the last pass */
+	uint64_t compactions;		   /* seen by the passes */
+	uint64_t moved_followed;
+};
+
+struct tracker {
+	struct tracker_io io;
+	struct tracker_mode mode;
+	struct tracker_gc gc;
+	struct tracker_scratch buf;
+	struct tracker_stats stats;
 	struct u64map tallies; /* class key -> struct class_tally */
 	/*
 	 * Entries the last pass found dead but could not delete yet (their
@@ -116,14 +147,6 @@ struct tracker {
 	 * once the newcomer is old.
 	 */
 	struct u64map dead;
-	uint64_t compactions;
-	uint64_t last_compact_count;
-	uint64_t moved_followed;
-	uint64_t passes;
-	uint64_t live; /* tracked and alive at the last pass */
-	/* What a tracked object stands for, from its tag (live_object.seq); NULL: itself alone */
-	uint32_t (*weight_of)(const void *ctx, uint64_t tag);
-	const void *weight_ctx;
 };
 
 static inline uint64_t tally_key(uint64_t klass, uint32_t kind, uint64_t stack_id)

@@ -120,8 +120,8 @@ int tracker_collect_counts(struct tracker *t)
 	if (ncpus <= 0)
 		return -EINVAL;
 	reset_bpf_counts(t);
-	err = collect_map(t, t->counts_fd, ncpus);
-	if (!err && t->fallback_fd >= 0)
-		err = collect_map(t, t->fallback_fd, ncpus);
+	err = collect_map(t, t->io.counts_fd, ncpus);
+	if (!err && t->io.fallback_fd >= 0)
+		err = collect_map(t, t->io.fallback_fd, ncpus);
 	return err;
 }

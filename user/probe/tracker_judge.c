@@ -27,7 +27,7 @@ static bool younger_than_tracked(const struct tracker *t, unsigned int age, uint
 {
 	uint32_t survived =
 	    (uint32_t) gc_count - obj->gc_epoch + !!(obj->seq & RBM_SEQ_BORN_MARKING);
-	unsigned int expected = survived < t->hl->old_age ? survived : t->hl->old_age;
+	unsigned int expected = survived < t->io.hl->old_age ? survived : t->io.hl->old_age;
 
 	if (ages_may_lag && expected)
 		expected--;
@@ -44,19 +44,19 @@ static bool younger_than_tracked(const struct tracker *t, unsigned int age, uint
  */
 bool tracker_census_alive(struct tracker *t, uint64_t addr, const struct live_object *obj)
 {
-	const struct census *c = t->census;
+	const struct census *c = t->mode.census;
 	unsigned int age;
 	bool unprotected;
 	enum slot_state st = census_slot_info(c, addr, &age, &unprotected);
 
 	if (st == SLOT_GARBAGE || st == SLOT_FREE || st == SLOT_ZOMBIE) {
-		t->garbage_seen += st == SLOT_GARBAGE;
+		t->stats.garbage_seen += st == SLOT_GARBAGE;
 		return false;
 	}
-	if (st != SLOT_LIVE || unprotected || !c->ages_known || !t->gc_count_addr || !t->hl ||
+	if (st != SLOT_LIVE || unprotected || !c->ages_known || !t->io.gc_count_addr || !t->io.hl ||
 	    !younger_than_tracked(t, age, c->gc_count, obj, c->ages_may_lag || c->gc_count_changed))
 		return true;
-	t->reused_seen++;
+	t->stats.reused_seen++;
 	return false;
 }
 
@@ -64,13 +64,13 @@ void tracker_read_gc_count(struct tracker *t)
 {
 	uint64_t count, flags;
 
-	if (t->gc_count_addr && target_read_u64(t->pid, t->gc_count_addr, &count) == 0)
-		t->gc_count = count;
+	if (t->io.gc_count_addr && target_read_u64(t->io.pid, t->io.gc_count_addr, &count) == 0)
+		t->gc.gc_count = count;
 	/* After the count: a count that includes a GC comes with flags saying if it has marked. */
-	t->ages_may_lag = false;
-	if (t->hl && t->objspace &&
-	    target_read_u64(t->pid, t->objspace + t->hl->objspace_flags, &flags) == 0)
-		t->ages_may_lag = ruby_layout_ages_may_lag(t->hl, (uint32_t) flags);
+	t->gc.ages_may_lag = false;
+	if (t->io.hl && t->io.objspace &&
+	    target_read_u64(t->io.pid, t->io.objspace + t->io.hl->objspace_flags, &flags) == 0)
+		t->gc.ages_may_lag = ruby_layout_ages_may_lag(t->io.hl, (uint32_t) flags);
 }
 
 int tracker_gc_phase(struct tracker *t, uint64_t *count, bool *marking)
@@ -78,22 +78,22 @@ int tracker_gc_phase(struct tracker *t, uint64_t *count, bool *marking)
 	uint64_t addrs[2], words[2];
 	bool ok[2];
 
-	if (!t->gc_count_addr || !t->hl || !t->objspace)
+	if (!t->io.gc_count_addr || !t->io.hl || !t->io.objspace)
 		return -ENOENT;
 	/* One read, the count first (as read_gc_count): it is looked at every millisecond. */
-	addrs[0] = t->gc_count_addr;
-	addrs[1] = t->objspace + t->hl->objspace_flags;
-	target_read_many(t->pid, addrs, 2, sizeof(uint64_t), words, ok);
+	addrs[0] = t->io.gc_count_addr;
+	addrs[1] = t->io.objspace + t->io.hl->objspace_flags;
+	target_read_many(t->io.pid, addrs, 2, sizeof(uint64_t), words, ok);
 	if (!ok[0] || !ok[1])
 		return -EFAULT;
 	*count = words[0];
-	*marking = ruby_layout_ages_may_lag(t->hl, (uint32_t) words[1]);
+	*marking = ruby_layout_ages_may_lag(t->io.hl, (uint32_t) words[1]);
 	return 0;
 }
 
 /*
  * Whether the marks read in this pass are final: no GC was marking when
- * the pages were read (t->judge_lag) and none began since, which would
+ * the pages were read (t->gc.judge_lag) and none began since, which would
  * have reset them before finding the living again.
  */
 bool tracker_marks_settled(struct tracker *t)
@@ -101,8 +101,8 @@ bool tracker_marks_settled(struct tracker *t)
 	uint64_t count;
 	bool marking;
 
-	return !t->judge_lag && tracker_gc_phase(t, &count, &marking) == 0 &&
-	       count == t->judge_count && !marking;
+	return !t->gc.judge_lag && tracker_gc_phase(t, &count, &marking) == 0 &&
+	       count == t->gc.judge_count && !marking;
 }
 
 /*
@@ -112,12 +112,12 @@ bool tracker_marks_settled(struct tracker *t)
  */
 static uint64_t ages_count(const struct tracker *t)
 {
-	return t->hl->page_age_bits ? t->judge_count : t->gc_count;
+	return t->io.hl->page_age_bits ? t->gc.judge_count : t->gc.gc_count;
 }
 
 static bool ages_lag(const struct tracker *t)
 {
-	return t->hl->page_age_bits ? t->judge_lag : t->ages_may_lag;
+	return t->io.hl->page_age_bits ? t->gc.judge_lag : t->gc.ages_may_lag;
 }
 
 /*
@@ -140,11 +140,11 @@ bool tracker_slot_dead(struct tracker *t, const struct slot_facts *f, uint64_t f
 		return false;
 	if (slot_classify(flags, f->marked, f->before_sweep, !marks_final, &unjudged) ==
 	    SLOT_GARBAGE) {
-		t->garbage_seen++;
+		t->stats.garbage_seen++;
 		return true;
 	}
 	if (f->unprotected || !younger_than_tracked(t, f->age, ages_count(t), obj, ages_lag(t)))
 		return false;
-	t->reused_seen++;
+	t->stats.reused_seen++;
 	return true;
 }

@@ -222,13 +222,72 @@ static void not_walked(struct why_report *r, const struct root_set *roots,
 	r->unexplained.unread = m->gaps.n[GAP_UNREAD];
 }
 
-int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *out)
+/*
+ * The roots and the heap's reference graph, the target stopped meanwhile
+ * with --freeze (freeze_ms): 0, or -1 with c->err (roots left to free).
+ */
+static int walk_heap(struct why_context *c, unsigned long freeze_ms, struct root_set *roots,
+		     struct refgraph *g, struct why_report *out)
 {
 	struct ruby_target *t = c->t;
 	struct rg_select sel = {pick, c};
-	struct root_set roots;
-	struct refgraph g;
 	struct freeze fz = {0};
+	int ret;
+
+	if (freeze_ms && freeze_start(&fz, t->pid, freeze_ms, c->err, sizeof(c->err)))
+		return -1;
+	ret = vm_roots_collect(roots, t, &c->globals, &c->namer, &c->syms, c->err, sizeof(c->err));
+	/* tests only: hold the target stopped until the watchdog or a signal ends it */
+	if (freeze_ms && getenv("RBMEMTRACE_TEST_FREEZE_HOLD"))
+		freeze_hold(&fz);
+	if (!ret)
+		ret = refgraph_build(g, t->pid, &t->layout, &c->meta, t->objspace, &sel, c->err,
+				     sizeof(c->err));
+	if (freeze_ms) {
+		freeze_end(&fz);
+		out->walk.frozen = true;
+		out->walk.paused_ms = fz.paused_ms;
+		if (fz.expired)
+			rbm_warn("--freeze %lu: the walk took longer; the target ran again after "
+				 "%.1f ms",
+				 freeze_ms, fz.paused_ms);
+	}
+	return ret ? -1 : 0;
+}
+
+/* The retainers of the selected objects explained, and what the walk took. */
+static int explain(struct why_context *c, struct refgraph *g, struct root_set *roots,
+		   struct why_report *out)
+{
+	struct retainers_in in = {
+	    .g = g,
+	    .roots = roots,
+	    .namer = &c->names,
+	    .target_names = c->target_names,
+	    .target_sites = c->target_sites,
+	    .ntargets = c->ntargets,
+	    .site_of = c->objects.len ? site_of : NULL,
+	    .site_ctx = c,
+	};
+	int ret = retainers_explain(&in, out, c->err, sizeof(c->err));
+
+	out->walk.objects = g->live;
+	out->walk.edges = g->nedges;
+	out->walk.roots = roots->n;
+	out->walk.heap_seconds = g->seconds;
+	out->walk.tracer_bytes = refgraph_bytes(g) + (uint64_t) g->nnodes * 8;
+	out->walk.reads = g->reads;
+	out->walk.gc_ran = g->gc_ran;
+	not_walked(out, roots, &c->meta);
+	caps_read(c->t->pid, &out->caps);
+	return ret;
+}
+
+int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *out)
+{
+	struct ruby_target *t = c->t;
+	struct root_set roots = {0}; /* freed on every path, a failed freeze too */
+	struct refgraph g;
 	double t0 = now_seconds();
 	int ret, old_nice = 0;
 
@@ -246,25 +305,7 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 		old_nice = getpriority(PRIO_PROCESS, 0);
 		setpriority(PRIO_PROCESS, 0, 19);
 	}
-	if (freeze_ms && freeze_start(&fz, t->pid, freeze_ms, c->err, sizeof(c->err)))
-		return -1;
-	ret = vm_roots_collect(&roots, t, &c->globals, &c->namer, &c->syms, c->err, sizeof(c->err));
-	/* tests only: hold the target stopped until the watchdog or a signal ends it */
-	if (freeze_ms && getenv("RBMEMTRACE_TEST_FREEZE_HOLD"))
-		freeze_hold(&fz);
-	if (!ret)
-		ret = refgraph_build(&g, t->pid, &t->layout, &c->meta, t->objspace, &sel, c->err,
-				     sizeof(c->err));
-	if (freeze_ms) {
-		freeze_end(&fz);
-		out->walk.frozen = true;
-		out->walk.paused_ms = fz.paused_ms;
-		if (fz.expired)
-			rbm_warn("--freeze %lu: the walk took longer; the target ran again after "
-				 "%.1f ms",
-				 freeze_ms, fz.paused_ms);
-	}
-	if (ret) {
+	if (walk_heap(c, freeze_ms, &roots, &g, out)) {
 		vm_roots_free(&roots);
 		return -1;
 	}
@@ -275,29 +316,7 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 		 roots.frames, (unsigned long long) g.live, g.nnodes, (unsigned long long) g.nedges,
 		 g.seconds * 1e3, g.read_seconds * 1e3, (unsigned long long) g.reads,
 		 (unsigned long long) c->meta.stale_reads);
-	{
-		struct retainers_in in = {
-		    .g = &g,
-		    .roots = &roots,
-		    .namer = &c->names,
-		    .target_names = c->target_names,
-		    .target_sites = c->target_sites,
-		    .ntargets = c->ntargets,
-		    .site_of = c->objects.len ? site_of : NULL,
-		    .site_ctx = c,
-		};
-
-		ret = retainers_explain(&in, out, c->err, sizeof(c->err));
-	}
-	out->walk.objects = g.live;
-	out->walk.edges = g.nedges;
-	out->walk.roots = roots.n;
-	out->walk.heap_seconds = g.seconds;
-	out->walk.tracer_bytes = refgraph_bytes(&g) + (uint64_t) g.nnodes * 8;
-	out->walk.reads = g.reads;
-	out->walk.gc_ran = g.gc_ran;
-	not_walked(out, &roots, &c->meta);
-	caps_read(c->t->pid, &out->caps);
+	ret = explain(c, &g, &roots, out);
 	out->walk.seconds = now_seconds() - t0;
 	if (!freeze_ms)
 		setpriority(PRIO_PROCESS, 0, old_nice); /* as root; others stay nice */

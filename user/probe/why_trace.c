@@ -56,7 +56,7 @@ static void keep_traced(struct why_context *c, struct session *s, const struct w
 	struct live_object obj;
 	size_t kept = 0;
 
-	while (bpf_map_get_next_key(s->tracker.live_fd, prev, &next) == 0) {
+	while (bpf_map_get_next_key(s->tracker.io.live_fd, prev, &next) == 0) {
 		const struct frame *f;
 		struct traced *t;
 		const char *name;
@@ -65,11 +65,12 @@ static void keep_traced(struct why_context *c, struct session *s, const struct w
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(s->tracker.live_fd, &key, &obj))
+		if (bpf_map_lookup_elem(s->tracker.io.live_fd, &key, &obj))
 			continue;
-		f = stack_site(symbolizer_stack(&s->symbolizer, obj.stack_id));
-		name = class_namer_key_name(
-		    &s->namer, class_namer_object_class(&s->namer, obj.klass), obj.kind);
+		f = stack_site(symbolizer_stack(&s->names.symbolizer, obj.stack_id));
+		name = class_namer_key_name(&s->names.namer,
+					    class_namer_object_class(&s->names.namer, obj.klass),
+					    obj.kind);
 		if (sel->site_path) {
 			if (!f || f->line != sel->site_line || !same_file(f->path, sel->site_path))
 				continue;

@@ -30,7 +30,7 @@ static void snapshot_hits(struct windows *w)
 {
 	int i;
 
-	for (i = 0; i < w->probes->alloc_probes; i++)
+	for (i = 0; i < w->probes->sites.alloc_probes; i++)
 		w->hits_at_open[i] =
 			__atomic_load_n(&w->st->probe_hits[i], __ATOMIC_RELAXED);
 }
@@ -58,8 +58,8 @@ static void measure_trap_costs(struct windows *w, double budget_percent)
 				"%.0f us per hit\n",
 			strerror(-err), stepped * 1e6);
 	}
-	for (i = 0; i < w->probes->alloc_probes; i++)
-		w->hit_cost[i] = w->probes->alloc_emulated[i] ? emulated : stepped;
+	for (i = 0; i < w->probes->sites.alloc_probes; i++)
+		w->hit_cost[i] = w->probes->sites.alloc_emulated[i] ? emulated : stepped;
 	w->stepped_cost = stepped;
 	if (w->verbose)
 		fprintf(stderr, "rbmemtrace: sampling: budget %.3g%%; a trap costs %.2f us (entry "
@@ -97,12 +97,12 @@ int windows_start(struct windows *w, struct probes *probes, struct rbmemtrace_bp
 	 * allocators start with a push): it only sizes the first window, which
 	 * is charged what its hits cost and closes if they cost more.
 	 */
-	for (i = 0; i < w->probes->alloc_probes; i++)
+	for (i = 0; i < w->probes->sites.alloc_probes; i++)
 		if (!w->mean_trap || w->hit_cost[i] < w->mean_trap)
 			w->mean_trap = w->hit_cost[i];
 	now = now_seconds();
 	sampler_init(&w->sampler, budget_percent, (uint64_t)(now * 1e9) ^ getpid(), now);
-	w->sampler.window_extra = ATTACH_AND_DETACH * FIRST_ATTACH_GUESS;
+	w->sampler.set.window_extra = ATTACH_AND_DETACH * FIRST_ATTACH_GUESS;
 	/* The first window opens in windows_step, once the budget allows one. */
 	return 0;
 }
@@ -221,7 +221,7 @@ static void window_view(struct windows *w, double now, struct window_view *v)
 	v->last = __atomic_load_n(&b->win_last, __ATOMIC_RELAXED);
 	v->recorded = __atomic_load_n(&b->win_recorded, __ATOMIC_RELAXED);
 	v->hits = 0;
-	for (i = 0; i < w->probes->alloc_probes; i++) {
+	for (i = 0; i < w->probes->sites.alloc_probes; i++) {
 		uint64_t n = __atomic_load_n(&b->probe_hits[i], __ATOMIC_RELAXED) - w->hits_at_open[i];
 
 		v->hits += n;
@@ -238,7 +238,7 @@ static void window_view(struct windows *w, double now, struct window_view *v)
 /* Keeps where a window's hits begin and what each of its records weighs. */
 static void remember_window(struct windows *w, uint32_t weight)
 {
-	size_t probes = (size_t)w->probes->alloc_probes;
+	size_t probes = (size_t) w->probes->sites.alloc_probes;
 
 	if (w->nopened == w->opened_cap) {
 		size_t cap = w->opened_cap ? w->opened_cap * 2 : 64;
@@ -260,7 +260,7 @@ static void remember_window(struct windows *w, uint32_t weight)
 
 uint32_t windows_weight_of(const struct windows *w, uint64_t tag)
 {
-	size_t probes = (size_t)w->probes->alloc_probes, lo = 0, hi = w->nopened;
+	size_t probes = (size_t) w->probes->sites.alloc_probes, lo = 0, hi = w->nopened;
 	unsigned int probe = (unsigned int)(tag >> 56);
 	uint64_t hit = tag & RBM_SEQ_HIT_MASK;
 
@@ -287,13 +287,47 @@ void windows_free(struct windows *w)
 	w->nopened = w->opened_cap = 0;
 }
 
+/* The window's plan into the BPF side's state, then the window open there. */
+static void arm_window(struct windows *w, const struct window_plan *plan)
+{
+	struct proc_state *b = w->st;
+	struct sampler *s = &w->sampler;
+	struct timespec ts;
+
+	b->win_start = plan->start;
+	b->win_len = plan->len;
+	b->win_sample = plan->sample >= 1 ? 0 : (__u32) (plan->sample * 4294967296.0);
+	b->win_weight =
+	    plan->sample >= 1 ? RBM_WEIGHT_ONE : (__u32) (RBM_WEIGHT_ONE / plan->sample + 0.5);
+	remember_window(w, b->win_weight);
+	b->win_bit = 1ULL << (s->windows % 64);
+	b->win_idle_ns = (__u64) (plan->idle * 1e9);
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns's clock */
+	b->win_open_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	__atomic_store_n(&b->window_open, 1, __ATOMIC_RELEASE);
+}
+
+/* -vv: a line per window. */
+static void log_window(struct windows *w, double now, const struct window_plan *plan,
+		       const struct hit_costs *c)
+{
+	struct sampler *s = &w->sampler;
+
+	fprintf(stderr,
+		"rbmemtrace: window %" PRIu64 ": attached in %.1f ms at %" PRIu64
+		" (armed for %" PRIu64 "): %" PRIu64 " positions, 1 in %.1f recorded, "
+		"at most %.1f ms (trap %.2f, program %.2f or %.2f us; bursts %" PRIu64 ")\n",
+		s->windows, (now_seconds() - now) * 1e3, s->stream.last_pos, plan->start, plan->len,
+		1 / plan->sample, plan->max_cost * 1e3, c->trap * 1e6, c->record * 1e6,
+		c->skip * 1e6, s->stream.burst);
+}
+
 static int open_window(struct windows *w, double now)
 {
 	struct proc_state *b = w->st;
 	struct sampler *s = &w->sampler;
 	struct window_plan plan;
 	struct hit_costs c;
-	struct timespec ts;
 	double attach_start, attached_in, attach_charge, extra;
 	int err;
 
@@ -332,25 +366,9 @@ static int open_window(struct windows *w, double now)
 	 */
 	extra = attach_charge + take_deferred(w);
 	sampler_window_opened(s, now_seconds(), &c, extra, &plan);
-	b->win_start = plan.start;
-	b->win_len = plan.len;
-	b->win_sample = plan.sample >= 1 ? 0 : (__u32)(plan.sample * 4294967296.0);
-	b->win_weight = plan.sample >= 1 ? RBM_WEIGHT_ONE
-					 : (__u32)(RBM_WEIGHT_ONE / plan.sample + 0.5);
-	remember_window(w, b->win_weight);
-	b->win_bit = 1ULL << (s->windows % 64);
-	b->win_idle_ns = (__u64)(plan.idle * 1e9);
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns's clock */
-	b->win_open_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	__atomic_store_n(&b->window_open, 1, __ATOMIC_RELEASE);
+	arm_window(w, &plan);
 	if (w->verbose > 1)
-		fprintf(stderr, "rbmemtrace: window %" PRIu64 ": attached in %.1f ms at %" PRIu64
-				" (armed for %" PRIu64 "): %" PRIu64 " positions, 1 in %.1f recorded, "
-				"at most %.1f ms (trap %.2f, program %.2f or %.2f us; bursts %" PRIu64
-				")\n",
-			s->windows, (now_seconds() - now) * 1e3, s->last_pos, plan.start, plan.len,
-			1 / plan.sample, plan.max_cost * 1e3, c.trap * 1e6, c.record * 1e6,
-			c.skip * 1e6, s->burst);
+		log_window(w, now, &plan, &c);
 	return 0;
 }
 
@@ -367,7 +385,7 @@ static void learn_trap(struct windows *w, const struct window_view *v)
 
 	if (!v->hits)
 		return;
-	for (i = 0; i < w->probes->alloc_probes; i++)
+	for (i = 0; i < w->probes->sites.alloc_probes; i++)
 		traps += (w->st->probe_hits[i] - w->hits_at_open[i]) * w->hit_cost[i];
 	w->mean_trap = traps / v->hits;
 }
@@ -435,7 +453,7 @@ int windows_step(struct windows *w, double now)
 	if (!sampler_step(s, now, have, pos, &c))
 		return 0;
 	/* A link still coming off would hold the attach: the window opens a little later. */
-	if (__atomic_load_n(&w->probes->detaching, __ATOMIC_ACQUIRE) > 0) {
+	if (__atomic_load_n(&w->probes->links.detaching, __ATOMIC_ACQUIRE) > 0) {
 		s->next_time = now + 0.001;
 		return 0;
 	}
