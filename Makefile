@@ -230,7 +230,8 @@ e2e: rbmemtrace $(FIXTURES) $(E2E_FIXTURES)
 		[ -z "$$RBM_REQUIRE_RUBIES" ] || { echo "e2e: RBM_REQUIRE_RUBIES is set"; status=1; }; \
 	fi; exit $$status
 
-# The tree's rules (no include up a layer, no file over ~600 lines without a reason), the
+# The tree's rules (no include up a layer, no file over ~600 lines nor function over ~60 without
+# a reason, nothing below cli/ ends the process), the
 # documents generated from one source (docs/json.md from the schema, docs/usage.md's option
 # lists from the binary's --help: scripts/usage-doc.rb rewrites it; every option a document
 # names is one --help lists), and every relative link and #anchor of the documents.

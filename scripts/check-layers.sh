@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tree's three rules, checked by `make test` (HACKING.md, "The tree"):
+# The tree's four rules, checked by `make test` (HACKING.md, "The tree"):
 #   1. no include points up a layer: a file of user/LAYER includes only headers of its own layer
 #      or of a lower one, in this order:
 #        lib  model  process  dwarf  ruby  heap  probe  engine  output  cli
@@ -10,7 +10,9 @@
 #      rbm_die( (errors are returned, with their words, up to cli/, which says them, closes
 #      what it opened and returns its exit status to main).  rbm_die is defined in
 #      lib/diag.c, for cli/ alone, before anything is opened; a forked child may _exit(
-#      (after a failed exec, say), and its line says "forked child" in a comment.
+#      (after a failed exec, say), and its line says "forked child" in a comment;
+#   4. no function is over 60 lines unless a comment between it and the function before says
+#      why ("Over ~60 lines: ...").
 # Prints each violation; exits 1 if there is any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,5 +73,24 @@ for f in user/{lib,model,process,ruby,heap,probe,engine,output}/*.[ch]; do
 			status=1
 		fi
 	done < <(code_of "$f" | grep -E '\b_exit\s*\(' || true)
+done
+# A function starts at a line that opens with its type at column 0 and holds its "(" and
+#    ends at the "}" at column 0; kernel style writes every function that way.
+for f in user/*/*.c bpf/*.c; do
+	awk -v file="$f" '
+		/^[a-z].*\(/ && !/;[[:space:]]*$/ && !start {
+			start = FNR; name = $0
+		}
+		/^}/ && start {
+			if (FNR - start > 60 && !reason) {
+				sub(/\(.*/, "", name)
+				printf "%s:%d: %s is %d lines: split it, or say why above it (\"Over ~60 lines:\")\n",
+				       file, start, name, FNR - start
+				bad = 1
+			}
+			start = 0; reason = 0
+		}
+		/Over ~60 lines:/ && !start { reason = 1 }
+		END { exit bad }' "$f" >&2 || status=1
 done
 exit $status

@@ -67,6 +67,21 @@ static bool traced(const struct many *m, pid_t pid)
 }
 
 /*
+ * A process that could not be traced: said, never tried again.  Processes
+ * held at their start make this common: another user's Ruby may exit while
+ * we open it.  What the session held is given back; the others go on.
+ */
+static void refuse(struct many *m, pid_t pid, double held_since, const char *err)
+{
+	rbm_warn("%s", err);
+	if (m->nrefused < MANY_MAX)
+		m->refused[m->nrefused++] = pid;
+	/* Never left stopped, whatever failed. */
+	if (held_since)
+		held_release(shared_bpf()->skel, pid);
+}
+
+/*
  * Opens and starts a session on pid.  With skippable (a process --all or
  * --match found, or one of several -p), one that fails to open, most often
  * because it exited meanwhile, is skipped with a warning; otherwise its
@@ -110,18 +125,8 @@ static void add_process(struct many *m, pid_t pid, bool skippable, double held_s
 		return;
 	}
 	if (ret) {
-		/*
-		 * Processes held at their start make this common: another
-		 * user's Ruby may exit while we open it.  What the session
-		 * held is given back; the others go on.
-		 */
-		rbm_warn("%s", err);
 		free(s);
-		if (m->nrefused < MANY_MAX)
-			m->refused[m->nrefused++] = pid;
-		/* Never left stopped, whatever failed. */
-		if (held_since)
-			held_release(shared_bpf()->skel, pid);
+		refuse(m, pid, held_since, err);
 		return;
 	}
 	rbm_info("PID %d: attached in %.0f ms (%.0f to open its session, %.0f to start it)%s", pid,
@@ -218,14 +223,67 @@ static bool all_ended(const struct many *m)
 	return true;
 }
 
+/*
+ * Each session polled at t: those that ended are marked and handed to the
+ * hooks.  The longest wait before the next poll (at most wait).
+ */
+static double poll_sessions(struct many *m, double t, double wait)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		struct session *s = m->sessions[i];
+		double w;
+
+		if (m->ended[i])
+			continue;
+		w = session_poll(s, t);
+		/* Probes that cannot go on end the run, as they always did. */
+		if (w < 0 && s->failed) {
+			many_fail(m, s->failed, "%s", s->error);
+			break;
+		}
+		if (w < 0) {
+			m->ended[i] = true;
+			s->end = now_seconds();
+			rbm_info("PID %d: %s", s->target.pid, s->end_reason);
+			if (m->hooks && m->hooks->ended)
+				m->hooks->ended(m->hooks->ctx, m, i);
+		} else if (w < wait) {
+			wait = w;
+		}
+	}
+	return wait;
+}
+
+/* The run ends (why: "signal" or "duration"): held starts let go, the others' ends set. */
+static void end_run(struct many *m, const char *why)
+{
+	size_t i;
+
+	if (m->watching)
+		exec_watch_end_holds();
+	if (m->let_go)
+		rbm_warn("%zu Ruby process%s started faster than they could be attached: let go after "
+			 "%.0f s held, each traced only from when a rescan found it, if it still ran",
+			 m->let_go, m->let_go == 1 ? "" : "es", MANY_MAX_HOLD);
+	for (i = 0; i < m->n; i++) {
+		struct session *s = m->sessions[i];
+
+		if (m->ended[i])
+			continue;
+		s->end_reason = why;
+		s->end = now_seconds();
+	}
+}
+
 int many_run(struct many *m, volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
 	double start = now_seconds();
 	bool scanning = m->mo->all || m->mo->match;
 
 	for (;;) {
-		double t = now_seconds(), wait = 0.05;
-		size_t i;
+		double t = now_seconds(), wait;
 
 		if (*stop || m->failed)
 			break;
@@ -235,28 +293,7 @@ int many_run(struct many *m, volatile sig_atomic_t *stop, char *err, size_t errl
 			m->last_scan = t;
 			scan(m);
 		}
-		for (i = 0; i < m->n; i++) {
-			double w;
-
-			if (m->ended[i])
-				continue;
-			w = session_poll(m->sessions[i], t);
-			/* Probes that cannot go on end the run, as they always did. */
-			if (w < 0 && m->sessions[i]->failed) {
-				many_fail(m, m->sessions[i]->failed, "%s", m->sessions[i]->error);
-				break;
-			}
-			if (w < 0) {
-				m->ended[i] = true;
-				m->sessions[i]->end = now_seconds();
-				rbm_info("PID %d: %s", m->sessions[i]->target.pid,
-					 m->sessions[i]->end_reason);
-				if (m->hooks && m->hooks->ended)
-					m->hooks->ended(m->hooks->ctx, m, i);
-			} else if (w < wait) {
-				wait = w;
-			}
-		}
+		wait = poll_sessions(m, t, 0.05);
 		if (m->failed)
 			break;
 		if (m->hooks && m->hooks->turn) {
@@ -271,23 +308,47 @@ int many_run(struct many *m, volatile sig_atomic_t *stop, char *err, size_t errl
 		/* Woken at once by a start: the process waits, stopped, until it is attached. */
 		exec_watch_wait(wait > 0 ? wait : 0, on_exec, m);
 	}
-	if (m->watching)
-		exec_watch_end_holds();
-	if (m->let_go)
-		rbm_warn("%zu Ruby process%s started faster than they could be attached: let go after "
-			 "%.0f s held, each traced only from when a rescan found it, if it still ran",
-			 m->let_go, m->let_go == 1 ? "" : "es", MANY_MAX_HOLD);
-	for (size_t i = 0; i < m->n; i++) {
-		struct session *s = m->sessions[i];
-
-		if (m->ended[i])
-			continue;
-		s->end_reason = *stop ? "signal" : "duration";
-		s->end = now_seconds();
-	}
+	end_run(m, *stop ? "signal" : "duration");
 	if (m->failed)
 		snprintf(err, errlen, "%s", m->error);
 	return m->failed;
+}
+
+/*
+ * --all and --match: the Rubies running now, then the starts watched (each
+ * held at its start until attached), or looked for by rescans if they cannot be.
+ */
+static void watch_starts(struct many *m)
+{
+	const struct many_options *mo = m->mo;
+	char msg[RBM_ERR_LEN];
+	struct shared_bpf *sh;
+	size_t i;
+	int ret;
+
+	m->last_scan = now_seconds();
+	scan(m);
+	if (!m->failed && (ret = session_shared_bpf(mo->trace.depth, &sh, msg, sizeof(msg))))
+		many_fail(m, ret, "%s", msg);
+	/* None yet is no error while the starts are watched: a cron job's Ruby will come. */
+	ret = m->failed ? 0 : exec_watch_start(sh->skel, true);
+	if (ret && !m->n)
+		many_fail(m, ret,
+			  "no Ruby process that can be traced %s%s, and processes that start "
+			  "cannot be watched: %s",
+			  mo->match ? "matches " : "is running", mo->match ? mo->match : "",
+			  strerror(-ret));
+	if (m->failed)
+		return;
+	if (ret) {
+		rbm_warn("cannot watch for processes that start (%s): they are looked for every %.0f s",
+			 strerror(-ret), RESCAN_EVERY);
+		return;
+	}
+	m->watching = true;
+	for (i = 0; i < m->n; i++)
+		exec_watch_learn(m->sessions[i]->target.pid, m->sessions[i]->target.img.host_path);
+	learn_path_ruby();
 }
 
 int many_attach(struct many *m, const struct many_options *mo, const struct many_hooks *hooks,
@@ -312,37 +373,8 @@ int many_attach(struct many *m, const struct many_options *mo, const struct many
 		add_process(m, target_process_of(mo->pids[i]), mo->npids > 1, 0);
 	if (!m->failed && mo->npids > 1 && !m->n && !mo->all && !mo->match)
 		many_fail(m, -ESRCH, "none of the %zu processes could be traced", mo->npids);
-	if (!m->failed && (mo->all || mo->match)) {
-		char msg[RBM_ERR_LEN];
-		struct shared_bpf *sh;
-		int ret;
-
-		m->last_scan = now_seconds();
-		scan(m);
-		if (!m->failed && (ret = session_shared_bpf(mo->trace.depth, &sh, msg, sizeof(msg))))
-			many_fail(m, ret, "%s", msg);
-		/* None yet is no error while the starts are watched: a cron job's Ruby will come. */
-		ret = m->failed ? 0 : exec_watch_start(sh->skel, true);
-		if (ret && !m->n)
-			many_fail(m, ret,
-				  "no Ruby process that can be traced %s%s, and processes that start "
-				  "cannot be watched: %s",
-				  mo->match ? "matches " : "is running", mo->match ? mo->match : "",
-				  strerror(-ret));
-		if (m->failed) {
-			/* nothing more to set up */
-		} else if (ret) {
-			rbm_warn("cannot watch for processes that start (%s): they are looked for "
-				 "every %.0f s",
-				 strerror(-ret), RESCAN_EVERY);
-		} else {
-			m->watching = true;
-			for (i = 0; i < m->n; i++)
-				exec_watch_learn(m->sessions[i]->target.pid,
-						 m->sessions[i]->target.img.host_path);
-			learn_path_ruby();
-		}
-	}
+	if (!m->failed && (mo->all || mo->match))
+		watch_starts(m);
 	m->attaching = false;
 	if (m->failed) {
 		int ret = m->failed;
