@@ -206,6 +206,11 @@ $(OUTPUT)/truth_ext/rbm_truth.so: tests/e2e/truth_ext/rbm_truth.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared $(addprefix -isystem ,$(RUBY_HDRS)) -o $@ $<
 E2E_FIXTURES := $(OUTPUT)/truth_ext/rbm_truth.so
+# A debugger's hold of a target (ptrace-stopped, as gdb -p leaves it), for tests/e2e/test_faults.rb.
+$(OUTPUT)/fixtures/debugger_hold: tests/fixtures/debugger_hold.c | $(OUTPUT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<
+E2E_FIXTURES += $(OUTPUT)/fixtures/debugger_hold
 
 # The sanitizer build (SANITIZE=1 above), and its tests: the unit tests, then the end-to-end suites
 # that stop, trace several processes, run periods and serve, walk (why), merge and launch, on the

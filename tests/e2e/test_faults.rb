@@ -463,3 +463,55 @@ test "Ruby's counters: never fewer than counted (-d 0.3); read at the exit; stal
     check_eq(report["gc_stat"]["stale"], true, "killed: gc_stat.stale")
   end
 end
+
+# A target a debugger holds (gdb -p) or SIGSTOP stopped allocates nothing: the report of a trace
+# over it must not be an empty answer with no reason.  Said at the attach and at the end, with the
+# tracer's pid; the target runs on afterwards.
+test "stopped target: a debugger's hold and SIGSTOP are said at attach and at the end" do
+  hold = File.join(FIXTURES, "debugger_hold")
+  system("make", "-s", "-C", ROOT, ".output/fixtures/debugger_hold", out: File::NULL) or
+    raise Failure, "cannot build #{hold}"
+  io = IO.popen(["ruby", "-e", "puts :ready; $stdout.flush; $stdin.gets; puts Array.new(10) { Object.new }.size"],
+                "r+")
+  check_eq(io.gets&.chomp, "ready", "the target's first line")
+  holder = nil
+  [["debugger", true], ["SIGSTOP", false]].each do |how, traced|
+    if traced
+      holder = IO.popen([hold, io.pid.to_s])
+      check_eq(holder.gets&.chomp, "held", "the debugger's hold")
+    else
+      Process.kill("STOP", io.pid)
+      sleep 0.1 until File.read("/proc/#{io.pid}/stat")[/\) (\S)/, 1] == "T"
+    end
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "r.json")
+      _, err, status, = run_bounded([RBM, "-p", io.pid.to_s, "--full", "-d", "1", "--format", "json",
+                                     "-o", path], 30)
+      check(status&.success?, "#{how}: exit #{status.inspect}: #{err}")
+      by = traced ? " \\(a tracer holds it: PID #{holder.pid}\\)" : ""
+      check(err =~ /PID #{io.pid} is stopped#{by}: it allocates nothing/, "#{how}: at attach: #{err}")
+      check(err =~ /PID #{io.pid} was stopped as the trace ended#{by}:/, "#{how}: at the end: #{err}")
+      report = rbm_json(File.read(path))
+      check_invariants(report)
+      check_eq(report["totals"]["allocated"], 0, "#{how}: allocated while stopped")
+    end
+    if traced
+      Process.kill("TERM", holder.pid)
+      holder.close
+    end
+    Process.kill("CONT", io.pid)
+  end
+  io.puts "go"
+  check_eq(io.gets&.chomp, "10", "the target ran on after both")
+ensure
+  # A failed check must not leave the target held: the hold ends, the target runs and goes.
+  if holder && !holder.closed?
+    Process.kill("TERM", holder.pid) rescue nil
+    holder.close
+  end
+  if io
+    Process.kill("CONT", io.pid) rescue nil
+    Process.kill("KILL", io.pid) rescue nil
+    io.close
+  end
+end

@@ -132,6 +132,9 @@ static void add_process(struct many *m, pid_t pid, bool skippable, double held_s
 	rbm_info("PID %d: attached in %.0f ms (%.0f to open its session, %.0f to start it)%s", pid,
 		 (now_seconds() - t0) * 1e3, (t1 - t0) * 1e3, (now_seconds() - t1) * 1e3,
 		 held_since ? ", held at its start" : "");
+	/* One we hold at its start is let go by then; another may be stopped by a debugger. */
+	if (!held_since)
+		target_say_stopped(pid, false);
 	m->sessions[m->n++] = s;
 	/* Its executable's next processes are held at their start. */
 	if (m->watching)
@@ -274,6 +277,7 @@ static void end_run(struct many *m, const char *why)
 			continue;
 		s->end_reason = why;
 		s->end = now_seconds();
+		target_say_stopped(s->target.pid, true);
 	}
 }
 

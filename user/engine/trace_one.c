@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "diag.h"
+#include "targets.h"
 #include "trace_one.h"
 #include "why_select.h"
 
@@ -17,6 +18,9 @@ int trace_one_run(struct session *s, volatile sig_atomic_t *stop, char *err, siz
 
 	if (ret)
 		return ret;
+	/* A launched command is ours, held until it runs: only -p's target may be stopped. */
+	if (!s->launched)
+		target_say_stopped(s->target.pid, false);
 	ret = session_run(s, stop);
 	if (ret)
 		snprintf(err, errlen, "%s", s->error);
@@ -66,6 +70,8 @@ int trace_one_report(struct session *s, bool retainers, struct report *r, char *
 		     size_t errlen)
 {
 	session_finish(s);
+	if (!s->launched && !s->target_exited)
+		target_say_stopped(s->target.pid, true);
 	if (session_report(s, r) ||
 	    (!s->launched && !s->target_exited && r->nsuspects && retainers &&
 	     add_retainers(s, r))) {
