@@ -170,7 +170,12 @@ struct reap_queue {
  */
 #define RBM_COOKIE_FROM_STORE 0x80
 
-/* What the BPF side keeps for one traced process (its slot of `procs`). */
+/*
+ * What the BPF side keeps for one traced process (its slot of `procs`).
+ * Over ~20 fields: it is one map value that both sides read and write with
+ * atomics (counters, the compaction's state, launch mode's stops), flat so
+ * that each field is one fixed offset for the verifier and for user space.
+ */
 struct proc_state {
 	/* Set by the loader once it knows the target (launch mode loads before that). */
 	struct stack_config stack_cfg;

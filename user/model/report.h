@@ -239,6 +239,13 @@ struct report_layout {
 	struct report_layout_group groups[REPORT_LAYOUT_GROUPS];
 };
 
+/*
+ * One process's report.  Over ~20 fields: it is the record every writer
+ * reads (text, JSON, folded, pprof), one member per figure the JSON schema
+ * names; its parts that have a life of their own are structs of their own
+ * (layout, caps, sampling, period, the censuses' heap figures, totals,
+ * estimates, rows, sites, call paths).
+ */
 struct report {
 	/* Which process: several reports (processes, hosts) make a model. */
 	pid_t pid;
