@@ -80,6 +80,20 @@ ensure
   WhyDriver.stop(io)
 end
 
+test "why --class: a name no live class has is one line and exit 1; a module with none alive is an answer" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_target.rb", 10)
+  out, err, st = WhyDriver.why(facts["pid"], "--class", "NoSuchKlass", format: "text")
+  check_eq(st.exitstatus, 1, "exit status for a class that does not exist (#{err})")
+  check(out.empty?, "no report: #{out}")
+  check(err.lines.size == 1 && err =~ /no class or module named NoSuchKlass is alive in PID #{facts['pid']}/,
+        "one line: #{err}")
+  out, err, st = WhyDriver.why(facts["pid"], "--class", "Comparable", format: "text")
+  check(st.success?, "a module that exists, with nothing of its own alive: #{err}")
+  check(out =~ /^Comparable: 0 live, 0 B/, "its answer: #{out[0, 300]}")
+ensure
+  WhyDriver.stop(io)
+end
+
 # Paths of a target that allocates hard: the leak's is found, and the counts add up with the
 # paths that no longer held when read again (ChurnItems move between two arrays all the time).
 def check_loop_report(doc)

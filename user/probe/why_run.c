@@ -137,6 +137,17 @@ int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
 	return ret;
 }
 
+/* --class: a class or module walked whose name is one asked for (it exists, none alive or not). */
+static void note_class(struct why_context *c, uint64_t addr)
+{
+	const char *name = class_namer_name(&c->namer, addr);
+	size_t i;
+
+	for (i = 0; i < c->ntargets; i++)
+		if (!strcmp(name, c->target_names[i]))
+			c->target_alive[i] = true;
+}
+
 /* rg_select.pick: a class's live objects, or the traced ones. */
 static int pick(void *ctx, uint64_t addr, uint64_t flags, uint64_t klass)
 {
@@ -145,6 +156,9 @@ static int pick(void *ctx, uint64_t addr, uint64_t flags, uint64_t klass)
 	void *v;
 	size_t i;
 
+	if ((type == RB_T_CLASS || type == RB_T_MODULE) && c->selection &&
+	    !strcmp(c->selection, "class"))
+		note_class(c, addr);
 	if (c->by_object) {
 		int target = -1;
 
@@ -283,6 +297,33 @@ static int explain(struct why_context *c, struct refgraph *g, struct root_set *r
 	return ret;
 }
 
+/*
+ * --class of a name no live class or module has: a typo must not read as a
+ * class with nothing alive.  -1 with c->err, or 0.
+ */
+static int no_such_class(struct why_context *c, const struct why_report *out)
+{
+	size_t i, j;
+
+	if (!c->selection || strcmp(c->selection, "class"))
+		return 0;
+	for (i = 0; i < c->ntargets; i++) {
+		bool some = false;
+
+		for (j = 0; j < out->ntargets; j++)
+			if (!strcmp(out->targets[j].class_name, c->target_names[i]))
+				some = out->targets[j].count > 0;
+		if (some || c->target_alive[i])
+			continue;
+		snprintf(c->err, sizeof(c->err),
+			 "no class or module named %.200s is alive in PID %d (--class takes the "
+			 "name as Ruby prints it, e.g. Foo::Bar)",
+			 c->target_names[i], c->t->pid);
+		return -1;
+	}
+	return 0;
+}
+
 int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *out)
 {
 	struct ruby_target *t = c->t;
@@ -316,7 +357,7 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 		 roots.frames, (unsigned long long) g.live, g.nnodes, (unsigned long long) g.nedges,
 		 g.seconds * 1e3, g.read_seconds * 1e3, (unsigned long long) g.reads,
 		 (unsigned long long) c->meta.stale_reads);
-	ret = explain(c, &g, &roots, out);
+	ret = explain(c, &g, &roots, out) ?: no_such_class(c, out);
 	out->walk.seconds = now_seconds() - t0;
 	if (!freeze_ms)
 		setpriority(PRIO_PROCESS, 0, old_nice); /* as root; others stay nice */
