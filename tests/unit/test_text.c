@@ -147,6 +147,38 @@ Test(text, text_sampled_without_estimates_says_why)
 	}
 }
 
+Test(text, text_compactions_no_window_saw_are_said_unseen)
+{
+	struct report r;
+	char *out;
+
+	test_report_init(&r);
+	r.sampling.on = true;
+	r.sampling.budget_percent = 2;
+	r.compactions = 10;
+	test_report_add(&r, "Foo", 0, 0, 0, 0, 0);
+	report_finish(&r);
+	out = test_report_text(&r, 0);
+	cr_expect(strstr(out, "WARNING: GC.compact ran 10 time(s) while tracing, unseen: no "
+			      "window was open") != NULL,
+		  "%s", out);
+	cr_expect(strstr(out, "were followed") == NULL, "%s", out);
+	free(out);
+	report_free(&r);
+	/* With a window open, the moves it followed are counted as before. */
+	test_report_init(&r);
+	r.sampling.on = true;
+	r.sampling.windows = 2;
+	r.compactions = 10;
+	test_report_add(&r, "Foo", 1, 0, 1, 0, 0);
+	report_finish(&r);
+	out = test_report_text(&r, 0);
+	cr_expect(strstr(out, "WARNING: GC.compact ran 10 time(s) while tracing: 0 tracked") != NULL,
+		  "%s", out);
+	free(out);
+	report_free(&r);
+}
+
 Test(text, text_top)
 {
 	struct report r;

@@ -104,6 +104,32 @@ static void write_period(FILE *out, const struct period_info *p)
 		fprintf(out, "%" PRIu64 " allocations traced in it.\n", p->traced);
 }
 
+/* What GC.compact did to the trace: moves followed, or not, or not seen. */
+static void write_compaction_warnings(FILE *out, const struct report *r)
+{
+	if (r->compactions && r->sampling.on && !r->sampling.windows)
+		fprintf(out, "WARNING: GC.compact ran %" PRIu64 " time(s) while tracing, unseen: no "
+			     "window was open, so no traced object was there to move, and nothing "
+			     "says what they moved (--full follows every move).\n",
+			r->compactions);
+	else if (r->compactions)
+		fprintf(out, "WARNING: GC.compact ran %" PRIu64 " time(s) while tracing: %" PRIu64
+			     " tracked objects moved and were followed, %" PRIu64
+			     " left their slots and could not be followed (moved or freed; not "
+			     "counted as freed or retained).\n",
+			r->compactions, r->moved_followed, r->totals.not_followed);
+	if (r->scan_failures)
+		fprintf(out, "WARNING: %" PRIu64 " compaction(s) could not be scanned whole for "
+			     "moved objects: a dead object whose slot a moved one took may be "
+			     "counted retained.\n",
+			r->scan_failures);
+	if (r->end_read_while_compacting)
+		fprintf(out, "The target compacted without pause when the trace ended: the final read "
+			     "ran through a compaction, and an object moving as it was read may be "
+			     "miscounted (on a GC.compact loop: within 0.5%% of the retained, up to "
+			     "about 3%% fewer on Ruby 3.3 and 3.4).\n");
+}
+
 static void write_header(FILE *out, const struct report *r)
 {
 	fprintf(out, "rbmemtrace: PID %d, ruby %s, traced %.1f s (%s), %" PRIu64 " GC runs\n",
@@ -126,22 +152,7 @@ static void write_header(FILE *out, const struct report *r)
 		fprintf(out, "WARNING: %" PRIu64 " objects were allocated after the live-object map "
 			     "filled and are not tracked: raise --max-objects.\n",
 			r->totals.untracked);
-	if (r->compactions)
-		fprintf(out, "WARNING: GC.compact ran %" PRIu64 " time(s) while tracing: %" PRIu64
-			     " tracked objects moved and were followed, %" PRIu64
-			     " left their slots and could not be followed (moved or freed; not "
-			     "counted as freed or retained).\n",
-			r->compactions, r->moved_followed, r->totals.not_followed);
-	if (r->scan_failures)
-		fprintf(out, "WARNING: %" PRIu64 " compaction(s) could not be scanned whole for "
-			     "moved objects: a dead object whose slot a moved one took may be "
-			     "counted retained.\n",
-			r->scan_failures);
-	if (r->end_read_while_compacting)
-		fprintf(out, "The target compacted without pause when the trace ended: the final read "
-			     "ran through a compaction, and an object moving as it was read may be "
-			     "miscounted (on a GC.compact loop: within 0.5%% of the retained, up to "
-			     "about 3%% fewer on Ruby 3.3 and 3.4).\n");
+	write_compaction_warnings(out, r);
 	if (r->sampling.on)
 		write_sampling_text(out, r);
 	if (r->heap_end.have)
