@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "diag.h"
 #include "sort.h"
 #include "clock.h"
 #include "census.h"
@@ -29,16 +30,6 @@
  */
 #define MAX_WALKERS 2
 #define MIN_PAGES_PER_WALKER 256
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 void census_class_finish(struct census_class *cc, unsigned int old_age)
 {
@@ -241,13 +232,13 @@ static int census_start(struct census *c, pid_t pid, const struct ruby_layout *h
 	if (!ret)
 		ret = heap_page_table_find(pid, hl, objspace, table);
 	if (ret == -ERANGE)
-		return fail(err, errlen, -EINVAL,
+		return rbm_fail(err, errlen, -EINVAL,
 			    "objspace at 0x%llx does not look like Ruby %s's (%llu heap pages; "
 			    "the cap is %u)",
 			    (unsigned long long) objspace, hl->series,
 			    (unsigned long long) table->npages, RUBY_MAX_HEAP_PAGES);
 	if (ret)
-		return fail(err, errlen, ret, "cannot read the objspace at 0x%llx: %s",
+		return rbm_fail(err, errlen, ret, "cannot read the objspace at 0x%llx: %s",
 			    (unsigned long long) objspace, strerror(-ret));
 	note_phase(c, hl, gs->flags);
 	c->gc_count = gs->count;
@@ -282,23 +273,23 @@ int census_take(struct census *c, pid_t pid, const struct ruby_layout *hl, uint6
 
 	sorted = malloc(table.npages * sizeof(*sorted));
 	if (!sorted || (slot_states && !alloc_slot_states(c, hl, table.npages))) {
-		ret = fail(err, errlen, -ENOMEM, "out of memory for %llu heap pages",
+		ret = rbm_fail(err, errlen, -ENOMEM, "out of memory for %llu heap pages",
 			   (unsigned long long) table.npages);
 		goto out;
 	}
 	ret = heap_page_table_read(pid, &table, sorted);
 	if (ret) {
-		fail(err, errlen, ret, "cannot read the heap page table: %s", strerror(-ret));
+		rbm_fail(err, errlen, ret, "cannot read the heap page table: %s", strerror(-ret));
 		goto out;
 	}
 	ret = walk_heap(c, pid, hl, sorted, table.npages);
 	if (ret) {
-		fail(err, errlen, ret, "heap walk: %s", strerror(-ret));
+		rbm_fail(err, errlen, ret, "heap walk: %s", strerror(-ret));
 		goto out;
 	}
 	ret = read_gc_state(pid, hl, objspace, &end);
 	if (ret) {
-		fail(err, errlen, ret, "cannot read the objspace: %s", strerror(-ret));
+		rbm_fail(err, errlen, ret, "cannot read the objspace: %s", strerror(-ret));
 		goto out;
 	}
 	note_phase(c, hl, end.flags);
@@ -306,14 +297,14 @@ int census_take(struct census *c, pid_t pid, const struct ruby_layout *hl, uint6
 	c->ages_known = hl->fl_age_mask != 0 || hl->page_age_bits != 0;
 	census_finish(c, hl);
 	if (c->bad_pages && !c->pages)
-		ret = fail(err, errlen, -EINVAL, "no heap page of PID %d fits Ruby %s's layout",
+		ret = rbm_fail(err, errlen, -EINVAL, "no heap page of PID %d fits Ruby %s's layout",
 			   pid, hl->series);
 out:
 	c->seconds = now_seconds() - t0;
 	c->cpu_seconds = cpu_seconds() - cpu0;
 	free(sorted);
 	if (ret == -ESRCH)
-		fail(err, errlen, ret, "PID %d is gone", pid);
+		rbm_fail(err, errlen, ret, "PID %d is gone", pid);
 	return ret;
 }
 

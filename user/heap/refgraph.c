@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "diag.h"
 #include "clock.h"
 #include "gc_counters.h"
 #include "heap_caps.h"
@@ -54,16 +55,6 @@ struct walk {
 	size_t rcap;
 	bool nomem;
 };
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 static uint64_t get_u64(const uint8_t *p, uint32_t off)
 {
@@ -508,7 +499,7 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 	g->meta = meta;
 	ret = gc_counters_read(pid, l, objspace, &c0);
 	if (ret)
-		return fail(err, errlen, ret, "cannot read the objspace: %s", strerror(-ret));
+		return rbm_fail(err, errlen, ret, "cannot read the objspace: %s", strerror(-ret));
 	g->marking = (c0.flags & l->objspace_flags_mode_mask) == 1 ||
 		     (c0.flags & l->objspace_flags_incremental);
 	g->sweeping = (c0.flags & l->objspace_flags_mode_mask) == 2;
@@ -521,7 +512,7 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 	if (meta->budget < HEAP_WALK_READ_MIN)
 		meta->budget = HEAP_WALK_READ_MIN;
 	if (!walk_alloc(&w)) {
-		ret = fail(err, errlen, -ENOMEM, "out of memory for %u slots", g->nnodes);
+		ret = rbm_fail(err, errlen, -ENOMEM, "out of memory for %u slots", g->nnodes);
 		goto out;
 	}
 	for (pos = 0; pos < g->npages; pos += BATCH_PAGES) {
@@ -529,7 +520,7 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 
 		ret = walk_batch(&w, pos, n);
 		if (ret) {
-			fail(err, errlen, ret, "heap walk: %s", strerror(-ret));
+			rbm_fail(err, errlen, ret, "heap walk: %s", strerror(-ret));
 			goto out;
 		}
 	}
@@ -544,7 +535,7 @@ out:
 	g->seconds = now_seconds() - t0;
 	g->cpu_seconds = cpu_seconds() - cpu0;
 	if (ret == -ESRCH)
-		fail(err, errlen, ret, "PID %d is gone", pid);
+		rbm_fail(err, errlen, ret, "PID %d is gone", pid);
 	return ret;
 }
 

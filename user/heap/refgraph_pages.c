@@ -5,20 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "diag.h"
 #include "heap_caps.h"
 #include "heap_pages.h"
 #include "refgraph_impl.h"
 #include "target_mem.h"
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 /* One page of the table numbered: its slots are the next nodes, its body found by address. */
 static int add_page(struct refgraph *g, uint64_t page, const struct heap_page_geo *p, char *err,
@@ -26,10 +17,10 @@ static int add_page(struct refgraph *g, uint64_t page, const struct heap_page_ge
 {
 	g->pages[g->npages] = (struct rg_page){page, p->start, p->nslots, p->slot_size, g->nnodes};
 	if ((uint64_t) g->nnodes + p->nslots >= RG_NONE / 2)
-		return fail(err, errlen, -E2BIG, "more than 2^31 heap slots");
+		return rbm_fail(err, errlen, -E2BIG, "more than 2^31 heap slots");
 	g->nnodes += p->nslots;
 	if (u64map_put(&g->by_body, p->body, (void *) (uintptr_t) (g->npages + 1)))
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return rbm_fail(err, errlen, -ENOMEM, "out of memory");
 	g->npages++;
 	return 0;
 }
@@ -48,24 +39,24 @@ int refgraph_read_pages(struct refgraph *g, uint64_t objspace, char *err, size_t
 
 	ret = heap_page_table_find(g->pid, l, objspace, &t);
 	if (ret == -ERANGE)
-		return fail(err, errlen, -EINVAL,
+		return rbm_fail(err, errlen, -EINVAL,
 			    "the heap page table has %llu pages (the cap is %u, 2^24)",
 			    (unsigned long long) t.npages, RUBY_MAX_HEAP_PAGES);
 	if (ret)
-		return fail(err, errlen, ret, "cannot read the heap page table: %s",
+		return rbm_fail(err, errlen, ret, "cannot read the heap page table: %s",
 			    strerror(-ret));
 	table = malloc(t.npages * sizeof(*table));
 	geo = malloc(t.npages * geo_bytes);
 	ok = calloc(t.npages, sizeof(*ok));
 	g->pages = calloc(t.npages, sizeof(*g->pages));
 	if (!table || !geo || !ok || !g->pages) {
-		ret = fail(err, errlen, -ENOMEM, "out of memory for %llu pages",
+		ret = rbm_fail(err, errlen, -ENOMEM, "out of memory for %llu pages",
 			   (unsigned long long) t.npages);
 		goto out;
 	}
 	ret = heap_page_table_read(g->pid, &t, table);
 	if (ret) {
-		fail(err, errlen, ret, "cannot read the heap page table: %s", strerror(-ret));
+		rbm_fail(err, errlen, ret, "cannot read the heap page table: %s", strerror(-ret));
 		goto out;
 	}
 	target_read_many(g->pid, table, t.npages, geo_bytes, geo, ok);
@@ -80,7 +71,7 @@ int refgraph_read_pages(struct refgraph *g, uint64_t objspace, char *err, size_t
 	}
 	ret = g->npages
 		  ? 0
-		  : fail(err, errlen, -EINVAL, "no heap page fits Ruby %s's layout", l->series);
+		  : rbm_fail(err, errlen, -EINVAL, "no heap page fits Ruby %s's layout", l->series);
 out:
 	free(table);
 	free(geo);

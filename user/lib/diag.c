@@ -32,6 +32,16 @@ void rbm_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+int rbm_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
 void rbm_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -4,6 +4,7 @@
 #define RBM_DIAG_H
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 extern int rbm_verbose; /* -v given: explain what is found and attached */
 
@@ -13,6 +14,9 @@ extern int rbm_verbose; /* -v given: explain what is found and attached */
  * message in a caller's `char *err, size_t errlen`, and cli/ prints it.
  */
 #define RBM_ERR_LEN (PATH_MAX + 1024)
+/* The line fmt makes into err (errlen bytes), for returning ret with it: `return rbm_fail(...)`. */
+int rbm_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /*
  * Prints "rbmemtrace: <message>": an error a user must act on, said by cli/,
