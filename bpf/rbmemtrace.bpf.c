@@ -584,6 +584,7 @@ static __always_inline void live_entry(struct proc_state *ps, const struct class
 				       __u64 seq, struct live_object *live)
 {
 	live->klass = key->klass;
+	live->klass_now = key->klass;
 	live->kind = key->kind;
 	live->seq = seq;
 	live->stack_id = key->stack_id;
@@ -1030,13 +1031,37 @@ int BPF_USDT(on_gc_sweep_end)
 struct follow_ctx {
 	__u64 followed;
 	__u64 lost;
+	__u64 class_from; /* the last class looked at, and where it is now */
+	__u64 class_to;
 };
+
+/*
+ * A class is an object GC.compact moves too: its old slot forwards to it
+ * like any other's, so the object's header now holds the new address.
+ * One read per class in a row of entries of the same class.
+ */
+static __always_inline void follow_class(struct follow_ctx *fc, struct live_object *obj)
+{
+	__u64 hdr[3];
+
+	if (!obj->klass_now)
+		return;
+	if (obj->klass_now != fc->class_from) {
+		fc->class_from = obj->klass_now;
+		fc->class_to = obj->klass_now;
+		if (!bpf_probe_read_user(hdr, sizeof(hdr), (void *)obj->klass_now) &&
+		    (hdr[0] & RB_T_MASK) == RB_T_MOVED && hdr[2])
+			fc->class_to = hdr[2];
+	}
+	obj->klass_now = fc->class_to;
+}
 
 static long follow_one(struct bpf_map *map, __u64 *addr, struct live_object *obj, void *ctx)
 {
 	struct follow_ctx *fc = ctx;
 	__u64 hdr[3];
 
+	follow_class(fc, obj);
 	if (bpf_probe_read_user(hdr, sizeof(hdr), (void *)*addr) || (hdr[0] & RB_T_MASK) != RB_T_MOVED)
 		return 0;
 	/* A T_MOVED slot holds the object's new address after its header. */

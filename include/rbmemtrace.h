@@ -85,6 +85,8 @@ struct live_object {
 	__u64 stack_id;
 	__u32 kind;
 	__u32 gc_epoch; /* GC.count (low 32 bits) at allocation: GCs survived = now - this */
+	/* Where its class is now: GC.compact moves classes too (klass stays the tally's key). */
+	__u64 klass_now;
 };
 
 /*

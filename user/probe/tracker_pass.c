@@ -248,6 +248,12 @@ static int pass_count_seqs(struct tracker *t, struct pass *p)
 	return 0;
 }
 
+/* The tracked object's class where it is now: GC.compact moves classes too (BPF follows them). */
+static uint64_t class_now(const struct live_object *obj)
+{
+	return obj->klass_now ? obj->klass_now : obj->klass;
+}
+
 /* Whether the tracked entry i still holds its object, by its header, class, census or page. */
 static bool entry_alive(struct tracker *t, const struct pass *p, size_t i)
 {
@@ -257,7 +263,7 @@ static bool entry_alive(struct tracker *t, const struct pass *p, size_t i)
 	bool alive = !judged_dead && t->buf.readable[i] &&
 		     object_header_alive(t->buf.headers[i][0], obj->kind) &&
 		     (RBM_KIND_TYPE(obj->kind) == RB_T_IMEMO ||
-		      tracker_same_object_class(t, t->buf.headers[i][1], obj->klass));
+		      tracker_same_object_class(t, t->buf.headers[i][1], class_now(obj)));
 
 	/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
 	if (alive && p->final && t->mode.census && !tracker_census_alive(t, t->buf.keys[i], obj))
