@@ -82,10 +82,9 @@ static mode_t new_file_mode(void)
  * the open until a reader comes, before anything is traced and deaf to Ctrl-C:
  * it is opened without waiting, and refused when no process reads it yet.
  */
-static int open_direct(struct outfile *o, const char *at, char *err, size_t n)
+static int open_direct(struct outfile *o, const char *at, mode_t mode, char *err, size_t n)
 {
-	struct stat st;
-	bool fifo = stat(at, &st) == 0 && S_ISFIFO(st.st_mode);
+	bool fifo = S_ISFIFO(mode);
 	int fd = open(at, O_WRONLY | O_NOCTTY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0));
 
 	if (fd < 0 && fifo && errno == ENXIO) {
@@ -193,7 +192,7 @@ int outfile_open(struct outfile *o, const char *path, char *err, size_t n)
 		}
 		/* /dev/stdout, /dev/fd/N of a pipe: magic links whose text is no path. */
 		if (stat(cur, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-			return open_direct(o, cur, err, n);
+			return open_direct(o, cur, st.st_mode, err, n);
 		ret = follow_link(cur, next, sizeof(next));
 		if (ret) {
 			snprintf(err, n, "cannot write %s: %s", path, strerror(-ret));
@@ -207,7 +206,7 @@ int outfile_open(struct outfile *o, const char *path, char *err, size_t n)
 	}
 	/* A device or pipe is written in place: renaming over it would replace it. */
 	if (!S_ISREG(lst.st_mode))
-		return open_direct(o, cur, err, n);
+		return open_direct(o, cur, lst.st_mode, err, n);
 	snprintf(o->target, sizeof(o->target), "%s", cur);
 	return open_temp(o, &lst, err, n);
 }
