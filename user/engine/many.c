@@ -364,11 +364,10 @@ int many_attach(struct many *m, const struct many_options *mo, const struct many
 	m->mo = mo;
 	m->hooks = hooks;
 	if (mo->match) {
-		if (regcomp(&m->re, mo->match, REG_EXTENDED | REG_NOSUB)) {
-			snprintf(err, errlen, "invalid --match: %s (an extended regular expression)",
-				 mo->match);
-			return -EINVAL;
-		}
+		int ret = target_match_compile(&m->re, mo->match, err, errlen);
+
+		if (ret)
+			return ret;
 		m->have_re = true;
 	}
 	m->attaching = true;

@@ -108,3 +108,11 @@ bool target_say_stopped(pid_t pid, bool at_end)
 			 pid, by);
 	return true;
 }
+
+int target_match_compile(regex_t *re, const char *match, char *err, size_t errlen)
+{
+	if (!regcomp(re, match, REG_EXTENDED | REG_NOSUB))
+		return 0;
+	snprintf(err, errlen, "invalid --match: %s (an extended regular expression)", match);
+	return -EINVAL;
+}

@@ -7,6 +7,7 @@
  */
 #ifndef RBM_TARGETS_H
 #define RBM_TARGETS_H
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -26,6 +27,8 @@ int target_memory_open(struct ruby_target *t, pid_t pid, char *err, size_t errle
 int target_heap_open(struct ruby_target *t, struct class_namer *namer, char *err, size_t errlen);
 /* census: a census of t's heap now, into r (zeroed by the caller), finished.  0 or -errno. */
 int target_census(struct ruby_target *t, struct report *r, char *err, size_t errlen);
+/* --match's pattern compiled into re (regfree it).  0, or -EINVAL with its line in err. */
+int target_match_compile(regex_t *re, const char *match, char *err, size_t errlen);
 /*
  * A target stopped by someone else (a debugger, SIGSTOP) allocates nothing
  * while it is stopped: said in one line, with its tracer, so that a report of

@@ -62,10 +62,8 @@ int top_collect_match(struct top_collector *c, struct top_model *m, const char *
 	size_t n, j;
 	int ret;
 
-	if (regcomp(&re, match, REG_EXTENDED | REG_NOSUB)) {
-		snprintf(err, errlen, "invalid --match: %s (an extended regular expression)", match);
-		return -EINVAL;
-	}
+	if ((ret = target_match_compile(&re, match, err, errlen)))
+		return ret;
 	n = ruby_find_processes(&re, getpid(), RUBY_NEED_MEMORY, pids, TOP_MAX_PROCS - c->ntargets);
 	regfree(&re);
 	if (!n && !c->ntargets) {
