@@ -432,10 +432,10 @@ test "GC.compact without pause under -p --full: nothing not followed, a tenth ke
       row = class_row(report, "Churned")
       kept = (row["allocated"] - row["young"]) / 10
       # The final read could find no pause between compactions: it runs through one, and says so.
-      # Measured: within 0.5% on 3.1; on 3.3 and 3.4 mostly up to 2.2% fewer, 3.02% in one CI
-      # run (docs/design.md#limits): a known shortfall the report states, bounded here.
+      # Measured since it follows T_MOVED slots and re-reads what the census saw before a move:
+      # within 0.4% on every Ruby with both cores busy (docs/design.md#limits); was 7.3% short.
       through = report["compaction"]["end_read_while_compacting"]
-      slack = !through ? 1 : TARGET_VERSION.start_with?("3.1.") ? kept / 200 : kept * 5 / 100
+      slack = through ? kept / 100 : 1
       check((row["retained"] - kept).abs <= slack,
             "Churned: #{row['retained']} retained of #{row['allocated'] - row['young']} made " \
             "before the last GC; the program keeps one in ten (slack #{slack})")

@@ -142,6 +142,14 @@ static uint64_t second_look_says(const struct u64map *now, uint64_t addr,
 	return seq & RBM_SEQ_GONE_AT_END;
 }
 
+/* Entries the final pass through a compaction judges again, by their pages. */
+struct rejudge {
+	uint64_t *keys;
+	uint64_t (*headers)[2];
+	struct live_object *objs;
+	size_t n, cap;
+};
+
 /* One pass's flags and phase: what it found before judging, and how it judges. */
 struct pass {
 	bool final;		  /* the probes are off: the pass only counts */
@@ -157,7 +165,41 @@ struct pass {
 	size_t queued;		  /* dead entries handed to BPF's reap array */
 	struct u64map seqs;	  /* final, through a compaction: how often a seq is dumped */
 	struct u64map end_bits;	  /* final: the second look, addr -> seq + 1 */
+	bool through;		  /* final, read through a compaction: see judge_by_pages */
+	struct u64map counted;	  /* ... the seqs counted alive: each object once */
+	struct rejudge rejudge;	  /* ... entries judged again by their pages */
 };
+
+static int rejudge_add(struct rejudge *r, uint64_t key, const uint64_t header[2],
+		       const struct live_object *obj)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 256;
+		uint64_t *keys = realloc(r->keys, cap * sizeof(*keys));
+		uint64_t (*headers)[2] = keys ? realloc(r->headers, cap * sizeof(*headers)) : NULL;
+		struct live_object *objs = headers ? realloc(r->objs, cap * sizeof(*objs)) : NULL;
+
+		if (keys)
+			r->keys = keys;
+		if (headers)
+			r->headers = headers;
+		if (!objs)
+			return -ENOMEM;
+		r->objs = objs;
+		r->cap = cap;
+	}
+	r->keys[r->n] = key;
+	memcpy(r->headers[r->n], header, sizeof(r->headers[0]));
+	r->objs[r->n++] = *obj;
+	return 0;
+}
+
+static void rejudge_free(struct rejudge *r)
+{
+	free(r->keys);
+	free(r->headers);
+	free(r->objs);
+}
 
 /* Before the dump: the GC count, and whether a compaction moved (or moves) objects. */
 static void pass_begin(struct tracker *t, struct pass *p)
@@ -254,8 +296,44 @@ static uint64_t class_now(const struct live_object *obj)
 	return obj->klass_now ? obj->klass_now : obj->klass;
 }
 
+/*
+ * Counts obj alive.  Read through a compaction, one object can be met at
+ * its old slot and at its new one (BPF re-keyed it during the dump): its
+ * seq counts once.
+ */
+static void count_alive(struct tracker *t, struct pass *p, const struct live_object *obj)
+{
+	if (p->through) {
+		if (u64map_get(&p->counted, obj->seq + 1))
+			return;
+		u64map_put(&p->counted, obj->seq + 1, (void *) 1);
+	}
+	t->stats.live++;
+	tracker_count_alive(t, obj);
+}
+
+/*
+ * The final pass through a compaction met obj's old slot forwarding
+ * (T_MOVED): the compaction under way moved it, and BPF re-keys it only
+ * once every object has moved.  Alive if its new slot holds it.
+ */
+static bool moved_alive(struct tracker *t, uint64_t addr, const struct live_object *obj)
+{
+	uint64_t dest, hdr[2];
+
+	if (target_read_u64(t->io.pid, addr + 16, &dest) || !dest || (dest & 7) ||
+	    target_read(t->io.pid, dest, hdr, sizeof(hdr)) ||
+	    !object_header_alive(hdr[0], obj->kind))
+		return false;
+	if (RBM_KIND_TYPE(obj->kind) != RB_T_IMEMO &&
+	    !tracker_same_object_class(t, hdr[1], class_now(obj)))
+		return false;
+	t->stats.moved_followed++;
+	return true;
+}
+
 /* Whether the tracked entry i still holds its object, by its header, class, census or page. */
-static bool entry_alive(struct tracker *t, const struct pass *p, size_t i)
+static bool entry_alive(struct tracker *t, const struct pass *p, size_t i, bool *disputed)
 {
 	const struct live_object *obj = &t->buf.values[i];
 	bool judged_dead = t->mode.direct_delete &&
@@ -266,8 +344,11 @@ static bool entry_alive(struct tracker *t, const struct pass *p, size_t i)
 		      tracker_same_object_class(t, t->buf.headers[i][1], class_now(obj)));
 
 	/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
-	if (alive && p->final && t->mode.census && !tracker_census_alive(t, t->buf.keys[i], obj))
+	if (alive && p->final && t->mode.census && !tracker_census_alive(t, t->buf.keys[i], obj)) {
+		/* A census older than a compaction may have read the slot before the object moved in. */
+		*disputed = p->through;
 		return false;
+	}
 	if (alive && p->judge_slots &&
 	    tracker_slot_dead(t, &t->buf.facts[i], t->buf.headers[i][0], p->marks_final, obj))
 		return false;
@@ -300,6 +381,7 @@ static void judge_entry(struct tracker *t, struct pass *p, size_t i)
 	bool moved = t->buf.readable[i] && (t->buf.headers[i][0] & RB_T_MASK) == RB_T_MOVED;
 	uint64_t at_end = p->final ? second_look_says(&p->end_bits, t->buf.keys[i], obj) : 0;
 	struct class_tally *tally;
+	bool disputed = false;
 
 	/*
 	 * Its slot was taken after the end, before the next GC: it was freed
@@ -311,26 +393,99 @@ static void judge_entry(struct tracker *t, struct pass *p, size_t i)
 		tracker_live_map_written(t);
 		return;
 	}
-	if (entry_alive(t, p, i)) {
-		t->stats.live++;
-		tracker_count_alive(t, obj);
+	if (entry_alive(t, p, i, &disputed)) {
+		count_alive(t, p, obj);
 		return;
 	}
+	if (disputed && !rejudge_add(&p->rejudge, t->buf.keys[i], t->buf.headers[i], obj))
+		return;
+	if (moved && p->through && moved_alive(t, t->buf.keys[i], obj)) {
+		count_alive(t, p, obj);
+		return; /* BPF re-keys it when the compaction's moves are done */
+	}
 	if (moved && follow_move(t, t->buf.keys[i], obj)) {
-		t->stats.live++;
-		tracker_count_alive(t, obj);
+		count_alive(t, p, obj);
 	} else if (p->final && p->compacted && moved_and_followed(t, t->buf.keys[i])) {
 		/* Counted where it went, when the dump caught it there too. */
-		if ((uintptr_t) u64map_get(&p->seqs, obj->seq + 1) < 2) {
-			t->stats.live++;
-			tracker_count_alive(t, obj);
-		}
+		if (p->through || (uintptr_t) u64map_get(&p->seqs, obj->seq + 1) < 2)
+			count_alive(t, p, obj);
 		return; /* its old key is gone already */
 	} else if (p->compacted && !(p->final && all_moves_followed(t)) &&
 		   (tally = tracker_tally_for(t, obj->klass, obj->kind, obj->stack_id))) {
 		tally->t.not_followed++;
 	}
 	entry_dead(t, p, i);
+}
+
+/*
+ * Read through a compaction, the census is older than the headers: a slot
+ * it found free or garbage may hold a tracked object that moved in since,
+ * and an object BPF re-keyed during the dump may be missing from it (the
+ * second look found it).  Their headers say alive: their pages' marks and
+ * ages, read now, judge them.
+ */
+static int judge_by_pages(struct tracker *t, struct pass *p)
+{
+	struct rejudge *r = &p->rejudge;
+	struct slot_facts *facts = calloc(r->n + 1, sizeof(*facts));
+	bool marks_final = false;
+	size_t k;
+
+	if (!facts)
+		return -ENOMEM;
+	if (r->n && t->io.hl && t->io.gc_count_addr) {
+		if (tracker_gc_phase(t, &t->gc.judge_count, &t->gc.judge_lag)) {
+			t->gc.judge_count = t->gc.gc_count;
+			t->gc.judge_lag = true;
+		}
+		if (slot_pages_read(&t->buf.pages, t->io.pid, t->io.hl, r->keys, r->headers, r->n,
+				    facts))
+			memset(facts, 0, r->n * sizeof(*facts));
+		marks_final = tracker_marks_settled(t);
+	}
+	for (k = 0; k < r->n; k++) {
+		if (facts[k].known &&
+		    !tracker_slot_dead(t, &facts[k], r->headers[k][0], marks_final, &r->objs[k])) {
+			count_alive(t, p, &r->objs[k]);
+		} else {
+			bpf_map_delete_elem(t->io.live_fd, &r->keys[k]);
+			tracker_live_map_written(t);
+		}
+	}
+	free(facts);
+	return 0;
+}
+
+/*
+ * The entries the second look found and the dump missed: BPF re-keyed
+ * them while the dump went through the map's buckets.
+ */
+static int add_missed(struct tracker *t, struct pass *p)
+{
+	struct u64map seen = {0};
+	size_t i, j;
+	int err = 0;
+
+	for (i = 0; i < p->n && !err; i++)
+		err = u64map_put(&seen, (t->buf.values[i].seq & ~RBM_SEQ_END_BITS) + 1, (void *) 1);
+	u64map_for_each(&p->end_bits, j) {
+		uint64_t addr = p->end_bits.keys[j], hdr[2];
+		uint64_t seq = (uintptr_t) p->end_bits.values[j] - 1;
+		struct live_object obj;
+
+		if (err || (seq & RBM_SEQ_GONE_AT_END) ||
+		    u64map_get(&seen, (seq & ~RBM_SEQ_END_BITS) + 1) ||
+		    bpf_map_lookup_elem(t->io.live_fd, &addr, &obj) ||
+		    (obj.seq & ~RBM_SEQ_END_BITS) != (seq & ~RBM_SEQ_END_BITS) ||
+		    target_read(t->io.pid, addr, hdr, sizeof(hdr)) ||
+		    !object_header_alive(hdr[0], obj.kind) ||
+		    (RBM_KIND_TYPE(obj.kind) != RB_T_IMEMO &&
+		     !tracker_same_object_class(t, hdr[1], class_now(&obj))))
+			continue;
+		err = rejudge_add(&p->rejudge, addr, hdr, &obj);
+	}
+	u64map_free(&seen, NULL);
+	return err;
 }
 
 /* Judges every entry dumped, the living recounted. */
@@ -353,8 +508,11 @@ static int pass_judge(struct tracker *t, struct pass *p)
 		tracker_forget_dead(t);
 	if ((err = pass_count_seqs(t, p)))
 		return err;
+	p->through = p->final && t->mode.judge_through_compaction;
 	for (i = 0; i < p->n; i++)
 		judge_entry(t, p, i);
+	if (p->through && ((err = add_missed(t, p)) || (err = judge_by_pages(t, p))))
+		return err;
 	if (p->queued)
 		__atomic_store_n(&t->io.reap->len, (__u32) p->queued, __ATOMIC_RELEASE);
 	if (p->pending)
@@ -393,5 +551,7 @@ int tracker_pass(struct tracker *t, bool final)
 	err = pass_run(t, &p);
 	u64map_free(&p.seqs, NULL);
 	u64map_free(&p.end_bits, NULL);
+	u64map_free(&p.counted, NULL);
+	rejudge_free(&p.rejudge);
 	return err;
 }
