@@ -66,6 +66,8 @@ struct refgraph {
 	uint32_t *off;	       /* nnodes + 1: node i's edges are targets[off[i] .. off[i + 1]) */
 	uint32_t *targets;
 	uint64_t nedges, cap_edges;
+	uint32_t *bytes; /* per node: its slot and the memory it owns, as the census counts it */
+	uint32_t *size;	 /* per node: entries a container says it has (Hash, Array, ivars...) */
 
 	struct rg_selected *sel;
 	size_t nsel, cap_sel;
