@@ -121,8 +121,8 @@ static const struct argp_option opts[] = {
 	 "to exec a Ruby before it is killed (default 30)",
 	 0},
 	{"no-why", OPT_NO_WHY, NULL, 0,
-	 "Do not read the leak suspects' top retainer paths from the target when the trace ends "
-	 "(rbmemtrace why)",
+	 "Do not walk the target's heap: no leak verdict (a walk at the start and one at the end), "
+	 "no top retainer paths for the leak suspects (rbmemtrace why)",
 	 0},
 	{"empty-probes", OPT_EMPTY_PROBES, "uprobe|uretprobe", 0,
 	 "Benchmark baseline: attach empty programs at the allocation functions, trace nothing", 0},
@@ -201,6 +201,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_WHY:
 		args.no_why = true;
+		t->no_verdict = true;
 		break;
 	case OPT_START_TIMEOUT:
 		if (cli_real(arg, &t->start_timeout) || !(t->start_timeout > 0) ||

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "target_mem.h"
+#include "verdict_run.h"
 #include "diag.h"
 #include "targets.h"
 #include "trace_one.h"
@@ -27,29 +30,68 @@ int trace_one_run(struct session *s, volatile sig_atomic_t *stop, char *err, siz
 	return ret;
 }
 
+/* The verdict's end, as far as the session can give it: its censuses and the start's walk. */
+static struct verdict *verdict_open(struct session *s, struct verdict_end *e)
+{
+	struct verdict *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	memset(e, 0, sizeof(*e));
+	if (!s->snap.verdict || !s->snap.verdict->taken)
+		v->none = verdict_intern(v, s->snap.verdict ? s->snap.verdict->why_not
+							    : "no heap walk at the start");
+	else if (!s->snap.have_census_start || !s->snap.have_census_end)
+		v->none = verdict_intern(v, "no heap census at both ends");
+	else if (s->target_exited)
+		v->none = verdict_intern(v, "the target exited: no walk at the end");
+	e->base = s->snap.verdict;
+	e->start = &s->snap.census_start;
+	e->end = &s->snap.census_end;
+	e->old_age = s->at.heap_layout ? s->at.heap_layout->old_age : 3;
+	e->out = v;
+	if (s->tracker.io.compact_count_addr &&
+	    target_read_u64(s->target.pid, s->tracker.io.compact_count_addr, &e->compact_count))
+		e->compact_count = ~(uint64_t) 0;
+	return v;
+}
+
 /*
- * Each leak suspect's top retainer path, read by `why` from the target the
- * trace leaves running: who holds what it keeps.  Said, never fatal: a
- * Ruby whose refs layout cannot be proved has its report without them.
+ * Each leak suspect's top retainer path, and the leak verdict, read from
+ * the target the trace leaves running, in one walk: who holds what it
+ * keeps.  Said, never fatal: a Ruby whose refs layout cannot be proved has
+ * its report without them.
  */
-static int add_retainers(struct session *s, struct report *r)
+static int add_retainers(struct session *s, struct report *r, bool verdict)
 {
 	const char *classes[MAX_SUSPECTS];
 	struct why_report why = {0};
+	struct verdict_end e;
 	char err[512], line[2048];
 	size_t i, j;
 
+	if (verdict && !(r->verdict = verdict_open(s, &e)))
+		return -ENOMEM;
+	if (r->verdict && r->verdict->none)
+		verdict = false;
+	if (!verdict && !r->nsuspects)
+		return 0;
 	for (i = 0; i < r->nsuspects; i++)
 		classes[i] = r->suspects[i].class_name;
-	if (why_top_paths(&s->target, classes, r->nsuspects, &why, err, sizeof(err))) {
+	if (why_top_paths_with(&s->target, classes, r->nsuspects, verdict ? verdict_on_graph : NULL,
+			       &e, &why, err, sizeof(err))) {
 		rbm_warn("no retainer paths for the leak suspects: %s", err);
+		if (verdict)
+			r->verdict->none = verdict_intern(r->verdict, err);
 		why_free(&why);
 		return 0;
 	}
+	if (verdict)
+		verdict_take_paths(&e, &why);
 	for (i = 0; i < why.ntargets; i++) {
 		const struct why_target *t = &why.targets[i];
 
-		if (!t->npaths)
+		if (!t->npaths || t->class_name[0] == '\x01')
 			continue;
 		why_path_line(&t->paths[0], line, sizeof(line));
 		for (j = 0; j < r->nsuspects; j++)
@@ -73,8 +115,8 @@ int trace_one_report(struct session *s, bool retainers, struct report *r, char *
 	if (!s->launched && !s->target_exited)
 		target_say_stopped(s->target.pid, true);
 	if (session_report(s, r) ||
-	    (!s->launched && !s->target_exited && r->nsuspects && retainers &&
-	     add_retainers(s, r))) {
+	    (!s->launched && !s->target_exited && retainers &&
+	     add_retainers(s, r, !s->opt.no_verdict))) {
 		snprintf(err, errlen, "out of memory building the report");
 		return -ENOMEM;
 	}

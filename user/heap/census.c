@@ -447,6 +447,48 @@ int census_compare(const struct census *before, struct census *now, unsigned int
 	return 0;
 }
 
+/* The page of now holding addr, and the slot's index in it; NULL if none. */
+static const struct census_page *page_holding(const struct census *c, uint64_t addr, uint32_t *i)
+{
+	size_t lo = 0, hi = c->npage;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct census_page *p = &c->page[mid];
+
+		if (addr < p->start) {
+			hi = mid;
+		} else if (addr - p->start >= (uint64_t) p->nslots * p->slot_size) {
+			lo = mid + 1;
+		} else {
+			if ((addr - p->start) % p->slot_size)
+				return NULL;
+			*i = (uint32_t) ((addr - p->start) / p->slot_size);
+			return p;
+		}
+	}
+	return NULL;
+}
+
+enum census_newness census_slot_new(const struct census *before, const struct census *now,
+				    uint64_t addr, unsigned int old_age, uint32_t *class_hash)
+{
+	const struct census_page *p, *was;
+	uint32_t i;
+
+	*class_hash = 0;
+	if (!before->page || !now->page || now->gc_count < before->gc_count ||
+	    !(p = page_holding(now, addr, &i)))
+		return CENSUS_UNKNOWN;
+	if ((p->slot[i] & 0xf) != SLOT_LIVE)
+		return CENSUS_NOT_LIVE;
+	*class_hash = p->class_of[i];
+	was = page_at(before, p->start);
+	return old_news(was, p, i, now->gc_count - before->gc_count, old_age, before->marking)
+		   ? CENSUS_OLD
+		   : CENSUS_NEW;
+}
+
 void census_free(struct census *c)
 {
 	u64map_free(&c->classes, free);

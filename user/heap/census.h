@@ -140,6 +140,16 @@ static inline void census_class_count(struct census_class *cc, enum slot_state s
 
 void census_class_finish(struct census_class *cc, unsigned int old_age);
 
+enum census_newness { CENSUS_UNKNOWN, CENSUS_NOT_LIVE, CENSUS_OLD, CENSUS_NEW };
+/*
+ * The object at addr in the later census now, against before (both with
+ * slot states): CENSUS_NEW when it was not in the heap at before, by the
+ * rule census_compare counts new_alive with; CENSUS_NOT_LIVE when now's
+ * slot holds no live object; CENSUS_UNKNOWN when now has no such slot.
+ * class_hash: the census_class_hash of its class in now, 0 if not live.
+ */
+enum census_newness census_slot_new(const struct census *before, const struct census *now,
+				    uint64_t addr, unsigned int old_age, uint32_t *class_hash);
 void census_free(struct census *c);
 
 #endif

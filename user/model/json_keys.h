@@ -12,11 +12,13 @@
 // clang-format off
 #define JSON_KEYS(X) \
 	X(age_buckets) \
+	X(alloc_sites) \
 	X(allocated) \
 	X(allocs_per_s) \
 	X(budget_percent) \
 	X(burst_windows) \
 	X(by_all_retained) \
+	X(by_class) \
 	X(bytes) \
 	X(capped_by_census) \
 	X(census_ms) \
@@ -28,14 +30,19 @@
 	X(classes) \
 	X(code_moved) \
 	X(command) \
+	X(compacted) \
 	X(compaction) \
 	X(confidence) \
+	X(container) \
 	X(count) \
 	X(covered) \
+	X(dominated_bytes) \
+	X(dominated_objects) \
 	X(doubt) \
 	X(dropped) \
 	X(duration_s) \
 	X(edges) \
+	X(edges_cut) \
 	X(end_read_while_compacting) \
 	X(end_reason) \
 	X(errors) \
@@ -65,13 +72,16 @@
 	X(gc_stat) \
 	X(gcs_per_s) \
 	X(gone) \
+	X(grew) \
 	X(groups) \
 	X(header_read_errors) \
 	X(heap) \
 	X(heap_end) \
 	X(heap_seconds) \
 	X(heap_start) \
+	X(holder) \
 	X(host) \
+	X(insertions) \
 	X(interval_s) \
 	X(kind) \
 	X(label) \
@@ -90,10 +100,13 @@
 	X(moved_over) \
 	X(name) \
 	X(new_alive) \
+	X(new_bytes) \
+	X(new_objects) \
 	X(new_old) \
 	X(new_retained) \
 	X(new_unaged) \
 	X(no_site) \
+	X(none) \
 	X(not_followed) \
 	X(not_walked) \
 	X(ns_pid) \
@@ -136,11 +149,14 @@
 	X(selection) \
 	X(site) \
 	X(sites) \
+	X(size_after) \
+	X(size_before) \
 	X(slots) \
 	X(sort) \
-	X(stale) \
+	X(source) \
 	X(stack_drops) \
 	X(stacks) \
+	X(stale) \
 	X(state) \
 	X(summary) \
 	X(summed) \
@@ -158,12 +174,15 @@
 	X(trend) \
 	X(truncated) \
 	X(types) \
+	X(unattributed) \
 	X(unexplained) \
 	X(unjudged) \
 	X(unread) \
 	X(untraced) \
 	X(untracked) \
 	X(uptime_s) \
+	X(verdict) \
+	X(verdict_walk) \
 	X(via) \
 	X(walk) \
 	X(walk_read_budget) \

@@ -443,6 +443,8 @@ void report_free(struct report *r)
 	}
 	free(r->retainers);
 	r->retainers = NULL;
+	verdict_free(r->verdict);
+	r->verdict = NULL;
 	r->nretainers = 0;
 	r->sites = NULL;
 	r->stacks = NULL;

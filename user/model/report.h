@@ -18,6 +18,7 @@
 #include "caps.h"
 #include "rbmemtrace.h" /* MAX_STACK_DEPTH */
 #include "strpool.h"
+#include "verdict.h"
 #include "tally.h"
 #include "u64map.h"
 
@@ -310,6 +311,7 @@ struct report {
 	/* `why` at the end of a trace: each suspect class's top retainer path (may be none) */
 	struct report_retainer *retainers;
 	size_t nretainers;
+	struct verdict *verdict; /* the leak verdict (verdict.h); NULL: not asked for */
 	bool suspects_by_all_retained; /* fewer than 3 GCs ran: age could not tell */
 };
 

@@ -315,6 +315,7 @@ void report_write_json_members(struct jw *w, const struct report *r, bool identi
 	jw_end(w);
 	write_classes(w, r);
 	write_suspects(w, r);
+	verdict_write_json(w, r->verdict);
 	if (r->with_stacks)
 		write_stacks(w, r);
 }

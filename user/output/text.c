@@ -274,6 +274,7 @@ void report_write_text(FILE *out, const struct report *r, const struct text_opti
 	size_t i, shown;
 
 	write_header(out, r);
+	verdict_write_text(out, r->verdict, r->duration_s);
 	fprintf(out, "\n%10s %10s %10s%s%s%s%s  %s\n", "RETAINED", "ALLOCATED", "FREED",
 		r->totals.young ? "      YOUNG" : "", r->totals.untracked ? "  UNTRACKED" : "",
 		est ? "  ~RETAINED ~ALLOCATED" : "", census ? "   LIVE_END     CHANGE" : "",

@@ -39,6 +39,10 @@ void folded_write_line(FILE *out, const char *const *path, size_t n, uint64_t co
 /* flamegraph.pl's folded format, weighted by retained objects; the class is the leaf. */
 void report_write_folded(FILE *out, const struct report *r);
 
+/* The leak verdict: its block of text (seconds: the trace's), its JSON members (none if NULL). */
+void verdict_write_text(FILE *out, const struct verdict *v, double seconds);
+void verdict_write_json(struct jw *w, const struct verdict *v);
+
 /* The layout's proof: one line per group not proved; the "layout" member. */
 /* prefix: what goes before each line ("" in a report; which process in a model) */
 void report_write_layout_text(FILE *out, const char *prefix, const struct report_layout *l);

@@ -27,6 +27,7 @@
 #include "tracker.h"
 #include "tracer_cpu.h"
 #include "u64map.h"
+#include "verdict_run.h"
 #include "windows.h"
 
 #define MAX_CLASS_FILTERS 64
@@ -47,6 +48,7 @@ struct trace_options {
 	bool held;
 	double held_since;
 	double start_timeout; /* launch mode: seconds the command has to exec Ruby */
+	bool no_verdict;      /* -p: no heap walk at the start for the leak verdict */
 };
 
 /*
@@ -131,6 +133,7 @@ struct session_snapshot {
 	struct census census_start, census_end;
 	bool have_census_start, have_census_end;
 	bool final_done; /* the final census and pass are taken */
+	struct verdict_base *verdict; /* -p: the start's walk for the leak verdict */
 };
 
 struct session {

@@ -377,6 +377,10 @@ int session_start(struct session *s, char *err, size_t errlen)
 	s->snap.counts_last = s->snap.counts_start;
 	__atomic_store_n(&s->at.st->counting, 1, __ATOMIC_RELEASE);
 	session_heap_census(s, CENSUS_AT_START);
+	/* The verdict's first walk: a -p target's heap as the trace starts (a launched one is empty). */
+	if (!s->launched && !s->opt.no_verdict && s->snap.have_census_start &&
+	    (s->snap.verdict = calloc(1, sizeof(*s->snap.verdict))))
+		verdict_base_take(s->snap.verdict, &s->target, s->tracker.io.compact_count_addr);
 	if (s->sampling) {
 		struct gc_allocated_counter counter;
 		int ret;

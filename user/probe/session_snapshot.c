@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "diag.h"
@@ -63,6 +64,11 @@ void session_heap_free(struct session *s)
 	census_free(&s->snap.census_start);
 	census_free(&s->snap.census_end);
 	s->snap.have_census_start = s->snap.have_census_end = false;
+	if (s->snap.verdict) {
+		verdict_base_free(s->snap.verdict);
+		free(s->snap.verdict);
+		s->snap.verdict = NULL;
+	}
 }
 
 /*

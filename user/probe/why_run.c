@@ -105,15 +105,16 @@ void why_path_line(const struct why_path *p, char *buf, size_t n)
 					p->edges[i].class_name);
 }
 
-int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
-		  struct why_report *out, char *err, size_t errlen)
-{
-	static struct why_context c;
-	size_t i;
-	int g, ret;
+static int walk_heap(struct why_context *c, unsigned long freeze_ms, struct root_set *roots,
+		     struct refgraph *g, struct why_report *out);
 
-	memset(&c, 0, sizeof(c));
-	c.t = t;
+/* Proves what `why` needs in t, a target proved for another mode, and opens c: 0 or -1. */
+static int context_for(struct why_context *c, struct ruby_target *t, char *err, size_t errlen)
+{
+	int g;
+
+	memset(c, 0, sizeof(*c));
+	c->t = t;
 	/* every group again: the prover's results are of one run (a trace proved its own) */
 	ruby_target_prove(t, WHY_NEEDS | PROOF_BIT(PROOF_STACKS), false);
 	for (g = 0; g < PROOF_GROUPS; g++) {
@@ -123,9 +124,23 @@ int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
 			return -1;
 		}
 	}
-	if (context_init(&c, t, err, errlen))
+	return context_init(c, t, err, errlen);
+}
+
+int why_top_paths_with(struct ruby_target *t, const char *const *classes, size_t n,
+		       void (*on_graph)(void *, struct why_context *, struct refgraph *,
+					const struct root_set *),
+		       void *ctx, struct why_report *out, char *err, size_t errlen)
+{
+	static struct why_context c;
+	size_t i;
+	int ret;
+
+	if (context_for(&c, t, err, errlen))
 		return -1;
 	c.selection = "class";
+	c.on_graph = on_graph;
+	c.on_graph_ctx = ctx;
 	for (i = 0; i < n && i < WHY_MAX_TARGETS; i++)
 		c.target_names[c.ntargets++] = strdup(classes[i]);
 	ret = why_run(&c, 0, out);
@@ -133,6 +148,32 @@ int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
 		snprintf(err, errlen, "%s", c.err);
 	else
 		why_finish(out);
+	why_context_close(&c);
+	return ret;
+}
+
+int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
+		  struct why_report *out, char *err, size_t errlen)
+{
+	return why_top_paths_with(t, classes, n, NULL, NULL, out, err, errlen);
+}
+
+int why_walk_graph(struct ruby_target *t, struct root_set *roots, struct refgraph *g, char *err,
+		   size_t errlen)
+{
+	static struct why_context c;
+	struct why_report scratch = {0};
+	int old_nice, ret;
+
+	if (context_for(&c, t, err, errlen))
+		return -1;
+	old_nice = getpriority(PRIO_PROCESS, 0);
+	setpriority(PRIO_PROCESS, 0, 19);
+	ret = walk_heap(&c, 0, roots, g, &scratch);
+	setpriority(PRIO_PROCESS, 0, old_nice);
+	if (ret)
+		snprintf(err, errlen, "%s", c.err);
+	why_free(&scratch);
 	why_context_close(&c);
 	return ret;
 }
@@ -357,6 +398,8 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 		 roots.frames, (unsigned long long) g.live, g.nnodes, (unsigned long long) g.nedges,
 		 g.seconds * 1e3, g.read_seconds * 1e3, (unsigned long long) g.reads,
 		 (unsigned long long) c->meta.stale_reads);
+	if (c->on_graph)
+		c->on_graph(c->on_graph_ctx, c, &g, &roots);
 	ret = explain(c, &g, &roots, out) ?: no_such_class(c, out);
 	out->walk.seconds = now_seconds() - t0;
 	if (!freeze_ms)

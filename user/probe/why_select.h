@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "classnames.h"
+#include "refgraph.h"
 #include "refs.h"
 #include "refs_globals.h"
 #include "refs_names.h"
@@ -21,6 +22,7 @@
 #include "ruby_target.h"
 #include "stacks.h"
 #include "u64map.h"
+#include "vm_roots.h"
 #include "why_model.h"
 
 #define WHY_MAX_CLASSES 64
@@ -54,6 +56,14 @@ struct why_context {
 	struct u64map objects;	/* traced object -> struct traced * (site, target) */
 	bool by_object;		/* select the traced objects, not whole classes */
 	const char *selection;	/* "class", "site", "report", "suspects" */
+	/*
+	 * Called with the walked graph before the paths are explained: may
+	 * select more objects (g->sel) as more targets (the leak verdict's
+	 * holders).  An error is said by the hook; the paths go on.
+	 */
+	void (*on_graph)(void *ctx, struct why_context *c, struct refgraph *g,
+			 const struct root_set *roots);
+	void *on_graph_ctx;
 	char err[1024];
 };
 
@@ -90,6 +100,17 @@ void why_context_close(struct why_context *c);
  */
 int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
 		  struct why_report *out, char *err, size_t errlen);
+/* The same, calling on_graph(ctx, ...) with the walked graph (why_context.on_graph). */
+int why_top_paths_with(struct ruby_target *t, const char *const *classes, size_t n,
+		       void (*on_graph)(void *, struct why_context *, struct refgraph *,
+					const struct root_set *),
+		       void *ctx, struct why_report *out, char *err, size_t errlen);
+/*
+ * The roots and the reference graph of t alone (a trace's start: the
+ * verdict's first walk), the walk at nice 19.  0, or -1 with err.
+ */
+int why_walk_graph(struct ruby_target *t, struct root_set *roots, struct refgraph *g, char *err,
+		   size_t errlen);
 /* "root name root class > via class > ..." : a path in one line. */
 void why_path_line(const struct why_path *p, char *buf, size_t n);
 

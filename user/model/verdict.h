@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The leak verdict of a report: the old containers that gathered the most
+ * new objects, ranked by how much more they keep alive at the end than at
+ * the start (their dominated bytes), each with the path that holds it, its
+ * size before and after, and what it gathered by class.  Exact: read from
+ * the heap at both ends (probe/verdict_run.c), never from samples; the
+ * allocation sites come from the sampled windows, with how many traced
+ * objects each rests on.  Every writer only reads it.
+ */
+#ifndef RBM_VERDICT_H
+#define RBM_VERDICT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "strpool.h"
+
+#define VERDICT_MAX 5
+#define VERDICT_MAX_EDGES 16
+#define VERDICT_MAX_CLASSES 6
+#define VERDICT_MAX_SITES 4
+
+struct verdict_edge {
+	const char *via;	/* "{value}", "[]", "@items" */
+	const char *class_name; /* of the object it leads to */
+};
+
+struct verdict_class {
+	const char *class_name;
+	uint64_t objects, bytes;
+};
+
+struct verdict_site {
+	const char *class_name;
+	const char *path;
+	int line;
+	uint64_t traced; /* traced objects of the grown ones allocated there */
+};
+
+struct verdict_point {
+	const char *root_kind, *root_name; /* "constant", "App::CACHE" */
+	struct verdict_edge edges[VERDICT_MAX_EDGES];
+	size_t nedges;
+	bool edges_cut; /* a longer path: its middle left out */
+	const char *container_class;
+	int64_t size_before, size_after; /* entries, length, ivars; -1: unknown */
+	int64_t grew_objects, grew_bytes;    /* dominated at the end minus at the start */
+	uint64_t new_objects, new_bytes;     /* new objects it gathered (by_class sums them) */
+	struct verdict_class by_class[VERDICT_MAX_CLASSES];
+	size_t nby_class;
+	uint64_t dominated_bytes, dominated_objects; /* what it keeps alive at the end */
+	struct verdict_site sites[VERDICT_MAX_SITES];
+	size_t nsites;
+};
+
+struct verdict {
+	const char *none; /* why there is no verdict, in one line; NULL when computed */
+	double seconds;	  /* the two walks and the dominators */
+	uint64_t tracer_bytes;
+	uint64_t new_objects;	  /* new objects reachable at the end */
+	uint64_t unattributed;	  /* of those, held by no old node of their own */
+	bool compacted;		  /* a compaction between the walks: moved containers unseen */
+	struct verdict_point points[VERDICT_MAX];
+	size_t n;
+	struct strpool strings;
+};
+
+const char *verdict_intern(struct verdict *v, const char *s);
+void verdict_free(struct verdict *v);
+
+#endif

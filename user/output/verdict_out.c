@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The leak verdict (model/verdict.h), as text leading the report and as JSON members. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "escape.h"
+#include "json_keys.h"
+#include "json_writer.h"
+#include "writers.h"
+
+/* 1234567 as "1,234,567". */
+static const char *commas(uint64_t n, char *buf, size_t len)
+{
+	char digits[32];
+	size_t nd = (size_t) snprintf(digits, sizeof(digits), "%" PRIu64, n), i, at = 0;
+
+	for (i = 0; i < nd && at + 2 < len; i++) {
+		if (i && (nd - i) % 3 == 0)
+			buf[at++] = ',';
+		buf[at++] = digits[i];
+	}
+	buf[at] = '\0';
+	return buf;
+}
+
+static const char *human_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 10ull << 20)
+		snprintf(buf, len, "%.0f MB", b / 1048576.0);
+	else if (b >= 1ull << 20)
+		snprintf(buf, len, "%.1f MB", b / 1048576.0);
+	else if (b >= 10ull << 10)
+		snprintf(buf, len, "%.0f KB", b / 1024.0);
+	else
+		snprintf(buf, len, "%.1f KB", b / 1024.0);
+	return buf;
+}
+
+/* "PostsController::SUMMARIES" or "App::SERVICE @records": the root and the last step. */
+static void point_title(const struct verdict_point *p, char *buf, size_t n)
+{
+	char e1[512], e2[256];
+
+	snprintf(buf, n, "%s%s%s", term_escape(p->root_name ? p->root_name : "?", e1, sizeof(e1)),
+		 p->nedges ? " " : "",
+		 p->nedges ? term_escape(p->edges[p->nedges - 1].via, e2, sizeof(e2)) : "");
+}
+
+static void point_path(FILE *out, const struct verdict_point *p)
+{
+	char e[512];
+	size_t i;
+
+	fprintf(out, "      %s %s", p->root_kind ? p->root_kind : "?",
+		term_escape(p->root_name ? p->root_name : "?", e, sizeof(e)));
+	for (i = 0; i < p->nedges; i++) {
+		fprintf(out, " > %s", term_escape(p->edges[i].via, e, sizeof(e)));
+		fprintf(out, " %s", term_escape(p->edges[i].class_name, e, sizeof(e)));
+		if (p->edges_cut && i + 1 == p->nedges / 2)
+			fprintf(out, " > ...");
+	}
+	fputc('\n', out);
+}
+
+static void write_point(FILE *out, const struct verdict_point *p, size_t rank, double seconds)
+{
+	char title[1024], cls[256], a[32], b[32], bytes[32], kept[32];
+	size_t i;
+
+	point_title(p, title, sizeof(title));
+	fprintf(out, "%2zu. %s  %s", rank + 1, title,
+		term_escape(p->container_class ? p->container_class : "?", cls, sizeof(cls)));
+	if (p->size_before >= 0 && p->size_after >= 0)
+		fprintf(out, " %s -> %s entries", commas((uint64_t) p->size_before, a, sizeof(a)),
+			commas((uint64_t) p->size_after, b, sizeof(b)));
+	fprintf(out, " over %.1f s\n", seconds);
+	fprintf(out, "      grew by %s objects (", commas((uint64_t) p->grew_objects, a, sizeof(a)));
+	for (i = 0; i < p->nby_class && i < 3; i++)
+		fprintf(out, "%s%s %s", i ? ", " : "",
+			term_escape(p->by_class[i].class_name, cls, sizeof(cls)),
+			commas(p->by_class[i].objects, b, sizeof(b)));
+	fprintf(out, "%s), %s; keeps %s alive\n", p->nby_class > 3 ? ", ..." : "",
+		human_bytes((uint64_t) p->grew_bytes, bytes, sizeof(bytes)),
+		human_bytes(p->dominated_bytes, kept, sizeof(kept)));
+	point_path(out, p);
+	for (i = 0; i < p->nsites; i++)
+		fprintf(out, "      %s allocated at %s:%d (%" PRIu64 " traced)\n",
+			term_escape(p->sites[i].class_name, cls, sizeof(cls)),
+			term_escape(p->sites[i].path, title, sizeof(title)), p->sites[i].line,
+			p->sites[i].traced);
+}
+
+void verdict_write_text(FILE *out, const struct verdict *v, double seconds)
+{
+	char a[32], b[32];
+	size_t i;
+
+	if (!v)
+		return;
+	if (v->none) {
+		char e[768];
+
+		fprintf(out, "\nLeak verdict: none (%s).\n", term_escape(v->none, e, sizeof(e)));
+		return;
+	}
+	if (!v->n) {
+		fprintf(out, "\nLeak verdict (read from the heap, exact): no old object keeps more "
+			     "alive than at the start (%s new objects, none gathered).\n",
+			commas(v->new_objects, a, sizeof(a)));
+		return;
+	}
+	fprintf(out, "\nLeak verdict (read from the heap, exact):\n");
+	for (i = 0; i < v->n; i++)
+		write_point(out, &v->points[i], i, seconds);
+	fprintf(out, "    (%s new objects alive at the end; %s of them held by no old object "
+		     "of their own%s)\n",
+		commas(v->new_objects, a, sizeof(a)), commas(v->unattributed, b, sizeof(b)),
+		v->compacted ? "; a compaction ran between the walks: a container that moved is "
+			       "not compared"
+			     : "");
+}
+
+static void write_point_json(struct jw *w, const struct verdict_point *p)
+{
+	size_t i;
+
+	jw_object(w, NULL, JW_LINES);
+	jw_object(w, JK(holder), JW_INLINE);
+	jw_object(w, JK(root), JW_INLINE);
+	jw_string(w, JK(kind), p->root_kind ? p->root_kind : "");
+	jw_string(w, JK(name), p->root_name ? p->root_name : "");
+	jw_end(w);
+	jw_array(w, JK(edges), JW_INLINE);
+	for (i = 0; i < p->nedges; i++) {
+		jw_object(w, NULL, JW_INLINE);
+		jw_string(w, JK(via), p->edges[i].via);
+		jw_string(w, JK(class), p->edges[i].class_name);
+		jw_end(w);
+	}
+	jw_end(w);
+	if (p->edges_cut)
+		jw_bool(w, JK(edges_cut), true);
+	jw_end(w);
+	jw_object(w, JK(container), JW_INLINE);
+	jw_string(w, JK(class), p->container_class ? p->container_class : "");
+	if (p->size_before >= 0)
+		jw_i64(w, JK(size_before), p->size_before);
+	if (p->size_after >= 0)
+		jw_i64(w, JK(size_after), p->size_after);
+	jw_end(w);
+	jw_object(w, JK(grew), JW_INLINE);
+	jw_i64(w, JK(objects), p->grew_objects);
+	jw_i64(w, JK(bytes), p->grew_bytes);
+	jw_u64(w, JK(new_objects), p->new_objects);
+	jw_u64(w, JK(new_bytes), p->new_bytes);
+	jw_array(w, JK(by_class), JW_INLINE);
+	for (i = 0; i < p->nby_class; i++) {
+		jw_object(w, NULL, JW_INLINE);
+		jw_string(w, JK(class), p->by_class[i].class_name);
+		jw_u64(w, JK(objects), p->by_class[i].objects);
+		jw_u64(w, JK(bytes), p->by_class[i].bytes);
+		jw_end(w);
+	}
+	jw_end(w);
+	jw_end(w);
+	jw_u64(w, JK(dominated_bytes), p->dominated_bytes);
+	jw_u64(w, JK(dominated_objects), p->dominated_objects);
+	jw_object(w, JK(insertions), JW_INLINE);
+	jw_string(w, JK(source), "none");
+	jw_array(w, JK(sites), JW_INLINE);
+	jw_end(w);
+	jw_array(w, JK(paths), JW_INLINE);
+	jw_end(w);
+	jw_end(w);
+	jw_array(w, JK(alloc_sites), JW_INLINE);
+	for (i = 0; i < p->nsites; i++) {
+		jw_object(w, NULL, JW_INLINE);
+		jw_string(w, JK(class), p->sites[i].class_name);
+		jw_string(w, JK(path), p->sites[i].path);
+		jw_int(w, JK(line), p->sites[i].line);
+		jw_u64(w, JK(traced), p->sites[i].traced);
+		jw_end(w);
+	}
+	jw_end(w);
+	jw_end(w);
+}
+
+void verdict_write_json(struct jw *w, const struct verdict *v)
+{
+	size_t i;
+
+	if (!v)
+		return;
+	jw_array(w, JK(verdict), JW_LINES);
+	for (i = 0; i < v->n; i++)
+		write_point_json(w, &v->points[i]);
+	jw_end(w);
+	jw_object(w, JK(verdict_walk), JW_INLINE);
+	if (v->none)
+		jw_string(w, JK(none), v->none);
+	jw_double(w, JK(seconds), "%.3f", v->seconds);
+	jw_u64(w, JK(tracer_bytes), v->tracer_bytes);
+	jw_u64(w, JK(new_objects), v->new_objects);
+	jw_u64(w, JK(unattributed), v->unattributed);
+	jw_bool(w, JK(compacted), v->compacted);
+	jw_end(w);
+}

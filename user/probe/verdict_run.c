@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* verdict_run.h: the two walks of the leak verdict, and its points ranked. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "accumulation.h"
+#include "clock.h"
+#include "diag.h"
+#include "target_mem.h"
+#include "verdict_run.h"
+
+static uint64_t read_compact_count(pid_t pid, uint64_t addr)
+{
+	uint64_t n;
+
+	return addr && target_read_u64(pid, addr, &n) == 0 ? n : ~(uint64_t) 0;
+}
+
+void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t compact_count_addr)
+{
+	struct root_set roots = {0};
+	double t0 = now_seconds();
+	char err[512];
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->compact_count = read_compact_count(t->pid, compact_count_addr);
+	if (why_walk_graph(t, &roots, &b->g, err, sizeof(err))) {
+		snprintf(b->why_not, sizeof(b->why_not), "the start's heap walk failed: %s", err);
+		vm_roots_free(&roots);
+		return;
+	}
+	b->g.meta = NULL; /* the walk's context is closed */
+	ret = dominators_of_graph(&b->d, &b->g, &roots);
+	vm_roots_free(&roots);
+	if (ret) {
+		snprintf(b->why_not, sizeof(b->why_not), "the start's dominators: %s",
+			 strerror(-ret));
+		refgraph_free(&b->g);
+		return;
+	}
+	/* Kept: addresses to nodes, their state and size, what each kept alive. */
+	free(b->g.targets);
+	b->g.targets = NULL;
+	free(b->g.off);
+	b->g.off = NULL;
+	free(b->g.sel);
+	b->g.sel = NULL;
+	free(b->d.idom);
+	b->d.idom = NULL;
+	free(b->d.order);
+	b->d.order = NULL;
+	b->bytes = (uint64_t) b->g.nnodes * (sizeof(*b->g.state) + sizeof(*b->d.dom_bytes) +
+					     sizeof(*b->d.dom_objects) +
+					     (b->g.size ? sizeof(*b->g.size) : 0)) +
+		   b->g.npages * sizeof(*b->g.pages);
+	b->seconds = now_seconds() - t0;
+	b->taken = true;
+	rbm_info("verdict: the start's walk: %llu live objects in %.0f ms, %llu bytes kept",
+		 (unsigned long long) b->g.live, b->seconds * 1e3, (unsigned long long) b->bytes);
+}
+
+void verdict_base_free(struct verdict_base *b)
+{
+	refgraph_free(&b->g);
+	dominators_free(&b->d);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Each live node of the end's graph: new since the start, old, or not judged. */
+static int judge_newness(struct verdict_end *e, const struct refgraph *g, uint8_t *newness,
+			 uint32_t *class_hash)
+{
+	uint32_t v;
+
+	for (v = 0; v < g->nnodes; v++) {
+		uint64_t addr;
+		enum census_newness n;
+
+		newness[v] = ACCUM_SKIP;
+		class_hash[v] = 0;
+		if (!(g->state[v] & RG_LIVE) || !(addr = refgraph_addr(g, v, NULL)))
+			continue;
+		n = census_slot_new(e->start, e->end, addr, e->old_age, &class_hash[v]);
+		if (n == CENSUS_OLD)
+			newness[v] = ACCUM_OLD;
+		else if (n == CENSUS_NEW)
+			newness[v] = ACCUM_NEW;
+		/* not live at the end's census: allocated since, passed through, not counted */
+	}
+	return 0;
+}
+
+/* The class a census hash names, in the end's census; "?" when unknown. */
+static const char *class_name_of(struct why_context *c, const struct census *end, uint32_t hash)
+{
+	size_t i;
+
+	u64map_for_each(&end->classes, i)
+	{
+		const struct census_class *cc = end->classes.values[i];
+		uint64_t klass = cc->klass;
+
+		if (census_class_hash(end->classes.keys[i]) != hash)
+			continue;
+		if (klass && RBM_KIND_TYPE(cc->kind) != RB_T_IMEMO)
+			klass = class_namer_object_class(&c->namer, klass);
+		return class_namer_key_name(&c->namer, klass, cc->kind);
+	}
+	return "?";
+}
+
+/* A candidate point: what it kept alive at the start, by its address there. */
+struct ranked {
+	struct accum_point *p;
+	int64_t grew_objects, grew_bytes;
+	int64_t size_before, size_after;
+};
+
+static bool at_start(const struct verdict_base *b, uint64_t addr, uint32_t *sn)
+{
+	*sn = refgraph_node(&b->g, addr);
+	return *sn != RG_NONE && (b->g.state[*sn] & RG_LIVE) && b->d.dom_objects[*sn];
+}
+
+static int by_growth(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->grew_bytes != y->grew_bytes)
+		return x->grew_bytes < y->grew_bytes ? 1 : -1;
+	return x->p->node < y->p->node ? -1 : x->p->node > y->p->node;
+}
+
+/* The points that keep more alive than at the start, most bytes first: *n of them. */
+static struct ranked *rank_points(struct verdict_end *e, const struct refgraph *g,
+				  const struct dominators *d, struct accum_point *pts, size_t npts,
+				  size_t *n)
+{
+	struct ranked *r = calloc(npts + 1, sizeof(*r));
+	size_t i, k = 0;
+
+	if (!r)
+		return NULL;
+	for (i = 0; i < npts; i++) {
+		uint32_t v = pts[i].node, sn;
+		uint64_t addr = refgraph_addr(g, v, NULL);
+
+		if (!at_start(e->base, addr, &sn))
+			continue; /* old, yet not reached at the start: nothing to compare with */
+		r[k] = (struct ranked){
+		    .p = &pts[i],
+		    .grew_objects = (int64_t) d->dom_objects[v] - (int64_t) e->base->d.dom_objects[sn],
+		    .grew_bytes = (int64_t) d->dom_bytes[v] - (int64_t) e->base->d.dom_bytes[sn],
+		    .size_before = e->base->g.size ? (int64_t) e->base->g.size[sn] : -1,
+		    .size_after = g->size ? (int64_t) g->size[v] : -1,
+		};
+		if (r[k].grew_bytes > 0 && r[k].grew_objects > 0)
+			k++;
+	}
+	qsort(r, k, sizeof(*r), by_growth);
+	*n = k;
+	return r;
+}
+
+/* The point's figures into the model, and its node selected for its path. */
+static int fill_point(struct verdict_end *e, struct why_context *c, struct refgraph *g,
+		      const struct dominators *d, const struct ranked *r, size_t rank)
+{
+	struct verdict_point *vp = &e->out->points[rank];
+	struct rg_selected *sel;
+	char name[32];
+	size_t i;
+
+	vp->grew_objects = r->grew_objects;
+	vp->grew_bytes = r->grew_bytes;
+	vp->size_before = r->size_before;
+	vp->size_after = r->size_after;
+	vp->new_objects = r->p->new_objects;
+	vp->new_bytes = r->p->new_bytes;
+	vp->dominated_bytes = d->dom_bytes[r->p->node];
+	vp->dominated_objects = d->dom_objects[r->p->node];
+	for (i = 0; i < r->p->nclasses && i < VERDICT_MAX_CLASSES; i++) {
+		vp->by_class[i].class_name =
+		    verdict_intern(e->out, class_name_of(c, e->end, r->p->classes[i].class_hash));
+		vp->by_class[i].objects = r->p->classes[i].objects;
+		vp->by_class[i].bytes = r->p->classes[i].bytes;
+	}
+	vp->nby_class = i;
+	if (c->ntargets >= WHY_MAX_TARGETS)
+		return 0;
+	if (g->nsel == g->cap_sel) {
+		size_t cap = g->cap_sel ? 2 * g->cap_sel : 16;
+
+		sel = realloc(g->sel, cap * sizeof(*sel));
+		if (!sel)
+			return -ENOMEM;
+		g->sel = sel;
+		g->cap_sel = cap;
+	}
+	snprintf(name, sizeof(name), "\x01verdict %zu", rank);
+	c->target_names[c->ntargets] = strdup(name);
+	if (!c->target_names[c->ntargets])
+		return -ENOMEM;
+	g->sel[g->nsel++] = (struct rg_selected){
+	    .node = r->p->node, .target = (uint32_t) c->ntargets, .bytes = g->bytes ? g->bytes[r->p->node] : 0};
+	c->ntargets++;
+	return 0;
+}
+
+/* Over ~60 lines: the verdict's steps in order, each a call, its buffers freed on every path. */
+void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
+		      const struct root_set *roots)
+{
+	struct verdict_end *e = ctx;
+	struct dominators d = {0};
+	uint8_t *newness = malloc((size_t) g->nnodes + 1);
+	uint32_t *class_hash = malloc(((size_t) g->nnodes + 1) * sizeof(*class_hash));
+	uint32_t *point = malloc(((size_t) g->nnodes + 1) * sizeof(*point));
+	struct accum_point *pts = NULL, chosen[VERDICT_MAX] = {0};
+	struct ranked *ranked = NULL;
+	size_t npts = 0, nranked = 0, i;
+	double t0 = now_seconds();
+	int err = -ENOMEM;
+
+	if (!newness || !class_hash || !point)
+		goto out;
+	if ((err = dominators_of_graph(&d, g, roots)))
+		goto out;
+	judge_newness(e, g, newness, class_hash);
+	if ((err = accum_assign(&d, newness, point)) ||
+	    (err = accum_sum(&d, point, newness, g->bytes, &pts, &npts)))
+		goto out;
+	for (i = 0; i < d.nreached; i++) {
+		uint32_t v = d.order[i];
+
+		if (v < d.n && newness[v] == ACCUM_NEW) {
+			e->out->new_objects++;
+			e->out->unattributed += point[v] == RG_NONE;
+		}
+	}
+	err = -ENOMEM;
+	if (!(ranked = rank_points(e, g, &d, pts, npts, &nranked)))
+		goto out;
+	e->first_target = (int) c->ntargets;
+	for (i = 0; i < nranked && i < VERDICT_MAX; i++) {
+		chosen[i] = *ranked[i].p;
+		ranked[i].p = &chosen[i];
+	}
+	e->out->n = i;
+	if ((err = accum_classes(&d, point, newness, g->bytes, class_hash, chosen, e->out->n)))
+		goto out;
+	for (i = 0; i < e->out->n && !err; i++)
+		err = fill_point(e, c, g, &d, &ranked[i], i);
+out:
+	if (err) {
+		e->out->n = 0;
+		e->out->none = verdict_intern(e->out, "the end's walk could not be judged: out of memory");
+	}
+	e->out->compacted = e->compact_count != e->base->compact_count;
+	e->out->seconds = e->base->seconds + (now_seconds() - t0) + g->seconds;
+	e->out->tracer_bytes = e->base->bytes + (uint64_t) g->nnodes * 14;
+	rbm_info("verdict: %zu of %zu points grew; %llu new objects, %llu held by no old node",
+		 e->out->n, nranked, (unsigned long long) e->out->new_objects,
+		 (unsigned long long) e->out->unattributed);
+	accum_free(pts, npts);
+	for (i = 0; i < VERDICT_MAX; i++)
+		free(chosen[i].classes);
+	free(ranked);
+	free(newness);
+	free(class_hash);
+	free(point);
+	dominators_free(&d);
+}
+
+void verdict_take_paths(struct verdict_end *e, const struct why_report *why)
+{
+	size_t i, k, j;
+	char name[32];
+
+	for (k = 0; k < e->out->n; k++) {
+		struct verdict_point *vp = &e->out->points[k];
+
+		snprintf(name, sizeof(name), "\x01verdict %zu", k);
+		for (i = 0; i < why->ntargets; i++) {
+			const struct why_target *t = &why->targets[i];
+			const struct why_path *p;
+
+			if (strcmp(t->class_name, name) || !t->npaths)
+				continue;
+			p = &t->paths[0];
+			vp->root_kind = verdict_intern(e->out, p->root_kind);
+			vp->root_name = verdict_intern(e->out, p->root_name);
+			vp->container_class = verdict_intern(
+			    e->out, p->nedges ? p->edges[p->nedges - 1].class_name : p->root_class);
+			for (j = 0; j < p->nedges && j < VERDICT_MAX_EDGES; j++) {
+				vp->edges[j].via = verdict_intern(e->out, p->edges[j].via);
+				vp->edges[j].class_name =
+				    verdict_intern(e->out, p->edges[j].class_name);
+			}
+			vp->nedges = j;
+			vp->edges_cut = p->nedges > VERDICT_MAX_EDGES;
+		}
+	}
+}

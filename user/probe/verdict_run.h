@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The leak verdict, from the target: a walk of the heap at the start of a
+ * trace keeps what each object then kept alive (its dominated bytes and
+ * objects) and its size (entries, length, ivars); the walk at the end,
+ * with the censuses of both ends telling new objects from old, finds the
+ * old nodes that gathered the new ones (heap/accumulation.h) and ranks
+ * them by how much more they keep alive.  Their paths are explained with
+ * the suspects' (why_top_paths_with) in the same walk.
+ */
+#ifndef RBM_VERDICT_RUN_H
+#define RBM_VERDICT_RUN_H
+#include <stdbool.h>
+#include "census.h"
+#include "dominators.h"
+#include "refgraph.h"
+#include "ruby_target.h"
+#include "verdict.h"
+#include "why_model.h"
+#include "why_select.h"
+
+/* The start's walk, kept for the end: addresses to nodes, and what each kept alive. */
+struct verdict_base {
+	bool taken;
+	char why_not[640];	/* when not taken: why, in one line */
+	struct refgraph g;	/* pages and per-node size and state; its edges freed */
+	struct dominators d;	/* dom_bytes and dom_objects kept */
+	uint64_t compact_count; /* GC.stat(:compact_count) at the walk; ~0: unknown */
+	double seconds;
+	uint64_t bytes; /* what the base keeps */
+};
+
+/* The start's walk of t (a -p target, its trace about to begin).  Never fatal: why_not says. */
+void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t compact_count_addr);
+void verdict_base_free(struct verdict_base *b);
+
+/* What the end's hook needs, and what it found (the points' paths come after the walk). */
+struct verdict_end {
+	const struct verdict_base *base;
+	const struct census *start, *end;
+	unsigned int old_age;
+	uint64_t compact_count;	/* at the end, as the base's */
+	struct verdict *out;
+	int first_target; /* the why targets of the points: first_target + rank */
+};
+
+/* why_context.on_graph: dominators, points, growth; selects the points for their paths. */
+void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
+		      const struct root_set *roots);
+/* After the walk: each point's holder path from the why report the walk made. */
+void verdict_take_paths(struct verdict_end *e, const struct why_report *why);
+
+#endif
