@@ -8,7 +8,7 @@
 # only those files (scripts/test-sanitize.sh runs a few under the sanitizer build).
 require_relative "lib"
 
-VERSIONED = %w[test_trace.rb test_default_mode.rb test_why.rb test_starts.rb].freeze
+VERSIONED = %w[test_trace.rb test_default_mode.rb test_why.rb test_starts.rb test_verdict.rb].freeze
 
 files = Dir[File.join(__dir__, "test_*.rb")].sort
 files.select! { |f| VERSIONED.include?(File.basename(f)) } if ENV["RBM_E2E_RUBY"]

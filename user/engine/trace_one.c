@@ -78,7 +78,7 @@ static int add_retainers(struct session *s, struct report *r, bool verdict)
 		return 0;
 	for (i = 0; i < r->nsuspects; i++)
 		classes[i] = r->suspects[i].class_name;
-	if (why_top_paths_with(&s->target, classes, r->nsuspects, verdict ? verdict_on_graph : NULL,
+	if (why_suspect_paths(&s->target, classes, r->nsuspects, verdict ? verdict_on_graph : NULL,
 			       &e, &why, err, sizeof(err))) {
 		rbm_warn("no retainer paths for the leak suspects: %s", err);
 		if (verdict)

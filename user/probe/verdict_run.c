@@ -130,6 +130,8 @@ static int by_growth(const void *a, const void *b)
 
 	if (x->grew_bytes != y->grew_bytes)
 		return x->grew_bytes < y->grew_bytes ? 1 : -1;
+	if (x->grew_objects != y->grew_objects)
+		return x->grew_objects < y->grew_objects ? 1 : -1;
 	return x->p->node < y->p->node ? -1 : x->p->node > y->p->node;
 }
 
@@ -156,7 +158,7 @@ static struct ranked *rank_points(struct verdict_end *e, const struct refgraph *
 		    .size_before = e->base->g.size ? (int64_t) e->base->g.size[sn] : -1,
 		    .size_after = g->size ? (int64_t) g->size[v] : -1,
 		};
-		if (r[k].grew_bytes > 0 && r[k].grew_objects > 0)
+		if (r[k].grew_objects > 0 && r[k].grew_bytes >= 0)
 			k++;
 	}
 	qsort(r, k, sizeof(*r), by_growth);
@@ -166,13 +168,16 @@ static struct ranked *rank_points(struct verdict_end *e, const struct refgraph *
 
 /* The point's figures into the model, and its node selected for its path. */
 static int fill_point(struct verdict_end *e, struct why_context *c, struct refgraph *g,
-		      const struct dominators *d, const struct ranked *r, size_t rank)
+		      const struct dominators *d, const struct ranked *r, size_t rank,
+		      const uint32_t *class_hash)
 {
 	struct verdict_point *vp = &e->out->points[rank];
 	struct rg_selected *sel;
 	char name[32];
 	size_t i;
 
+	vp->container_class =
+	    verdict_intern(e->out, class_name_of(c, e->end, class_hash[r->p->node]));
 	vp->grew_objects = r->grew_objects;
 	vp->grew_bytes = r->grew_bytes;
 	vp->size_before = r->size_before;
@@ -252,7 +257,7 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 	if ((err = accum_classes(&d, point, newness, g->bytes, class_hash, chosen, e->out->n)))
 		goto out;
 	for (i = 0; i < e->out->n && !err; i++)
-		err = fill_point(e, c, g, &d, &ranked[i], i);
+		err = fill_point(e, c, g, &d, &ranked[i], i, class_hash);
 out:
 	if (err) {
 		e->out->n = 0;
@@ -292,12 +297,13 @@ void verdict_take_paths(struct verdict_end *e, const struct why_report *why)
 			p = &t->paths[0];
 			vp->root_kind = verdict_intern(e->out, p->root_kind);
 			vp->root_name = verdict_intern(e->out, p->root_name);
-			vp->container_class = verdict_intern(
-			    e->out, p->nedges ? p->edges[p->nedges - 1].class_name : p->root_class);
+			/* the last class is the target's name: the container's is known */
 			for (j = 0; j < p->nedges && j < VERDICT_MAX_EDGES; j++) {
 				vp->edges[j].via = verdict_intern(e->out, p->edges[j].via);
 				vp->edges[j].class_name =
-				    verdict_intern(e->out, p->edges[j].class_name);
+				    j + 1 == p->nedges
+					? vp->container_class
+					: verdict_intern(e->out, p->edges[j].class_name);
 			}
 			vp->nedges = j;
 			vp->edges_cut = p->nedges > VERDICT_MAX_EDGES;

@@ -127,7 +127,9 @@ static int context_for(struct why_context *c, struct ruby_target *t, char *err, 
 	return context_init(c, t, err, errlen);
 }
 
-int why_top_paths_with(struct ruby_target *t, const char *const *classes, size_t n,
+/* The paths of the live objects of classes, selected as `selection` says. */
+static int class_paths(struct ruby_target *t, const char *selection, const char *const *classes,
+		       size_t n,
 		       void (*on_graph)(void *, struct why_context *, struct refgraph *,
 					const struct root_set *),
 		       void *ctx, struct why_report *out, char *err, size_t errlen)
@@ -138,7 +140,7 @@ int why_top_paths_with(struct ruby_target *t, const char *const *classes, size_t
 
 	if (context_for(&c, t, err, errlen))
 		return -1;
-	c.selection = "class";
+	c.selection = selection;
 	c.on_graph = on_graph;
 	c.on_graph_ctx = ctx;
 	for (i = 0; i < n && i < WHY_MAX_TARGETS; i++)
@@ -155,7 +157,15 @@ int why_top_paths_with(struct ruby_target *t, const char *const *classes, size_t
 int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
 		  struct why_report *out, char *err, size_t errlen)
 {
-	return why_top_paths_with(t, classes, n, NULL, NULL, out, err, errlen);
+	return class_paths(t, "class", classes, n, NULL, NULL, out, err, errlen);
+}
+
+int why_suspect_paths(struct ruby_target *t, const char *const *classes, size_t n,
+		      void (*on_graph)(void *, struct why_context *, struct refgraph *,
+				       const struct root_set *),
+		      void *ctx, struct why_report *out, char *err, size_t errlen)
+{
+	return class_paths(t, "suspects", classes, n, on_graph, ctx, out, err, errlen);
 }
 
 int why_walk_graph(struct ruby_target *t, struct root_set *roots, struct refgraph *g, char *err,

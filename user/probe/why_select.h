@@ -100,11 +100,14 @@ void why_context_close(struct why_context *c);
  */
 int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
 		  struct why_report *out, char *err, size_t errlen);
-/* The same, calling on_graph(ctx, ...) with the walked graph (why_context.on_graph). */
-int why_top_paths_with(struct ruby_target *t, const char *const *classes, size_t n,
-		       void (*on_graph)(void *, struct why_context *, struct refgraph *,
+/*
+ * A trace's end: the suspects' paths (a class none alive is no error), and
+ * on_graph(ctx, ...) called with the walked graph (why_context.on_graph).
+ */
+int why_suspect_paths(struct ruby_target *t, const char *const *classes, size_t n,
+		      void (*on_graph)(void *, struct why_context *, struct refgraph *,
 					const struct root_set *),
-		       void *ctx, struct why_report *out, char *err, size_t errlen);
+		      void *ctx, struct why_report *out, char *err, size_t errlen);
 /*
  * The roots and the reference graph of t alone (a trace's start: the
  * verdict's first walk), the walk at nice 19.  0, or -1 with err.

@@ -1,0 +1,65 @@
+# The leak verdict of -p: leaks of six shapes planted in a churning request loop
+# (scenarios/verdict_shapes.rb), each named with its holder, its size before and
+# after, and its records counted exactly; an LRU at its cap, a WeakMap and the
+# garbage never.  Truth from the program: its containers' sizes and what it added.
+
+VERDICT_SHAPES = {
+  "const_hash" => { root: %w[constant SUMMARIES], via: nil, record: "SummaryRecord", container: "Hash" },
+  "class_array" => { root: %w[constant Registry], via: "@records", record: "RegistryRecord", container: "Array" },
+  "service_ivar" => { root: %w[constant SERVICE], via: "@cache", record: "CacheEntry", container: "Hash" },
+  "thread_local" => { root: ["fiber_local", "Thread.current[:audit]"], via: nil, record: "AuditEntry", container: "Array" },
+  "proc_capture" => { root: %w[constant CALLBACKS], via: "captured items", record: "CapturedItem", container: "Array" },
+  "global" => { root: %w[global $events], via: nil, record: "EventRecord", container: "Array" },
+}.freeze
+
+def verdict_point_of(report, shape)
+  want = VERDICT_SHAPES.fetch(shape)
+  report["verdict"].find do |p|
+    p["holder"]["root"].values_at("kind", "name") == want[:root] &&
+      (want[:via].nil? ? p["holder"]["edges"].empty? : p["holder"]["edges"].last&.fetch("via") == want[:via])
+  end
+end
+
+def check_verdict(report, truth, mode)
+  walk = report["verdict_walk"] or raise Failure, "#{mode}: no verdict_walk"
+  check(walk["none"].nil?, "#{mode}: no verdict: #{walk['none']}")
+  shapes = truth["shapes"]
+  firsts = report["verdict"].first(shapes.size)
+  shapes.each do |shape|
+    want = VERDICT_SHAPES.fetch(shape)
+    point = verdict_point_of(report, shape) or
+      raise Failure, "#{mode}: #{shape}: no verdict point held by #{want[:root].join(' ')}; got " +
+                     report["verdict"].map { |p| p["holder"]["root"]["name"] }.inspect
+    check(firsts.include?(point), "#{mode}: #{shape} is not among the first #{shapes.size}")
+    before, after = truth["before"][shape], truth["after"][shape]
+    check_eq(point["container"]["class"], want[:container], "#{mode}: #{shape}: container class")
+    check_eq(point["container"]["size_before"], before, "#{mode}: #{shape}: size before") if point["container"].key?("size_before")
+    check_eq(point["container"]["size_after"], after, "#{mode}: #{shape}: size after") if point["container"].key?("size_after")
+    records = point["grew"]["by_class"].find { |c| c["class"] == want[:record] } or
+      raise Failure, "#{mode}: #{shape}: no #{want[:record]} among what it gathered"
+    check_eq(records["objects"], after - before, "#{mode}: #{shape}: #{want[:record]} gathered")
+    check(point["grew"]["objects"] >= after - before, "#{mode}: #{shape}: grew by fewer than it gained")
+    check(point["dominated_bytes"] >= point["grew"]["bytes"], "#{mode}: #{shape}: keeps less than it grew")
+  end
+  # Never a verdict: the LRU at its cap, the WeakMap's objects, the per-request garbage.
+  report["verdict"].each do |p|
+    names = [p["holder"]["root"]["name"], p["container"]["class"]] + p["grew"]["by_class"].map { |c| c["class"] }
+    bad = names & %w[LRU WEAK LruEntry WeakThing Request]
+    check(bad.empty?, "#{mode}: a verdict point names #{bad.inspect}")
+  end
+end
+
+test "verdict: three leaks named with their holders in the default -p, the LRU and WeakMap not" do
+  report, truth, err, st = trace_pid("verdict_shapes.rb", rbm_args: ["--sampled", "-v"],
+                                     env: { "RBM_SHAPES" => "const_hash,class_array,service_ivar" })
+  check(st.success?, "rbmemtrace failed: #{err}")
+  check_verdict(report, truth, "sampled")
+end
+
+test "verdict: a Thread-local Array, a Proc's captured Array and a global, under --full" do
+  report, truth, err, st = trace_pid("verdict_shapes.rb",
+                                     env: { "RBM_SHAPES" => "thread_local,proc_capture,global",
+                                            "RBM_SECONDS" => "1" })
+  check(st.success?, "rbmemtrace failed: #{err}")
+  check_verdict(report, truth, "--full")
+end
