@@ -120,11 +120,10 @@ void verdict_write_text(FILE *out, const struct verdict *v, double seconds)
 			     : "");
 }
 
-static void write_point_json(struct jw *w, const struct verdict_point *p)
+static void write_holder_json(struct jw *w, const struct verdict_point *p)
 {
 	size_t i;
 
-	jw_object(w, NULL, JW_LINES);
 	jw_object(w, JK(holder), JW_INLINE);
 	jw_object(w, JK(root), JW_INLINE);
 	jw_string(w, JK(kind), p->root_kind ? p->root_kind : "");
@@ -141,13 +140,12 @@ static void write_point_json(struct jw *w, const struct verdict_point *p)
 	if (p->edges_cut)
 		jw_bool(w, JK(edges_cut), true);
 	jw_end(w);
-	jw_object(w, JK(container), JW_INLINE);
-	jw_string(w, JK(class), p->container_class ? p->container_class : "");
-	if (p->size_before >= 0)
-		jw_i64(w, JK(size_before), p->size_before);
-	if (p->size_after >= 0)
-		jw_i64(w, JK(size_after), p->size_after);
-	jw_end(w);
+}
+
+static void write_grew_json(struct jw *w, const struct verdict_point *p)
+{
+	size_t i;
+
 	jw_object(w, JK(grew), JW_INLINE);
 	jw_i64(w, JK(objects), p->grew_objects);
 	jw_i64(w, JK(bytes), p->grew_bytes);
@@ -163,8 +161,13 @@ static void write_point_json(struct jw *w, const struct verdict_point *p)
 	}
 	jw_end(w);
 	jw_end(w);
-	jw_u64(w, JK(dominated_bytes), p->dominated_bytes);
-	jw_u64(w, JK(dominated_objects), p->dominated_objects);
+}
+
+/* Where the grown objects came from: insertions (not watched yet) and the traced allocations. */
+static void write_sources_json(struct jw *w, const struct verdict_point *p)
+{
+	size_t i;
+
 	jw_object(w, JK(insertions), JW_INLINE);
 	jw_string(w, JK(source), "none");
 	jw_array(w, JK(sites), JW_INLINE);
@@ -182,6 +185,23 @@ static void write_point_json(struct jw *w, const struct verdict_point *p)
 		jw_end(w);
 	}
 	jw_end(w);
+}
+
+static void write_point_json(struct jw *w, const struct verdict_point *p)
+{
+	jw_object(w, NULL, JW_LINES);
+	write_holder_json(w, p);
+	jw_object(w, JK(container), JW_INLINE);
+	jw_string(w, JK(class), p->container_class ? p->container_class : "");
+	if (p->size_before >= 0)
+		jw_i64(w, JK(size_before), p->size_before);
+	if (p->size_after >= 0)
+		jw_i64(w, JK(size_after), p->size_after);
+	jw_end(w);
+	write_grew_json(w, p);
+	jw_u64(w, JK(dominated_bytes), p->dominated_bytes);
+	jw_u64(w, JK(dominated_objects), p->dominated_objects);
+	write_sources_json(w, p);
 	jw_end(w);
 }
 
