@@ -63,3 +63,15 @@ test "verdict: a Thread-local Array, a Proc's captured Array and a global, under
   check(st.success?, "rbmemtrace failed: #{err}")
   check_verdict(report, truth, "--full")
 end
+
+# Only churn: the LRU at its cap, the WeakMap, per-request garbage, and what the VM
+# registers as code first runs (its own lists, kept by design): no verdict.
+test "verdict: a churning loop without a leak has none, and says how many new objects it saw" do
+  report, _truth, err, st = trace_pid("verdict_shapes.rb", rbm_args: ["--sampled"],
+                                      env: { "RBM_SHAPES" => "none", "RBM_SECONDS" => "1" })
+  check(st.success?, "rbmemtrace failed: #{err}")
+  walk = report["verdict_walk"]
+  check(walk["none"].nil?, "no verdict computed: #{walk['none']}")
+  check(walk["new_objects"].positive?, "no new object seen: the test proves nothing")
+  check_eq(report["verdict"].map { |p| p["holder"]["root"]["name"] }, [], "verdict points")
+end

@@ -183,6 +183,7 @@
 	X(uptime_s) \
 	X(verdict) \
 	X(verdict_walk) \
+	X(vm_lists_grew) \
 	X(via) \
 	X(walk) \
 	X(walk_read_budget) \

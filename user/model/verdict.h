@@ -19,6 +19,12 @@
 #define VERDICT_MAX_EDGES 16
 #define VERDICT_MAX_CLASSES 6
 #define VERDICT_MAX_SITES 4
+/*
+ * What C code registers with the GC (mark_object_ary: interned literals,
+ * an extension's lazily made constants) grows as code first runs, and is
+ * kept by design: a point below a VM list is one only past this growth.
+ */
+#define VERDICT_VM_LIST_MIN 1000
 
 struct verdict_edge {
 	const char *via;	/* "{value}", "[]", "@items" */
@@ -60,6 +66,7 @@ struct verdict {
 	uint64_t new_objects;	  /* new objects reachable at the end */
 	uint64_t unattributed;	  /* of those, held by no old node of their own */
 	bool compacted;		  /* a compaction between the walks: moved containers unseen */
+	uint64_t vm_lists_grew;	  /* objects the VM's own lists gained: not points (below) */
 	struct verdict_point points[VERDICT_MAX];
 	size_t n;
 	struct strpool strings;

@@ -279,34 +279,54 @@ out:
 	dominators_free(&d);
 }
 
+/* The point's path, from its why target; false if the walk found none. */
+static bool take_path(struct verdict *v, struct verdict_point *vp, const struct why_report *why,
+		      const char *name)
+{
+	size_t i, j;
+
+	for (i = 0; i < why->ntargets; i++) {
+		const struct why_target *t = &why->targets[i];
+		const struct why_path *p;
+
+		if (strcmp(t->class_name, name) || !t->npaths)
+			continue;
+		p = &t->paths[0];
+		vp->root_kind = verdict_intern(v, p->root_kind);
+		vp->root_name = verdict_intern(v, p->root_name);
+		/* the last class is the target's name: the container's is known */
+		for (j = 0; j < p->nedges && j < VERDICT_MAX_EDGES; j++) {
+			vp->edges[j].via = verdict_intern(v, p->edges[j].via);
+			vp->edges[j].class_name = j + 1 == p->nedges
+						      ? vp->container_class
+						      : verdict_intern(v, p->edges[j].class_name);
+		}
+		vp->nedges = j;
+		vp->edges_cut = p->nedges > VERDICT_MAX_EDGES;
+		return true;
+	}
+	return false;
+}
+
 void verdict_take_paths(struct verdict_end *e, const struct why_report *why)
 {
-	size_t i, k, j;
+	struct verdict *v = e->out;
+	size_t k, kept = 0;
 	char name[32];
 
-	for (k = 0; k < e->out->n; k++) {
-		struct verdict_point *vp = &e->out->points[k];
+	for (k = 0; k < v->n; k++) {
+		struct verdict_point *vp = &v->points[k];
 
 		snprintf(name, sizeof(name), "\x01verdict %zu", k);
-		for (i = 0; i < why->ntargets; i++) {
-			const struct why_target *t = &why->targets[i];
-			const struct why_path *p;
-
-			if (strcmp(t->class_name, name) || !t->npaths)
-				continue;
-			p = &t->paths[0];
-			vp->root_kind = verdict_intern(e->out, p->root_kind);
-			vp->root_name = verdict_intern(e->out, p->root_name);
-			/* the last class is the target's name: the container's is known */
-			for (j = 0; j < p->nedges && j < VERDICT_MAX_EDGES; j++) {
-				vp->edges[j].via = verdict_intern(e->out, p->edges[j].via);
-				vp->edges[j].class_name =
-				    j + 1 == p->nedges
-					? vp->container_class
-					: verdict_intern(e->out, p->edges[j].class_name);
-			}
-			vp->nedges = j;
-			vp->edges_cut = p->nedges > VERDICT_MAX_EDGES;
+		take_path(v, vp, why, name);
+		if (vp->root_kind && !strcmp(vp->root_kind, "vm") &&
+		    vp->grew_objects < VERDICT_VM_LIST_MIN) {
+			v->vm_lists_grew += (uint64_t) vp->grew_objects;
+			continue;
 		}
+		if (kept != k)
+			v->points[kept] = *vp;
+		kept++;
 	}
+	v->n = kept;
 }
