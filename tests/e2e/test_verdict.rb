@@ -40,6 +40,14 @@ def check_verdict(report, truth, mode)
     check_eq(records["objects"], after - before, "#{mode}: #{shape}: #{want[:record]} gathered")
     check(point["grew"]["objects"] >= after - before, "#{mode}: #{shape}: grew by fewer than it gained")
     check(point["dominated_bytes"] >= point["grew"]["bytes"], "#{mode}: #{shape}: keeps less than it grew")
+    next unless mode == "--full"
+
+    # Every allocation traced: the records' site is their line, resting on every one of them.
+    site = point["alloc_sites"].find { |s| s["class"] == want[:record] } or
+      raise Failure, "#{mode}: #{shape}: no allocation site for #{want[:record]}"
+    check(site["path"].end_with?("verdict_shapes.rb"), "#{mode}: #{shape}: site in #{site['path']}")
+    check_eq(site["line"], truth["record_lines"][want[:record]], "#{mode}: #{shape}: site line")
+    check_eq(site["traced"], after - before, "#{mode}: #{shape}: traced objects the site rests on")
   end
   # Never a verdict: the LRU at its cap, the WeakMap's objects, the per-request garbage.
   report["verdict"].each do |p|

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,21 @@ int trace_one_run(struct session *s, volatile sig_atomic_t *stop, char *err, siz
 	return ret;
 }
 
+/* verdict_end.site_of: a traced object still in the live map, its allocating frame. */
+static bool traced_site(void *ctx, uint64_t addr, const char **path, int *line)
+{
+	struct session *s = ctx;
+	struct live_object obj;
+	const struct frame *f;
+
+	if (bpf_map_lookup_elem(s->tracker.io.live_fd, &addr, &obj) ||
+	    !(f = stack_site(symbolizer_stack(&s->names.symbolizer, obj.stack_id))) || !f->path)
+		return false;
+	*path = f->path;
+	*line = f->line;
+	return true;
+}
+
 /* The verdict's end, as far as the session can give it: its censuses and the start's walk. */
 static struct verdict *verdict_open(struct session *s, struct verdict_end *e)
 {
@@ -50,6 +66,8 @@ static struct verdict *verdict_open(struct session *s, struct verdict_end *e)
 	e->end = &s->snap.census_end;
 	e->old_age = s->at.heap_layout ? s->at.heap_layout->old_age : 3;
 	e->out = v;
+	e->site_of = traced_site;
+	e->site_ctx = s;
 	if (s->tracker.io.compact_count_addr &&
 	    target_read_u64(s->target.pid, s->tracker.io.compact_count_addr, &e->compact_count))
 		e->compact_count = ~(uint64_t) 0;

@@ -214,6 +214,47 @@ static int fill_point(struct verdict_end *e, struct why_context *c, struct refgr
 	return 0;
 }
 
+/*
+ * The sites of the traced objects among a point's new ones, most first: a
+ * sampled trace saw a few of them allocated; each site says how many.
+ */
+static void point_sites(struct verdict_end *e, struct why_context *c, const struct refgraph *g,
+			const uint32_t *point, const uint8_t *newness, const uint32_t *class_hash,
+			uint32_t node, struct verdict_point *vp)
+{
+	struct verdict_site all[64];
+	size_t n = 0, i, k;
+	uint32_t v;
+
+	for (v = 0; v < g->nnodes && e->site_of; v++) {
+		const char *path, *cls;
+		int line;
+
+		if (point[v] != node || newness[v] != ACCUM_NEW ||
+		    !e->site_of(e->site_ctx, refgraph_addr(g, v, NULL), &path, &line))
+			continue;
+		cls = verdict_intern(e->out, class_name_of(c, e->end, class_hash[v]));
+		path = verdict_intern(e->out, path);
+		for (i = 0; i < n; i++)
+			if (all[i].class_name == cls && all[i].path == path && all[i].line == line)
+				break;
+		if (i == n && n == sizeof(all) / sizeof(all[0]))
+			continue;
+		if (i == n)
+			all[n++] = (struct verdict_site){cls, path, line, 0};
+		all[i].traced++;
+	}
+	for (k = 0; k < VERDICT_MAX_SITES && n; k++) {
+		size_t best = 0;
+
+		for (i = 1; i < n; i++)
+			if (all[i].traced > all[best].traced)
+				best = i;
+		vp->sites[vp->nsites++] = all[best];
+		all[best] = all[--n];
+	}
+}
+
 /* Over ~60 lines: the verdict's steps in order, each a call, its buffers freed on every path. */
 void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 		      const struct root_set *roots)
@@ -256,8 +297,11 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 	e->out->n = i;
 	if ((err = accum_classes(&d, point, newness, g->bytes, class_hash, chosen, e->out->n)))
 		goto out;
-	for (i = 0; i < e->out->n && !err; i++)
+	for (i = 0; i < e->out->n && !err; i++) {
 		err = fill_point(e, c, g, &d, &ranked[i], i, class_hash);
+		point_sites(e, c, g, point, newness, class_hash, ranked[i].p->node,
+			    &e->out->points[i]);
+	}
 out:
 	if (err) {
 		e->out->n = 0;

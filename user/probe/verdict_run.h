@@ -42,6 +42,9 @@ struct verdict_end {
 	uint64_t compact_count;	/* at the end, as the base's */
 	struct verdict *out;
 	int first_target; /* the why targets of the points: first_target + rank */
+	/* The allocation site of a traced object at addr (the trace's live map); NULL: none */
+	bool (*site_of)(void *ctx, uint64_t addr, const char **path, int *line);
+	void *site_ctx;
 };
 
 /* why_context.on_graph: dominators, points, growth; selects the points for their paths. */

@@ -109,6 +109,12 @@ def handle(n)
   [request, body]
 end
 
+# The line each shape's record is made at in the loop, as caller_locations would name it.
+SOURCE = File.readlines(__FILE__)
+RECORD_LINES = %w[SummaryRecord RegistryRecord CacheEntry AuditEntry CapturedItem EventRecord].to_h do |cls|
+  [cls, SOURCE.index { |l| l.include?("#{cls}.new(n)") } + 1]
+end
+
 SECONDS = Float(ENV.fetch("RBM_SECONDS", "2"))
 before = nil
 
@@ -118,5 +124,5 @@ Scenario.run({}) do
   n = 0
   handle(n += 1) while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
   { "requests" => n, "shapes" => SHAPES, "before" => before, "after" => sizes,
-    "lru" => LRU.size }
+    "lru" => LRU.size, "record_lines" => RECORD_LINES }
 end
