@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "target_mem.h"
 #include "verdict_run.h"
 #include "diag.h"
 #include "targets.h"
@@ -31,49 +29,6 @@ int trace_one_run(struct session *s, volatile sig_atomic_t *stop, char *err, siz
 	return ret;
 }
 
-/* verdict_end.site_of: a traced object still in the live map, its allocating frame. */
-static bool traced_site(void *ctx, uint64_t addr, const char **path, int *line)
-{
-	struct session *s = ctx;
-	struct live_object obj;
-	const struct frame *f;
-
-	if (bpf_map_lookup_elem(s->tracker.io.live_fd, &addr, &obj) ||
-	    !(f = stack_site(symbolizer_stack(&s->names.symbolizer, obj.stack_id))) || !f->path)
-		return false;
-	*path = f->path;
-	*line = f->line;
-	return true;
-}
-
-/* The verdict's end, as far as the session can give it: its censuses and the start's walk. */
-static struct verdict *verdict_open(struct session *s, struct verdict_end *e)
-{
-	struct verdict *v = calloc(1, sizeof(*v));
-
-	if (!v)
-		return NULL;
-	memset(e, 0, sizeof(*e));
-	if (!s->snap.verdict || !s->snap.verdict->taken)
-		v->none = verdict_intern(v, s->snap.verdict ? s->snap.verdict->why_not
-							    : "no heap walk at the start");
-	else if (!s->snap.have_census_start || !s->snap.have_census_end)
-		v->none = verdict_intern(v, "no heap census at both ends");
-	else if (s->target_exited)
-		v->none = verdict_intern(v, "the target exited: no walk at the end");
-	e->base = s->snap.verdict;
-	e->start = &s->snap.census_start;
-	e->end = &s->snap.census_end;
-	e->old_age = s->at.heap_layout ? s->at.heap_layout->old_age : 3;
-	e->out = v;
-	e->site_of = traced_site;
-	e->site_ctx = s;
-	if (s->tracker.io.compact_count_addr &&
-	    target_read_u64(s->target.pid, s->tracker.io.compact_count_addr, &e->compact_count))
-		e->compact_count = ~(uint64_t) 0;
-	return v;
-}
-
 /*
  * Each leak suspect's top retainer path, and the leak verdict, read from
  * the target the trace leaves running, in one walk: who holds what it
@@ -88,7 +43,7 @@ static int add_retainers(struct session *s, struct report *r, bool verdict)
 	char err[512], line[2048];
 	size_t i, j;
 
-	if (verdict && !(r->verdict = verdict_open(s, &e)))
+	if (verdict && !(r->verdict = session_verdict_open(s, &e)))
 		return -ENOMEM;
 	if (r->verdict && r->verdict->none)
 		verdict = false;
@@ -109,7 +64,7 @@ static int add_retainers(struct session *s, struct report *r, bool verdict)
 	for (i = 0; i < why.ntargets; i++) {
 		const struct why_target *t = &why.targets[i];
 
-		if (!t->npaths || t->class_name[0] == '\x01')
+		if (!t->npaths)
 			continue;
 		why_path_line(&t->paths[0], line, sizeof(line));
 		for (j = 0; j < r->nsuspects; j++)

@@ -1,10 +1,32 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* accumulation.h: new objects to the old nodes that gathered them. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "accumulation.h"
 #include "u64map.h"
+
+void accum_weigh(struct dominators *d, const uint8_t *counted, const uint32_t *bytes)
+{
+	uint32_t k;
+
+	for (k = 0; k <= d->n; k++) {
+		bool c = k < d->n && counted[k];
+
+		d->dom_objects[k] = c;
+		d->dom_bytes[k] = c && bytes ? bytes[k] : 0;
+	}
+	/* children before their idom: order backwards */
+	for (k = d->nreached; k-- > 1;) {
+		uint32_t v = d->order[k], up = d->idom[v];
+
+		if (v >= d->n || up == RG_NONE)
+			continue;
+		d->dom_objects[up] += d->dom_objects[v];
+		d->dom_bytes[up] += d->dom_bytes[v];
+	}
+}
 
 int accum_assign(const struct dominators *d, const uint8_t *newness, uint32_t *point)
 {

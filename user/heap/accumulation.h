@@ -32,6 +32,14 @@ struct accum_point {
 };
 
 /*
+ * The dominator tree's sums again, counting only the nodes whose counted[v]
+ * is set (the objects a census saw: a walk read while the target runs also
+ * meets objects made after it, which the census calls new): d->dom_objects
+ * and d->dom_bytes (from bytes[], may be NULL) are rewritten.
+ */
+void accum_weigh(struct dominators *d, const uint8_t *counted, const uint32_t *bytes);
+
+/*
  * point[v] for every node: the accumulation point of new (or skipped)
  * node v, or RG_NONE (old, unreached, or no old dominator).  Skipped nodes
  * pass through like new ones but are never counted.  0 or -ENOMEM.

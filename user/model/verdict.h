@@ -62,6 +62,7 @@ struct verdict_point {
 struct verdict {
 	const char *none; /* why there is no verdict, in one line; NULL when computed */
 	double seconds;	  /* the two walks and the dominators */
+	double trace_seconds; /* between the two censuses */
 	uint64_t tracer_bytes;
 	uint64_t new_objects;	  /* new objects reachable at the end */
 	uint64_t unattributed;	  /* of those, held by no old node of their own */

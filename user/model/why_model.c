@@ -196,6 +196,20 @@ int why_merge(struct why_report *into, const struct why_report *from)
 	return 0;
 }
 
+void why_drop_target(struct why_report *r, size_t i)
+{
+	size_t j;
+
+	if (i >= r->ntargets)
+		return;
+	for (j = 0; j < r->targets[i].npaths; j++)
+		free(r->targets[i].paths[j].edges);
+	free(r->targets[i].paths);
+	u64map_free(&r->targets[i].by_key, NULL);
+	memmove(&r->targets[i], &r->targets[i + 1], (r->ntargets - i - 1) * sizeof(r->targets[0]));
+	r->ntargets--;
+}
+
 void why_free(struct why_report *r)
 {
 	size_t i, j;
@@ -208,5 +222,6 @@ void why_free(struct why_report *r)
 	}
 	free(r->targets);
 	strpool_free(&r->strings);
+	verdict_free(r->verdict);
 	memset(r, 0, sizeof(*r));
 }

@@ -17,6 +17,7 @@
 #include "caps.h"
 #include "strpool.h"
 #include "u64map.h"
+#include "verdict.h"
 
 /* An allocation site, when the trace saw the object (or its class) allocated. */
 struct why_site {
@@ -90,6 +91,7 @@ struct why_report {
 	struct why_walk walk;
 	struct why_unexplained unexplained;
 	struct caps_hit caps; /* bounds on reading the target that were reached (caps.h) */
+	struct verdict *verdict; /* the leak verdict of the suspects' trace; NULL: none asked */
 	unsigned merged; /* reports summed into this one */
 	struct strpool strings;
 };
@@ -103,6 +105,8 @@ struct why_target *why_target(struct why_report *r, const char *class_name);
  * -ENOMEM.
  */
 int why_add_path(struct why_report *r, struct why_target *t, const struct why_path *p);
+/* Removes target i (and its paths). */
+void why_drop_target(struct why_report *r, size_t i);
 /* Sorts targets by count and their paths by count, then bytes. */
 void why_finish(struct why_report *r);
 /* Sums from into into, by names (targets by class, paths by key).  0 or -ENOMEM. */

@@ -140,6 +140,8 @@ void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)
 		"Every path was read again after the walk: %" PRIu64 " re-read, %" PRIu64
 		" no longer held (dropped).\n",
 		w->rechecked, w->dropped);
+	if (r->verdict)
+		verdict_write_text(out, r->verdict, r->verdict->trace_seconds);
 	if (!r->ntargets)
 		fprintf(out, "\nNo live object was selected.\n");
 	for (i = 0; i < r->ntargets; i++)
@@ -251,6 +253,7 @@ void why_write_json_members(struct jw *w, const struct why_report *r, size_t max
 	jw_u64(w, JK(reads), wk->reads);
 	jw_bool(w, JK(gc_ran), wk->gc_ran);
 	jw_end(w);
+	verdict_write_json(w, r->verdict);
 }
 
 void why_write_json(FILE *out, const struct why_report *r, size_t max_paths)

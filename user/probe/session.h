@@ -274,6 +274,12 @@ void session_heap_census(struct session *s, enum census_moment when);
 /* Adds the censuses' figures to r. */
 int session_heap_report(struct session *s, struct report *r);
 void session_heap_free(struct session *s);
+/*
+ * The leak verdict's end as far as s can give it (its censuses, the
+ * start's walk, its traced objects' sites), into e; the verdict returned
+ * says why there is none (none) when it cannot be judged.  NULL: no memory.
+ */
+struct verdict *session_verdict_open(struct session *s, struct verdict_end *e);
 /* Stops the allocation probes and takes the census the report is made of (once). */
 void session_final_census(struct session *s);
 

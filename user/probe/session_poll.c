@@ -380,7 +380,8 @@ int session_start(struct session *s, char *err, size_t errlen)
 	/* The verdict's first walk: a -p target's heap as the trace starts (a launched one is empty). */
 	if (!s->launched && !s->opt.no_verdict && s->snap.have_census_start &&
 	    (s->snap.verdict = calloc(1, sizeof(*s->snap.verdict))))
-		verdict_base_take(s->snap.verdict, &s->target, s->tracker.io.compact_count_addr);
+		verdict_base_take(s->snap.verdict, &s->target, s->tracker.io.compact_count_addr,
+				  &s->snap.census_start);
 	if (s->sampling) {
 		struct gc_allocated_counter counter;
 		int ret;

@@ -17,7 +17,32 @@ static uint64_t read_compact_count(pid_t pid, uint64_t addr)
 	return addr && target_read_u64(pid, addr, &n) == 0 ? n : ~(uint64_t) 0;
 }
 
-void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t compact_count_addr)
+/*
+ * What each node kept alive of the objects the start's census saw: the
+ * walk, read while the target runs, also meets objects made after the
+ * census, which the end's comparison calls new.
+ */
+static int weigh_start(struct verdict_base *b, const struct census *start)
+{
+	uint8_t *counted = malloc((size_t) b->g.nnodes + 1);
+	unsigned int age;
+	bool unprotected;
+	uint32_t v;
+
+	if (!counted)
+		return -ENOMEM;
+	for (v = 0; v < b->g.nnodes; v++) {
+		uint64_t addr = refgraph_addr(&b->g, v, NULL);
+
+		counted[v] = addr && census_slot_info(start, addr, &age, &unprotected) == SLOT_LIVE;
+	}
+	accum_weigh(&b->d, counted, b->g.bytes);
+	free(counted);
+	return 0;
+}
+
+void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t compact_count_addr,
+		       const struct census *start)
 {
 	struct root_set roots = {0};
 	double t0 = now_seconds();
@@ -32,7 +57,7 @@ void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t c
 		return;
 	}
 	b->g.meta = NULL; /* the walk's context is closed */
-	ret = dominators_of_graph(&b->d, &b->g, &roots);
+	ret = dominators_of_graph(&b->d, &b->g, &roots) ?: weigh_start(b, start);
 	vm_roots_free(&roots);
 	if (ret) {
 		snprintf(b->why_not, sizeof(b->why_not), "the start's dominators: %s",
@@ -92,23 +117,29 @@ static int judge_newness(struct verdict_end *e, const struct refgraph *g, uint8_
 	return 0;
 }
 
-/* The class a census hash names, in the end's census; "?" when unknown. */
-static const char *class_name_of(struct why_context *c, const struct census *end, uint32_t hash)
+/* The census class a hash names in the end's census, or NULL. */
+static const struct census_class *census_class_of(const struct census *end, uint32_t hash)
 {
 	size_t i;
 
 	u64map_for_each(&end->classes, i)
-	{
-		const struct census_class *cc = end->classes.values[i];
-		uint64_t klass = cc->klass;
+	if (census_class_hash(end->classes.keys[i]) == hash)
+		return end->classes.values[i];
+	return NULL;
+}
 
-		if (census_class_hash(end->classes.keys[i]) != hash)
-			continue;
-		if (klass && RBM_KIND_TYPE(cc->kind) != RB_T_IMEMO)
-			klass = class_namer_object_class(&c->namer, klass);
-		return class_namer_key_name(&c->namer, klass, cc->kind);
-	}
-	return "?";
+/* The class a census hash names, in the end's census; "?" when unknown. */
+static const char *class_name_of(struct why_context *c, const struct census *end, uint32_t hash)
+{
+	const struct census_class *cc = census_class_of(end, hash);
+	uint64_t klass;
+
+	if (!cc)
+		return "?";
+	klass = cc->klass;
+	if (klass && RBM_KIND_TYPE(cc->kind) != RB_T_IMEMO)
+		klass = class_namer_object_class(&c->namer, klass);
+	return class_namer_key_name(&c->namer, klass, cc->kind);
 }
 
 /* A candidate point: what it kept alive at the start, by its address there. */
@@ -135,10 +166,25 @@ static int by_growth(const void *a, const void *b)
 	return x->p->node < y->p->node ? -1 : x->p->node > y->p->node;
 }
 
+/*
+ * A Hash or an Array that holds no more entries than at the start: an LRU
+ * at its cap holds only new objects, and a walk of a running target reads
+ * a churning table at one moment of the walk, so what it kept then is no
+ * measure.  Its entries say it does not grow.
+ */
+static bool steady_collection(const struct verdict_end *e, uint32_t hash, const struct ranked *r)
+{
+	const struct census_class *cc = census_class_of(e->end, hash);
+	uint32_t type = cc ? RBM_KIND_TYPE(cc->kind) : 0;
+
+	return (type == RB_T_HASH || type == RB_T_ARRAY) && r->size_before >= 0 &&
+	       r->size_after >= 0 && r->size_after <= r->size_before;
+}
+
 /* The points that keep more alive than at the start, most bytes first: *n of them. */
 static struct ranked *rank_points(struct verdict_end *e, const struct refgraph *g,
 				  const struct dominators *d, struct accum_point *pts, size_t npts,
-				  size_t *n)
+				  const uint32_t *class_hash, size_t *n)
 {
 	struct ranked *r = calloc(npts + 1, sizeof(*r));
 	size_t i, k = 0;
@@ -158,8 +204,10 @@ static struct ranked *rank_points(struct verdict_end *e, const struct refgraph *
 		    .size_before = e->base->g.size ? (int64_t) e->base->g.size[sn] : -1,
 		    .size_after = g->size ? (int64_t) g->size[v] : -1,
 		};
-		if (r[k].grew_objects > 0 && r[k].grew_bytes >= 0)
-			k++;
+		if (r[k].grew_objects <= 0 || r[k].grew_bytes < 0 ||
+		    steady_collection(e, class_hash[v], &r[k]))
+			continue;
+		k++;
 	}
 	qsort(r, k, sizeof(*r), by_growth);
 	*n = k;
@@ -261,7 +309,7 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 {
 	struct verdict_end *e = ctx;
 	struct dominators d = {0};
-	uint8_t *newness = malloc((size_t) g->nnodes + 1);
+	uint8_t *newness = malloc((size_t) g->nnodes + 1), *counted = malloc((size_t) g->nnodes + 1);
 	uint32_t *class_hash = malloc(((size_t) g->nnodes + 1) * sizeof(*class_hash));
 	uint32_t *point = malloc(((size_t) g->nnodes + 1) * sizeof(*point));
 	struct accum_point *pts = NULL, chosen[VERDICT_MAX] = {0};
@@ -270,11 +318,14 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 	double t0 = now_seconds();
 	int err = -ENOMEM;
 
-	if (!newness || !class_hash || !point)
+	if (!newness || !counted || !class_hash || !point)
 		goto out;
 	if ((err = dominators_of_graph(&d, g, roots)))
 		goto out;
 	judge_newness(e, g, newness, class_hash);
+	for (i = 0; i < g->nnodes; i++)
+		counted[i] = newness[i] != ACCUM_SKIP;
+	accum_weigh(&d, counted, g->bytes);
 	if ((err = accum_assign(&d, newness, point)) ||
 	    (err = accum_sum(&d, point, newness, g->bytes, &pts, &npts)))
 		goto out;
@@ -287,7 +338,7 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 		}
 	}
 	err = -ENOMEM;
-	if (!(ranked = rank_points(e, g, &d, pts, npts, &nranked)))
+	if (!(ranked = rank_points(e, g, &d, pts, npts, class_hash, &nranked)))
 		goto out;
 	e->first_target = (int) c->ntargets;
 	for (i = 0; i < nranked && i < VERDICT_MAX; i++) {
@@ -318,6 +369,7 @@ out:
 		free(chosen[i].classes);
 	free(ranked);
 	free(newness);
+	free(counted);
 	free(class_hash);
 	free(point);
 	dominators_free(&d);
@@ -352,7 +404,7 @@ static bool take_path(struct verdict *v, struct verdict_point *vp, const struct 
 	return false;
 }
 
-void verdict_take_paths(struct verdict_end *e, const struct why_report *why)
+void verdict_take_paths(struct verdict_end *e, struct why_report *why)
 {
 	struct verdict *v = e->out;
 	size_t k, kept = 0;
@@ -373,4 +425,8 @@ void verdict_take_paths(struct verdict_end *e, const struct why_report *why)
 		kept++;
 	}
 	v->n = kept;
+	/* the points' own targets are not the report's */
+	for (k = why->ntargets; k-- > 0;)
+		if (why->targets[k].class_name[0] == '\x01')
+			why_drop_target(why, k);
 }

@@ -31,7 +31,8 @@ struct verdict_base {
 };
 
 /* The start's walk of t (a -p target, its trace about to begin).  Never fatal: why_not says. */
-void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t compact_count_addr);
+void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t compact_count_addr,
+		       const struct census *start);
 void verdict_base_free(struct verdict_base *b);
 
 /* What the end's hook needs, and what it found (the points' paths come after the walk). */
@@ -50,7 +51,7 @@ struct verdict_end {
 /* why_context.on_graph: dominators, points, growth; selects the points for their paths. */
 void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 		      const struct root_set *roots);
-/* After the walk: each point's holder path from the why report the walk made. */
-void verdict_take_paths(struct verdict_end *e, const struct why_report *why);
+/* After the walk: each point's holder path from the why report the walk made, its targets dropped. */
+void verdict_take_paths(struct verdict_end *e, struct why_report *why);
 
 #endif

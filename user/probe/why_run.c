@@ -11,6 +11,8 @@
 #include "refgraph.h"
 #include "report.h"
 #include "retainers.h"
+#include "session.h"
+#include "verdict_run.h"
 #include "vm_roots.h"
 #include "why_select.h"
 
@@ -408,9 +410,19 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 		 roots.frames, (unsigned long long) g.live, g.nnodes, (unsigned long long) g.nedges,
 		 g.seconds * 1e3, g.read_seconds * 1e3, (unsigned long long) g.reads,
 		 (unsigned long long) c->meta.stale_reads);
+	if (c->verdict && !c->verdict->out->none) {
+		c->on_graph = verdict_on_graph;
+		c->on_graph_ctx = c->verdict;
+	}
 	if (c->on_graph)
 		c->on_graph(c->on_graph_ctx, c, &g, &roots);
 	ret = explain(c, &g, &roots, out) ?: no_such_class(c, out);
+	if (c->verdict) {
+		if (!c->verdict->out->none)
+			verdict_take_paths(c->verdict, out);
+		out->verdict = c->verdict->out; /* the report's now */
+		c->verdict->out = NULL;
+	}
 	out->walk.seconds = now_seconds() - t0;
 	if (!freeze_ms)
 		setpriority(PRIO_PROCESS, 0, old_nice); /* as root; others stay nice */
@@ -429,6 +441,15 @@ void why_context_close(struct why_context *c)
 	}
 	u64map_free(&c->by_klass, NULL);
 	u64map_free(&c->objects, why_traced_free);
+	if (c->verdict) {
+		verdict_free(c->verdict->out);
+		free(c->verdict);
+		c->verdict = NULL;
+	}
+	if (c->trace_session) {
+		session_close(c->trace_session);
+		c->trace_session = NULL;
+	}
 	refs_namer_free(&c->names);
 	refs_meta_free(&c->meta);
 	symbolizer_free(&c->symbolizer);

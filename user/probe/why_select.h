@@ -28,6 +28,9 @@
 #define WHY_MAX_CLASSES 64
 #define WHY_MAX_TARGETS 64
 
+struct session;
+struct verdict_end;
+
 struct why_selection {
 	const char *classes[WHY_MAX_CLASSES]; /* --class */
 	int nclasses;
@@ -64,6 +67,9 @@ struct why_context {
 	void (*on_graph)(void *ctx, struct why_context *c, struct refgraph *g,
 			 const struct root_set *roots);
 	void *on_graph_ctx;
+	/* The suspects' trace kept open for the leak verdict: its end, and the session (why_trace.c) */
+	struct verdict_end *verdict;
+	struct session *trace_session;
 	char err[1024];
 };
 

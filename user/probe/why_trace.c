@@ -15,6 +15,7 @@
 #include "diag.h"
 #include "json_read.h"
 #include "session.h"
+#include "verdict_run.h"
 #include "why_select.h"
 
 struct traced {
@@ -98,6 +99,33 @@ static void keep_traced(struct why_context *c, struct session *s, const struct w
 		 sel->site_path ? " (those of --site selected)" : "");
 }
 
+static int no_targets(struct why_context *c, const struct why_selection *sel)
+{
+	snprintf(c->err, sizeof(c->err),
+		 sel->site_path ? "the trace saw no object allocated at %s:%d still alive"
+				: "the trace found no leak suspect%s",
+		 sel->site_path ? sel->site_path : "", sel->site_line);
+	return -1;
+}
+
+/*
+ * The suspects' trace walked the heap at its start: kept open, its
+ * censuses and traced objects give the walk of `why` the leak verdict.
+ */
+static bool keep_for_verdict(struct why_context *c, struct session *s)
+{
+	struct verdict_end *e = calloc(1, sizeof(*e));
+	struct verdict *v = e ? session_verdict_open(s, e) : NULL;
+
+	if (!v) {
+		free(e);
+		return false;
+	}
+	c->verdict = e;
+	c->trace_session = s;
+	return true;
+}
+
 static int trace(struct why_context *c, const struct why_selection *sel, double duration,
 		 volatile sig_atomic_t *stop)
 {
@@ -105,7 +133,8 @@ static int trace(struct why_context *c, const struct why_selection *sel, double 
 				    .duration = duration,
 				    .max_objects = 1 << 18,
 				    .depth = MAX_STACK_DEPTH,
-				    .max_stacks = 65536};
+				    .max_stacks = 65536,
+				    .no_verdict = sel->site_path != NULL};
 	static struct session s;
 	struct report r = {0};
 	size_t i;
@@ -139,15 +168,10 @@ static int trace(struct why_context *c, const struct why_selection *sel, double 
 	}
 	keep_traced(c, &s, sel);
 	report_free(&r);
+	if (!sel->site_path && keep_for_verdict(c, &s))
+		return c->ntargets ? 0 : no_targets(c, sel);
 	session_close(&s);
-	if (!c->ntargets) {
-		snprintf(c->err, sizeof(c->err),
-			 sel->site_path ? "the trace saw no object allocated at %s:%d still alive"
-					: "the trace found no leak suspect%s",
-			 sel->site_path ? sel->site_path : "", sel->site_line);
-		return -1;
-	}
-	return 0;
+	return c->ntargets ? 0 : no_targets(c, sel);
 }
 
 /* --from: the suspects of a report (the first process's, if it holds several). */

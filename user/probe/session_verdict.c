@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* session.h: the leak verdict's end, from what the session holds: its censuses, the start's walk. */
+#include <bpf/bpf.h>
+#include <stdlib.h>
+#include <string.h>
+#include "clock.h"
+#include "session.h"
+#include "target_mem.h"
+
+/* verdict_end.site_of: a traced object still in the live map, its allocating frame. */
+static bool traced_site(void *ctx, uint64_t addr, const char **path, int *line)
+{
+	struct session *s = ctx;
+	struct live_object obj;
+	const struct frame *f;
+
+	if (bpf_map_lookup_elem(s->tracker.io.live_fd, &addr, &obj) ||
+	    !(f = stack_site(symbolizer_stack(&s->names.symbolizer, obj.stack_id))) || !f->path)
+		return false;
+	*path = f->path;
+	*line = f->line;
+	return true;
+}
+
+struct verdict *session_verdict_open(struct session *s, struct verdict_end *e)
+{
+	struct verdict *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	memset(e, 0, sizeof(*e));
+	if (!s->snap.verdict || !s->snap.verdict->taken)
+		v->none = verdict_intern(v, s->snap.verdict ? s->snap.verdict->why_not
+							    : "no heap walk at the start");
+	else if (!s->snap.have_census_start || !s->snap.have_census_end)
+		v->none = verdict_intern(v, "no heap census at both ends");
+	else if (s->target_exited)
+		v->none = verdict_intern(v, "the target exited: no walk at the end");
+	e->base = s->snap.verdict;
+	e->start = &s->snap.census_start;
+	e->end = &s->snap.census_end;
+	e->old_age = s->at.heap_layout ? s->at.heap_layout->old_age : 3;
+	e->out = v;
+	v->trace_seconds = (s->end > s->start ? s->end : now_seconds()) - s->start;
+	e->site_of = traced_site;
+	e->site_ctx = s;
+	if (s->tracker.io.compact_count_addr &&
+	    target_read_u64(s->target.pid, s->tracker.io.compact_count_addr, &e->compact_count))
+		e->compact_count = ~(uint64_t) 0;
+	return v;
+}
