@@ -38,6 +38,8 @@
 	X(edges) \
 	X(end_read_while_compacting) \
 	X(end_reason) \
+	X(entries_read) \
+	X(entries_total) \
 	X(errors) \
 	X(est_allocated) \
 	X(est_freed) \
@@ -71,6 +73,7 @@
 	X(heap_end) \
 	X(heap_seconds) \
 	X(heap_start) \
+	X(holder) \
 	X(host) \
 	X(interval_s) \
 	X(kind) \
@@ -117,6 +120,7 @@
 	X(proved) \
 	X(rbmemtrace_version) \
 	X(reached) \
+	X(read_in_part) \
 	X(reads) \
 	X(reason) \
 	X(rechecked) \
@@ -146,6 +150,7 @@
 	X(summed) \
 	X(suspects) \
 	X(sweeping) \
+	X(table) \
 	X(table_read_cut) \
 	X(target_exited) \
 	X(targets) \
