@@ -67,24 +67,6 @@ void refs_need_checked(struct refs_meta *m, const struct refs_sink *s, uint64_t 
 	need(m, s, addr, len, step, aux, wit->n ? wit : NULL, NULL);
 }
 
-void refs_part(struct refs_meta *m, const struct refs_sink *s, uint8_t holds, uint64_t read,
-	       uint64_t total, enum refs_cut_why why)
-{
-	struct refs_part p = {holds, (uint8_t) why, read < total ? read : total, total};
-
-	m->gaps.n[GAP_UNREAD]++;
-	if (why == CUT_BOUNDS)
-		caps_count(m->pid, CAP_TABLE_READ);
-	if (s->part)
-		s->part(s->arg, &p);
-}
-
-void refs_size(const struct refs_sink *s, uint64_t n)
-{
-	if (s->size)
-		s->size(s->arg, n);
-}
-
 void refs_next_chunk(struct refs_meta *m, const struct refs_sink *s, struct refs_span span,
 		     uint32_t esize, uint8_t step, uint64_t aux, const struct refs_witness *wit)
 {
@@ -337,7 +319,9 @@ static void decode_array(struct refs_meta *m, uint64_t addr, const uint64_t *wor
  * An insertion changes none of them (it appends past the bound read), a
  * deletion marks its entry: chunks read apart stay one table.  The head's
  * bounds are checked first (the target's bytes are hostile): start <= bound
- * <= the entries allocated (1 << entry_power), num_entries <= bound - start.
+ * <= the entries allocated (1 << entry_power), num_entries <= bound - start;
+ * a head that fails them is read again a few times (it may have been read
+ * half rewritten), then said.
  */
 void refs_st_entries(struct refs_meta *m, const uint8_t *head, uint64_t head_addr, uint64_t owner,
 		     uint64_t aux, const struct refs_sink *s)
@@ -361,6 +345,12 @@ void refs_st_entries(struct refs_meta *m, const uint8_t *head, uint64_t head_add
 		return;
 	if (!entries || power > 40 || bound > (1ull << power) || start > bound ||
 	    num > bound - start || bound - start > RUBY_MAX_ST_ENTRIES) {
+		/* a head read while the target rewrote it (st.c copies a rebuilt one over it) */
+		if (aux >> REFS_TRIES_SHIFT < REFS_MAX_TRIES - 1) {
+			m->stale_reads++;
+			refs_st_table_at(m, head_addr, owner, aux + (1ull << REFS_TRIES_SHIFT), s);
+			return;
+		}
 		refs_part(m, s, holds, 0, num, CUT_BOUNDS);
 		return;
 	}
@@ -454,6 +444,19 @@ static void decode_string(struct refs_meta *m, const uint64_t *words, uint32_t s
 
 /* ---- T_DATA ---- */
 
+/*
+ * Where an embedded RTypedData's struct starts: after struct RTypedData in
+ * 3.3, over its data pointer from 3.4 on (rtypeddata.h: "We reuse the data
+ * pointer in embedded TypedData"; 3.4.11's pin list reads {next, len,
+ * array} there, and a length from a pointer one word on).
+ */
+static uint32_t embedded_data_at(const struct ruby_layout *l)
+{
+	bool reused = l->series && strcmp(l->series, "3.4") >= 0 && strlen(l->series) == 3;
+
+	return reused ? l->tdata_data : l->tdata_size;
+}
+
 static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *words,
 			uint32_t slot_size, const struct refs_sink *s)
 {
@@ -469,7 +472,7 @@ static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *word
 		return;
 	}
 	ti = refs_data_type(m, refs_slot_word(words, slot_size, l->tdata_type));
-	data = (typed & l->tdata_embedded) ? addr + l->tdata_size
+	data = (typed & l->tdata_embedded) ? addr + embedded_data_at(l)
 					   : refs_slot_word(words, slot_size, l->tdata_data);
 	if (!data)
 		return;

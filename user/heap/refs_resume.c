@@ -3,6 +3,26 @@
 #include <string.h>
 #include "refs_impl.h"
 
+/* ---- tables read in part, and sizes ---- */
+
+void refs_part(struct refs_meta *m, const struct refs_sink *s, uint8_t holds, uint64_t read,
+	       uint64_t total, enum refs_cut_why why)
+{
+	struct refs_part p = {holds, (uint8_t) why, read < total ? read : total, total};
+
+	m->gaps.n[GAP_UNREAD]++;
+	if (why == CUT_BOUNDS)
+		caps_count(m->pid, CAP_TABLE_READ);
+	if (s->part)
+		s->part(s->arg, &p);
+}
+
+void refs_size(const struct refs_sink *s, uint64_t n)
+{
+	if (s->size)
+		s->size(s->arg, n);
+}
+
 /* ---- resuming with what was read ---- */
 
 /* The index of a chunk's first entry in its table (0 for a piece that is no chunk). */
