@@ -153,6 +153,55 @@ test "why: a table swapped and GCs run during the walk lose no reachable object"
   end
 end
 
+# Tables far past one 4 MiB read (a 500,000-entry st_table is 12 MB of entries, a 2,000,000-element
+# Array 16 MB) are read whole, a chunk at a time: before, the Hash was cut at 174,762 entries and
+# the rest of its objects blamed on native stacks.  Truth from the program: its own counts.
+test "why: a Hash of 500,000 entries and an Array of 2,000,000 elements are read whole" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_big.rb", 500_000, 2_000_000)
+  doc, err, st = WhyDriver.why(facts["pid"], "--class", "BigNode", "--class", "BigElem", "--paths", "1")
+  check(st.success?, "why failed (#{st}): #{err}")
+  { "BigNode" => "constant BIG_HASH (Hash) {value} BigNode",
+    "BigElem" => "constant BIG_ARRAY (Array) [] BigElem" }.each do |name, line|
+    f = facts["classes"].fetch(name)
+    t = WhyDriver.target(doc, name) or raise Failure, "no target #{name}"
+    check_eq(t["count"], f["live"], "#{name}: live objects (ObjectSpace.each_object)")
+    top = t["paths"].first or raise Failure, "#{name}: no path"
+    check_eq(WhyDriver.path_line(top), line, "#{name}: its path")
+    check_eq(top["count"], f["held"], "#{name}: objects its table holds (the program's count)")
+    check_eq(t["unexplained"], 0, "#{name}: unexplained")
+  end
+  check_eq(doc["read_in_part"], [], "every table read whole")
+  check_eq(doc["limits_reached"]["table_read_cut"], 0, "no table cut")
+ensure
+  WhyDriver.stop(io)
+end
+
+# A big table rebuilt without end while it is read (Hash#rehash of 400,000 sessions, 10 MB of
+# entries, read in 3 chunks): a chunk read after the rebuild is seen, the chunks before stand,
+# and the container is named with what was read.  Its sessions are never left unexplained
+# without it.
+test "why: a big table rebuilt between its reads is named with the entries read, never folded into unexplained" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_rehash.rb", 400_000)
+  doc, err, st = WhyDriver.why(facts["pid"], "--class", "LeakedSession", "--paths", "1")
+  check(st.success?, "why failed (#{st}): #{err}")
+  t = WhyDriver.target(doc, "LeakedSession")
+  check_eq(t["count"], facts["sessions"], "sessions the target holds")
+  named = doc["read_in_part"].select { |p| p.dig("holder", "root", "name") == "Rehash::SESSIONS" }
+  if t["unexplained"] > facts["sessions"] / 1000
+    check_eq(named.size, 1, "the sessions' table named: #{doc['read_in_part']}")
+    p = named.first
+    check_eq([p["class"], p["table"], p["entries_total"]], ["Hash", "entries", facts["sessions"]],
+             "the container, what it holds")
+    check(p["entries_read"] < p["entries_total"] && t["unexplained"] <= p["entries_total"] - p["entries_read"],
+          "the unexplained sessions are the ones not read: #{t['unexplained']}, #{p}")
+  end
+  doc["read_in_part"].each do |p|
+    check(p["reason"] == "the table changed between its reads", "a table of a running target: #{p}")
+  end
+ensure
+  WhyDriver.stop(io)
+end
+
 test "why --freeze 50: the target is stopped at most 55 ms, and runs again" do
   io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
   doc, err, st = WhyDriver.why(facts["pid"], "--class", "LeakedSession", "--class", "ChurnItem",

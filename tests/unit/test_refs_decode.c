@@ -71,10 +71,15 @@ struct run {
 		uint64_t addr, aux;
 		uint32_t len;
 		uint8_t step;
-		bool checked;
+		bool checked, spanned;
 		struct refs_witness wit;
+		struct refs_span span;
 	} q[MAX_OUT];
 	size_t nq, head;
+	uint64_t size; /* the last size the decoder said */
+	bool sized;
+	struct refs_part parts[8];
+	size_t nparts;
 };
 
 static void on_ref(void *arg, uint64_t v, const struct ref_label *l)
@@ -86,7 +91,7 @@ static void on_ref(void *arg, uint64_t v, const struct ref_label *l)
 }
 
 static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux,
-		    const struct refs_witness *wit)
+		    const struct refs_witness *wit, const struct refs_span *span)
 {
 	struct run *r = arg;
 
@@ -97,7 +102,26 @@ static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64
 	r->q[r->nq].checked = wit != NULL;
 	if (wit)
 		r->q[r->nq].wit = *wit;
+	r->q[r->nq].spanned = span != NULL;
+	if (span)
+		r->q[r->nq].span = *span;
 	r->q[r->nq++].aux = aux;
+}
+
+static void on_size(void *arg, uint64_t n)
+{
+	struct run *r = arg;
+
+	r->size = n;
+	r->sized = true;
+}
+
+static void on_part(void *arg, const struct refs_part *p)
+{
+	struct run *r = arg;
+
+	cr_assert_lt(r->nparts, 8);
+	r->parts[r->nparts++] = *p;
 }
 
 /* Called once a piece is read, before its witness is read again: the target running meanwhile. */
@@ -105,7 +129,7 @@ static void (*after_piece)(uint8_t step);
 
 static void decode(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struct run *r)
 {
-	struct refs_sink sink = {on_ref, on_need, r};
+	struct refs_sink sink = {on_ref, on_need, r, on_size, on_part};
 	uint64_t words[80];
 	uint8_t buf[1 << 16];
 
@@ -127,7 +151,7 @@ static void decode(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struc
 		for (i = 0; p.checked && i < p.wit.n; i++)
 			p.wit.read &= fake_read(p.wit.addr[i], &p.wit.after[i], 8);
 		refs_resume(m, addr, p.step, p.aux, p.addr, buf, p.len, ok,
-			    p.checked ? &p.wit : NULL, &sink);
+			    p.checked ? &p.wit : NULL, p.spanned ? &p.span : NULL, &sink);
 	}
 }
 
@@ -178,6 +202,13 @@ static void teardown(void)
 #define KLASS 0x7000000100ull
 #define OBJ 0x7000001000ull
 #define HEAPMEM 0x7100000000ull
+
+/* An st_table head's sizes: 16 entries allocated (entry_power 4), num live ones. */
+static void st_sizes(uint8_t *head, uint64_t num)
+{
+	head[0] = 4;
+	set64(head, layout.st_bins - 8, num);
+}
 
 /* A heap object's slot: flags, klass. */
 static uint8_t *slot(uint64_t addr, uint32_t size, uint64_t flags, uint64_t klass)
@@ -249,6 +280,7 @@ Test(refs_decode, object_34_shapes_embedded_and_too_complex)
 	set64(st, layout.st_entries, HEAPMEM + 0x1000);
 	set64(st, layout.st_entries_start, 0);
 	set64(st, layout.st_entries_bound, 2);
+	st_sizes(st, 1);
 	e = put(HEAPMEM + 0x1000, 2 * layout.st_entry_size);
 	set64(e, 0, ~0ull); /* deleted */
 	set64(e, 8, 0x1234);
@@ -329,13 +361,14 @@ Test(refs_decode, hashes_31_ar_and_st_with_default_proc)
 	set64(st, layout.st_entries, HEAPMEM + 0x2000);
 	set64(st, layout.st_entries_start, 1);
 	set64(st, layout.st_entries_bound, 3);
+	st_sizes(st, 2);
 	e = put(HEAPMEM + 0x2000, 3 * layout.st_entry_size);
 	set64(e, layout.st_entry_size * 2 + 8, 0x7000005000);
 	set64(e, layout.st_entry_size * 2 + 16, 0x7000005028);
 	decode(&meta, OBJ + 40, 40, &r);
 	cr_expect_eq(r.nq, 2, "head, then entries");
-	expect_ref(&r, 0x7000005028, REF_HASH_VALUE, 1, 0);
-	expect_ref(&r, 0x7000005000, REF_HASH_KEY, 1, 0);
+	expect_ref(&r, 0x7000005028, REF_HASH_VALUE, 2, 0);
+	expect_ref(&r, 0x7000005000, REF_HASH_KEY, 2, 0);
 	teardown();
 }
 
@@ -361,12 +394,14 @@ Test(refs_decode, a_table_swapped_during_its_read_is_read_again_from_the_new_one
 	st = put(HEAPMEM + 0x1000, layout.st_size);
 	set64(st, layout.st_entries, HEAPMEM + 0x2000);
 	set64(st, layout.st_entries_bound, 1);
+	st_sizes(st, 1);
 	e = put(HEAPMEM + 0x2000, layout.st_entry_size);
 	set64(e, 16, 0x7000006000);
 	/* the new one the slot points to once the entries are read */
 	st = put(HEAPMEM + 0x3000, layout.st_size);
 	set64(st, layout.st_entries, HEAPMEM + 0x4000);
 	set64(st, layout.st_entries_bound, 1);
+	st_sizes(st, 1);
 	e = put(HEAPMEM + 0x4000, layout.st_entry_size);
 	set64(e, 16, 0x7000007000);
 	swap_slot = s;
@@ -446,6 +481,7 @@ Test(refs_decode, class_31_constants_ivars_methods_super)
 	iv = put(IV, layout.st_size);
 	set64(iv, layout.st_entries, ENT);
 	set64(iv, layout.st_entries_bound, 1);
+	st_sizes(iv, 1);
 	ent = put(ENT, layout.st_entry_size);
 	set64(ent, 8, 0x4567);
 	set64(ent, 16, 0x7000002028);
@@ -566,7 +602,7 @@ Test(refs_decode, free_and_moved_slots_hold_nothing)
 /* What a decode asks for, not served (the reads of a crafted heap are only looked at). */
 static void decode_asks(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struct run *r)
 {
-	struct refs_sink sink = {on_ref, on_need, r};
+	struct refs_sink sink = {on_ref, on_need, r, on_size, on_part};
 	uint64_t words[80];
 
 	memset(r, 0, sizeof(*r));
@@ -574,38 +610,160 @@ static void decode_asks(struct refs_meta *m, uint64_t addr, uint32_t slot_size, 
 	refs_decode(m, addr, words, slot_size, &sink);
 }
 
-/* A crafted heap: tables and arrays past their caps are read in part, and that is counted. */
-Test(refs_decode, tables_past_their_cap_read_in_part_and_counted)
+/* A 3.4 Hash whose st_table (in its slot) has bound entries at HEAPMEM, num live: the slot. */
+static uint8_t *st_hash(uint64_t addr, uint64_t bound, uint64_t num)
+{
+	uint8_t *s = slot(addr, 160, 0x08 | layout.hash_st_flag, KLASS);
+
+	set64(s, layout.hash_tbl + layout.st_entries, HEAPMEM);
+	set64(s, layout.hash_tbl + layout.st_entries_bound, bound);
+	st_sizes(s + layout.hash_tbl, num);
+	return s;
+}
+
+/* Entry i of the table at HEAPMEM: its key and value, or deleted. */
+static void st_entry(uint8_t *e, uint32_t i, uint64_t value, bool deleted)
+{
+	set64(e, i * layout.st_entry_size, deleted ? ~0ull : i);
+	set64(e, i * layout.st_entry_size + 8, 0x7100100000 + 0x28 * i);
+	set64(e, i * layout.st_entry_size + 16, value);
+}
+
+/* Tables bigger than a chunk are read whole, a chunk at a time, each knowing its place. */
+Test(refs_decode, big_tables_are_read_whole_a_chunk_at_a_time)
+{
+	struct run r;
+	uint8_t *e, *s;
+	uint32_t i;
+
+	setup("3.4.5");
+	meta.chunk = 2 * layout.st_entry_size; /* two entries a chunk: 5 entries are 3 reads */
+	st_hash(OBJ, 5, 4);
+	e = put(HEAPMEM, 5 * layout.st_entry_size);
+	for (i = 0; i < 5; i++)
+		st_entry(e, i, 0x7000002000 + 0x28 * i, i == 2);
+	decode(&meta, OBJ, 160, &r);
+	cr_expect_eq(r.nq, 3, "3 chunks, each asked once the one before is read");
+	for (i = 0; i < r.nq; i++)
+		cr_expect_leq(r.q[i].len, meta.chunk);
+	for (i = 0; i < 5; i++)
+		if (i != 2)
+			expect_ref(&r, 0x7000002000 + 0x28 * i, REF_HASH_VALUE, i, 0);
+	cr_expect_null(label_of(&r, 0x7000002050), "the deleted entry holds nothing");
+	cr_expect(r.sized && r.size == 4, "the Hash's size: its num_entries");
+	cr_expect_eq(r.nparts, 0, "read whole");
+
+	/* an Array of 5 elements, 2 a chunk */
+	meta.chunk = 16;
+	s = slot(OBJ + 160, 40, 0x07, KLASS);
+	set64(s, layout.rarray_heap_len, 5);
+	set64(s, layout.rarray_heap_ptr, HEAPMEM + 0x1000);
+	e = put(HEAPMEM + 0x1000, 40);
+	for (i = 0; i < 5; i++)
+		set64(e, 8 * i, 0x7000003000 + 0x28 * i);
+	decode(&meta, OBJ + 160, 40, &r);
+	cr_expect_eq(r.nq, 3);
+	for (i = 0; i < 5; i++)
+		expect_ref(&r, 0x7000003000 + 0x28 * i, REF_ELEM, i, 0);
+	cr_expect(r.sized && r.size == 5, "the Array's length");
+	cr_expect_eq(r.nparts, 0);
+	cr_expect_eq(meta.gaps.n[GAP_UNREAD], 0);
+	teardown();
+}
+
+/* The target rebuilds the table after its first chunk was read: the second sees it. */
+static uint8_t *rebuilt_head;
+static int chunks_seen;
+static void rebuild_after_first_chunk(uint8_t step)
+{
+	if (step == STEP_ST_ENTRIES && ++chunks_seen == 2)
+		rebuilt_head[1] ^= 0xff; /* bin_power and rebuilds_num: st.c's rebuild_table */
+}
+
+Test(refs_decode, a_table_changed_between_chunks_is_said_read_in_part)
+{
+	struct run r;
+	uint8_t *e, *s;
+	uint32_t i;
+
+	setup("3.4.5");
+	meta.chunk = 2 * layout.st_entry_size;
+	s = st_hash(OBJ, 6, 6);
+	e = put(HEAPMEM, 6 * layout.st_entry_size);
+	for (i = 0; i < 6; i++)
+		st_entry(e, i, 0x7000002000 + 0x28 * i, false);
+	rebuilt_head = s + layout.hash_tbl;
+	chunks_seen = 0;
+	after_piece = rebuild_after_first_chunk;
+	decode(&meta, OBJ, 160, &r);
+	after_piece = NULL;
+	expect_ref(&r, 0x7000002028, REF_HASH_VALUE, 1, 0);
+	cr_expect_null(label_of(&r, 0x7000002050), "the changed chunk is dropped");
+	cr_expect_null(label_of(&r, 0x70000020a0), "and nothing after it is read");
+	cr_assert_eq(r.nparts, 1, "said once, for this object");
+	cr_expect_eq(r.parts[0].holds, HOLDS_HASH);
+	cr_expect_eq(r.parts[0].why, CUT_CHANGED);
+	cr_expect_eq(r.parts[0].read, 2, "the first chunk's entries stand");
+	cr_expect_eq(r.parts[0].total, 6);
+	cr_expect_eq(meta.gaps.n[GAP_UNREAD], 1);
+	teardown();
+}
+
+/* A crafted heap: bounds that do not hold, lengths past memory, are read no further and said. */
+Test(refs_decode, hostile_tables_are_bounded_and_said)
 {
 	struct caps_hit h;
 	struct run r;
-	uint8_t *s;
-	size_t i;
+	uint8_t *s, *e;
+	uint32_t i;
 
 	caps_reset();
 	setup("3.4.5");
 	meta.pid = 4242; /* the fake heap is read by fake_read; the pid names whose caps */
 
-	/* an st table claiming 2^40 entries: one read of at most REFS_MAX_READ */
-	s = slot(OBJ, 160, 0x08 | layout.hash_st_flag, KLASS);
-	set64(s, layout.hash_tbl + layout.st_entries, HEAPMEM);
-	set64(s, layout.hash_tbl + layout.st_entries_start, 0);
-	set64(s, layout.hash_tbl + layout.st_entries_bound, 1ull << 40);
-	decode_asks(&meta, OBJ, 160, &r);
-	cr_assert_eq(r.nq, 1);
-	cr_expect_leq(r.q[0].len, REFS_MAX_READ, "one bounded read, not 2^40 entries");
+	/* an st table's bound past the entries it allocated (16): its head read again, no entry */
+	st_hash(OBJ, 1ull << 40, 3);
+	decode(&meta, OBJ, 160, &r);
+	cr_expect_eq(r.nq, REFS_MAX_TRIES - 1, "the head read again (it may have been torn)");
+	for (i = 0; i < r.nq; i++)
+		cr_expect_eq(r.q[i].step, STEP_ST_HEAD, "no read of 2^40 entries");
+	cr_assert_eq(r.nparts, 1);
+	cr_expect_eq(r.parts[0].why, CUT_BOUNDS);
+	cr_expect_eq(r.parts[0].total, 3);
+	cr_expect_eq(r.parts[0].read, 0);
+	/* more live entries than its bound holds */
+	st_hash(OBJ + 160, 2, 9);
+	decode(&meta, OBJ + 160, 160, &r);
+	cr_expect_eq(r.nq, REFS_MAX_TRIES - 1);
+	cr_expect(r.nparts == 1 && r.parts[0].why == CUT_BOUNDS);
 
-	/* an array claiming 2^40 elements: RUBY_MAX_ST_ENTRIES, in reads of REFS_MAX_READ */
-	s = slot(OBJ + 160, 40, 0x07, KLASS);
+	/* an array claiming 2^40 elements: past the cap, nothing read */
+	s = slot(OBJ + 320, 40, 0x07, KLASS);
 	set64(s, layout.rarray_heap_len, 1ull << 40);
 	set64(s, layout.rarray_heap_ptr, HEAPMEM);
-	decode_asks(&meta, OBJ + 160, 40, &r);
-	cr_assert_eq(r.nq, RUBY_MAX_ST_ENTRIES * 8 / REFS_MAX_READ);
-	for (i = 0; i < r.nq; i++)
-		cr_expect_eq(r.q[i].len, REFS_MAX_READ);
+	decode_asks(&meta, OBJ + 320, 40, &r);
+	cr_expect_eq(r.nq, 0);
+	cr_expect(r.nparts == 1 && r.parts[0].why == CUT_BOUNDS && r.parts[0].total == 1ull << 40);
+
+	/* an array whose length runs past its memory: the chunks that read stand */
+	meta.chunk = 16;
+	s = slot(OBJ + 360, 40, 0x07, KLASS);
+	set64(s, layout.rarray_heap_len, 6);
+	set64(s, layout.rarray_heap_ptr, HEAPMEM + 0x1000);
+	e = put(HEAPMEM + 0x1000, 32);
+	for (i = 0; i < 4; i++)
+		set64(e, 8 * i, 0x7000003000 + 0x28 * i);
+	decode(&meta, OBJ + 360, 40, &r);
+	expect_ref(&r, 0x7000003078, REF_ELEM, 3, 0);
+	cr_assert_eq(r.nparts, 1);
+	cr_expect_eq(r.parts[0].why, CUT_UNREADABLE);
+	cr_expect_eq(r.parts[0].read, 4);
+	cr_expect_eq(r.parts[0].total, 6);
+	cr_expect_eq(r.nq, 3, "no read past the first that failed");
+
 	caps_read(4242, &h);
-	cr_expect_eq(h.n[CAP_TABLE_READ], 2, "both cuts counted");
-	cr_expect_eq(meta.gaps.n[GAP_UNREAD], 2, "and said as unread");
+	cr_expect_eq(h.n[CAP_TABLE_READ], 3, "the bounds that did not hold, counted");
+	cr_expect_eq(meta.gaps.n[GAP_UNREAD], 4, "and every table said as unread");
 	teardown();
 }
 
@@ -640,6 +798,8 @@ Test(refs_decode, walk_budget_refuses_reads_past_it)
 	caps_read(4242, &h);
 	cr_expect_eq(h.n[CAP_WALK_BYTES], 1);
 	cr_expect_eq(meta.gaps.n[GAP_UNREAD], 1);
+	cr_expect(r.nparts == 1 && r.parts[0].why == CUT_BUDGET && r.parts[0].total == 8,
+		  "the array is said read in part");
 
 	meta.budgeted = false; /* off: as after a walk, single objects read what they need */
 	decode(&meta, OBJ + 40, 40, &r);

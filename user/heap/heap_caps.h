@@ -26,10 +26,16 @@
 
 /* ---- why's decoders (refs_*.c) ---- */
 
-/* Entries of one st_table, or VALUEs of one array, read; past it, read in part. */
-#define RUBY_MAX_ST_ENTRIES (1ull << 26)
-/* Capacity of one rb_id_table (constants, methods) read. */
-#define RUBY_MAX_ID_CAPA (1u << 22)
+/*
+ * Entries of one st_table, or VALUEs of one array, read (a chunk at a time,
+ * refs.h): the labels' u32 index.  Past it, not read, and said.  The walk's
+ * read budget bounds what all tables together read.
+ */
+#define RUBY_MAX_ST_ENTRIES ((1ull << 32) - 1)
+/* Capacity of one rb_id_table (constants, methods) read, a chunk at a time; past it, said. */
+#define RUBY_MAX_ID_CAPA (1u << 26)
+/* Tables read in part kept per walk, each with its object (why names them); more are counted. */
+#define HEAP_MAX_PARTS 4096
 
 /* ---- why's roots (vm_roots.c) ---- */
 

@@ -25,9 +25,11 @@ struct pend {
 	uint32_t node;
 	uint8_t step;
 	bool checked; /* wit: a witness read right after the piece */
+	bool spanned; /* span: the table a chunk is of (refs.h) */
 	uint32_t len;
 	uint64_t obj, addr, aux;
 	struct refs_witness wit;
+	struct refs_span span;
 };
 
 struct edge {
@@ -130,6 +132,8 @@ uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size
 uint64_t refgraph_bytes(const struct refgraph *g)
 {
 	return (uint64_t) g->nnodes * (sizeof(*g->state) + sizeof(*g->off)) +
+	       (g->size ? (uint64_t) g->nnodes * sizeof(*g->size) : 0) +
+	       g->cap_parts * sizeof(*g->parts) +
 	       g->cap_edges * sizeof(*g->targets) + g->npages * sizeof(*g->pages) +
 	       g->by_body.cap * (sizeof(uint64_t) + sizeof(void *)) + g->cap_sel * sizeof(*g->sel);
 }
@@ -154,9 +158,10 @@ static void on_ref(void *arg, uint64_t value, const struct ref_label *l)
 }
 
 static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux,
-		    const struct refs_witness *wit)
+		    const struct refs_witness *wit, const struct refs_span *span)
 {
 	struct walk *w = arg;
+	struct pend *p;
 
 	if (!len)
 		return;
@@ -164,8 +169,41 @@ static void on_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64
 		w->nomem = true;
 		return;
 	}
-	w->next[w->nnext++] = (struct pend){w->cur, step, wit != NULL, len, w->cur_obj, addr, aux,
-					    wit ? *wit : (struct refs_witness){0}};
+	p = &w->next[w->nnext++];
+	*p = (struct pend){.node = w->cur,
+			   .step = step,
+			   .checked = wit != NULL,
+			   .spanned = span != NULL,
+			   .len = len,
+			   .obj = w->cur_obj,
+			   .addr = addr,
+			   .aux = aux};
+	if (wit)
+		p->wit = *wit;
+	if (span)
+		p->span = *span;
+}
+
+/* The entries the node being decoded says it holds. */
+static void on_size(void *arg, uint64_t n)
+{
+	struct walk *w = arg;
+
+	w->g->size[w->cur] = n > UINT32_MAX ? UINT32_MAX : (uint32_t) n;
+}
+
+/* A table of the node being decoded read in part: kept, to be named in the report. */
+static void on_part(void *arg, const struct refs_part *p)
+{
+	struct walk *w = arg;
+	struct refgraph *g = w->g;
+
+	if (g->nparts >= HEAP_MAX_PARTS ||
+	    !grow((void **) &g->parts, &g->cap_parts, g->nparts + 1, sizeof(*g->parts))) {
+		g->parts_more++;
+		return;
+	}
+	g->parts[g->nparts++] = (struct rg_part){w->cur, p->holds, p->why, p->read, p->total};
 }
 
 /* The reads of a piece: its witness's words, the piece, the words again (refs.h). */
@@ -246,7 +284,7 @@ static void resume_part(struct walk *w, size_t lo, size_t hi, size_t rlo,
 		w->cur = p->node;
 		w->cur_obj = p->obj;
 		refs_resume(w->g->meta, p->obj, p->step, p->aux, p->addr, bytes, p->len, ok,
-			    p->checked ? &p->wit : NULL, sink);
+			    p->checked ? &p->wit : NULL, p->spanned ? &p->span : NULL, sink);
 	}
 }
 
@@ -413,7 +451,7 @@ static int walk_batch(struct walk *w, size_t pos, size_t n)
 {
 	struct refgraph *g = w->g;
 	const struct ruby_layout *l = g->l;
-	struct refs_sink sink = {on_ref, on_need, w};
+	struct refs_sink sink = {on_ref, on_need, w, on_size, on_part};
 	uint64_t bodies[BATCH_PAGES];
 	double t0 = now_seconds();
 	size_t i;
@@ -473,6 +511,7 @@ static bool walk_alloc(struct walk *w)
 
 	g->state = calloc(g->nnodes, 1);
 	g->off = calloc((size_t) g->nnodes + 1, sizeof(*g->off));
+	g->size = calloc((size_t) g->nnodes + 1, sizeof(*g->size));
 	w->hdr = malloc(BATCH_PAGES * (size_t) l->page_read_size);
 	w->body_len = (size_t) BATCH_PAGES * l->page_size;
 	/* faulted in at once: the kernel's copy into fresh pages costs a fault per 4 KiB */
@@ -480,7 +519,7 @@ static bool walk_alloc(struct walk *w)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (w->body == MAP_FAILED)
 		w->body = NULL;
-	return g->state && g->off && w->hdr && w->body;
+	return g->state && g->off && g->size && w->hdr && w->body;
 }
 
 int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
@@ -545,6 +584,8 @@ void refgraph_free(struct refgraph *g)
 	u64map_free(&g->by_body, NULL);
 	free(g->state);
 	free(g->off);
+	free(g->size);
+	free(g->parts);
 	free(g->targets);
 	free(g->sel);
 	memset(g, 0, sizeof(*g));

@@ -53,6 +53,13 @@ struct rg_selected {
 	uint64_t young : 1;  /* survived no GC yet (age 0, write-barrier protected) */
 };
 
+/* A table of a node read in part (refs.h: struct refs_part), kept to be named. */
+struct rg_part {
+	uint32_t node;
+	uint8_t holds, why; /* enum refs_holds, enum refs_cut_why */
+	uint64_t read, total;
+};
+
 struct refgraph {
 	pid_t pid;
 	const struct ruby_layout *l;
@@ -71,6 +78,9 @@ struct refgraph {
 
 	struct rg_selected *sel;
 	size_t nsel, cap_sel;
+	struct rg_part *parts; /* tables read in part, at most HEAP_MAX_PARTS */
+	size_t nparts, cap_parts;
+	uint64_t parts_more; /* past HEAP_MAX_PARTS: counted only */
 
 	/* What the walk met */
 	uint64_t live, garbage;

@@ -158,17 +158,54 @@ struct refs_gaps {
 	uint64_t n[GAP_KINDS];
 };
 
+/*
+ * A table or array of any size is read in chunks of at most refs_meta's
+ * chunk bytes, one chunk of it at a time: each chunk's resume asks for the
+ * next, so a table costs the walk one chunk of buffer however big it is,
+ * and its reads stay batched with the round's other pieces.  What rides
+ * with a chunk (handed back to refs_resume with it):
+ */
+struct refs_span {
+	uint64_t base;	 /* the address of entry 0 */
+	uint64_t next;	 /* the first entry of the chunk after this one */
+	uint64_t end;	 /* entries [.., end) are read (an st_table's bound) */
+	uint64_t total;	 /* entries the object says it holds */
+	uint64_t read;	 /* of them, read by the chunks before this one */
+	uint32_t chunks; /* chunks read before this one */
+};
+
+/* Why a table was read in part (struct refs_part). */
+enum refs_cut_why {
+	CUT_UNREADABLE = 1, /* a chunk's memory could not be read */
+	CUT_CHANGED,	    /* the table changed between its chunks (rebuilt, grown, replaced) */
+	CUT_BOUNDS,	    /* its bounds do not hold: past its capacity, or past a cap */
+	CUT_BUDGET,	    /* the walk's read budget was spent */
+	CUT_WHYS,
+};
+
+/* A table of the object being decoded read in part: said per object, never silent. */
+struct refs_part {
+	uint8_t holds; /* enum refs_holds: what the table held */
+	uint8_t why;   /* enum refs_cut_why */
+	uint64_t read, total; /* entries read, of the entries the object says it holds */
+};
+
 /* Callbacks of a driver. */
 struct refs_sink {
 	/* A reference from the object being decoded (value may be a special constant). */
 	void (*ref)(void *arg, uint64_t value, const struct ref_label *l);
 	/*
 	 * Read len bytes at addr, then resume with step and aux; wit (may be
-	 * NULL): the words to read on both sides of them, handed to refs_resume.
+	 * NULL): the words to read on both sides of them; span (may be NULL):
+	 * the table a chunk is of; both handed to refs_resume.
 	 */
 	void (*need)(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux,
-		     const struct refs_witness *wit);
+		     const struct refs_witness *wit, const struct refs_span *span);
 	void *arg;
+	/* May be NULL: the entries the object says it holds (a Hash's size, an Array's length) */
+	void (*size)(void *arg, uint64_t n);
+	/* May be NULL: a table of the object read in part */
+	void (*part)(void *arg, const struct refs_part *p);
 };
 
 /* Kinds of T_DATA by their rb_data_type_t, cached per type. */
@@ -217,6 +254,7 @@ struct refs_meta {
 	 */
 	bool budgeted;
 	uint64_t budget;
+	uint32_t chunk; /* bytes one chunk of a table reads: REFS_MAX_READ (tests: less) */
 };
 
 void refs_meta_init(struct refs_meta *m, pid_t pid, const struct ruby_layout *l);
@@ -240,7 +278,7 @@ void refs_decode(struct refs_meta *m, uint64_t addr, const uint64_t *words, uint
  */
 void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux, uint64_t from,
 		 const void *buf, uint32_t len, bool ok, const struct refs_witness *wit,
-		 const struct refs_sink *sink);
+		 const struct refs_span *span, const struct refs_sink *sink);
 
 /*
  * Decodes one object now, reading what it needs from the target: every
@@ -254,7 +292,7 @@ struct ref_out {
 int refs_decode_now(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struct ref_out *out,
 		    size_t max, size_t *n);
 
-/* The longest read a decoder asks for: bigger tables are read in part (and counted). */
+/* The longest read a decoder asks for: bigger tables are read in chunks of it. */
 #define REFS_MAX_READ (1u << 22)
 
 /* Whether v can be a heap object (not a special constant). */

@@ -37,36 +37,49 @@ uint32_t refs_u32_at(const void *buf, uint32_t off)
 	return v;
 }
 
-static void need(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
-		 uint8_t step, uint64_t aux, const struct refs_witness *wit)
+/* False if the budget refused it (a chunk's table is then said by its caller). */
+static bool need(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
+		 uint8_t step, uint64_t aux, const struct refs_witness *wit,
+		 const struct refs_span *span)
 {
 	if (m->budgeted) {
 		if (len > m->budget) {
-			m->gaps.n[GAP_UNREAD]++;
+			if (!span)
+				m->gaps.n[GAP_UNREAD]++;
 			caps_count(m->pid, CAP_WALK_BYTES);
-			return;
+			return false;
 		}
 		m->budget -= len;
 	}
-	s->need(s->arg, addr, len, step, aux, wit);
+	s->need(s->arg, addr, len, step, aux, wit, span);
+	return true;
 }
 
 void refs_need(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
 	       uint8_t step, uint64_t aux)
 {
-	need(m, s, addr, len, step, aux, NULL);
+	need(m, s, addr, len, step, aux, NULL, NULL);
 }
 
 void refs_need_checked(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
 		       uint8_t step, uint64_t aux, const struct refs_witness *wit)
 {
-	need(m, s, addr, len, step, aux, wit->n ? wit : NULL);
+	need(m, s, addr, len, step, aux, wit->n ? wit : NULL, NULL);
 }
 
-void refs_cut(struct refs_meta *m)
+void refs_next_chunk(struct refs_meta *m, const struct refs_sink *s, struct refs_span span,
+		     uint32_t esize, uint8_t step, uint64_t aux, const struct refs_witness *wit)
 {
-	m->gaps.n[GAP_UNREAD]++;
-	caps_count(m->pid, CAP_TABLE_READ);
+	uint64_t per = esize && m->chunk >= esize ? m->chunk / esize : 1, k, addr;
+
+	if (span.next >= span.end || !esize)
+		return;
+	k = span.end - span.next < per ? span.end - span.next : per;
+	addr = span.base + span.next * esize;
+	span.next += k;
+	if (!need(m, s, addr, (uint32_t) (k * esize), step, aux, wit && wit->n ? wit : NULL,
+		  &span))
+		refs_part(m, s, aux & 0xff, span.read, span.total, CUT_BUDGET);
 }
 
 /* The slot's word at byte offset off, or 0 past the slot. */
@@ -75,29 +88,24 @@ uint64_t refs_slot_word(const uint64_t *words, uint32_t slot_size, uint32_t off)
 	return off + 8 <= slot_size ? words[off / 8] : 0;
 }
 
-/* Asks for n VALUEs at ptr, in reads of at most REFS_MAX_READ, each knowing its first index. */
-void refs_need_values(struct refs_meta *m, uint64_t ptr, uint64_t n, uint8_t holds, uint64_t arg,
-		      const struct refs_sink *s)
+/*
+ * Asks for n VALUEs at ptr, a chunk at a time (each chunk's resume asks for
+ * the next); the owner's word, when known, witnesses every chunk: an array
+ * reallocated between two chunks is said read in part, not read stale.
+ */
+void refs_need_values(struct refs_meta *m, uint64_t ptr, uint64_t n, uint64_t owner, uint8_t holds,
+		      uint64_t arg, const struct refs_sink *s)
 {
-	const uint64_t per = REFS_MAX_READ / 8;
-	uint64_t i;
+	struct refs_span span = {.base = ptr, .end = n, .total = n};
+	struct refs_witness wit = {.n = owner ? 1 : 0, .addr = {owner}, .want = {ptr}};
 
-	if (!ptr || !n)
+	if (!n)
 		return;
-	if (n > RUBY_MAX_ST_ENTRIES) {
-		refs_cut(m);
-		n = RUBY_MAX_ST_ENTRIES;
+	if (!ptr || n > RUBY_MAX_ST_ENTRIES) {
+		refs_part(m, s, holds, 0, n, CUT_BOUNDS);
+		return;
 	}
-	for (i = 0; i < n; i += per) {
-		uint64_t k = n - i < per ? n - i : per;
-
-		/* the first index rides in the arg of element reads; others are read whole */
-		if (holds == HOLDS_ELEMS || holds == HOLDS_MEMBERS)
-			refs_need(m, s, ptr + i * 8, (uint32_t) (k * 8), STEP_VALUES,
-				REFS_AUX(holds, holds == HOLDS_ELEMS ? i : arg));
-		else if (i == 0)
-			refs_need(m, s, ptr, (uint32_t) (k * 8), STEP_VALUES, REFS_AUX(holds, arg));
-	}
+	refs_next_chunk(m, s, span, 8, STEP_VALUES, REFS_AUX(holds, arg), &wit);
 }
 
 /* ---- ivars ---- */
@@ -111,19 +119,25 @@ void refs_st_table_at(struct refs_meta *m, uint64_t tbl, uint64_t owner, uint64_
 		refs_need_checked(m, s, tbl, m->l->st_size, STEP_ST_HEAD, aux, &wit);
 }
 
-/*
- * 3.3+: the ivars of a shape, in the slot (inline, at most inline_max) or
- * at ptr; a too-complex shape keeps them in an st_table at ptr.
- */
-static void refs_shape_ivars(struct refs_meta *m, uint32_t shape_id, const uint64_t *inline_vals,
-			     uint32_t inline_max, uint64_t ptr, const struct refs_sink *s)
+/* Where a shape's ivars are: in the slot (inline, at most inline_max), or at ptr. */
+struct ivars_at {
+	const uint64_t *inline_vals;
+	uint32_t inline_max;
+	uint64_t ptr, owner; /* owner: the word that points to ptr, or 0 */
+	bool own;	     /* their count is the object's size (a T_OBJECT's, not a class's) */
+};
+
+/* 3.3+: the ivars of a shape; a too-complex shape keeps them in an st_table at ptr. */
+static void refs_shape_ivars(struct refs_meta *m, uint32_t shape_id, const struct ivars_at *at,
+			     const struct refs_sink *s)
 {
 	const struct ruby_layout *l = m->l;
+	uint64_t st_aux = REFS_AUX(HOLDS_IVARS_BY_ID, at->own ? ST_OWN_SIZE : 0);
 	const struct shape_info *si;
 	uint32_t i, n;
 
 	if (shape_id == l->shape_too_complex_id) {
-		refs_st_table_at(m, ptr, 0, REFS_AUX(HOLDS_IVARS_BY_ID, 0), s);
+		refs_st_table_at(m, at->ptr, at->owner, st_aux, s);
 		return;
 	}
 	si = refs_shape(m, shape_id);
@@ -132,54 +146,90 @@ static void refs_shape_ivars(struct refs_meta *m, uint32_t shape_id, const uint6
 		return;
 	}
 	if (si->type == l->shape_type_too_complex) {
-		refs_st_table_at(m, ptr, 0, REFS_AUX(HOLDS_IVARS_BY_ID, 0), s);
+		refs_st_table_at(m, at->ptr, at->owner, st_aux, s);
 		return;
 	}
 	n = si->next_iv_index;
-	if (inline_vals) {
-		for (i = 0; i < n && i < inline_max; i++)
-			refs_ref(s, inline_vals[i], REF_IVAR_INDEX, i, shape_id, 0);
+	if (at->own)
+		refs_size(s, n);
+	if (!at->inline_vals) {
+		refs_need_values(m, at->ptr, n, at->owner, HOLDS_IVARS, shape_id, s);
 		return;
 	}
-	refs_need_values(m, ptr, n, HOLDS_IVARS, shape_id, s);
+	for (i = 0; i < n && i < at->inline_max; i++)
+		refs_ref(s, at->inline_vals[i], REF_IVAR_INDEX, i, shape_id, 0);
+	if (n > at->inline_max) /* a shape with more ivars than its slot holds */
+		refs_part(m, s, HOLDS_IVARS, at->inline_max, n, CUT_BOUNDS);
 }
 
-static void decode_object(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
-			  const struct refs_sink *s)
+static void decode_object(struct refs_meta *m, uint64_t addr, const uint64_t *words,
+			  uint32_t slot_size, const struct refs_sink *s)
 {
 	const struct ruby_layout *l = m->l;
-	uint64_t flags = words[0], klass = words[1];
+	uint64_t flags = words[0], klass = words[1], numiv;
 	uint32_t i, start = l->obj_embed_start;
 
 	if (l->shape_size) {
 		uint32_t shape_id = (uint32_t) (flags >> l->shape_id_shift);
+		struct ivars_at at = {.own = true};
 
 		/* too complex: the st_table is at as.heap.ivptr whatever the embed flag says */
-		if ((flags & l->obj_embed) && shape_id != l->shape_too_complex_id)
-			refs_shape_ivars(m, shape_id, words + start / 8, (slot_size - start) / 8, 0,
-					 s);
-		else
-			refs_shape_ivars(m, shape_id, NULL, 0,
-					 refs_slot_word(words, slot_size, l->obj_ivptr), s);
+		if ((flags & l->obj_embed) && shape_id != l->shape_too_complex_id) {
+			at.inline_vals = words + start / 8;
+			at.inline_max = start < slot_size ? (slot_size - start) / 8 : 0;
+		} else {
+			at.ptr = refs_slot_word(words, slot_size, l->obj_ivptr);
+			at.owner = addr + l->obj_ivptr;
+		}
+		refs_shape_ivars(m, shape_id, &at, s);
 		return;
 	}
 	/* 3.1: as.ary[ROBJECT_EMBED_LEN_MAX], or as.heap.{numiv, ivptr}; named by the class */
 	if (flags & l->obj_embed) {
+		refs_size(s, l->obj_embed_max);
 		for (i = 0; i < l->obj_embed_max && start + 8 * (i + 1) <= slot_size; i++)
 			refs_ref(s, words[start / 8 + i], REF_IVAR_INDEX, i, klass, 0);
 		return;
 	}
-	refs_need_values(m, refs_slot_word(words, slot_size, l->obj_ivptr),
-			 (uint32_t) refs_slot_word(words, slot_size, l->obj_numiv), HOLDS_IVARS,
-			 klass, s);
+	numiv = (uint32_t) refs_slot_word(words, slot_size, l->obj_numiv);
+	refs_size(s, numiv);
+	refs_need_values(m, refs_slot_word(words, slot_size, l->obj_ivptr), numiv,
+			 addr + l->obj_ivptr, HOLDS_IVARS, klass, s);
 }
 
 /* ---- classes and modules ---- */
 
-void refs_id_table_at(struct refs_meta *m, uint64_t tbl, uint8_t holds, const struct refs_sink *s)
+void refs_id_table_at(struct refs_meta *m, uint64_t tbl, uint64_t aux, const struct refs_sink *s)
 {
 	if (tbl)
-		refs_need(m, s, tbl, m->l->id_table_items + 8, STEP_ID_HEAD, REFS_AUX(holds, 0));
+		refs_need(m, s, tbl, m->l->id_table_items + 8, STEP_ID_HEAD, aux);
+}
+
+/*
+ * struct rb_id_table is {int capa, num, used; item_t *items}: num follows
+ * capa.  Items are read a chunk at a time, each witnessed by the items
+ * pointer (a table grown meanwhile has new items).
+ */
+void refs_id_items(struct refs_meta *m, const uint8_t *head, uint64_t tbl, uint64_t aux,
+		   const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint32_t capa = refs_u32_at(head, l->id_table_capa);
+	uint32_t num = refs_u32_at(head, l->id_table_capa + 4);
+	uint64_t items = refs_word_at(head, l->id_table_items);
+	struct refs_span span = {.base = items, .end = capa, .total = num};
+	struct refs_witness wit = {.n = 1, .addr = {tbl + l->id_table_items}, .want = {items}};
+	uint8_t holds = aux & 0xff;
+
+	if (holds == HOLDS_CONSTS)
+		refs_size(s, num);
+	if (!num && (!items || !capa))
+		return;
+	if (!items || capa > RUBY_MAX_ID_CAPA || num > capa) {
+		refs_part(m, s, holds, 0, num, CUT_BOUNDS);
+		return;
+	}
+	refs_next_chunk(m, s, span, l->id_item_size, STEP_ID_ITEMS, aux, &wit);
 }
 
 /* What rb_classext_t holds (ext: its bytes, wherever they are). */
@@ -189,16 +239,19 @@ void refs_classext_refs(struct refs_meta *m, uint64_t flags, const uint8_t *ext,
 	const struct ruby_layout *l = m->l;
 
 	if (l->classext_const_tbl + 8 <= len)
-		refs_id_table_at(m, refs_word_at(ext, l->classext_const_tbl), HOLDS_CONSTS, s);
+		refs_id_table_at(m, refs_word_at(ext, l->classext_const_tbl),
+				 REFS_AUX(HOLDS_CONSTS, 0), s);
 	if (l->classext_m_tbl && l->classext_m_tbl + 8 <= len)
-		refs_id_table_at(m, refs_word_at(ext, l->classext_m_tbl), HOLDS_METHODS, s);
+		refs_id_table_at(m, refs_word_at(ext, l->classext_m_tbl),
+				 REFS_AUX(HOLDS_METHODS, 0), s);
 	if (!l->shape_size) {
 		if (l->classext_iv_tbl + 8 <= len)
 			refs_st_table_at(m, refs_word_at(ext, l->classext_iv_tbl), 0,
 					 REFS_AUX(HOLDS_IVARS_BY_ID, 0), s);
 	} else if (l->classext_iv_ptr + 8 <= len) {
-		refs_shape_ivars(m, (uint32_t) (flags >> l->shape_id_shift), NULL, 0,
-				 refs_word_at(ext, l->classext_iv_ptr), s);
+		struct ivars_at at = {.ptr = refs_word_at(ext, l->classext_iv_ptr)};
+
+		refs_shape_ivars(m, (uint32_t) (flags >> l->shape_id_shift), &at, s);
 	}
 	if (l->classext_attached_object && l->classext_attached_object + 8 <= len &&
 	    (flags & l->fl_singleton))
@@ -216,7 +269,7 @@ static void decode_class(struct refs_meta *m, uint64_t addr, const uint64_t *wor
 		return; /* its module is its klass; its tables are the module's */
 	if (l->rclass_m_tbl)
 		refs_id_table_at(m, refs_slot_word(words, slot_size, l->rclass_m_tbl),
-				 HOLDS_METHODS, s);
+				 REFS_AUX(HOLDS_METHODS, 0), s);
 	if (l->classext_embedded) {
 		if (l->rclass_ext < slot_size)
 			refs_classext_refs(m, flags, (const uint8_t *) words + l->rclass_ext,
@@ -231,35 +284,44 @@ static void decode_class(struct refs_meta *m, uint64_t addr, const uint64_t *wor
 
 /* ---- arrays, hashes, structs, strings ---- */
 
-static void decode_array(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
-			 const struct refs_sink *s)
+static void decode_array(struct refs_meta *m, uint64_t addr, const uint64_t *words,
+			 uint32_t slot_size, const struct refs_sink *s)
 {
 	const struct ruby_layout *l = m->l;
 	uint64_t flags = words[0], len, i;
 
 	if (flags & l->rarray_embed_flag) {
 		len = (flags & l->rarray_embed_len_mask) >> l->rarray_embed_len_shift;
+		refs_size(s, len);
 		for (i = 0; i < len && l->rarray_embed_start + 8 * (i + 1) <= slot_size; i++)
 			refs_ref(s, words[l->rarray_embed_start / 8 + i], REF_ELEM, (uint32_t) i, 0,
 				 0);
 		return;
 	}
+	len = refs_slot_word(words, slot_size, l->rarray_heap_len);
+	refs_size(s, len);
 	if (flags & l->ary_shared) {
 		refs_ref(s, refs_slot_word(words, slot_size, l->ary_aux_shared), REF_SHARED, 0, 0,
 			 0);
 		return;
 	}
-	refs_need_values(m, refs_slot_word(words, slot_size, l->rarray_heap_ptr),
-			 refs_slot_word(words, slot_size, l->rarray_heap_len), HOLDS_ELEMS, 0, s);
+	refs_need_values(m, refs_slot_word(words, slot_size, l->rarray_heap_ptr), len,
+			 addr + l->rarray_heap_ptr, HOLDS_ELEMS, 0, s);
 }
 
 /*
- * An st_table's live entries, from its head (entries, start, bound).  Three
- * words witness the read: the head's first (its sizes and rebuilds_num),
- * which st.c's rebuild_table changes whenever it moves the entries, even in
- * place; its entries pointer, which differs in a new table built at a freed
- * head's address; and the owner's word (a Hash's table), which
- * Hash#rehash swaps.
+ * An st_table's live entries, from its head (entry_power, num_entries,
+ * entries, start, bound), a chunk at a time.  Three words witness every
+ * chunk: the head's first (its sizes and rebuilds_num), which st.c's
+ * rebuild_table changes whenever it moves the entries, even in place; its
+ * entries pointer, which differs in a new table built at a freed head's
+ * address; and the owner's word (a Hash's table), which Hash#rehash swaps.
+ * An insertion changes none of them (it appends past the bound read), a
+ * deletion marks its entry: chunks read apart stay one table.  The head's
+ * bounds are checked first (the target's bytes are hostile): start <= bound
+ * <= the entries allocated (1 << entry_power), num_entries <= bound - start;
+ * a head that fails them is read again a few times (it may have been read
+ * half rewritten), then said.
  */
 void refs_st_entries(struct refs_meta *m, const uint8_t *head, uint64_t head_addr, uint64_t owner,
 		     uint64_t aux, const struct refs_sink *s)
@@ -272,29 +334,32 @@ void refs_st_entries(struct refs_meta *m, const uint8_t *head, uint64_t head_add
 	const struct ruby_layout *l = m->l;
 	uint64_t entries = refs_word_at(head, l->st_entries),
 		 start = refs_word_at(head, l->st_entries_start);
-	uint64_t bound = refs_word_at(head, l->st_entries_bound), n;
-	uint8_t holds = aux & 0xff;
+	uint64_t bound = refs_word_at(head, l->st_entries_bound);
+	uint64_t num = refs_word_at(head, l->st_bins - 8); /* num_entries precedes bins */
+	struct refs_span span = {.base = entries, .next = start, .end = bound, .total = num};
+	uint8_t holds = aux & 0xff, power = head[0];
 
-	if (!entries || bound <= start)
+	if ((aux >> 8) & ST_OWN_SIZE)
+		refs_size(s, num);
+	if (!num && (!entries || bound <= start))
 		return;
-	if (start > RUBY_MAX_ST_ENTRIES) { /* not a table: its start would not fit in aux */
-		m->gaps.n[GAP_UNREAD]++;
+	if (!entries || power > 40 || bound > (1ull << power) || start > bound ||
+	    num > bound - start || bound - start > RUBY_MAX_ST_ENTRIES) {
+		/* a head read while the target rewrote it (st.c copies a rebuilt one over it) */
+		if (aux >> REFS_TRIES_SHIFT < REFS_MAX_TRIES - 1) {
+			m->stale_reads++;
+			refs_st_table_at(m, head_addr, owner, aux + (1ull << REFS_TRIES_SHIFT), s);
+			return;
+		}
+		refs_part(m, s, holds, 0, num, CUT_BOUNDS);
 		return;
-	}
-	n = bound - start;
-	if (n > RUBY_MAX_ST_ENTRIES || n * l->st_entry_size > REFS_MAX_READ) {
-		refs_cut(m);
-		n = REFS_MAX_READ / l->st_entry_size;
 	}
 	if (owner) {
 		wit.n = 3;
 		wit.addr[2] = owner;
 		wit.want[2] = head_addr;
 	}
-	refs_need_checked(m, s, entries + start * l->st_entry_size,
-			  (uint32_t) (n * l->st_entry_size), STEP_ST_ENTRIES,
-			  REFS_AUX(holds, start) | (aux >> REFS_TRIES_SHIFT << REFS_TRIES_SHIFT),
-			  &wit);
+	refs_next_chunk(m, s, span, l->st_entry_size, STEP_ST_ENTRIES, aux, &wit);
 }
 
 void refs_ar_pairs(const uint8_t *pairs, uint32_t n, const struct refs_sink *s)
@@ -319,12 +384,16 @@ static void decode_hash(struct refs_meta *m, uint64_t addr, const uint64_t *word
 		 flags & l->hash_proc_default, 0);
 	if (bound > 8)
 		bound = 8;
+	/* RHASH_AR_TABLE_SIZE: the 4 flag bits below the bound's (3.1-3.4) */
+	if (!(flags & l->hash_st_flag) && l->hash_ar_bound_shift >= 4)
+		refs_size(s, (flags >> (l->hash_ar_bound_shift - 4)) & 0xf);
 	if (l->hash_tbl_inline) {
 		/* 3.3+: the table lies in the slot after struct RHash */
 		if (flags & l->hash_st_flag) {
 			if (l->hash_tbl + l->st_size <= slot_size)
 				refs_st_entries(m, (const uint8_t *) words + l->hash_tbl,
-						addr + l->hash_tbl, 0, REFS_AUX(HOLDS_HASH, 0), s);
+						addr + l->hash_tbl, 0,
+						REFS_AUX(HOLDS_HASH, ST_OWN_SIZE), s);
 			return;
 		}
 		pairs = l->hash_tbl + l->ar_table_pairs;
@@ -337,27 +406,29 @@ static void decode_hash(struct refs_meta *m, uint64_t addr, const uint64_t *word
 		return;
 	if (flags & l->hash_st_flag)
 		/* Hash#rehash swaps the table: the slot's word witnesses the head */
-		refs_st_table_at(m, tbl, addr + l->hash_tbl, REFS_AUX(HOLDS_HASH, 0), s);
+		refs_st_table_at(m, tbl, addr + l->hash_tbl, REFS_AUX(HOLDS_HASH, ST_OWN_SIZE), s);
 	else if (bound)
 		refs_need(m, s, tbl + l->ar_table_pairs, bound * 16, STEP_AR_TABLE, bound);
 }
 
-static void decode_struct(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
-			  const struct refs_sink *s)
+static void decode_struct(struct refs_meta *m, uint64_t addr, const uint64_t *words,
+			  uint32_t slot_size, const struct refs_sink *s)
 {
 	const struct ruby_layout *l = m->l;
 	uint64_t flags = words[0], len, i;
 
 	if (flags & l->struct_embed_len_mask) {
 		len = (flags & l->struct_embed_len_mask) >> l->struct_embed_shift;
+		refs_size(s, len);
 		for (i = 0; i < len && l->struct_embed_start + 8 * (i + 1) <= slot_size; i++)
 			refs_ref(s, words[l->struct_embed_start / 8 + i], REF_MEMBER, (uint32_t) i,
 				 words[1], 0);
 		return;
 	}
-	refs_need_values(m, refs_slot_word(words, slot_size, l->struct_ptr),
-			 refs_slot_word(words, slot_size, l->struct_len), HOLDS_MEMBERS, words[1],
-			 s);
+	len = refs_slot_word(words, slot_size, l->struct_len);
+	refs_size(s, len);
+	refs_need_values(m, refs_slot_word(words, slot_size, l->struct_ptr), len,
+			 addr + l->struct_ptr, HOLDS_MEMBERS, words[1], s);
 }
 
 static void decode_string(struct refs_meta *m, const uint64_t *words, uint32_t slot_size,
@@ -372,6 +443,19 @@ static void decode_string(struct refs_meta *m, const uint64_t *words, uint32_t s
 }
 
 /* ---- T_DATA ---- */
+
+/*
+ * Where an embedded RTypedData's struct starts: after struct RTypedData in
+ * 3.3, over its data pointer from 3.4 on (rtypeddata.h: "We reuse the data
+ * pointer in embedded TypedData"; 3.4.11's pin list reads {next, len,
+ * array} there, and a length from a pointer one word on).
+ */
+static uint32_t embedded_data_at(const struct ruby_layout *l)
+{
+	bool reused = l->series && strcmp(l->series, "3.4") >= 0 && strlen(l->series) == 3;
+
+	return reused ? l->tdata_data : l->tdata_size;
+}
 
 static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *words,
 			uint32_t slot_size, const struct refs_sink *s)
@@ -388,7 +472,7 @@ static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *word
 		return;
 	}
 	ti = refs_data_type(m, refs_slot_word(words, slot_size, l->tdata_type));
-	data = (typed & l->tdata_embedded) ? addr + l->tdata_size
+	data = (typed & l->tdata_embedded) ? addr + embedded_data_at(l)
 					   : refs_slot_word(words, slot_size, l->tdata_data);
 	if (!data)
 		return;
@@ -433,7 +517,7 @@ static void decode_env(struct refs_meta *m, const uint64_t *words, uint32_t slot
 	uint32_t size = (uint32_t) refs_slot_word(words, slot_size, l->env_size);
 
 	refs_ref(s, iseq, REF_CODE, 0, 0, 0);
-	refs_need_values(m, env, size, HOLDS_LOCALS, iseq, s);
+	refs_need_values(m, env, size, 0, HOLDS_LOCALS, iseq, s);
 	/* ep[-1] is the outer ep (tagged), ep[0] the flags: an env without LOCAL has an outer one
 	 */
 	if (ep)
@@ -483,7 +567,7 @@ void refs_decode(struct refs_meta *m, uint64_t addr, const uint64_t *words, uint
 		refs_ref(s, words[1], REF_CLASS, 0, 0, 0);
 	switch (type) {
 	case RB_T_OBJECT:
-		decode_object(m, words, slot_size, s);
+		decode_object(m, addr, words, slot_size, s);
 		break;
 	case RB_T_CLASS:
 	case RB_T_MODULE:
@@ -491,13 +575,13 @@ void refs_decode(struct refs_meta *m, uint64_t addr, const uint64_t *words, uint
 		decode_class(m, addr, words, slot_size, s);
 		break;
 	case RB_T_ARRAY:
-		decode_array(m, words, slot_size, s);
+		decode_array(m, addr, words, slot_size, s);
 		break;
 	case RB_T_HASH:
 		decode_hash(m, addr, words, slot_size, s);
 		break;
 	case RB_T_STRUCT:
-		decode_struct(m, words, slot_size, s);
+		decode_struct(m, addr, words, slot_size, s);
 		break;
 	case RB_T_STRING:
 		decode_string(m, words, slot_size, s);

@@ -8,6 +8,9 @@
 
 #define ST_DELETED (~(uint64_t) 0) /* st.c RESERVED_HASH_VAL: a deleted entry's hash */
 
+/* An st_table's aux arg: its entries are the object's size (a Hash's, an object's ivars). */
+#define ST_OWN_SIZE 1
+
 /*
  * Asks the driver for len bytes at addr (every decoder's read goes through
  * here): refused, and counted, once the walk's read budget is spent.
@@ -17,8 +20,18 @@ void refs_need(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, ui
 /* refs_need, with wit's words read on both sides of the piece (wit->n may be 0). */
 void refs_need_checked(struct refs_meta *m, const struct refs_sink *s, uint64_t addr, uint32_t len,
 		       uint8_t step, uint64_t aux, const struct refs_witness *wit);
-/* A table or array read in part: counted as unread, and as a cap reached. */
-void refs_cut(struct refs_meta *m);
+/*
+ * The next chunk of a table of esize-byte entries: [span.next, ...), at
+ * most the meta's chunk bytes; wit (may be NULL or empty) witnesses it.
+ * Nothing when the table is read; a chunk the budget refuses is said.
+ */
+void refs_next_chunk(struct refs_meta *m, const struct refs_sink *s, struct refs_span span,
+		     uint32_t esize, uint8_t step, uint64_t aux, const struct refs_witness *wit);
+/* A table of the object read in part (read of total entries, why): counted and said. */
+void refs_part(struct refs_meta *m, const struct refs_sink *s, uint8_t holds, uint64_t read,
+	       uint64_t total, enum refs_cut_why why);
+/* The entries the object says it holds, to the driver. */
+void refs_size(const struct refs_sink *s, uint64_t n);
 
 /* A reference, passed on when v is a heap object. */
 void refs_ref(const struct refs_sink *s, uint64_t v, uint8_t kind, uint32_t index, uint64_t a,
@@ -29,9 +42,12 @@ uint64_t refs_word_at(const void *buf, uint32_t off);
 uint32_t refs_u32_at(const void *buf, uint32_t off);
 /* The slot's word at byte offset off, or 0 past the slot. */
 uint64_t refs_slot_word(const uint64_t *words, uint32_t slot_size, uint32_t off);
-/* Asks for n VALUEs at ptr, in reads of at most REFS_MAX_READ. */
-void refs_need_values(struct refs_meta *m, uint64_t ptr, uint64_t n, uint8_t holds, uint64_t arg,
-		      const struct refs_sink *s);
+/*
+ * Asks for n VALUEs at ptr, a chunk at a time; owner: the word that points
+ * to them (their witness), or 0.
+ */
+void refs_need_values(struct refs_meta *m, uint64_t ptr, uint64_t n, uint64_t owner, uint8_t holds,
+		      uint64_t arg, const struct refs_sink *s);
 /* The st_table at tbl; owner: the word that points to it (its witness), or 0. */
 void refs_st_table_at(struct refs_meta *m, uint64_t tbl, uint64_t owner, uint64_t aux,
 		      const struct refs_sink *s);
@@ -41,7 +57,11 @@ void refs_st_table_at(struct refs_meta *m, uint64_t tbl, uint64_t owner, uint64_
  */
 void refs_st_entries(struct refs_meta *m, const uint8_t *head, uint64_t head_addr, uint64_t owner,
 		     uint64_t aux, const struct refs_sink *s);
-void refs_id_table_at(struct refs_meta *m, uint64_t tbl, uint8_t holds, const struct refs_sink *s);
+/* An rb_id_table at tbl; aux: what its values are (and the tries so far). */
+void refs_id_table_at(struct refs_meta *m, uint64_t tbl, uint64_t aux, const struct refs_sink *s);
+/* Its items, from its head read at tbl: a chunk at a time, witnessed by the items pointer. */
+void refs_id_items(struct refs_meta *m, const uint8_t *head, uint64_t tbl, uint64_t aux,
+		   const struct refs_sink *s);
 void refs_ar_pairs(const uint8_t *pairs, uint32_t n, const struct refs_sink *s);
 /* What rb_classext_t holds (ext: its bytes, wherever they are). */
 void refs_classext_refs(struct refs_meta *m, uint64_t flags, const uint8_t *ext, uint32_t len,

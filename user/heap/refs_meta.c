@@ -18,6 +18,7 @@ void refs_meta_init(struct refs_meta *m, pid_t pid, const struct ruby_layout *l)
 	memset(m, 0, sizeof(*m));
 	m->pid = pid;
 	m->l = l;
+	m->chunk = REFS_MAX_READ;
 }
 
 static void free_type(void *p)
@@ -151,6 +152,8 @@ struct pending {
 	bool checked; /* wit holds a witness */
 	uint64_t aux;
 	struct refs_witness wit;
+	bool spanned; /* span: the table a chunk is of */
+	struct refs_span span;
 };
 
 struct now {
@@ -171,7 +174,7 @@ static void now_ref(void *arg, uint64_t value, const struct ref_label *l)
 }
 
 static void now_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint64_t aux,
-		     const struct refs_witness *wit)
+		     const struct refs_witness *wit, const struct refs_span *span)
 {
 	struct now *d = arg;
 
@@ -186,15 +189,21 @@ static void now_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint6
 		d->q = q;
 		d->capq = cap;
 	}
-	d->q[d->nq++] = (struct pending){addr, len, step, wit != NULL, aux,
-					 wit ? *wit : (struct refs_witness){0}};
+	d->q[d->nq++] = (struct pending){addr,
+					 len,
+					 step,
+					 wit != NULL,
+					 aux,
+					 wit ? *wit : (struct refs_witness){0},
+					 span != NULL,
+					 span ? *span : (struct refs_span){0}};
 }
 
 int refs_decode_now(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struct ref_out *out,
 		    size_t max, size_t *n)
 {
 	struct now d = {.out = out, .max = max};
-	struct refs_sink sink = {now_ref, now_need, &d};
+	struct refs_sink sink = {now_ref, now_need, &d, NULL, NULL};
 	uint64_t words[128];
 	uint8_t *buf = NULL;
 	size_t cap = 0;
@@ -229,7 +238,7 @@ int refs_decode_now(struct refs_meta *m, uint64_t addr, uint32_t slot_size, stru
 		for (i = 0; p.checked && i < p.wit.n; i++)
 			p.wit.read &= target_read_u64(m->pid, p.wit.addr[i], &p.wit.after[i]) == 0;
 		refs_resume(m, addr, p.step, p.aux, p.addr, buf, p.len, ok,
-			    p.checked ? &p.wit : NULL, &sink);
+			    p.checked ? &p.wit : NULL, p.spanned ? &p.span : NULL, &sink);
 	}
 	free(buf);
 	free(d.q);

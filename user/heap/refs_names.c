@@ -408,3 +408,44 @@ const char *refs_class_text(struct refs_namer *n, uint64_t flags, uint64_t klass
 	}
 	return name;
 }
+
+const char *refs_holds_text(uint8_t holds)
+{
+	switch (holds) {
+	case HOLDS_ELEMS:
+		return "elements";
+	case HOLDS_IVARS:
+	case HOLDS_IVARS_BY_ID:
+		return "ivars";
+	case HOLDS_HASH:
+		return "entries";
+	case HOLDS_MEMBERS:
+		return "members";
+	case HOLDS_CONSTS:
+		return "constants";
+	case HOLDS_METHODS:
+		return "methods";
+	case HOLDS_LOCALS:
+		return "locals";
+	case HOLDS_FIBER_LOCALS:
+		return "fiber locals";
+	default:
+		return "entries";
+	}
+}
+
+const char *refs_cut_text(uint8_t why)
+{
+	switch (why) {
+	case CUT_UNREADABLE:
+		return "its memory could not be read";
+	case CUT_CHANGED:
+		return "the table changed between its reads";
+	case CUT_BOUNDS:
+		return "its bounds do not hold";
+	case CUT_BUDGET:
+		return "the walk's read budget was spent";
+	default:
+		return "not read";
+	}
+}

@@ -50,4 +50,9 @@ void refs_root_text(struct refs_namer *n, const struct root *r, char *buf, size_
 /* An object's class as a path prints it: its class, or <imemo:env>, <hidden:T_ARRAY>. */
 const char *refs_class_text(struct refs_namer *n, uint64_t flags, uint64_t klass);
 
+/* What a table read in part held, in words: "entries", "elements", "ivars", "constants"... */
+const char *refs_holds_text(uint8_t holds);
+/* Why it was read in part (enum refs_cut_why), in words. */
+const char *refs_cut_text(uint8_t why);
+
 #endif

@@ -3,41 +3,75 @@
 #include <string.h>
 #include "refs_impl.h"
 
+/* ---- tables read in part, and sizes ---- */
+
+void refs_part(struct refs_meta *m, const struct refs_sink *s, uint8_t holds, uint64_t read,
+	       uint64_t total, enum refs_cut_why why)
+{
+	struct refs_part p = {holds, (uint8_t) why, read < total ? read : total, total};
+
+	m->gaps.n[GAP_UNREAD]++;
+	if (why == CUT_BOUNDS)
+		caps_count(m->pid, CAP_TABLE_READ);
+	if (s->part)
+		s->part(s->arg, &p);
+}
+
+void refs_size(const struct refs_sink *s, uint64_t n)
+{
+	if (s->size)
+		s->size(s->arg, n);
+}
+
 /* ---- resuming with what was read ---- */
 
-static void resume_values(const uint8_t *buf, uint32_t len, uint64_t aux, const struct refs_sink *s)
+/* The index of a chunk's first entry in its table (0 for a piece that is no chunk). */
+static uint32_t first_index(const struct refs_span *span, uint64_t from, uint32_t esize)
+{
+	return span && esize && from >= span->base ? (uint32_t) ((from - span->base) / esize) : 0;
+}
+
+/* Values of a chunk: how many were read. */
+static uint64_t resume_values(const uint8_t *buf, uint32_t len, uint64_t aux, uint64_t from,
+			      const struct refs_span *span, const struct refs_sink *s)
 {
 	uint8_t holds = aux & 0xff;
-	uint64_t arg = aux >> 8;
-	uint32_t i, n = len / 8;
+	uint64_t arg = aux >> 8 & ((1ull << 48) - 1);
+	uint32_t i, n = len / 8, at = first_index(span, from, 8);
+	uint64_t locals = span ? span->total : n;
 
 	for (i = 0; i < n; i++) {
 		uint64_t v = refs_word_at(buf, i * 8);
 
 		switch (holds) {
 		case HOLDS_ELEMS:
-			refs_ref(s, v, REF_ELEM, (uint32_t) (arg + i), 0, 0);
+			refs_ref(s, v, REF_ELEM, at + i, 0, 0);
 			break;
 		case HOLDS_IVARS:
-			refs_ref(s, v, REF_IVAR_INDEX, i, arg, 0);
+			refs_ref(s, v, REF_IVAR_INDEX, at + i, arg, 0);
 			break;
 		case HOLDS_MEMBERS:
-			refs_ref(s, v, REF_MEMBER, i, arg, 0);
+			refs_ref(s, v, REF_MEMBER, at + i, arg, 0);
 			break;
 		case HOLDS_LOCALS:
-			refs_ref(s, v, REF_LOCAL, i, arg, n);
+			refs_ref(s, v, REF_LOCAL, at + i, arg, locals);
 			break;
 		default:
 			break;
 		}
 	}
+	return n;
 }
 
-static void resume_st_entries(struct refs_meta *m, const uint8_t *buf, uint32_t len, uint64_t aux,
-			      const struct refs_sink *s)
+/* Entries of an st_table's chunk: how many live ones were read. */
+static uint64_t resume_st_entries(struct refs_meta *m, const uint8_t *buf, uint32_t len,
+				  uint64_t aux, uint64_t from, const struct refs_span *span,
+				  const struct refs_sink *s)
 {
 	uint32_t size = m->l->st_entry_size, i, n = size ? len / size : 0;
+	uint32_t at = first_index(span, from, size);
 	uint8_t holds = aux & 0xff;
+	uint64_t live = 0;
 
 	for (i = 0; i < n; i++) {
 		const uint8_t *e = buf + (size_t) i * size;
@@ -45,21 +79,25 @@ static void resume_st_entries(struct refs_meta *m, const uint8_t *buf, uint32_t 
 
 		if (refs_word_at(e, 0) == ST_DELETED)
 			continue;
+		live++;
 		if (holds == HOLDS_IVARS_BY_ID) {
 			refs_ref(s, rec, REF_IVAR_ID, 0, key, 0);
 			continue;
 		}
-		refs_ref(s, key, REF_HASH_KEY, i, 0, 0);
-		refs_ref(s, rec, REF_HASH_VALUE, i, 0, 0);
+		refs_ref(s, key, REF_HASH_KEY, at + i, 0, 0);
+		refs_ref(s, rec, REF_HASH_VALUE, at + i, 0, 0);
 	}
+	return live;
 }
 
-static void resume_id_items(struct refs_meta *m, const uint8_t *buf, uint32_t len, uint64_t aux,
-			    const struct refs_sink *s)
+/* Items of an rb_id_table's chunk: how many were read. */
+static uint64_t resume_id_items(struct refs_meta *m, const uint8_t *buf, uint32_t len, uint64_t aux,
+				const struct refs_sink *s)
 {
 	const struct ruby_layout *l = m->l;
 	uint32_t i, n = len / l->id_item_size;
 	uint8_t holds = aux & 0xff;
+	uint64_t got = 0;
 
 	for (i = 0; i < n; i++) {
 		const uint8_t *item = buf + (size_t) i * l->id_item_size;
@@ -68,6 +106,7 @@ static void resume_id_items(struct refs_meta *m, const uint8_t *buf, uint32_t le
 
 		if (!key || !v)
 			continue;
+		got++;
 		if (holds == HOLDS_CONSTS)
 			refs_need(m, s, v, l->const_entry_value + 8, STEP_CONST_ENTRY, key);
 		else if (holds == HOLDS_METHODS)
@@ -75,6 +114,32 @@ static void resume_id_items(struct refs_meta *m, const uint8_t *buf, uint32_t le
 		else if (holds == HOLDS_FIBER_LOCALS)
 			refs_ref(s, v, REF_THREAD_LOCAL, 0, key, 0);
 	}
+	return got;
+}
+
+/* A chunk read (got entries of it): the table's next chunk, witnessed as this one was. */
+static void next_chunk(struct refs_meta *m, const struct refs_span *span, uint64_t got,
+		       uint32_t esize, uint8_t step, uint64_t aux, const struct refs_witness *wit,
+		       const struct refs_sink *s)
+{
+	struct refs_span next;
+
+	if (!span)
+		return;
+	next = *span;
+	next.read += got;
+	next.chunks++;
+	refs_next_chunk(m, s, next, esize, step, aux, wit);
+}
+
+/* The piece of a chunked table could not be read (why): the table is said read in part. */
+static void chunk_lost(struct refs_meta *m, uint64_t aux, const struct refs_span *span,
+		       enum refs_cut_why why, const struct refs_sink *s)
+{
+	if (span)
+		refs_part(m, s, aux & 0xff, span->read, span->total, why);
+	else
+		m->gaps.n[GAP_UNREAD]++;
 }
 
 static void resume_block(struct refs_meta *m, const uint8_t *buf, uint32_t len,
@@ -123,16 +188,22 @@ static void resume_method_def(struct refs_meta *m, const uint8_t *buf, uint32_t 
  * end is counted unread).
  */
 static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
-			 const struct refs_witness *wit, const struct refs_sink *s)
+			 const struct refs_witness *wit, const struct refs_span *span,
+			 const struct refs_sink *s)
 {
-	uint64_t head_aux = REFS_AUX(aux & 0xff, 0) | (aux >> REFS_TRIES_SHIFT << REFS_TRIES_SHIFT);
+	uint64_t head_aux = aux + (1ull << REFS_TRIES_SHIFT);
 
-	if (aux >> REFS_TRIES_SHIFT >= REFS_MAX_TRIES - 1 || !wit->read) {
-		m->gaps.n[GAP_UNREAD]++;
+	/* a table that changed after some of its chunks were read: those stand, the rest is said */
+	if (span && span->chunks) {
+		chunk_lost(m, aux, span, wit->read ? CUT_CHANGED : CUT_UNREADABLE, s);
 		return;
 	}
-	m->stale_reads++;
-	head_aux += 1ull << REFS_TRIES_SHIFT;
+	if (aux >> REFS_TRIES_SHIFT >= REFS_MAX_TRIES - 1 || !wit->read) {
+		chunk_lost(m, aux, span, wit->read ? CUT_CHANGED : CUT_UNREADABLE, s);
+		return;
+	}
+	if (step == STEP_ST_HEAD || step == STEP_ST_ENTRIES || step == STEP_ID_ITEMS)
+		m->stale_reads++; /* read again below */
 	switch (step) {
 	case STEP_ST_HEAD:
 		/* the owner holds another table now (Hash#rehash): that one */
@@ -148,8 +219,13 @@ static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
 		else
 			refs_st_table_at(m, wit->addr[0], 0, head_aux, s);
 		break;
+	case STEP_ID_ITEMS:
+		/* an id table grown: its head again (the witness is its items pointer) */
+		refs_id_table_at(m, wit->addr[0] - m->l->id_table_items, head_aux, s);
+		break;
 	default:
-		m->gaps.n[GAP_UNREAD]++;
+		/* values whose owner points elsewhere now: no head to read them again from */
+		chunk_lost(m, aux, span, CUT_CHANGED, s);
 		break;
 	}
 }
@@ -157,26 +233,26 @@ static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
 /* Over ~60 lines: one switch over the steps a read resumes, each case a few lines. */
 void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux, uint64_t from,
 		 const void *buf, uint32_t len, bool ok, const struct refs_witness *wit,
-		 const struct refs_sink *s)
+		 const struct refs_span *span, const struct refs_sink *s)
 {
 	const struct ruby_layout *l = m->l;
 	const struct data_type_info *ti;
-	uint64_t v, prev;
-	uint32_t capa, i;
+	uint64_t prev, got;
+	uint32_t i;
 
 	(void) addr;
-	(void) from;
 	if (wit && !refs_witness_holds(wit)) {
-		resume_stale(m, step, aux, wit, s);
+		resume_stale(m, step, aux, wit, span, s);
 		return;
 	}
 	if (!ok) {
-		m->gaps.n[GAP_UNREAD]++;
+		chunk_lost(m, aux, span, CUT_UNREADABLE, s);
 		return;
 	}
 	switch (step) {
 	case STEP_VALUES:
-		resume_values(buf, len, aux, s);
+		got = resume_values(buf, len, aux, from, span, s);
+		next_chunk(m, span, got, 8, step, aux, wit, s);
 		break;
 	case STEP_AR_TABLE:
 		refs_ar_pairs(buf, len / 16, s);
@@ -186,29 +262,19 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 			refs_st_entries(m, buf, from, wit ? wit->addr[0] : 0, aux, s);
 		break;
 	case STEP_ST_ENTRIES:
-		resume_st_entries(m, buf, len, aux, s);
+		got = resume_st_entries(m, buf, len, aux, from, span, s);
+		next_chunk(m, span, got, l->st_entry_size, step, aux, wit, s);
 		break;
 	case STEP_CLASSEXT:
 		refs_classext_refs(m, aux, buf, len, s);
 		break;
 	case STEP_ID_HEAD:
-		capa = refs_u32_at(buf, l->id_table_capa);
-		v = refs_word_at(buf, l->id_table_items);
-		if (!v || !capa)
-			break;
-		if (capa > RUBY_MAX_ID_CAPA) {
-			refs_cut(m);
-			break;
-		}
-		/* one read of at most REFS_MAX_READ, as every other: the first items only */
-		if ((uint64_t) capa * l->id_item_size > REFS_MAX_READ) {
-			refs_cut(m);
-			capa = REFS_MAX_READ / l->id_item_size;
-		}
-		refs_need(m, s, v, capa * l->id_item_size, STEP_ID_ITEMS, aux);
+		if (len >= l->id_table_items + 8)
+			refs_id_items(m, buf, from, aux, s);
 		break;
 	case STEP_ID_ITEMS:
-		resume_id_items(m, buf, len, aux, s);
+		got = resume_id_items(m, buf, len, aux, s);
+		next_chunk(m, span, got, l->id_item_size, step, aux, wit, s);
 		break;
 	case STEP_CONST_ENTRY:
 		refs_ref(s, refs_word_at(buf, l->const_entry_value), REF_CONST, 0, aux, 0);
@@ -236,7 +302,7 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 	case STEP_PIN_LIST:
 		refs_field(s, refs_word_at(buf, l->pin_list_next), "(next list)");
 		refs_need_values(m, refs_word_at(buf, l->pin_list_array),
-				 refs_word_at(buf, l->pin_list_len), HOLDS_ELEMS, 0, s);
+				 refs_word_at(buf, l->pin_list_len), 0, HOLDS_ELEMS, 0, s);
 		break;
 	case STEP_DATA_FIELDS:
 		ti = refs_data_type(m, aux);

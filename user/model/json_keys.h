@@ -45,6 +45,8 @@
 	X(edges_cut) \
 	X(end_read_while_compacting) \
 	X(end_reason) \
+	X(entries_read) \
+	X(entries_total) \
 	X(errors) \
 	X(est_allocated) \
 	X(est_freed) \
@@ -130,6 +132,7 @@
 	X(proved) \
 	X(rbmemtrace_version) \
 	X(reached) \
+	X(read_in_part) \
 	X(reads) \
 	X(reason) \
 	X(rechecked) \
@@ -162,6 +165,7 @@
 	X(summed) \
 	X(suspects) \
 	X(sweeping) \
+	X(table) \
 	X(table_read_cut) \
 	X(target_exited) \
 	X(targets) \

@@ -106,6 +106,39 @@ int why_add_path(struct why_report *r, struct why_target *t, const struct why_pa
 	return 0;
 }
 
+int why_add_part(struct why_report *r, const struct why_part *p)
+{
+	struct why_part *q;
+	size_t i;
+
+	if (r->nparts == r->cap_parts) {
+		size_t cap = r->cap_parts ? r->cap_parts * 2 : 8;
+
+		q = realloc(r->parts, cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		r->parts = q;
+		r->cap_parts = cap;
+	}
+	q = &r->parts[r->nparts];
+	*q = *p;
+	q->root_kind = why_intern(r, p->root_kind);
+	q->root_name = why_intern(r, p->root_name);
+	q->root_class = why_intern(r, p->root_class);
+	q->class_name = why_intern(r, p->class_name);
+	q->table = why_intern(r, p->table);
+	q->reason = why_intern(r, p->reason);
+	q->edges = calloc(p->nedges ? p->nedges : 1, sizeof(*q->edges));
+	if (!q->edges)
+		return -ENOMEM;
+	for (i = 0; i < p->nedges; i++) {
+		q->edges[i].via = why_intern(r, p->edges[i].via);
+		q->edges[i].class_name = why_intern(r, p->edges[i].class_name);
+	}
+	r->nparts++;
+	return 0;
+}
+
 static int path_cmp(const void *a, const void *b)
 {
 	const struct why_path *x = a, *y = b;
@@ -182,6 +215,9 @@ int why_merge(struct why_report *into, const struct why_report *from)
 	into->unexplained.young += from->unexplained.young;
 	into->unexplained.opaque_data += from->unexplained.opaque_data;
 	into->unexplained.unread += from->unexplained.unread;
+	for (k = 0; k < from->nparts; k++)
+		if (why_add_part(into, &from->parts[k]))
+			return -ENOMEM;
 	caps_add(&into->caps, &from->caps);
 	for (k = 0; k < from->unexplained.nnot_walked; k++) {
 		const char *s = why_intern(into, from->unexplained.not_walked[k]);
@@ -221,6 +257,9 @@ void why_free(struct why_report *r)
 		u64map_free(&r->targets[i].by_key, NULL);
 	}
 	free(r->targets);
+	for (i = 0; i < r->nparts; i++)
+		free(r->parts[i].edges);
+	free(r->parts);
 	strpool_free(&r->strings);
 	verdict_free(r->verdict);
 	memset(r, 0, sizeof(*r));

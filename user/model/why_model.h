@@ -80,6 +80,24 @@ struct why_unexplained {
 	size_t nnot_walked;
 };
 
+/*
+ * A container the walk read only in part (a table that changed between its
+ * chunks, memory that could not be read, bounds that did not hold): what
+ * its other entries hold was not walked, and may be among the unexplained.
+ * Named by its holder path as paths name it ("constant App::SUMMARIES").
+ */
+struct why_part {
+	const char *root_kind;	/* NULL: no root walked reaches it */
+	const char *root_name;
+	const char *root_class; /* the root's object's class (the container's, with no edges) */
+	struct why_edge *edges; /* root to the container: the last edge's class is its class */
+	size_t nedges;
+	const char *class_name; /* the container's class */
+	const char *table;	/* what it holds: "entries", "elements", "ivars", "constants"... */
+	const char *reason;	/* "the table changed between its chunks" ... */
+	uint64_t read, total;	/* entries read, of the entries the container says it holds */
+};
+
 struct why_report {
 	pid_t pid;
 	char host[256];
@@ -90,6 +108,8 @@ struct why_report {
 	size_t ntargets, cap;
 	struct why_walk walk;
 	struct why_unexplained unexplained;
+	struct why_part *parts; /* containers read in part, in the walk's order */
+	size_t nparts, cap_parts;
 	struct caps_hit caps; /* bounds on reading the target that were reached (caps.h) */
 	struct verdict *verdict; /* the leak verdict of the suspects' trace; NULL: none asked */
 	unsigned merged; /* reports summed into this one */
@@ -107,6 +127,8 @@ struct why_target *why_target(struct why_report *r, const char *class_name);
 int why_add_path(struct why_report *r, struct why_target *t, const struct why_path *p);
 /* Removes target i (and its paths). */
 void why_drop_target(struct why_report *r, size_t i);
+/* Adds a container read in part (strings interned, edges copied).  0 or -ENOMEM. */
+int why_add_part(struct why_report *r, const struct why_part *p);
 /* Sorts targets by count and their paths by count, then bytes. */
 void why_finish(struct why_report *r);
 /* Sums from into into, by names (targets by class, paths by key).  0 or -ENOMEM. */

@@ -87,6 +87,54 @@ static int read_target(struct json_reader *rd, struct why_report *r, const json_
 	return rd->failed ? -EINVAL : 0;
 }
 
+/* One container of read_in_part, added to r. */
+static int read_part(struct json_reader *rd, struct why_report *r, const json_t *pj)
+{
+	json_t *holder = jr_get_obj(rd, pj, "read_in_part", JK(holder), false);
+	json_t *root = holder ? jr_get_obj(rd, holder, "holder", JK(root), true) : NULL;
+	json_t *edges = holder ? jr_get_arr(rd, holder, "holder", JK(edges), true) : NULL;
+	struct why_part p = {0};
+	size_t i, n = edges ? json_array_size(edges) : 0;
+	int ret;
+
+	if (root) {
+		p.root_kind = jr_get_str(rd, root, "root", JK(kind), true);
+		p.root_name = jr_get_str(rd, root, "root", JK(name), true);
+		p.root_class = jr_get_str(rd, root, "root", JK(class), true);
+	}
+	p.class_name = jr_get_str(rd, pj, "read_in_part", JK(class), true);
+	p.table = jr_get_str(rd, pj, "read_in_part", JK(table), true);
+	p.reason = jr_get_str(rd, pj, "read_in_part", JK(reason), true);
+	p.read = jr_get_u64(rd, pj, "read_in_part", JK(entries_read), true);
+	p.total = jr_get_u64(rd, pj, "read_in_part", JK(entries_total), true);
+	p.edges = calloc(n ? n : 1, sizeof(*p.edges));
+	if (!p.edges)
+		return -ENOMEM;
+	p.nedges = n;
+	for (i = 0; i < n; i++) {
+		json_t *e = json_array_get(edges, i);
+
+		p.edges[i].via = jr_get_str(rd, e, "edge", JK(via), true);
+		p.edges[i].class_name = jr_get_str(rd, e, "edge", JK(class), true);
+	}
+	ret = rd->failed ? -EINVAL : why_add_part(r, &p);
+	free(p.edges);
+	return ret;
+}
+
+/* Containers read in part (absent from reports written before it was). */
+static int read_parts(struct json_reader *rd, struct why_report *r, const json_t *doc)
+{
+	json_t *parts = jr_get_arr(rd, doc, "why", JK(read_in_part), false);
+	size_t i;
+	int ret;
+
+	for (i = 0; parts && i < json_array_size(parts); i++)
+		if ((ret = read_part(rd, r, json_array_get(parts, i))))
+			return ret;
+	return 0;
+}
+
 static void read_walk(struct json_reader *rd, struct why_report *r, const json_t *doc)
 {
 	json_t *w = jr_get_obj(rd, doc, "why", JK(walk), true);
@@ -152,6 +200,8 @@ int why_read_file(const char *path, struct why_report *into, char *err, size_t e
 	for (i = 0; !ret && !rd.failed && i < json_array_size(targets); i++)
 		ret = read_target(&rd, &one, json_array_get(targets, i));
 	read_walk(&rd, &one, doc);
+	if (!ret && !rd.failed)
+		ret = read_parts(&rd, &one, doc);
 	if (!rd.failed && !ret) {
 		if (!into->merged && !into->ntargets)
 			snprintf(into->ruby_version, sizeof(into->ruby_version), "%s",

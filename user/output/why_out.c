@@ -115,6 +115,45 @@ static void write_target_text(FILE *out, const struct why_target *t, size_t max_
 			t->dropped, t->count ? 100.0 * t->dropped / t->count : 0);
 }
 
+/* 174762 -> "174,762" */
+static void thousands(uint64_t v, char *buf, size_t n)
+{
+	char digits[32];
+	size_t len, i, at = 0;
+
+	len = (size_t) snprintf(digits, sizeof(digits), "%" PRIu64, v);
+	for (i = 0; i < len && at + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[at++] = ',';
+		buf[at++] = digits[i];
+	}
+	buf[at] = '\0';
+}
+
+/*
+ * "constant App::SUMMARIES  Hash: 174,762 of 200,000 entries read (the
+ * table changed between its chunks)": a container read in part, by its
+ * holder path.
+ */
+static void write_part_text(FILE *out, const struct why_part *p)
+{
+	char a[NAME], b[NAME], read[32], total[32];
+	size_t i;
+
+	if (p->root_kind) {
+		fprintf(out, "  %s %s  %s", p->root_kind, esc(p->root_name, a, sizeof(a)),
+			esc(p->root_class, b, sizeof(b)));
+		for (i = 0; i < p->nedges; i++)
+			fprintf(out, " > %s %s", esc(p->edges[i].via, a, sizeof(a)),
+				esc(p->edges[i].class_name, b, sizeof(b)));
+	} else {
+		fprintf(out, "  a %s no root walked reaches", esc(p->class_name, a, sizeof(a)));
+	}
+	thousands(p->read, read, sizeof(read));
+	thousands(p->total, total, sizeof(total));
+	fprintf(out, ": %s of %s %s read (%s)\n", read, total, p->table, p->reason);
+}
+
 void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)
 {
 	const struct why_walk *w = &r->walk;
@@ -146,6 +185,14 @@ void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)
 		fprintf(out, "\nNo live object was selected.\n");
 	for (i = 0; i < r->ntargets; i++)
 		write_target_text(out, &r->targets[i], max_paths);
+	if (r->nparts)
+		fprintf(out, "\nRead in part: what the rest of %s holds was not walked%s:\n",
+			r->nparts == 1 ? "this container" : "these containers",
+			r->unexplained.objects > r->unexplained.young
+			    ? ", and may be among the unexplained"
+			    : "");
+	for (i = 0; i < r->nparts; i++)
+		write_part_text(out, &r->parts[i]);
 	if (r->unexplained.objects > r->unexplained.young) {
 		fprintf(out, "\nNot walked, and could hold the %" PRIu64 " unexplained objects:",
 			r->unexplained.objects - r->unexplained.young);
@@ -194,6 +241,58 @@ static void path_json(struct jw *w, const struct why_path *p)
 	jw_end(w);
 }
 
+static void part_json(struct jw *w, const struct why_part *p)
+{
+	size_t i;
+
+	jw_object(w, NULL, JW_INLINE);
+	if (p->root_kind) {
+		jw_object(w, JK(holder), JW_INLINE);
+		jw_object(w, JK(root), JW_INLINE);
+		jw_string(w, JK(kind), p->root_kind);
+		jw_string(w, JK(name), p->root_name);
+		jw_string(w, JK(class), p->root_class);
+		jw_end(w);
+		jw_array(w, JK(edges), JW_INLINE);
+		for (i = 0; i < p->nedges; i++) {
+			jw_object(w, NULL, JW_INLINE);
+			jw_string(w, JK(via), p->edges[i].via);
+			jw_string(w, JK(class), p->edges[i].class_name);
+			jw_end(w);
+		}
+		jw_end(w);
+		jw_end(w);
+	}
+	jw_string(w, JK(class), p->class_name);
+	jw_string(w, JK(table), p->table);
+	jw_u64(w, JK(entries_read), p->read);
+	jw_u64(w, JK(entries_total), p->total);
+	jw_string(w, JK(reason), p->reason);
+	jw_end(w);
+}
+
+/* What no path explains, and the containers read in part. */
+static void unexplained_json(struct jw *w, const struct why_report *r)
+{
+	size_t i;
+
+	jw_object(w, JK(unexplained), JW_INLINE);
+	jw_u64(w, JK(objects), r->unexplained.objects);
+	jw_u64(w, JK(bytes), r->unexplained.bytes);
+	jw_u64(w, JK(young), r->unexplained.young);
+	jw_u64(w, JK(opaque_data), r->unexplained.opaque_data);
+	jw_u64(w, JK(unread), r->unexplained.unread);
+	jw_array(w, JK(not_walked), JW_INLINE);
+	for (i = 0; i < r->unexplained.nnot_walked; i++)
+		jw_string(w, NULL, r->unexplained.not_walked[i]);
+	jw_end(w);
+	jw_end(w);
+	jw_array(w, JK(read_in_part), JW_LINES);
+	for (i = 0; i < r->nparts; i++)
+		part_json(w, &r->parts[i]);
+	jw_end(w);
+}
+
 void why_write_json_members(struct jw *w, const struct why_report *r, size_t max_paths)
 {
 	const struct why_walk *wk = &r->walk;
@@ -226,17 +325,7 @@ void why_write_json_members(struct jw *w, const struct why_report *r, size_t max
 		jw_end(w);
 	}
 	jw_end(w);
-	jw_object(w, JK(unexplained), JW_INLINE);
-	jw_u64(w, JK(objects), r->unexplained.objects);
-	jw_u64(w, JK(bytes), r->unexplained.bytes);
-	jw_u64(w, JK(young), r->unexplained.young);
-	jw_u64(w, JK(opaque_data), r->unexplained.opaque_data);
-	jw_u64(w, JK(unread), r->unexplained.unread);
-	jw_array(w, JK(not_walked), JW_INLINE);
-	for (i = 0; i < r->unexplained.nnot_walked; i++)
-		jw_string(w, NULL, r->unexplained.not_walked[i]);
-	jw_end(w);
-	jw_end(w);
+	unexplained_json(w, r);
 	report_write_caps_json(w, &r->caps);
 	jw_object(w, JK(walk), JW_INLINE);
 	jw_u64(w, JK(objects), wk->objects);

@@ -12,6 +12,7 @@
 #include "report.h"
 #include "retainers.h"
 #include "session.h"
+#include "target_mem.h"
 #include "verdict_run.h"
 #include "vm_roots.h"
 #include "why_select.h"
@@ -350,6 +351,87 @@ static int explain(struct why_context *c, struct refgraph *g, struct root_set *r
 	return ret;
 }
 
+/* One part of the graph named into out, by the path the search gave it (path may be NULL). */
+static int add_part(struct why_context *c, const struct refgraph *g, const struct rg_part *rp,
+		    const struct why_path *path, struct why_report *out)
+{
+	struct why_edge edges[WHY_MAX_EDGES + 2];
+	struct why_part p = {0};
+	uint64_t hdr[2] = {0, 0};
+	uint64_t addr = refgraph_addr(g, rp->node, NULL);
+	size_t i;
+
+	p.class_name = addr && target_read(g->pid, addr, hdr, sizeof(hdr)) == 0
+			   ? refs_class_text(&c->names, hdr[0], hdr[1])
+			   : "?";
+	p.table = refs_holds_text(rp->holds);
+	p.reason = refs_cut_text(rp->why);
+	p.read = rp->read;
+	p.total = rp->total;
+	if (path) {
+		p.root_kind = path->root_kind;
+		p.root_name = path->root_name;
+		p.root_class = path->nedges ? path->root_class : p.class_name;
+		for (i = 0; i < path->nedges && i < WHY_MAX_EDGES + 2; i++)
+			edges[i] = path->edges[i];
+		p.nedges = i;
+		if (p.nedges)
+			edges[p.nedges - 1].class_name = p.class_name;
+		p.edges = edges;
+	}
+	return why_add_part(out, &p);
+}
+
+/*
+ * The containers the walk read in part, each named by its path from a
+ * root: the search and re-read of retainers.c, run again on them alone
+ * (each its own target, "#i"), only when there are some.  0 or -1 (c->err).
+ */
+static int name_parts(struct why_context *c, struct refgraph *g, struct root_set *roots,
+		      struct why_report *out)
+{
+	struct rg_selected *saved = g->sel, *sel = calloc(g->nparts + 1, sizeof(*sel));
+	char **names = calloc(g->nparts + 1, sizeof(*names));
+	size_t i, j, nsaved = g->nsel;
+	struct why_report scratch = {0};
+	struct retainers_in in = {.g = g, .roots = roots, .namer = &c->names};
+	int ret = -ENOMEM;
+
+	for (i = 0; sel && names && i < g->nparts; i++) {
+		sel[i] = (struct rg_selected){.node = g->parts[i].node, .target = (uint32_t) i};
+		names[i] = malloc(24);
+		if (!names[i])
+			break;
+		snprintf(names[i], 24, "#%zu", i);
+	}
+	if (sel && names && i == g->nparts) {
+		g->sel = sel;
+		g->nsel = g->nparts;
+		in.target_names = (const char *const *) names;
+		in.ntargets = g->nparts;
+		ret = retainers_explain(&in, &scratch, c->err, sizeof(c->err));
+		g->sel = saved;
+		g->nsel = nsaved;
+	}
+	for (i = 0; !ret && i < g->nparts; i++) {
+		const struct why_path *path = NULL;
+
+		for (j = 0; j < scratch.ntargets; j++)
+			if (!strcmp(scratch.targets[j].class_name, names[i]) &&
+			    scratch.targets[j].npaths)
+				path = &scratch.targets[j].paths[0];
+		ret = add_part(c, g, &g->parts[i], path, out);
+	}
+	if (ret == -ENOMEM)
+		snprintf(c->err, sizeof(c->err), "naming the tables read in part: out of memory");
+	why_free(&scratch);
+	for (i = 0; names && i < g->nparts; i++)
+		free(names[i]);
+	free(names);
+	free(sel);
+	return ret ? -1 : 0;
+}
+
 /*
  * --class of a name no live class or module has: a typo must not read as a
  * class with nothing alive.  -1 with c->err, or 0.
@@ -417,6 +499,8 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 	if (c->on_graph)
 		c->on_graph(c->on_graph_ctx, c, &g, &roots);
 	ret = explain(c, &g, &roots, out) ?: no_such_class(c, out);
+	if (!ret && g.nparts)
+		ret = name_parts(c, &g, &roots, out);
 	if (c->verdict) {
 		if (!c->verdict->out->none)
 			verdict_take_paths(c->verdict, out);
