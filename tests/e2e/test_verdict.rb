@@ -83,3 +83,30 @@ test "verdict: a churning loop without a leak has none, and says how many new ob
   check(walk["new_objects"].positive?, "no new object seen: the test proves nothing")
   check_eq(report["verdict"].map { |p| p["holder"]["root"]["name"] }, [], "verdict points")
 end
+
+# `why` on its own: its suspects' trace walks the heap at its start too, and its walk at
+# the end gives the same verdict, over the trace's seconds, the target busy throughout.
+test "verdict: why -p alone leads with the leaks, read while the loop runs" do
+  env = { "RBM_MODE" => "pid", "RBM_SHAPES" => "const_hash,class_array,service_ivar",
+          "RBM_SECONDS" => "6" }
+  Open3.popen3(env, TARGET_RUBY, File.join(SCENARIOS, "verdict_shapes.rb")) do |sin, sout, _serr, sthr|
+    pid = expect_line(sout, /^ready (\d+)/, "verdict_shapes.rb")[1].to_i
+    sin.puts "go"
+    sleep 0.3
+    out, err, st = Open3.capture3(RBM, "why", "-p", pid.to_s, "-d", "2", "--format", "json")
+    check(st.success?, "why failed (#{st}): #{err}")
+    doc = rbm_json(out)
+    walk = doc["verdict_walk"] or raise Failure, "why: no verdict_walk"
+    check(walk["none"].nil?, "why: no verdict: #{walk['none']}")
+    %w[const_hash class_array service_ivar].each do |shape|
+      point = verdict_point_of(doc, shape) or raise Failure, "why: #{shape} not in the verdict"
+      check(doc["verdict"].first(3).include?(point), "why: #{shape} not among the first 3")
+      check(point["container"]["size_after"] > point["container"]["size_before"],
+            "why: #{shape}: its entries did not grow")
+    end
+    names = doc["verdict"].map { |p| p["holder"]["root"]["name"] }
+    check(!names.include?("LRU"), "why: the LRU at its cap is a verdict point")
+  ensure
+    Process.kill(:KILL, sthr.pid) rescue nil
+  end
+end

@@ -155,6 +155,7 @@
 	X(size_after) \
 	X(size_before) \
 	X(slots) \
+	X(small_points) \
 	X(sort) \
 	X(source) \
 	X(stack_drops) \
@@ -187,8 +188,8 @@
 	X(uptime_s) \
 	X(verdict) \
 	X(verdict_walk) \
-	X(vm_lists_grew) \
 	X(via) \
+	X(vm_lists_grew) \
 	X(walk) \
 	X(walk_read_budget) \
 	X(why) \

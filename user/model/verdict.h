@@ -25,6 +25,12 @@
  * kept by design: a point below a VM list is one only past this growth.
  */
 #define VERDICT_VM_LIST_MIN 1000
+/*
+ * A walk of a running target reads an object being built at one moment of
+ * it (an Array filled by its constructor): points that grew by fewer than
+ * this many objects, or by less than a thousandth of the first, are noise.
+ */
+#define VERDICT_NOISE_MIN 8
 
 struct verdict_edge {
 	const char *via;	/* "{value}", "[]", "@items" */
@@ -68,6 +74,7 @@ struct verdict {
 	uint64_t unattributed;	  /* of those, held by no old node of their own */
 	bool compacted;		  /* a compaction between the walks: moved containers unseen */
 	uint64_t vm_lists_grew;	  /* objects the VM's own lists gained: not points (below) */
+	uint64_t small_points;	  /* points left out as noise (VERDICT_NOISE_MIN) */
 	struct verdict_point points[VERDICT_MAX];
 	size_t n;
 	struct strpool strings;

@@ -113,9 +113,10 @@ void verdict_write_text(FILE *out, const struct verdict *v, double seconds)
 	for (i = 0; i < v->n; i++)
 		write_point(out, &v->points[i], i, seconds);
 	fprintf(out, "    (%s new objects alive at the end; %s of them held by no old object "
-		     "of their own%s%s)\n",
+		     "of their own%s%s%s)\n",
 		commas(v->new_objects, a, sizeof(a)), commas(v->unattributed, b, sizeof(b)),
 		v->vm_lists_grew ? "; the VM's own lists gained a few, as code first ran" : "",
+		v->small_points ? "; smaller growth left out as noise" : "",
 		v->compacted ? "; a compaction ran between the walks: a container that moved is "
 			       "not compared"
 			     : "");
@@ -225,5 +226,6 @@ void verdict_write_json(struct jw *w, const struct verdict *v)
 	jw_u64(w, JK(unattributed), v->unattributed);
 	jw_bool(w, JK(compacted), v->compacted);
 	jw_u64(w, JK(vm_lists_grew), v->vm_lists_grew);
+	jw_u64(w, JK(small_points), v->small_points);
 	jw_end(w);
 }

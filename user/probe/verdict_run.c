@@ -210,7 +210,11 @@ static struct ranked *rank_points(struct verdict_end *e, const struct refgraph *
 		k++;
 	}
 	qsort(r, k, sizeof(*r), by_growth);
-	*n = k;
+	for (i = 0; i < k; i++)
+		if (r[i].grew_objects < VERDICT_NOISE_MIN || r[i].grew_objects * 1000 < r[0].grew_objects)
+			break;
+	e->out->small_points = k - i;
+	*n = i;
 	return r;
 }
 
