@@ -88,7 +88,7 @@ end
 # the end gives the same verdict, over the trace's seconds, the target busy throughout.
 test "verdict: why -p alone leads with the leaks, read while the loop runs" do
   env = { "RBM_MODE" => "pid", "RBM_SHAPES" => "const_hash,class_array,service_ivar",
-          "RBM_SECONDS" => "6" }
+          "RBM_SECONDS" => "6", "RBM_LEAK_EVERY" => "40" }
   Open3.popen3(env, TARGET_RUBY, File.join(SCENARIOS, "verdict_shapes.rb")) do |sin, sout, _serr, sthr|
     pid = expect_line(sout, /^ready (\d+)/, "verdict_shapes.rb")[1].to_i
     sin.puts "go"

@@ -168,8 +168,9 @@ static int trace(struct why_context *c, const struct why_selection *sel, double 
 	}
 	keep_traced(c, &s, sel);
 	report_free(&r);
+	/* No suspect: the verdict may still have an answer, and the walk is for it. */
 	if (!sel->site_path && keep_for_verdict(c, &s))
-		return c->ntargets ? 0 : no_targets(c, sel);
+		return c->ntargets || !c->verdict->out->none ? 0 : no_targets(c, sel);
 	session_close(&s);
 	return c->ntargets ? 0 : no_targets(c, sel);
 }

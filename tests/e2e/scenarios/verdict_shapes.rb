@@ -98,7 +98,7 @@ def handle(n)
   LRU.delete(LRU.first[0]) if LRU.size > LRU_CAP
   w = WeakThing.new
   WEAK[w] = w
-  if (n % 7).zero?
+  if (n % LEAK_EVERY).zero?
     SUMMARIES["k#{n}"] = SummaryRecord.new(n) if SHAPES.include?("const_hash")
     Registry.records << RegistryRecord.new(n) if SHAPES.include?("class_array")
     SERVICE.remember("k#{n}", CacheEntry.new(n)) if SHAPES.include?("service_ivar")
@@ -116,6 +116,7 @@ RECORD_LINES = %w[SummaryRecord RegistryRecord CacheEntry AuditEntry CapturedIte
 end
 
 SECONDS = Float(ENV.fetch("RBM_SECONDS", "2"))
+LEAK_EVERY = Integer(ENV.fetch("RBM_LEAK_EVERY", "7")) # requests per leaked record
 before = nil
 
 Scenario.run({}) do
