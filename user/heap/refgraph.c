@@ -53,6 +53,7 @@ struct walk {
 	uint32_t *rlen;
 	bool *rok;
 	size_t rcap;
+	struct rg_bytes owned; /* refgraph_bytes.c */
 	bool nomem;
 };
 
@@ -129,7 +130,7 @@ uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size
 
 uint64_t refgraph_bytes(const struct refgraph *g)
 {
-	return (uint64_t) g->nnodes * (sizeof(*g->state) + sizeof(*g->off)) +
+	return (uint64_t) g->nnodes * (sizeof(*g->state) + sizeof(*g->off) + sizeof(*g->bytes)) +
 	       g->cap_edges * sizeof(*g->targets) + g->npages * sizeof(*g->pages) +
 	       g->by_body.cap * (sizeof(uint64_t) + sizeof(void *)) + g->cap_sel * sizeof(*g->sel);
 }
@@ -399,6 +400,8 @@ static void walk_page(struct walk *w, const struct rg_page *p, const uint8_t *hd
 		w->cur_obj = addr;
 		g->state[w->cur] = RG_LIVE;
 		g->live++;
+		if (rg_bytes_note(&w->owned, g, w->cur, words, p->slot_size))
+			w->nomem = true;
 		if (w->sel &&
 		    (target = w->sel->pick(w->sel->ctx, addr, words[0], slot_klass(words))) >= 0)
 			select_object(w, p, i, words, target, &b);
@@ -445,6 +448,7 @@ static int walk_batch(struct walk *w, size_t pos, size_t n)
 		if (w->nomem)
 			return -ENOMEM;
 	}
+	rg_bytes_flush(&w->owned, g);
 	flush(w, &sink);
 	if (w->nomem)
 		return -ENOMEM;
@@ -463,6 +467,7 @@ static void walk_free(struct walk *w)
 	free(w->raddr);
 	free(w->rlen);
 	free(w->rok);
+	rg_bytes_free(&w->owned);
 }
 
 /* The graph's per-node arrays and the walk's batch buffers; false out of memory. */
@@ -473,6 +478,7 @@ static bool walk_alloc(struct walk *w)
 
 	g->state = calloc(g->nnodes, 1);
 	g->off = calloc((size_t) g->nnodes + 1, sizeof(*g->off));
+	g->bytes = calloc(g->nnodes, sizeof(*g->bytes));
 	w->hdr = malloc(BATCH_PAGES * (size_t) l->page_read_size);
 	w->body_len = (size_t) BATCH_PAGES * l->page_size;
 	/* faulted in at once: the kernel's copy into fresh pages costs a fault per 4 KiB */
@@ -480,7 +486,7 @@ static bool walk_alloc(struct walk *w)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (w->body == MAP_FAILED)
 		w->body = NULL;
-	return g->state && g->off && w->hdr && w->body;
+	return g->state && g->off && g->bytes && w->hdr && w->body;
 }
 
 int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
@@ -546,6 +552,7 @@ void refgraph_free(struct refgraph *g)
 	free(g->state);
 	free(g->off);
 	free(g->targets);
+	free(g->bytes);
 	free(g->sel);
 	memset(g, 0, sizeof(*g));
 }
