@@ -11,14 +11,15 @@
  *
  * Memory, the tracer's per object: the work arrays live in the result's
  * own arrays before their turn (dom_objects holds node -> num, dom_bytes
- * holds semi and label, idom holds the DFS cursors then the forest's
- * ancestors), and a vertex's bucket link shares its slot with the idom it
- * gets when it leaves the bucket, as does an unprocessed vertex's bucket
- * head with its label.  Extra: the DFS parents (4 B per reached node) and
- * the predecessors the semidominator step needs, only those of the edges
- * going up the preorder (4 B per node, 4 B per such edge): an edge from a
- * lower num (the virtual root's to the roots among them) bounds semi by
- * that num at once, in a forward pass over the edges.
+ * holds semi and label, idom holds the DFS cursors then the predecessors'
+ * offsets), a vertex's bucket link shares its slot with the idom it gets
+ * when it leaves the bucket, an unprocessed vertex's bucket head with its
+ * label, and a vertex's DFS parent with its link in the forest (read last
+ * when it is linked).  Extra: that parent array (4 B per node) and the
+ * predecessors the semidominator step needs, only those of the edges going
+ * up the preorder (4 B per such edge): an edge from a lower num (the
+ * virtual root's to the roots among them) bounds semi by that num at once,
+ * in a forward pass over the edges.
  *
  * Unreached nodes (and non-live ones, over a refgraph) have idom RG_NONE
  * and keep nothing alive: dom_bytes and dom_objects 0.
@@ -36,11 +37,10 @@ struct dom_work {
 	uint32_t r;		/* nums given: the reached nodes, the virtual root included */
 	uint32_t *num;		/* node -> num; RG_NONE: not reached (in d->dom_objects) */
 	uint32_t *vertex;	/* num -> node (d->order) */
-	uint32_t *parent;	/* num -> its DFS parent's num */
+	uint32_t *parent;	/* num -> its DFS parent's num, then its forest link */
 	uint32_t *semi, *label; /* num -> (in d->dom_bytes) */
-	uint32_t *ancestor;	/* num -> the forest's link (in d->idom) */
 	uint32_t *dom;		/* num -> bucket link, then idom's num (in d->dom_objects) */
-	uint32_t *roff, *rsrc;	/* num -> its predecessors of a higher num */
+	uint32_t *roff, *rsrc;	/* num -> its predecessors of a higher num (roff in d->idom) */
 };
 
 static bool counts(const struct dom_work *w, uint32_t t)
@@ -142,9 +142,7 @@ static bool up_edges(struct dom_work *w, const uint32_t *roots, size_t nroots)
 	uint32_t v;
 	size_t i;
 
-	w->roff = calloc((size_t) w->r + 1, sizeof(*w->roff));
-	if (!w->roff)
-		return false;
+	memset(w->roff, 0, ((size_t) w->r + 1) * sizeof(*w->roff));
 	for (v = 0; v < w->r; v++)
 		w->semi[v] = w->parent[v];
 	for (i = 0; i < nroots; i++)
@@ -173,7 +171,7 @@ static bool up_edges(struct dom_work *w, const uint32_t *roots, size_t nroots)
  */
 static uint32_t eval(struct dom_work *w, uint32_t v, uint32_t linked)
 {
-	uint32_t *anc = w->ancestor, x = v, below = RG_NONE;
+	uint32_t *anc = w->parent, x = v, below = RG_NONE;
 
 	if (v <= linked)
 		return v;
@@ -207,10 +205,8 @@ static void semidominators(struct dom_work *w)
 {
 	uint32_t i, v;
 
-	for (v = 0; v < w->r; v++) {
+	for (v = 0; v < w->r; v++)
 		w->label[v] = RG_NONE;
-		w->ancestor[v] = w->parent[v];
-	}
 	for (i = w->r - 1; i > 0; i--) {
 		uint32_t s = w->semi[i], p = w->parent[i], e;
 
@@ -224,7 +220,7 @@ static void semidominators(struct dom_work *w)
 		w->label[i] = i; /* its bucket was emptied by its children */
 		w->dom[i] = w->label[s];
 		w->label[s] = i;
-		/* i is linked to p: i's own links were set from parent[] above */
+		/* i is linked to p: its link is its parent, read last above */
 		for (v = w->label[p]; v != RG_NONE;) {
 			uint32_t next = w->dom[v], u = eval(w, v, i - 1);
 
@@ -274,7 +270,7 @@ static int compute(struct dominators *d, uint32_t n, const uint32_t *off, const 
 	if (n >= RG_NONE)
 		return -E2BIG;
 	d->n = n;
-	d->idom = malloc(all * sizeof(*d->idom));
+	d->idom = malloc((all + 1) * sizeof(*d->idom)); /* + 1: room for roff */
 	d->dom_bytes = malloc(all * sizeof(*d->dom_bytes));
 	d->dom_objects = malloc(all * sizeof(*d->dom_objects));
 	d->order = malloc(all * sizeof(*d->order));
@@ -287,15 +283,18 @@ static int compute(struct dominators *d, uint32_t n, const uint32_t *off, const 
 	dfs(&w, d->idom, roots, nroots);
 	w.semi = (uint32_t *) d->dom_bytes;
 	w.label = w.semi + all;
+	w.roff = d->idom; /* the cursors are done with */
 	if (!up_edges(&w, roots, nroots))
 		goto out;
+	d->peak_bytes =
+	    (all + 1) * (sizeof(*d->idom) + sizeof(*d->dom_bytes) + sizeof(*d->dom_objects) +
+			 sizeof(*d->order) + sizeof(*w.parent)) +
+	    ((uint64_t) w.roff[w.r] + 1) * sizeof(*w.rsrc);
 	/* node -> num is done with: its room holds the buckets and idoms by num */
-	w.ancestor = d->idom;
 	w.dom = d->dom_objects;
 	semidominators(&w);
-	free(w.roff);
 	free(w.rsrc);
-	w.roff = w.rsrc = NULL;
+	w.rsrc = NULL;
 	sum_up(d, &w, bytes);
 	d->nreached = w.r;
 	shrunk = realloc(d->order, (size_t) w.r * sizeof(*d->order));
@@ -304,7 +303,6 @@ static int compute(struct dominators *d, uint32_t n, const uint32_t *off, const 
 	ret = 0;
 out:
 	free(w.parent);
-	free(w.roff);
 	free(w.rsrc);
 	if (ret)
 		dominators_free(d);

@@ -27,6 +27,9 @@ struct dominators {
 	uint32_t *order;	/* the reached nodes (virtual root first), each after its idom */
 	uint32_t nreached;	/* entries of order */
 	double seconds;
+
+	/* the most memory it held at once, the result included */
+	uint64_t peak_bytes;
 };
 
 /*

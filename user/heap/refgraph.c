@@ -55,6 +55,7 @@ struct walk {
 	uint32_t *rlen;
 	bool *rok;
 	size_t rcap;
+	struct rg_bytes owned; /* refgraph_bytes.c */
 	bool nomem;
 };
 
@@ -131,7 +132,7 @@ uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size
 
 uint64_t refgraph_bytes(const struct refgraph *g)
 {
-	return (uint64_t) g->nnodes * (sizeof(*g->state) + sizeof(*g->off)) +
+	return (uint64_t) g->nnodes * (sizeof(*g->state) + sizeof(*g->off) + sizeof(*g->bytes)) +
 	       (g->size ? (uint64_t) g->nnodes * sizeof(*g->size) : 0) +
 	       g->cap_parts * sizeof(*g->parts) +
 	       g->cap_edges * sizeof(*g->targets) + g->npages * sizeof(*g->pages) +
@@ -437,6 +438,8 @@ static void walk_page(struct walk *w, const struct rg_page *p, const uint8_t *hd
 		w->cur_obj = addr;
 		g->state[w->cur] = RG_LIVE;
 		g->live++;
+		if (rg_bytes_note(&w->owned, g, w->cur, words, p->slot_size))
+			w->nomem = true;
 		if (w->sel &&
 		    (target = w->sel->pick(w->sel->ctx, addr, words[0], slot_klass(words))) >= 0)
 			select_object(w, p, i, words, target, &b);
@@ -483,6 +486,7 @@ static int walk_batch(struct walk *w, size_t pos, size_t n)
 		if (w->nomem)
 			return -ENOMEM;
 	}
+	rg_bytes_flush(&w->owned, g);
 	flush(w, &sink);
 	if (w->nomem)
 		return -ENOMEM;
@@ -501,6 +505,7 @@ static void walk_free(struct walk *w)
 	free(w->raddr);
 	free(w->rlen);
 	free(w->rok);
+	rg_bytes_free(&w->owned);
 }
 
 /* The graph's per-node arrays and the walk's batch buffers; false out of memory. */
@@ -512,6 +517,7 @@ static bool walk_alloc(struct walk *w)
 	g->state = calloc(g->nnodes, 1);
 	g->off = calloc((size_t) g->nnodes + 1, sizeof(*g->off));
 	g->size = calloc((size_t) g->nnodes + 1, sizeof(*g->size));
+	g->bytes = calloc(g->nnodes, sizeof(*g->bytes));
 	w->hdr = malloc(BATCH_PAGES * (size_t) l->page_read_size);
 	w->body_len = (size_t) BATCH_PAGES * l->page_size;
 	/* faulted in at once: the kernel's copy into fresh pages costs a fault per 4 KiB */
@@ -519,7 +525,7 @@ static bool walk_alloc(struct walk *w)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (w->body == MAP_FAILED)
 		w->body = NULL;
-	return g->state && g->off && g->size && w->hdr && w->body;
+	return g->state && g->off && g->size && g->bytes && w->hdr && w->body;
 }
 
 int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
@@ -587,6 +593,7 @@ void refgraph_free(struct refgraph *g)
 	free(g->size);
 	free(g->parts);
 	free(g->targets);
+	free(g->bytes);
 	free(g->sel);
 	memset(g, 0, sizeof(*g));
 }
