@@ -709,6 +709,40 @@ Test(refs_decode, a_table_changed_between_chunks_is_said_read_in_part)
 	teardown();
 }
 
+/* The target rebuilds the table during every read of it: bounded, then said. */
+static void rebuild_always(uint8_t step)
+{
+	if (step == STEP_ST_ENTRIES)
+		rebuilt_head[1] ^= 0xff;
+}
+
+Test(refs_decode, a_table_rebuilt_at_every_read_is_read_a_bounded_number_of_times)
+{
+	struct run r;
+	uint8_t *e, *s;
+	uint32_t i, entries = 0;
+
+	setup("3.4.5");
+	s = st_hash(OBJ, 2, 2);
+	e = put(HEAPMEM, 2 * layout.st_entry_size);
+	for (i = 0; i < 2; i++)
+		st_entry(e, i, 0x7000002000 + 0x28 * i, false);
+	rebuilt_head = s + layout.hash_tbl;
+	after_piece = rebuild_always;
+	decode(&meta, OBJ, 160, &r);
+	after_piece = NULL;
+	for (i = 0; i < r.nq; i++)
+		entries += r.q[i].step == STEP_ST_ENTRIES;
+	cr_expect_eq(entries, REFS_MAX_TRIES, "read again while it moved, %u times at most",
+		     REFS_MAX_TRIES);
+	cr_expect_eq(r.n, 1, "only the class: no entry read while it moved");
+	cr_assert_eq(r.nparts, 1);
+	cr_expect_eq(r.parts[0].why, CUT_CHANGED);
+	cr_expect_eq(r.parts[0].read, 0);
+	cr_expect_eq(r.parts[0].total, 2);
+	teardown();
+}
+
 /* A crafted heap: bounds that do not hold, lengths past memory, are read no further and said. */
 Test(refs_decode, hostile_tables_are_bounded_and_said)
 {
