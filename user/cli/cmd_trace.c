@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <linux/types.h>
 #include "cli.h"
@@ -383,6 +384,12 @@ int cmd_trace(int argc, char **argv)
 	if (trace_one_report(&s, !args.no_why, &report, err, sizeof(err)))
 		goto fail;
 	warn_unmatched_classes(&report);
+	if (rbm_verbose) {
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		rbm_info("peak RSS %ld KB", ru.ru_maxrss);
+	}
 	if (write_report(outfile_stream(&out), &report)) {
 		snprintf(err, sizeof(err), "cannot write the pprof profile");
 		goto fail;

@@ -365,9 +365,10 @@ out:
 	e->out->compacted = e->compact_count != e->base->compact_count;
 	e->out->seconds = e->base->seconds + (now_seconds() - t0) + g->seconds;
 	e->out->tracer_bytes = e->base->bytes + (uint64_t) g->nnodes * 14;
-	rbm_info("verdict: %zu of %zu points grew; %llu new objects, %llu held by no old node",
+	rbm_info("verdict: %zu of %zu points grew; %llu new objects, %llu held by no old node; "
+		 "dominators and points in %.0f ms",
 		 e->out->n, nranked, (unsigned long long) e->out->new_objects,
-		 (unsigned long long) e->out->unattributed);
+		 (unsigned long long) e->out->unattributed, (now_seconds() - t0) * 1e3);
 	accum_free(pts, npts);
 	for (i = 0; i < VERDICT_MAX; i++)
 		free(chosen[i].classes);
