@@ -32,6 +32,8 @@
 	X(confidence) \
 	X(count) \
 	X(covered) \
+	X(dominated_bytes) \
+	X(dominators_seconds) \
 	X(doubt) \
 	X(dropped) \
 	X(duration_s) \
