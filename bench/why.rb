@@ -1,14 +1,20 @@
 #!/usr/bin/env ruby
 # frozen_string_literal: true
 # rbmemtrace why on a Rails-like heap (bench/why_target.rb), as root:
-#   make && ruby bench/why.rb [N]      (N live objects, default 1000000; ROUNDS=5)
+#   make && ruby bench/why.rb [N]      (N live objects, default 1000000; ROUNDS=5; FREEZE=MS
+#                                       stops the target during each run with --freeze MS:
+#                                       rbmemtrace then runs at its own priority, for what
+#                                       the walk and the dominators cost in themselves)
 # For ROUNDS rounds, alternated: an idle window the length of the last walk, then one
 # `why --class Record` (not frozen) against the target, which keeps working and counts its
 # work in 10 ms slices.  Prints, as medians over the rounds:
 #   - walk time per million live objects: the heap walk (reading it into the reference
-#     graph) and the whole run (roots, walk, search, re-reading and naming every path);
-#   - tracer memory per object: the graph's bytes (walk.tracer_bytes) and the growth of
-#     rbmemtrace's peak RSS over a run on a 10,000-object target, per live object;
+#     graph), the dominator tree of the graph (walk.dominators_seconds, what each holder keeps
+#     alive), and the whole run (roots, walk, dominators, search, re-reading and naming every
+#     path);
+#   - tracer memory per object: the most the run held (walk.tracer_bytes: the graph with the
+#     dominators' work or with the path search), the graph alone and the dominators' peak (from
+#     -v), and the growth of rbmemtrace's peak RSS over a run on a 10,000-object target;
 #   - the target's slowdown: its work per second during each walk against the idle window
 #     just before it (1 - during / before), and in the window just after the walk.
 require 'json'
@@ -32,10 +38,13 @@ def start(n)
 end
 
 def why(pid)
-  out, err, st = Open3.capture3(RBM, 'why', '-p', pid.to_s, '--class', 'Record', '--format', 'json', '-v')
+  freeze = ENV['FREEZE'] ? ['--freeze', ENV['FREEZE']] : []
+  out, err, st = Open3.capture3(RBM, 'why', '-p', pid.to_s, '--class', 'Record', '--format', 'json', '-v', *freeze)
   abort "why failed: #{err}" unless st.success?
   doc = JSON.parse(out)
   doc['rss_kb'] = err[/peak RSS (\d+) KB/, 1].to_i
+  dom = err.match(/dominators of \d+ reached objects in [\d.]+ ms, (\d+) bytes at most besides the graph's (\d+)/)
+  doc['dom_bytes'], doc['graph_bytes'] = dom ? [dom[1].to_i, dom[2].to_i] : [0, 0]
   doc
 end
 
@@ -83,10 +92,13 @@ during = rounds.map do |r|
 end.compact
 printf("live objects walked: %d, references: %d (medians of %d rounds)\n",
        median(walk.map { |w| w['objects'] }), median(walk.map { |w| w['edges'] }), ROUNDS)
-printf("heap walk: %.3f s per million live objects; whole run: %.3f s per million\n",
-       per_m.call('heap_seconds'), per_m.call('seconds'))
-printf("tracer memory: graph %.1f bytes per object; peak RSS %.1f bytes per object (%d KB, %d KB on a 10k-object heap)\n",
-       median(walk.map { |w| w['tracer_bytes'].to_f / w['objects'] }),
+printf("heap walk: %.3f s per million live objects; dominators: %.3f s per million; whole run: %.3f s per million\n",
+       per_m.call('heap_seconds'), per_m.call('dominators_seconds'), per_m.call('seconds'))
+per_obj = ->(key) { median(rounds.map { |r| r[:doc][key].to_f / r[:doc]['walk']['objects'] }) }
+printf("tracer memory: at most %.1f bytes per object (graph %.1f, dominators' peak %.1f besides it); " \
+       "peak RSS %.1f bytes per object (%d KB, %d KB on a 10k-object heap)\n",
+       median(walk.map { |w| w['tracer_bytes'].to_f / w['objects'] }), per_obj.call('graph_bytes'),
+       per_obj.call('dom_bytes'),
        median(rounds.map { |r| (r[:doc]['rss_kb'] - base['rss_kb']) * 1024.0 / r[:doc]['walk']['objects'] }),
        median(rounds.map { |r| r[:doc]['rss_kb'] }), base['rss_kb'])
 if during.empty?

@@ -54,14 +54,42 @@ test "why: text is a tree by root; folded chains are root first" do
   text, err, st = WhyDriver.why(facts["pid"], "--class", "DeepItem", "--class", "WeakItem", format: "text")
   check(st.success?, "why failed (#{st}): #{err}")
   check(text =~ /^DeepItem: 54 live/, "a line per class: #{text}")
-  check(text =~ /^\s+54 100\.0%  constant DEEP  DeepA\n\s+@b  DeepB\n\s+@c  DeepC\n\s+@d  Array\n\s+\[\]  DeepItem\n/,
-        "the chain under its root, one step a line: #{text}")
+  keeps = / \(keeps [\d.]+ [KM]?B\)/ # what a holder keeps alive (dominated bytes)
+  check(text =~ /^\s+54 100\.0%  constant DEEP  DeepA#{keeps}\n\s+@b  DeepB#{keeps}\n\s+@c  DeepC#{keeps}\n\s+@d  Array#{keeps}\n\s+\[\]  DeepItem\n/,
+        "the chain under its root, one step a line, each holder with what it keeps alive: #{text}")
   # made after the last GC and held only weakly: no GC has judged them yet
   check(text =~ /^\s+58 100\.0%  unexplained and allocated since the last GC: probably garbage$/,
         "weak objects unexplained, and young: #{text}")
   folded, err, st = WhyDriver.why(facts["pid"], "--class", "DeepItem", format: "folded")
   check(st.success?, "why --format folded failed: #{err}")
   check_eq(folded, "constant DEEP (DeepA);@b DeepB;@c DeepC;@d Array;[] DeepItem 54\n", "folded")
+ensure
+  WhyDriver.stop(io)
+end
+
+# What each holder keeps alive (its dominated bytes: the dominator tree of the walked heap),
+# against Ruby's own ObjectSpace.memsize_of: a constant Hash of records held only through it
+# keeps what its reachable_objects_from closure holds that the roots no longer reach without it
+# (scenarios/why_dominated.rb); a small Array keeps its closure; a path's held step keeps the
+# largest of its objects'.
+test "why: each holder keeps alive what Ruby's memsize_of sums over what it alone holds" do
+  io, facts = WhyDriver.start(TARGET_RUBY, "why_dominated.rb", 2000)
+  doc, err, st = WhyDriver.why(facts["pid"], "--class", "DomRecord")
+  check(st.success?, "why failed (#{st}): #{err}")
+  t = WhyDriver.target(doc, "DomRecord") or raise Failure, "no DomRecord target"
+  store = t["paths"].find { |p| p["root"]["name"] == "Dom::STORE" } or raise Failure, "no Dom::STORE path: #{t}"
+  small = t["paths"].find { |p| p["root"]["name"] == "Dom::SMALL" } or raise Failure, "no Dom::SMALL path: #{t}"
+  check_eq(store["count"], facts["records"], "records on the Hash's path")
+  kept = store["root"]["dominated_bytes"]
+  check(kept >= facts["store"] && kept <= facts["store"] * 1.01,
+        "Dom::STORE keeps #{kept} B alive; memsize_of over what it alone holds: #{facts['store']} B")
+  check_eq(small["root"]["dominated_bytes"], facts["small"], "Dom::SMALL: memsize_of over its closure")
+  check_eq(store["edges"].last["dominated_bytes"], facts["record"], "the largest record's closure")
+  check(doc["walk"]["dominators_seconds"].is_a?(Numeric), "walk.dominators_seconds: #{doc['walk']}")
+  text, err, st = WhyDriver.why(facts["pid"], "--class", "DomRecord", format: "text")
+  check(st.success?, "why failed: #{err}")
+  check(text =~ /constant Dom::STORE  Hash \(keeps [\d.]+ [KM]B\)\n\s+\{value\}  DomRecord\n/,
+        "the text says what the Hash keeps alive, not what each record does: #{text}")
 ensure
   WhyDriver.stop(io)
 end

@@ -11,15 +11,17 @@
  *
  * Memory, the tracer's per object: the work arrays live in the result's
  * own arrays before their turn (dom_objects holds node -> num, dom_bytes
- * holds semi and label, idom holds the DFS cursors then the predecessors'
- * offsets), a vertex's bucket link shares its slot with the idom it gets
+ * holds semi and the DFS's counts of up edges then label, idom holds the
+ * DFS cursors then the predecessors' offsets; each of these two has one
+ * entry more than n + 1), a vertex's bucket link shares its slot with the idom it gets
  * when it leaves the bucket, an unprocessed vertex's bucket head with its
  * label, and a vertex's DFS parent with its link in the forest (read last
  * when it is linked).  Extra: that parent array (4 B per node) and the
  * predecessors the semidominator step needs, only those of the edges going
  * up the preorder (4 B per such edge): an edge from a lower num (the
  * virtual root's to the roots among them) bounds semi by that num at once,
- * in a forward pass over the edges.
+ * as the DFS meets it.  The edges are read twice: by the DFS, and to list
+ * the up edges.
  *
  * Unreached nodes (and non-live ones, over a refgraph) have idom RG_NONE
  * and keep nothing alive: dom_bytes and dom_objects 0.
@@ -53,15 +55,40 @@ static void visit(struct dom_work *w, uint32_t t, uint32_t from_num)
 	w->num[t] = w->r;
 	w->vertex[w->r] = t;
 	w->parent[w->r] = from_num;
+	w->semi[w->r] = from_num;
 	w->r++;
+}
+
+/*
+ * The DFS meets an edge from num v to node c: true if c is new (the tree
+ * edge to take).  Else the edge is from a lower num (c was reached from v:
+ * it bounds c's semi by v), or from a higher one (counted in ups[] by c's
+ * num + 1, for the predecessors' CSR), or a loop.  Every edge is met once.
+ */
+static bool meet(struct dom_work *w, uint32_t *ups, uint32_t v, uint32_t c)
+{
+	uint32_t cn;
+
+	if (!counts(w, c))
+		return false;
+	cn = w->num[c];
+	if (cn == RG_NONE)
+		return true;
+	if (v < cn && v < w->semi[cn])
+		w->semi[cn] = v;
+	else if (v > cn)
+		ups[cn + 1]++;
+	return false;
 }
 
 /*
  * Preorder numbers by a DFS with no stack: a node's next edge to try is
  * kept in cursor[node] (d->idom's room), and a finished node goes back to
- * its parent through parent[].
+ * its parent through parent[].  Each vertex's semi starts as its parent,
+ * lowered by the edges from lower nums; the others are counted in ups[].
  */
-static void dfs(struct dom_work *w, uint32_t *cursor, const uint32_t *roots, size_t nroots)
+static void dfs(struct dom_work *w, uint32_t *cursor, uint32_t *ups, const uint32_t *roots,
+		size_t nroots)
 {
 	uint32_t cur = w->n;
 	size_t next_root = 0;
@@ -69,6 +96,7 @@ static void dfs(struct dom_work *w, uint32_t *cursor, const uint32_t *roots, siz
 	w->num[w->n] = 0;
 	w->vertex[0] = w->n;
 	w->parent[0] = 0;
+	w->semi[0] = 0;
 	w->r = 1;
 	for (;;) {
 		uint32_t t = RG_NONE;
@@ -77,7 +105,7 @@ static void dfs(struct dom_work *w, uint32_t *cursor, const uint32_t *roots, siz
 			while (next_root < nroots && t == RG_NONE) {
 				uint32_t c = roots[next_root++];
 
-				if (counts(w, c) && w->num[c] == RG_NONE)
+				if (meet(w, ups, 0, c))
 					t = c;
 			}
 			if (t == RG_NONE)
@@ -85,12 +113,9 @@ static void dfs(struct dom_work *w, uint32_t *cursor, const uint32_t *roots, siz
 		} else {
 			uint32_t e, end = w->off[cur + 1];
 
-			for (e = cursor[cur]; e < end && t == RG_NONE; e++) {
-				uint32_t c = w->targets[e];
-
-				if (counts(w, c) && w->num[c] == RG_NONE)
-					t = c;
-			}
+			for (e = cursor[cur]; e < end && t == RG_NONE; e++)
+				if (meet(w, ups, w->num[cur], w->targets[e]))
+					t = w->targets[e];
 			cursor[cur] = e;
 			if (t == RG_NONE) {
 				cur = w->vertex[w->parent[w->num[cur]]];
@@ -104,58 +129,31 @@ static void dfs(struct dom_work *w, uint32_t *cursor, const uint32_t *roots, siz
 }
 
 /*
- * The forward pass over the reached nodes' edges: an edge from a lower num
- * makes semi at most that num; the others are counted (count) or listed
- * (fill) as predecessors for the semidominator step.
+ * The predecessors of a higher num, as a CSR by num, from the DFS's counts
+ * (ups); false out of memory.  One pass over the reached nodes' edges
+ * lists them, with roff[v] as v's cursor, which ends at v + 1's start: it
+ * is shifted back after.
  */
-static void scan_edges(struct dom_work *w, bool fill)
+static bool up_edges(struct dom_work *w, const uint32_t *ups)
 {
-	uint32_t v;
+	uint32_t v, e;
 
-	for (v = 1; v < w->r; v++) {
-		uint32_t u = w->vertex[v], e;
-
-		for (e = w->off[u]; e < w->off[u + 1]; e++) {
-			uint32_t t = w->targets[e], tn;
-
-			if (!counts(w, t) || (tn = w->num[t]) == RG_NONE || tn == v)
-				continue;
-			if (v < tn) {
-				if (!fill && v < w->semi[tn])
-					w->semi[tn] = v;
-			} else if (fill) {
-				w->rsrc[w->roff[tn]++] = v;
-			} else {
-				w->roff[tn + 1]++;
-			}
-		}
-	}
-}
-
-/*
- * The predecessors of a higher num, as a CSR by num; false out of memory.
- * The virtual root's edges (num 0) make every root's semi 0, a root the DFS
- * met first as another node's child too.
- */
-static bool up_edges(struct dom_work *w, const uint32_t *roots, size_t nroots)
-{
-	uint32_t v;
-	size_t i;
-
-	memset(w->roff, 0, ((size_t) w->r + 1) * sizeof(*w->roff));
-	for (v = 0; v < w->r; v++)
-		w->semi[v] = w->parent[v];
-	for (i = 0; i < nroots; i++)
-		if (counts(w, roots[i]))
-			w->semi[w->num[roots[i]]] = 0;
-	scan_edges(w, false);
+	w->roff[0] = 0;
 	for (v = 1; v <= w->r; v++)
-		w->roff[v] += w->roff[v - 1];
+		w->roff[v] = w->roff[v - 1] + ups[v];
 	w->rsrc = malloc(((size_t) w->roff[w->r] + 1) * sizeof(*w->rsrc));
 	if (!w->rsrc)
 		return false;
-	/* filled with roff[v] as v's cursor, which ends at v + 1's start: shifted back after */
-	scan_edges(w, true);
+	for (v = 1; v < w->r; v++) {
+		uint32_t u = w->vertex[v];
+
+		for (e = w->off[u]; e < w->off[u + 1]; e++) {
+			uint32_t t = w->targets[e];
+
+			if (counts(w, t) && w->num[t] < v)
+				w->rsrc[w->roff[w->num[t]]++] = v;
+		}
+	}
 	for (v = w->r; v > 0; v--)
 		w->roff[v] = w->roff[v - 1];
 	w->roff[0] = 0;
@@ -270,8 +268,8 @@ static int compute(struct dominators *d, uint32_t n, const uint32_t *off, const 
 	if (n >= RG_NONE)
 		return -E2BIG;
 	d->n = n;
-	d->idom = malloc((all + 1) * sizeof(*d->idom)); /* + 1: room for roff */
-	d->dom_bytes = malloc(all * sizeof(*d->dom_bytes));
+	d->idom = malloc((all + 1) * sizeof(*d->idom));		  /* + 1: room for roff */
+	d->dom_bytes = malloc((all + 1) * sizeof(*d->dom_bytes)); /* + 1: room for ups */
 	d->dom_objects = malloc(all * sizeof(*d->dom_objects));
 	d->order = malloc(all * sizeof(*d->order));
 	w.parent = malloc(all * sizeof(*w.parent));
@@ -280,11 +278,12 @@ static int compute(struct dominators *d, uint32_t n, const uint32_t *off, const 
 	w.num = d->dom_objects;
 	w.vertex = d->order;
 	memset(w.num, 0xff, all * sizeof(*w.num));
-	dfs(&w, d->idom, roots, nroots);
 	w.semi = (uint32_t *) d->dom_bytes;
-	w.label = w.semi + all;
+	w.label = w.semi + all; /* the DFS's counts of up edges first */
+	memset(w.label, 0, (all + 1) * sizeof(*w.label));
+	dfs(&w, d->idom, w.label, roots, nroots);
 	w.roff = d->idom; /* the cursors are done with */
-	if (!up_edges(&w, roots, nroots))
+	if (!up_edges(&w, w.label))
 		goto out;
 	d->peak_bytes =
 	    (all + 1) * (sizeof(*d->idom) + sizeof(*d->dom_bytes) + sizeof(*d->dom_objects) +

@@ -210,6 +210,7 @@ struct named {
 	char cls[TEXT];
 	struct ref_label label;
 	struct why_site site;
+	uint64_t dominated; /* what the object keeps alive; 0: not known */
 };
 
 static void site_of(struct explain *x, uint32_t node, struct why_site *s)
@@ -260,7 +261,7 @@ static size_t fold_runs(struct named *e, size_t n)
 		for (j = i + 1; j < n && !strcmp(e[j].via, e[i].via) && !strcmp(e[j].cls, e[i].cls);
 		     j++)
 			;
-		e[out] = e[i];
+		e[out] = e[i]; /* its dominated bytes: the run's first, outermost holder */
 		if (j - i >= 3) {
 			size_t lo = 1;
 			char via[TEXT + 32];
@@ -309,9 +310,10 @@ static int add_named(struct explain *x, struct why_report *out, struct why_targe
 	p.root_name = root_name;
 	p.root_class = e[0].cls;
 	p.root_site = e[0].site;
+	p.root_dominated_bytes = e[0].dominated;
 	n = fold_runs(e + 1, merge_scopes(e + 1, n - 1)) + 1;
 	for (i = 1; i < n && k < WHY_MAX_EDGES + 2; i++)
-		edges[k++] = (struct why_edge){e[i].via, e[i].cls, e[i].site};
+		edges[k++] = (struct why_edge){e[i].via, e[i].cls, e[i].site, e[i].dominated};
 	p.edges = edges;
 	p.nedges = k;
 	p.count = 1;
@@ -375,6 +377,8 @@ static bool name_step(struct explain *x, const uint32_t *chain, uint32_t n, size
 	if (i > 0)
 		refs_label_text(x->in->namer, &h.via, at->via, sizeof(at->via));
 	site_of(x, chain[i], &at->site);
+	if (x->in->dom)
+		at->dominated = x->in->dom->dom_bytes[chain[i]];
 	return true;
 }
 

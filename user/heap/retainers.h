@@ -8,7 +8,8 @@
  * (refs_decode_now): an edge whose parent no longer references its child
  * drops the path (counted), and the labels that survive are put into words
  * (refs_names.h) and summed into the why model by root, labels and
- * classes.
+ * classes, each object on it with what it keeps alive (its dominated
+ * bytes, when the dominators were computed).
  *
  * Memory: a u32 parent and a u32 queue entry per node for the search, and
  * the decoded references of each object on a printed path (each decoded
@@ -18,6 +19,7 @@
 #define RBM_RETAINERS_H
 #include <stddef.h>
 #include <stdint.h>
+#include "dominators.h"
 #include "refgraph.h"
 #include "refs_names.h"
 #include "vm_roots.h"
@@ -30,6 +32,7 @@ struct retainers_in {
 	struct refgraph *g;
 	const struct root_set *roots;
 	struct refs_namer *namer;
+	const struct dominators *dom;	     /* NULL: what each holder keeps alive is not known */
 	const char *const *target_names;     /* by the target numbers the selection gave */
 	const struct why_site *target_sites; /* NULL, or the class's top site per target */
 	size_t ntargets;

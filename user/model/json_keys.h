@@ -38,6 +38,7 @@
 	X(covered) \
 	X(dominated_bytes) \
 	X(dominated_objects) \
+	X(dominators_seconds) \
 	X(doubt) \
 	X(dropped) \
 	X(duration_s) \

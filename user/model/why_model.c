@@ -68,6 +68,12 @@ int why_add_path(struct why_report *r, struct why_target *t, const struct why_pa
 		q = &t->paths[at - 1];
 		q->count += p->count;
 		q->bytes += p->bytes;
+		/* the largest holder at each step (why_model.h) */
+		if (p->root_dominated_bytes > q->root_dominated_bytes)
+			q->root_dominated_bytes = p->root_dominated_bytes;
+		for (i = 0; i < p->nedges && i < q->nedges; i++)
+			if (p->edges[i].dominated_bytes > q->edges[i].dominated_bytes)
+				q->edges[i].dominated_bytes = p->edges[i].dominated_bytes;
 		if (!q->site.path && p->site.path)
 			q->site = (struct why_site){why_intern(r, p->site.path), p->site.line};
 		return 0;
@@ -96,6 +102,7 @@ int why_add_path(struct why_report *r, struct why_target *t, const struct why_pa
 		q->edges[i].via = why_intern(r, p->edges[i].via);
 		q->edges[i].class_name = why_intern(r, p->edges[i].class_name);
 		q->edges[i].site = p->edges[i].site;
+		q->edges[i].dominated_bytes = p->edges[i].dominated_bytes;
 		site_intern(r, &q->edges[i].site);
 	}
 	if (u64map_put(&t->by_key, key, (void *) (uintptr_t) (t->npaths + 1))) {
@@ -203,6 +210,7 @@ int why_merge(struct why_report *into, const struct why_report *from)
 	into->walk.reached += from->walk.reached;
 	into->walk.seconds += from->walk.seconds;
 	into->walk.heap_seconds += from->walk.heap_seconds;
+	into->walk.dominators_seconds += from->walk.dominators_seconds;
 	into->walk.paused_ms += from->walk.paused_ms;
 	into->walk.frozen |= from->walk.frozen;
 	into->walk.rechecked += from->walk.rechecked;

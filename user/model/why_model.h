@@ -25,10 +25,22 @@ struct why_site {
 	int line;
 };
 
+/*
+ * Dominated bytes: what an object keeps alive, itself included (the bytes
+ * of the objects every path from a root to which goes through it:
+ * heap/dominators.h).  A path sums many objects, each with its own holders:
+ * at each step it keeps the largest, "what the biggest holder there keeps
+ * alive" (a shared holder, like the root's object, is counted once; summing
+ * would count it once per object).  Merged reports keep the largest too.
+ * 0: not known (a step elided from a long path, no dominators computed).
+ */
 struct why_edge {
 	const char *via;	/* "@sessions", "[]", "{value}", ".member", "local items" */
 	const char *class_name; /* the class of the object it leads to */
 	struct why_site site;	/* that object's, when traced */
+
+	/* what that object keeps alive (the largest, see above) */
+	uint64_t dominated_bytes;
 };
 
 struct why_path {
@@ -36,6 +48,7 @@ struct why_path {
 	const char *root_name;	/* "App::Store::CACHE" */
 	const char *root_class; /* the class of the root's object */
 	struct why_site root_site;
+	uint64_t root_dominated_bytes; /* what the root's object keeps alive */
 	struct why_edge *edges; /* root to held object: the last edge's class is the target's */
 	size_t nedges;
 	uint64_t count, bytes;
@@ -63,6 +76,8 @@ struct why_walk {
 	double heap_seconds;	 /* reading the heap into the graph */
 	double paused_ms;	 /* --freeze: how long the target was stopped; 0: not stopped */
 	bool frozen;
+	/* the dominator tree of the graph: what each object keeps alive */
+	double dominators_seconds;
 	uint64_t rechecked;    /* objects whose path was re-read edge by edge after the walk */
 	uint64_t dropped;      /* of those, paths that no longer held */
 	uint64_t tracer_bytes; /* memory the graph took */

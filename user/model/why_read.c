@@ -39,6 +39,7 @@ static int read_path(struct json_reader *rd, struct why_report *r, struct why_ta
 	p.root_name = jr_get_str(rd, root, "root", JK(name), true);
 	p.root_class = jr_get_str(rd, root, "root", JK(class), true);
 	read_site(rd, root, "root", &p.root_site);
+	p.root_dominated_bytes = jr_get_u64(rd, root, "root", JK(dominated_bytes), false);
 	p.count = jr_get_u64(rd, pj, "path", JK(count), true);
 	p.bytes = jr_get_u64(rd, pj, "path", JK(bytes), true);
 	read_site(rd, pj, "path", &p.site);
@@ -52,6 +53,7 @@ static int read_path(struct json_reader *rd, struct why_report *r, struct why_ta
 		p.edges[i].via = jr_get_str(rd, e, "edge", JK(via), true);
 		p.edges[i].class_name = jr_get_str(rd, e, "edge", JK(class), true);
 		read_site(rd, e, "edge", &p.edges[i].site);
+		p.edges[i].dominated_bytes = jr_get_u64(rd, e, "edge", JK(dominated_bytes), false);
 	}
 	ret = rd->failed ? -EINVAL : why_add_path(r, t, &p);
 	free(p.edges);
@@ -148,6 +150,7 @@ static void read_walk(struct json_reader *rd, struct why_report *r, const json_t
 	r->walk.reached = jr_get_u64(rd, w, "walk", JK(reached), true);
 	r->walk.seconds = jr_get_real(rd, w, "walk", JK(seconds));
 	r->walk.heap_seconds = jr_get_real(rd, w, "walk", JK(heap_seconds));
+	r->walk.dominators_seconds = jr_get_real(rd, w, "walk", JK(dominators_seconds));
 	r->walk.paused_ms = jr_get_real(rd, w, "walk", JK(paused_ms));
 	r->walk.frozen = jr_get_bool(rd, w, "walk", JK(frozen));
 	r->walk.rechecked = jr_get_u64(rd, w, "walk", JK(rechecked), true);

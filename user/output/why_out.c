@@ -2,7 +2,8 @@
 /*
  * A `why` report written out: text (for each class, its paths as a tree by
  * root: the root, then each step down to the class, shared steps printed
- * once), JSON (docs/json.md, "why"), and folded chains (root first) for a
+ * once, each holder with what it keeps alive when known), JSON (docs/json.md,
+ * "why"), and folded chains (root first) for a
  * flame graph.  Names read from the target (classes, constants, ivars) are
  * escaped for the terminal; nothing the program stored (a hash key, a
  * string's bytes) is ever printed.
@@ -42,6 +43,19 @@ static void site_text(const struct why_site *s, char *buf, size_t n)
 		buf[0] = '\0';
 }
 
+/* " (keeps 1.2 MB)": what a holder keeps alive (why_model.h), or nothing if not known. */
+static void keeps_text(uint64_t dominated, char *buf, size_t n)
+{
+	char b[32];
+
+	if (!dominated) {
+		buf[0] = '\0';
+		return;
+	}
+	human_bytes(dominated, b, sizeof(b));
+	snprintf(buf, n, " (keeps %s)", b);
+}
+
 /* Steps a path shares with the one printed before it: printed once, as a tree. */
 static size_t shared_steps(const struct why_path *a, const struct why_path *b)
 {
@@ -57,12 +71,38 @@ static size_t shared_steps(const struct why_path *a, const struct why_path *b)
 	return i + 1; /* the root line, then i edges */
 }
 
+/* A path after its count: its root (or "(as above)"), then the steps prev does not share. */
+static void write_path_text(FILE *out, const struct why_path *p, const struct why_path *prev)
+{
+	char a[NAME], b[NAME], c[NAME], keeps[48];
+	size_t same = shared_steps(prev, p), j;
+
+	if (same) {
+		fprintf(out, "  %*s(as above)\n", (int) (2 * same - 2), "");
+	} else {
+		site_text(&p->root_site, c, sizeof(c));
+		keeps_text(p->root_dominated_bytes, keeps, sizeof(keeps));
+		fprintf(out, "  %s %s  %s%s%s\n", p->root_kind, esc(p->root_name, a, sizeof(a)),
+			esc(p->root_class, b, sizeof(b)), keeps, c);
+		same = 1;
+	}
+	for (j = same - 1; j < p->nedges; j++) {
+		const struct why_edge *e = &p->edges[j];
+
+		site_text(j + 1 == p->nedges ? &p->site : &e->site, c, sizeof(c));
+		/* holders only: the held objects are what the path counts */
+		keeps_text(j + 1 == p->nedges ? 0 : e->dominated_bytes, keeps, sizeof(keeps));
+		fprintf(out, "  %16s  %*s%s  %s%s%s\n", "", (int) (2 * j + 2), "",
+			esc(e->via, a, sizeof(a)), esc(e->class_name, b, sizeof(b)), keeps, c);
+	}
+}
+
 static void write_target_text(FILE *out, const struct why_target *t, size_t max_paths)
 {
-	char a[NAME], b[NAME], c[NAME], bytes[32];
+	char a[NAME], c[NAME], bytes[32];
 	const struct why_path *prev = NULL;
 	uint64_t shown = 0;
-	size_t i, j;
+	size_t i;
 
 	human_bytes(t->bytes, bytes, sizeof(bytes));
 	site_text(&t->site, c, sizeof(c));
@@ -70,27 +110,11 @@ static void write_target_text(FILE *out, const struct why_target *t, size_t max_
 		bytes, c);
 	for (i = 0; i < t->npaths && (!max_paths || i < max_paths); i++) {
 		const struct why_path *p = &t->paths[i];
-		size_t same = shared_steps(prev, p);
 
 		shown += p->count;
 		fprintf(out, "  %8" PRIu64 " %5.1f%%", p->count,
 			t->count ? 100.0 * p->count / t->count : 0);
-		if (same) {
-			fprintf(out, "  %*s(as above)\n", (int) (2 * same - 2), "");
-		} else {
-			site_text(&p->root_site, c, sizeof(c));
-			fprintf(out, "  %s %s  %s%s\n", p->root_kind,
-				esc(p->root_name, a, sizeof(a)), esc(p->root_class, b, sizeof(b)),
-				c);
-			same = 1;
-		}
-		for (j = same - 1; j < p->nedges; j++) {
-			const struct why_edge *e = &p->edges[j];
-
-			site_text(j + 1 == p->nedges ? &p->site : &e->site, c, sizeof(c));
-			fprintf(out, "  %16s  %*s%s  %s%s\n", "", (int) (2 * j + 2), "",
-				esc(e->via, a, sizeof(a)), esc(e->class_name, b, sizeof(b)), c);
-		}
+		write_path_text(out, p, prev);
 		prev = p;
 	}
 	if (i < t->npaths)
@@ -225,6 +249,7 @@ static void path_json(struct jw *w, const struct why_path *p)
 	jw_string(w, JK(name), p->root_name);
 	jw_string(w, JK(class), p->root_class);
 	site_json(w, &p->root_site);
+	jw_u64(w, JK(dominated_bytes), p->root_dominated_bytes);
 	jw_end(w);
 	jw_array(w, JK(edges), JW_INLINE);
 	for (i = 0; i < p->nedges; i++) {
@@ -232,6 +257,7 @@ static void path_json(struct jw *w, const struct why_path *p)
 		jw_string(w, JK(via), p->edges[i].via);
 		jw_string(w, JK(class), p->edges[i].class_name);
 		site_json(w, &p->edges[i].site);
+		jw_u64(w, JK(dominated_bytes), p->edges[i].dominated_bytes);
 		jw_end(w);
 	}
 	jw_end(w);
@@ -334,6 +360,7 @@ void why_write_json_members(struct jw *w, const struct why_report *r, size_t max
 	jw_u64(w, JK(reached), wk->reached);
 	jw_double(w, JK(seconds), "%.3f", wk->seconds);
 	jw_double(w, JK(heap_seconds), "%.3f", wk->heap_seconds);
+	jw_double(w, JK(dominators_seconds), "%.3f", wk->dominators_seconds);
 	jw_double(w, JK(paused_ms), "%.1f", wk->paused_ms);
 	jw_bool(w, JK(frozen), wk->frozen);
 	jw_u64(w, JK(rechecked), wk->rechecked);
