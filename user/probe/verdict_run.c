@@ -76,8 +76,12 @@ void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t c
 	b->d.idom = NULL;
 	free(b->d.order);
 	b->d.order = NULL;
-	b->bytes = (uint64_t) b->g.nnodes * (sizeof(*b->g.state) + sizeof(*b->d.dom_bytes) +
-					     sizeof(*b->d.dom_objects) +
+	/* a node the start's census saw weighs one object at least: that says live */
+	free(b->g.state);
+	b->g.state = NULL;
+	free(b->g.bytes);
+	b->g.bytes = NULL;
+	b->bytes = (uint64_t) b->g.nnodes * (sizeof(*b->d.dom_bytes) + sizeof(*b->d.dom_objects) +
 					     (b->g.size ? sizeof(*b->g.size) : 0)) +
 		   b->g.npages * sizeof(*b->g.pages);
 	b->seconds = now_seconds() - t0;
@@ -152,7 +156,7 @@ struct ranked {
 static bool at_start(const struct verdict_base *b, uint64_t addr, uint32_t *sn)
 {
 	*sn = refgraph_node(&b->g, addr);
-	return *sn != RG_NONE && (b->g.state[*sn] & RG_LIVE) && b->d.dom_objects[*sn];
+	return *sn != RG_NONE && b->d.dom_objects[*sn];
 }
 
 static int by_growth(const void *a, const void *b)
@@ -309,10 +313,9 @@ static void point_sites(struct verdict_end *e, struct why_context *c, const stru
 
 /* Over ~60 lines: the verdict's steps in order, each a call, its buffers freed on every path. */
 void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
-		      const struct root_set *roots)
+		      const struct root_set *roots, struct dominators *dom)
 {
 	struct verdict_end *e = ctx;
-	struct dominators d = {0};
 	uint8_t *newness = malloc((size_t) g->nnodes + 1), *counted = malloc((size_t) g->nnodes + 1);
 	uint32_t *class_hash = malloc(((size_t) g->nnodes + 1) * sizeof(*class_hash));
 	uint32_t *point = malloc(((size_t) g->nnodes + 1) * sizeof(*point));
@@ -324,25 +327,28 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 
 	if (!newness || !counted || !class_hash || !point)
 		goto out;
-	if ((err = dominators_of_graph(&d, g, roots)))
+	(void) roots;
+	if (!dom)
 		goto out;
 	judge_newness(e, g, newness, class_hash);
 	for (i = 0; i < g->nnodes; i++)
 		counted[i] = newness[i] != ACCUM_SKIP;
-	accum_weigh(&d, counted, g->bytes);
-	if ((err = accum_assign(&d, newness, point)) ||
-	    (err = accum_sum(&d, point, newness, g->bytes, &pts, &npts)))
+	accum_weigh(dom, counted, g->bytes);
+	free(counted);
+	counted = NULL;
+	if ((err = accum_assign(dom, newness, point)) ||
+	    (err = accum_sum(dom, point, newness, g->bytes, &pts, &npts)))
 		goto out;
-	for (i = 0; i < d.nreached; i++) {
-		uint32_t v = d.order[i];
+	for (i = 0; i < dom->nreached; i++) {
+		uint32_t v = dom->order[i];
 
-		if (v < d.n && newness[v] == ACCUM_NEW) {
+		if (v < dom->n && newness[v] == ACCUM_NEW) {
 			e->out->new_objects++;
 			e->out->unattributed += point[v] == RG_NONE;
 		}
 	}
 	err = -ENOMEM;
-	if (!(ranked = rank_points(e, g, &d, pts, npts, class_hash, &nranked)))
+	if (!(ranked = rank_points(e, g, dom, pts, npts, class_hash, &nranked)))
 		goto out;
 	e->first_target = (int) c->ntargets;
 	for (i = 0; i < nranked && i < VERDICT_MAX; i++) {
@@ -350,10 +356,10 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 		ranked[i].p = &chosen[i];
 	}
 	e->out->n = i;
-	if ((err = accum_classes(&d, point, newness, g->bytes, class_hash, chosen, e->out->n)))
+	if ((err = accum_classes(dom, point, newness, g->bytes, class_hash, chosen, e->out->n)))
 		goto out;
 	for (i = 0; i < e->out->n && !err; i++) {
-		err = fill_point(e, c, g, &d, &ranked[i], i, class_hash);
+		err = fill_point(e, c, g, dom, &ranked[i], i, class_hash);
 		point_sites(e, c, g, point, newness, class_hash, ranked[i].p->node,
 			    &e->out->points[i]);
 	}
@@ -363,8 +369,11 @@ out:
 		e->out->none = verdict_intern(e->out, "the end's walk could not be judged: out of memory");
 	}
 	e->out->compacted = e->compact_count != e->base->compact_count;
-	e->out->seconds = e->base->seconds + (now_seconds() - t0) + g->seconds;
-	e->out->tracer_bytes = e->base->bytes + (uint64_t) g->nnodes * 14;
+	e->out->seconds =
+	    e->base->seconds + (now_seconds() - t0) + g->seconds + (dom ? dom->seconds : 0);
+	/* at its most: what the start left, the end's graph and tree, the arrays above */
+	e->out->tracer_bytes = e->base->bytes + refgraph_bytes(g) + (dom ? dom->peak_bytes : 0) +
+			       (uint64_t) g->nnodes * 14;
 	rbm_info("verdict: %zu of %zu points grew; %llu new objects, %llu held by no old node; "
 		 "dominators and points in %.0f ms",
 		 e->out->n, nranked, (unsigned long long) e->out->new_objects,
@@ -377,7 +386,6 @@ out:
 	free(counted);
 	free(class_hash);
 	free(point);
-	dominators_free(&d);
 }
 
 /* The point's path, from its why target; false if the walk found none. */

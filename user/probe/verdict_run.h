@@ -48,9 +48,9 @@ struct verdict_end {
 	void *site_ctx;
 };
 
-/* why_context.on_graph: dominators, points, growth; selects the points for their paths. */
+/* why_context.on_graph: points and growth over dom; selects the points for their paths. */
 void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
-		      const struct root_set *roots);
+		      const struct root_set *roots, struct dominators *dom);
 /* After the walk: each point's holder path from the why report the walk made, its targets dropped. */
 void verdict_take_paths(struct verdict_end *e, struct why_report *why);
 

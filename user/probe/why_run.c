@@ -134,7 +134,7 @@ static int context_for(struct why_context *c, struct ruby_target *t, char *err, 
 static int class_paths(struct ruby_target *t, const char *selection, const char *const *classes,
 		       size_t n,
 		       void (*on_graph)(void *, struct why_context *, struct refgraph *,
-					const struct root_set *),
+					const struct root_set *, struct dominators *),
 		       void *ctx, struct why_report *out, char *err, size_t errlen)
 {
 	static struct why_context c;
@@ -165,7 +165,7 @@ int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
 
 int why_suspect_paths(struct ruby_target *t, const char *const *classes, size_t n,
 		      void (*on_graph)(void *, struct why_context *, struct refgraph *,
-				       const struct root_set *),
+				       const struct root_set *, struct dominators *),
 		      void *ctx, struct why_report *out, char *err, size_t errlen)
 {
 	return class_paths(t, "suspects", classes, n, on_graph, ctx, out, err, errlen);
@@ -344,10 +344,10 @@ static uint64_t work_bytes(const struct refgraph *g, const struct dominators *d)
  * what the walk took.
  */
 static int explain(struct why_context *c, struct refgraph *g, struct root_set *roots,
-		   struct why_report *out)
+		   struct dominators *dom_in, struct why_report *out)
 {
-	struct dominators dom;
-	bool have_dom = dominators_of_graph(&dom, g, roots) == 0;
+	struct dominators dom = dom_in ? *dom_in : (struct dominators){0};
+	bool have_dom = dom_in != NULL;
 	struct retainers_in in = {
 	    .g = g,
 	    .roots = roots,
@@ -503,6 +503,8 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 	struct ruby_target *t = c->t;
 	struct root_set roots = {0}; /* freed on every path, a failed freeze too */
 	struct refgraph g;
+	struct dominators dom;
+	bool have_dom;
 	double t0 = now_seconds();
 	int ret, old_nice = 0;
 
@@ -535,9 +537,11 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 		c->on_graph = verdict_on_graph;
 		c->on_graph_ctx = c->verdict;
 	}
+	/* one tree for the verdict and for what each holder keeps: explain frees it */
+	have_dom = dominators_of_graph(&dom, &g, &roots) == 0;
 	if (c->on_graph)
-		c->on_graph(c->on_graph_ctx, c, &g, &roots);
-	ret = explain(c, &g, &roots, out) ?: no_such_class(c, out);
+		c->on_graph(c->on_graph_ctx, c, &g, &roots, have_dom ? &dom : NULL);
+	ret = explain(c, &g, &roots, have_dom ? &dom : NULL, out) ?: no_such_class(c, out);
 	if (!ret && g.nparts)
 		ret = name_parts(c, &g, &roots, out);
 	if (c->verdict) {

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "classnames.h"
+#include "dominators.h"
 #include "refgraph.h"
 #include "refs.h"
 #include "refs_globals.h"
@@ -60,12 +61,13 @@ struct why_context {
 	bool by_object;		/* select the traced objects, not whole classes */
 	const char *selection;	/* "class", "site", "report", "suspects" */
 	/*
-	 * Called with the walked graph before the paths are explained: may
+	 * Called with the walked graph and its dominator tree (NULL: no memory
+	 * for it; the hook may reweigh its sums) before the paths are explained: may
 	 * select more objects (g->sel) as more targets (the leak verdict's
 	 * holders).  An error is said by the hook; the paths go on.
 	 */
 	void (*on_graph)(void *ctx, struct why_context *c, struct refgraph *g,
-			 const struct root_set *roots);
+			 const struct root_set *roots, struct dominators *dom);
 	void *on_graph_ctx;
 	/* The suspects' trace kept open for the leak verdict: its end, and the session (why_trace.c) */
 	struct verdict_end *verdict;
@@ -112,7 +114,7 @@ int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
  */
 int why_suspect_paths(struct ruby_target *t, const char *const *classes, size_t n,
 		      void (*on_graph)(void *, struct why_context *, struct refgraph *,
-					const struct root_set *),
+					const struct root_set *, struct dominators *),
 		      void *ctx, struct why_report *out, char *err, size_t errlen);
 /*
  * The roots and the reference graph of t alone (a trace's start: the
