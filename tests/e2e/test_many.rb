@@ -82,6 +82,12 @@ test "many: --match and repeated -p give a report per process with host and name
       check_eq(r["command"], "ruby", "command")
       check_invariants(r)
       check(class_row(r, "TopLeakedSession"), "pid #{p[:pid]} saw its leak")
+      # Each process's own leak verdict: its SESSIONS Array first, gathering the sessions.
+      first = r["verdict"].first or raise Failure, "pid #{p[:pid]}: no verdict (#{r['verdict_walk']})"
+      check_eq(first["holder"]["root"].values_at("kind", "name"), %w[constant SESSIONS],
+               "pid #{p[:pid]}: the verdict's first holder")
+      check(first["grew"]["by_class"].any? { |c| c["class"] == "TopLeakedSession" },
+            "pid #{p[:pid]}: SESSIONS gathered no TopLeakedSession: #{first['grew']}")
     end
     check_invariants(m["summary"])
     # Repeated -p, text: a table of the processes, then the summary; one that exits keeps its counts.

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "exec_watch.h"
+#include "holders.h"
 #include "launch.h"
 #include "many.h"
 #include "model_ops.h"
@@ -423,7 +424,10 @@ int many_reports(struct many *m, struct model *model, struct report *summary, ch
 		if (!r)
 			goto oom;
 		session_finish(s);
-		if (session_report(s, r) || model_add(model, r)) {
+		if (session_report(s, r) ||
+		    (!s->launched && !s->target_exited && !s->opt.no_verdict &&
+		     holders_add(s, r, true)) ||
+		    model_add(model, r)) {
 			report_free(r);
 			free(r);
 			goto oom;
