@@ -124,6 +124,37 @@ ensure
   stop_leaky(io, pid) if io
 end
 
+# Each period's leak verdict runs from the last period's walk: the period the target leaked
+# in names KEPT with exactly what it gained; the next one, in which nothing grew, has none.
+test "every: each period's verdict counts from the last period's walk" do
+  io, pid, = start_leaky
+  Dir.mktmpdir("rbm-every-") do |dir|
+    err_r, err_w = IO.pipe
+    rbm = Process.spawn(RBM, "-p", pid.to_s, "--every", "1", "-d", "4", "--format", "json",
+                        "-o", File.join(dir, "r-%{time}.json"), err: err_w)
+    err_w.close
+    wait_for_stderr(err_r, /tracing 1 process/, "rbmemtrace start")
+    Timeout.timeout(20) { sleep 0.02 while Dir[File.join(dir, "r-*.json")].empty? }
+    before = leak(io, 0)
+    after = leak(io, 800)
+    _, status = Process.wait2(rbm)
+    check(status.success?, "rbmemtrace exit #{status}: #{err_r.read}")
+    docs = Dir[File.join(dir, "r-*.json")].sort.map { |f| rbm_json(File.read(f)) }
+    check(docs.size >= 3 && docs.map { |d| d["period"]["number"] }.first(3) == [1, 2, 3],
+          "periods: #{docs.map { |d| d['period']['number'] }}")
+    grown = docs[1]
+    check(grown["verdict_walk"]["none"].nil?, "period 2: no verdict: #{grown['verdict_walk']['none']}")
+    first = grown["verdict"].first or raise Failure, "period 2: an empty verdict"
+    check_eq(first["holder"]["root"].values_at("kind", "name"), %w[constant KEPT], "period 2's first holder")
+    check_eq(first["container"].values_at("size_before", "size_after"), [before, after], "KEPT's entries")
+    gained = first["grew"]["by_class"].find { |c| c["class"] == "PeriodicLeak" }
+    check_eq(gained && gained["objects"], after - before, "PeriodicLeak gathered in period 2")
+    check_eq(docs[2]["verdict"].map { |p| p["holder"]["root"]["name"] }, [], "period 3's verdict")
+  end
+ensure
+  stop_leaky(io, pid) if io
+end
+
 test "every: bad input is one line and exit 1, before anything is traced" do
   Dir.mktmpdir("rbm-every-") do |dir|
     p = Process.pid.to_s

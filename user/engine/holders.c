@@ -14,16 +14,14 @@
  * keeps.  Said, never fatal: a Ruby whose refs layout cannot be proved has
  * its report without them.
  */
-int holders_add(struct session *s, struct report *r, bool verdict)
+/* Over ~60 lines: the suspects' paths and the verdict share the walk and its error. */
+static int add_with(struct session *s, struct report *r, bool verdict, struct verdict_end *e)
 {
 	const char *classes[MAX_SUSPECTS];
 	struct why_report why = {0};
-	struct verdict_end e;
 	char err[512], line[2048];
 	size_t i, j;
 
-	if (verdict && !(r->verdict = session_verdict_open(s, &e)))
-		return -ENOMEM;
 	if (r->verdict && r->verdict->none)
 		verdict = false;
 	if (!verdict && !r->nsuspects)
@@ -31,7 +29,7 @@ int holders_add(struct session *s, struct report *r, bool verdict)
 	for (i = 0; i < r->nsuspects; i++)
 		classes[i] = r->suspects[i].class_name;
 	if (why_suspect_paths(&s->target, classes, r->nsuspects, verdict ? verdict_on_graph : NULL,
-			       &e, &why, err, sizeof(err))) {
+			       e, &why, err, sizeof(err))) {
 		rbm_warn("no retainer paths for the leak suspects: %s", err);
 		if (verdict)
 			r->verdict->none = verdict_intern(r->verdict, err);
@@ -39,7 +37,7 @@ int holders_add(struct session *s, struct report *r, bool verdict)
 		return 0;
 	}
 	if (verdict)
-		verdict_take_paths(&e, &why);
+		verdict_take_paths(e, &why);
 	for (i = 0; i < why.ntargets; i++) {
 		const struct why_target *t = &why.targets[i];
 
@@ -58,4 +56,25 @@ int holders_add(struct session *s, struct report *r, bool verdict)
 	}
 	why_free(&why);
 	return 0;
+}
+
+int holders_add(struct session *s, struct report *r, bool verdict)
+{
+	struct verdict_end e;
+
+	if (verdict && !(r->verdict = session_verdict_open(s, &e)))
+		return -ENOMEM;
+	return add_with(s, r, verdict, &e);
+}
+
+int holders_add_period(struct session *s, struct report *r, const struct verdict_base *base,
+		       const struct census *start, const struct census *end,
+		       struct verdict_base *next_base)
+{
+	struct verdict_end e;
+
+	if (!(r->verdict = session_verdict_open_at(s, &e, base, start, end)))
+		return -ENOMEM;
+	e.next_base = next_base;
+	return add_with(s, r, true, &e);
 }

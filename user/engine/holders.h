@@ -17,5 +17,13 @@
  * saying why).  0, or -ENOMEM.
  */
 int holders_add(struct session *s, struct report *r, bool verdict);
+/*
+ * A period's (trace --every, serve): the verdict from the last period's
+ * walk (base) and census (start) to this one's census (end), this walk
+ * kept in next_base for the next period.  0, or -ENOMEM.
+ */
+int holders_add_period(struct session *s, struct report *r, const struct verdict_base *base,
+		       const struct census *start, const struct census *end,
+		       struct verdict_base *next_base);
 
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 #include "clock.h"
 #include "diag.h"
+#include "holders.h"
 #include "period.h"
 #include "periodic.h"
 
@@ -22,6 +23,44 @@ static double unix_now(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A period's process forgets its last walk and census. */
+static void forget_start(struct periodic_proc *pp)
+{
+	if (pp->base) {
+		verdict_base_free(pp->base);
+		free(pp->base);
+		pp->base = NULL;
+	}
+	if (pp->have_census)
+		census_free(&pp->census);
+	pp->have_census = false;
+}
+
+/*
+ * The period's leak verdict: from the last period's walk and census (the
+ * trace's start's, for the first) to now's; now's walk and census kept
+ * for the next.  Said in the report when it cannot be judged.
+ */
+static int period_verdict(struct session *s, struct periodic_proc *pp, struct report *r,
+			  struct census *now)
+{
+	struct verdict_base *next = calloc(1, sizeof(*next));
+	const struct verdict_base *base = pp->base ? pp->base : s->snap.verdict;
+	const struct census *start = pp->have_census		? &pp->census
+				     : s->snap.have_census_start ? &s->snap.census_start
+								 : NULL;
+	int err;
+
+	if (!next)
+		return -ENOMEM;
+	err = holders_add_period(s, r, base, start, now, next);
+	forget_start(pp);
+	pp->base = next;
+	pp->census = *now;
+	pp->have_census = true;
+	return err;
 }
 
 /* One process's report of the period ending now, handed to the sink. */
@@ -34,7 +73,12 @@ static void take_period(struct periodic *p, size_t i, double now)
 	char why[256] = "";
 	int err;
 
-	err = session_report_census(s, &r, why, sizeof(why));
+	bool verdict = !s->launched && !s->opt.no_verdict;
+	struct census census = {0};
+
+	err = session_report_census_keep(s, &r, verdict ? &census : NULL, why, sizeof(why));
+	if (!err && verdict && period_verdict(s, pp, &r, &census))
+		err = -ENOMEM;
 	if (err) {
 		report_free(&r);
 		/* A process gone is noticed by the next poll; one whose heap cannot be read, said
@@ -81,6 +125,7 @@ static void ended(void *ctx, struct many *m, size_t i)
 	struct periodic_proc *pp = &p->procs[i];
 
 	(void) m;
+	forget_start(pp);
 	if (pp->have_last)
 		pp->last.period.target_gone = true;
 	if (p->sink->gone)
@@ -145,9 +190,11 @@ void periodic_close(struct periodic *p)
 	size_t i;
 
 	many_close(&p->m);
-	for (i = 0; i < MANY_MAX; i++)
+	for (i = 0; i < MANY_MAX; i++) {
 		if (p->procs[i].have_last) {
 			report_free(&p->procs[i].last);
 			p->procs[i].have_last = false;
 		}
+		forget_start(&p->procs[i]);
+	}
 }

@@ -9,7 +9,9 @@
 #define RBM_PERIODIC_H
 #include <signal.h>
 #include <stdbool.h>
+#include "census.h"
 #include "many.h"
+#include "verdict_run.h"
 
 struct periodic;
 
@@ -30,6 +32,10 @@ struct periodic_proc {
 	double last_at;	     /* its end, on the monotonic clock */
 	uint64_t number;     /* of the next period */
 	bool census_refused; /* its heap cannot be read: said once */
+	/* The last period's walk and census: the next period's verdict starts there */
+	struct verdict_base *base;
+	struct census census;
+	bool have_census;
 };
 
 struct periodic {

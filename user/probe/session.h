@@ -202,6 +202,9 @@ int session_report_now(struct session *s, struct report *r);
  * cannot be read).
  */
 int session_report_census(struct session *s, struct report *r, char *why, size_t n);
+/* The same, its census kept in *keep (with each slot's state, for the next verdict). */
+int session_report_census_keep(struct session *s, struct report *r, struct census *keep,
+			       char *why, size_t n);
 /*
  * Starts taking every probe of s off, in the background: closing several
  * sessions, each starts first, so that their detaches overlap.
@@ -280,6 +283,10 @@ void session_heap_free(struct session *s);
  * says why there is none (none) when it cannot be judged.  NULL: no memory.
  */
 struct verdict *session_verdict_open(struct session *s, struct verdict_end *e);
+/* The same from another start (a period's: the last period's walk and census) to end. */
+struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e,
+					const struct verdict_base *base,
+					const struct census *start, const struct census *end);
 /* Stops the allocation probes and takes the census the report is made of (once). */
 void session_final_census(struct session *s);
 

@@ -159,6 +159,12 @@ int session_report_now(struct session *s, struct report *r)
 
 int session_report_census(struct session *s, struct report *r, char *why, size_t n)
 {
+	return session_report_census_keep(s, r, NULL, why, n);
+}
+
+int session_report_census_keep(struct session *s, struct report *r, struct census *keep,
+			       char *why, size_t n)
+{
 	struct census now = {};
 	double end = s->end;
 	int err;
@@ -171,8 +177,8 @@ int session_report_census(struct session *s, struct report *r, char *why, size_t
 	tracker_collect_counts(&s->tracker);
 	session_refresh_names(s);
 	ruby_target_gc_counts(&s->target, &s->snap.counts_last);
-	err =
-	    census_take(&now, s->target.pid, s->at.heap_layout, s->target.objspace, false, why, n);
+	err = census_take(&now, s->target.pid, s->at.heap_layout, s->target.objspace, keep != NULL,
+			  why, n);
 	if (err) {
 		census_free(&now);
 		if (err == -ESRCH)
@@ -186,7 +192,10 @@ int session_report_census(struct session *s, struct report *r, char *why, size_t
 	err = report_locked(s, r, &now);
 	s->end = end;
 	pthread_mutex_unlock(&s->names.lock);
-	census_free(&now);
+	if (keep && !err)
+		*keep = now;
+	else
+		census_free(&now);
 	if (err)
 		snprintf(why, n, "%s", strerror(-err));
 	return err;

@@ -24,21 +24,29 @@ static bool traced_site(void *ctx, uint64_t addr, const char **path, int *line)
 
 struct verdict *session_verdict_open(struct session *s, struct verdict_end *e)
 {
+	return session_verdict_open_at(s, e, s->snap.verdict,
+				       s->snap.have_census_start ? &s->snap.census_start : NULL,
+				       s->snap.have_census_end ? &s->snap.census_end : NULL);
+}
+
+struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e,
+					const struct verdict_base *base,
+					const struct census *start, const struct census *end)
+{
 	struct verdict *v = calloc(1, sizeof(*v));
 
 	if (!v)
 		return NULL;
 	memset(e, 0, sizeof(*e));
-	if (!s->snap.verdict || !s->snap.verdict->taken)
-		v->none = verdict_intern(v, s->snap.verdict ? s->snap.verdict->why_not
-							    : "no heap walk at the start");
-	else if (!s->snap.have_census_start || !s->snap.have_census_end)
+	if (!base || !base->taken)
+		v->none = verdict_intern(v, base ? base->why_not : "no heap walk at the start");
+	else if (!start || !end)
 		v->none = verdict_intern(v, "no heap census at both ends");
 	else if (s->target_exited)
 		v->none = verdict_intern(v, "the target exited: no walk at the end");
-	e->base = s->snap.verdict;
-	e->start = &s->snap.census_start;
-	e->end = &s->snap.census_end;
+	e->base = base;
+	e->start = start;
+	e->end = end;
 	e->old_age = s->at.heap_layout ? s->at.heap_layout->old_age : 3;
 	e->out = v;
 	v->trace_seconds = (s->end > s->start ? s->end : now_seconds()) - s->start;

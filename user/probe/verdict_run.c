@@ -311,6 +311,41 @@ static void point_sites(struct verdict_end *e, struct why_context *c, const stru
 	}
 }
 
+/*
+ * The end's walk as the next period's start: addresses to nodes, what each
+ * keeps alive of what the end's census saw (dom's sums, reweighed), sizes.
+ */
+static int base_from(struct verdict_base *b, const struct refgraph *g,
+		     const struct dominators *dom, uint64_t compact_count)
+{
+	size_t n1 = (size_t) g->nnodes + 1, i;
+
+	memset(b, 0, sizeof(*b));
+	b->g.pid = g->pid;
+	b->g.l = g->l;
+	b->g.nnodes = g->nnodes;
+	b->g.npages = g->npages;
+	b->g.pages = malloc((g->npages + 1) * sizeof(*g->pages));
+	b->g.size = g->size ? malloc(n1 * sizeof(*g->size)) : NULL;
+	b->d.n = dom->n;
+	b->d.dom_bytes = malloc(n1 * sizeof(*dom->dom_bytes));
+	b->d.dom_objects = malloc(n1 * sizeof(*dom->dom_objects));
+	if (!b->g.pages || (g->size && !b->g.size) || !b->d.dom_bytes || !b->d.dom_objects)
+		return -ENOMEM;
+	memcpy(b->g.pages, g->pages, g->npages * sizeof(*g->pages));
+	if (g->size)
+		memcpy(b->g.size, g->size, g->nnodes * sizeof(*g->size));
+	memcpy(b->d.dom_bytes, dom->dom_bytes, n1 * sizeof(*dom->dom_bytes));
+	memcpy(b->d.dom_objects, dom->dom_objects, n1 * sizeof(*dom->dom_objects));
+	u64map_for_each(&g->by_body, i)
+	if (u64map_put(&b->g.by_body, g->by_body.keys[i], g->by_body.values[i]))
+		return -ENOMEM;
+	b->compact_count = compact_count;
+	b->bytes = (uint64_t) g->nnodes * 16 + g->npages * sizeof(*g->pages);
+	b->taken = true;
+	return 0;
+}
+
 /* Over ~60 lines: the verdict's steps in order, each a call, its buffers freed on every path. */
 void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 		      const struct root_set *roots, struct dominators *dom)
@@ -358,6 +393,11 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 	e->out->n = i;
 	if ((err = accum_classes(dom, point, newness, g->bytes, class_hash, chosen, e->out->n)))
 		goto out;
+	if (e->next_base && base_from(e->next_base, g, dom, e->compact_count)) {
+		verdict_base_free(e->next_base);
+		snprintf(e->next_base->why_not, sizeof(e->next_base->why_not),
+			 "the last period's walk could not be kept: out of memory");
+	}
 	for (i = 0; i < e->out->n && !err; i++) {
 		err = fill_point(e, c, g, dom, &ranked[i], i, class_hash);
 		point_sites(e, c, g, point, newness, class_hash, ranked[i].p->node,

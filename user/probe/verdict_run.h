@@ -46,6 +46,8 @@ struct verdict_end {
 	/* The allocation site of a traced object at addr (the trace's live map); NULL: none */
 	bool (*site_of)(void *ctx, uint64_t addr, const char **path, int *line);
 	void *site_ctx;
+	/* NULL, or filled from the end's walk: the next period's start */
+	struct verdict_base *next_base;
 };
 
 /* why_context.on_graph: points and growth over dom; selects the points for their paths. */

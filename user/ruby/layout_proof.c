@@ -510,10 +510,11 @@ void layout_proof_set_refs(proof_group_fn prove)
 
 static void run(struct prover *p, enum proof_group g, unsigned int groups)
 {
-	p->g = &p->t->proof.groups[g];
-	memset(p->g, 0, sizeof(*p->g));
+	/* A group not asked for keeps what an earlier run found (a trace's, for why's walk). */
 	if (!(groups & PROOF_BIT(g)))
 		return;
+	p->g = &p->t->proof.groups[g];
+	memset(p->g, 0, sizeof(*p->g));
 	p->g->status = PROOF_PROVED;
 	switch (g) {
 	case PROOF_GC:
