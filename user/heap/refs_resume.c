@@ -252,6 +252,13 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 	switch (step) {
 	case STEP_VALUES:
 		got = resume_values(buf, len, aux, from, span, s);
+		/* 3.1's heap ivars: the ivars set, once all are read (numiv is their room) */
+		if ((aux & 0xff) == HOLDS_IVARS && !l->shape_size) {
+			for (i = 0, got = 0; i < len / 8; i++)
+				got += refs_word_at(buf, i * 8) != RB31_QUNDEF;
+			if (span && span->next >= span->end)
+				refs_size(s, span->read + got);
+		}
 		next_chunk(m, span, got, 8, step, aux, wit, s);
 		break;
 	case STEP_AR_TABLE:
