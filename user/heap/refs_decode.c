@@ -448,14 +448,6 @@ static void decode_string(struct refs_meta *m, const uint64_t *words, uint32_t s
 
 /* ---- T_DATA ---- */
 
-/* An embedded RTypedData's struct: after it in 3.3, over its data pointer from 3.4 on. */
-static uint32_t embedded_data_at(const struct ruby_layout *l)
-{
-	bool reused = l->series && strcmp(l->series, "3.4") >= 0 && strlen(l->series) == 3;
-
-	return reused ? l->tdata_data : l->tdata_size;
-}
-
 static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *words,
 			uint32_t slot_size, const struct refs_sink *s)
 {
@@ -471,7 +463,7 @@ static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *word
 		return;
 	}
 	ti = refs_data_type(m, refs_slot_word(words, slot_size, l->tdata_type));
-	data = (typed & l->tdata_embedded) ? addr + embedded_data_at(l)
+	data = (typed & l->tdata_embedded) ? addr + m->tdata_embedded_at
 					   : refs_slot_word(words, slot_size, l->tdata_data);
 	if (!data)
 		return;
