@@ -193,11 +193,12 @@ static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
 {
 	uint64_t head_aux = aux + (1ull << REFS_TRIES_SHIFT);
 
-	/* a table that changed after some of its chunks were read: those stand, the rest is said */
-	if (span && span->chunks) {
-		chunk_lost(m, aux, span, wit->read ? CUT_CHANGED : CUT_UNREADABLE, s);
-		return;
-	}
+	/*
+	 * A table that changed after some of its chunks were read is read
+	 * again whole from its head (what its first chunks held is walked
+	 * twice: edges again, no harm), a few times; then the chunks read
+	 * stand and the rest is said.
+	 */
 	if (aux >> REFS_TRIES_SHIFT >= REFS_MAX_TRIES - 1 || !wit->read) {
 		chunk_lost(m, aux, span, wit->read ? CUT_CHANGED : CUT_UNREADABLE, s);
 		return;
