@@ -133,11 +133,14 @@ static void next_chunk(struct refs_meta *m, const struct refs_span *span, uint64
 }
 
 /* The piece of a chunked table could not be read (why): the table is said read in part. */
-static void chunk_lost(struct refs_meta *m, uint64_t aux, const struct refs_span *span,
-		       enum refs_cut_why why, const struct refs_sink *s)
+static void chunk_lost(struct refs_meta *m, uint8_t step, uint64_t aux,
+		       const struct refs_span *span, enum refs_cut_why why,
+		       const struct refs_sink *s)
 {
 	if (span)
 		refs_part(m, s, aux & 0xff, span->read, span->total, why);
+	else if (step == STEP_ST_HEAD || step == STEP_ID_HEAD)
+		refs_part(m, s, aux & 0xff, 0, 0, why); /* a table's head: its size unknown */
 	else
 		m->gaps.n[GAP_UNREAD]++;
 }
@@ -200,7 +203,7 @@ static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
 	 * stand and the rest is said.
 	 */
 	if (aux >> REFS_TRIES_SHIFT >= REFS_MAX_TRIES - 1 || !wit->read) {
-		chunk_lost(m, aux, span, wit->read ? CUT_CHANGED : CUT_UNREADABLE, s);
+		chunk_lost(m, step, aux, span, wit->read ? CUT_CHANGED : CUT_UNREADABLE, s);
 		return;
 	}
 	if (step == STEP_ST_HEAD || step == STEP_ST_ENTRIES || step == STEP_ID_ITEMS)
@@ -226,7 +229,7 @@ static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
 		break;
 	default:
 		/* values whose owner points elsewhere now: no head to read them again from */
-		chunk_lost(m, aux, span, CUT_CHANGED, s);
+		chunk_lost(m, step, aux, span, CUT_CHANGED, s);
 		break;
 	}
 }
@@ -247,7 +250,7 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 		return;
 	}
 	if (!ok) {
-		chunk_lost(m, aux, span, CUT_UNREADABLE, s);
+		chunk_lost(m, step, aux, span, CUT_UNREADABLE, s);
 		return;
 	}
 	switch (step) {
