@@ -492,11 +492,23 @@ Test(refs_decode, class_31_constants_ivars_methods_super)
 	mitems = put(MITEMS, layout.id_item_size);
 	set32(mitems, 0, 99);
 	set64(mitems, layout.id_item_value, 0x7000002050);
+	set32(ct, layout.id_table_capa + 4, 1); /* num: one constant */
 	decode(&meta, OBJ, 40, &r);
 	expect_ref(&r, 0x7000009000, REF_SUPER, 0, 0);
 	expect_ref(&r, 0x7000002000, REF_CONST, 0, 1234);
 	expect_ref(&r, 0x7000002028, REF_IVAR_ID, 0, 0x4567);
 	expect_ref(&r, 0x7000002050, REF_METHOD, 0, 99);
+	cr_expect(r.sized && r.size == 1, "a class's size: its constants");
+	cr_expect_eq(r.nparts, 0);
+	/* a crafted constant table: more constants than its capacity holds, not read */
+	set32(ct, layout.id_table_capa + 4, 5);
+	decode(&meta, OBJ, 40, &r);
+	cr_expect_null(label_of(&r, 0x7000002000));
+	expect_ref(&r, 0x7000002050, REF_METHOD, 0, 99);
+	cr_assert_eq(r.nparts, 1, "the rest of the class stands, the table is said");
+	cr_expect_eq(r.parts[0].holds, HOLDS_CONSTS);
+	cr_expect_eq(r.parts[0].why, CUT_BOUNDS);
+	cr_expect_eq(r.parts[0].total, 5);
 	teardown();
 }
 
