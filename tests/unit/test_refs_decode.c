@@ -492,11 +492,23 @@ Test(refs_decode, class_31_constants_ivars_methods_super)
 	mitems = put(MITEMS, layout.id_item_size);
 	set32(mitems, 0, 99);
 	set64(mitems, layout.id_item_value, 0x7000002050);
+	set32(ct, layout.id_table_capa + 4, 1); /* num: one constant */
 	decode(&meta, OBJ, 40, &r);
 	expect_ref(&r, 0x7000009000, REF_SUPER, 0, 0);
 	expect_ref(&r, 0x7000002000, REF_CONST, 0, 1234);
 	expect_ref(&r, 0x7000002028, REF_IVAR_ID, 0, 0x4567);
 	expect_ref(&r, 0x7000002050, REF_METHOD, 0, 99);
+	cr_expect(r.sized && r.size == 1, "a class's size: its constants");
+	cr_expect_eq(r.nparts, 0);
+	/* a crafted constant table: more constants than its capacity holds, not read */
+	set32(ct, layout.id_table_capa + 4, 5);
+	decode(&meta, OBJ, 40, &r);
+	cr_expect_null(label_of(&r, 0x7000002000));
+	expect_ref(&r, 0x7000002050, REF_METHOD, 0, 99);
+	cr_assert_eq(r.nparts, 1, "the rest of the class stands, the table is said");
+	cr_expect_eq(r.parts[0].holds, HOLDS_CONSTS);
+	cr_expect_eq(r.parts[0].why, CUT_BOUNDS);
+	cr_expect_eq(r.parts[0].total, 5);
 	teardown();
 }
 
@@ -671,22 +683,22 @@ Test(refs_decode, big_tables_are_read_whole_a_chunk_at_a_time)
 	teardown();
 }
 
-/* The target rebuilds the table after its first chunk was read: the second sees it. */
+/* The target rebuilds the table while its second chunk is read (every pass, or once). */
 static uint8_t *rebuilt_head;
 static int chunks_seen;
+static bool rebuild_once;
 static void rebuild_after_first_chunk(uint8_t step)
 {
-	if (step == STEP_ST_ENTRIES && ++chunks_seen == 2)
-		rebuilt_head[1] ^= 0xff; /* bin_power and rebuilds_num: st.c's rebuild_table */
+	if (step != STEP_ST_ENTRIES || ++chunks_seen % 2 || (rebuild_once && chunks_seen > 2))
+		return;
+	rebuilt_head[1] ^= 0xff; /* bin_power and rebuilds_num: st.c's rebuild_table */
 }
 
-Test(refs_decode, a_table_changed_between_chunks_is_said_read_in_part)
+static void decode_rebuilt(struct run *r, bool once)
 {
-	struct run r;
 	uint8_t *e, *s;
 	uint32_t i;
 
-	setup("3.4.5");
 	meta.chunk = 2 * layout.st_entry_size;
 	s = st_hash(OBJ, 6, 6);
 	e = put(HEAPMEM, 6 * layout.st_entry_size);
@@ -694,9 +706,27 @@ Test(refs_decode, a_table_changed_between_chunks_is_said_read_in_part)
 		st_entry(e, i, 0x7000002000 + 0x28 * i, false);
 	rebuilt_head = s + layout.hash_tbl;
 	chunks_seen = 0;
+	rebuild_once = once;
 	after_piece = rebuild_after_first_chunk;
-	decode(&meta, OBJ, 160, &r);
+	decode(&meta, OBJ, 160, r);
 	after_piece = NULL;
+}
+
+Test(refs_decode, a_table_changed_between_chunks_is_read_again_then_said_read_in_part)
+{
+	struct run r;
+
+	setup("3.4.5");
+	/* rebuilt once: read again from its head, whole */
+	decode_rebuilt(&r, true);
+	expect_ref(&r, 0x70000020c8, REF_HASH_VALUE, 5, 0);
+	cr_expect_eq(r.nparts, 0, "read whole the second time");
+	cr_expect_eq(meta.stale_reads, 1);
+	teardown();
+
+	setup("3.4.5");
+	/* rebuilt at every pass: the first chunk stands, the rest is said */
+	decode_rebuilt(&r, false);
 	expect_ref(&r, 0x7000002028, REF_HASH_VALUE, 1, 0);
 	cr_expect_null(label_of(&r, 0x7000002050), "the changed chunk is dropped");
 	cr_expect_null(label_of(&r, 0x70000020a0), "and nothing after it is read");
@@ -705,6 +735,7 @@ Test(refs_decode, a_table_changed_between_chunks_is_said_read_in_part)
 	cr_expect_eq(r.parts[0].why, CUT_CHANGED);
 	cr_expect_eq(r.parts[0].read, 2, "the first chunk's entries stand");
 	cr_expect_eq(r.parts[0].total, 6);
+	cr_expect_eq(meta.stale_reads, REFS_MAX_TRIES - 1, "read again, a bounded number of times");
 	cr_expect_eq(meta.gaps.n[GAP_UNREAD], 1);
 	teardown();
 }

@@ -204,7 +204,9 @@ static void on_part(void *arg, const struct refs_part *p)
 		g->parts_more++;
 		return;
 	}
-	g->parts[g->nparts++] = (struct rg_part){w->cur, p->holds, p->why, p->read, p->total};
+	/* a head that could not be read: the size the object said, if it said one */
+	g->parts[g->nparts++] = (struct rg_part){w->cur, p->holds, p->why, p->read,
+						 p->total ? p->total : g->size[w->cur]};
 }
 
 /* The reads of a piece: its witness's words, the piece, the words again (refs.h). */

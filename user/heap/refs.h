@@ -255,6 +255,13 @@ struct refs_meta {
 	bool budgeted;
 	uint64_t budget;
 	uint32_t chunk; /* bytes one chunk of a table reads: REFS_MAX_READ (tests: less) */
+	/*
+	 * Where an embedded RTypedData's struct starts: after struct
+	 * RTypedData (3.3, the default), over its data pointer from 3.4 on
+	 * (rtypeddata.h reuses it), which the layout cannot tell: the version
+	 * says (why_run.c).
+	 */
+	uint32_t tdata_embedded_at;
 };
 
 void refs_meta_init(struct refs_meta *m, pid_t pid, const struct ruby_layout *l);

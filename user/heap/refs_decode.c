@@ -186,11 +186,15 @@ static void decode_object(struct refs_meta *m, uint64_t addr, const uint64_t *wo
 	}
 	/* 3.1: as.ary[ROBJECT_EMBED_LEN_MAX], or as.heap.{numiv, ivptr}; named by the class */
 	if (flags & l->obj_embed) {
-		refs_size(s, l->obj_embed_max);
-		for (i = 0; i < l->obj_embed_max && start + 8 * (i + 1) <= slot_size; i++)
+		for (i = 0, numiv = 0; i < l->obj_embed_max && start + 8 * (i + 1) <= slot_size;
+		     i++) {
+			numiv += words[start / 8 + i] != RB31_QUNDEF;
 			refs_ref(s, words[start / 8 + i], REF_IVAR_INDEX, i, klass, 0);
+		}
+		refs_size(s, numiv);
 		return;
 	}
+	/* numiv is the room for ivars: the ivars set are counted as they are read */
 	numiv = (uint32_t) refs_slot_word(words, slot_size, l->obj_numiv);
 	refs_size(s, numiv);
 	refs_need_values(m, refs_slot_word(words, slot_size, l->obj_ivptr), numiv,
@@ -444,19 +448,6 @@ static void decode_string(struct refs_meta *m, const uint64_t *words, uint32_t s
 
 /* ---- T_DATA ---- */
 
-/*
- * Where an embedded RTypedData's struct starts: after struct RTypedData in
- * 3.3, over its data pointer from 3.4 on (rtypeddata.h: "We reuse the data
- * pointer in embedded TypedData"; 3.4.11's pin list reads {next, len,
- * array} there, and a length from a pointer one word on).
- */
-static uint32_t embedded_data_at(const struct ruby_layout *l)
-{
-	bool reused = l->series && strcmp(l->series, "3.4") >= 0 && strlen(l->series) == 3;
-
-	return reused ? l->tdata_data : l->tdata_size;
-}
-
 static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *words,
 			uint32_t slot_size, const struct refs_sink *s)
 {
@@ -472,7 +463,7 @@ static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *word
 		return;
 	}
 	ti = refs_data_type(m, refs_slot_word(words, slot_size, l->tdata_type));
-	data = (typed & l->tdata_embedded) ? addr + embedded_data_at(l)
+	data = (typed & l->tdata_embedded) ? addr + m->tdata_embedded_at
 					   : refs_slot_word(words, slot_size, l->tdata_data);
 	if (!data)
 		return;

@@ -7,6 +7,7 @@
 #include "heap_caps.h"
 
 #define ST_DELETED (~(uint64_t) 0) /* st.c RESERVED_HASH_VAL: a deleted entry's hash */
+#define RB31_QUNDEF 0x34	   /* 3.1's Qundef: an ivar slot not set (3.3+ count by shape) */
 
 /* An st_table's aux arg: its entries are the object's size (a Hash's, an object's ivars). */
 #define ST_OWN_SIZE 1

@@ -19,6 +19,7 @@ void refs_meta_init(struct refs_meta *m, pid_t pid, const struct ruby_layout *l)
 	m->pid = pid;
 	m->l = l;
 	m->chunk = REFS_MAX_READ;
+	m->tdata_embedded_at = l->tdata_size;
 }
 
 static void free_type(void *p)

@@ -133,11 +133,14 @@ static void next_chunk(struct refs_meta *m, const struct refs_span *span, uint64
 }
 
 /* The piece of a chunked table could not be read (why): the table is said read in part. */
-static void chunk_lost(struct refs_meta *m, uint64_t aux, const struct refs_span *span,
-		       enum refs_cut_why why, const struct refs_sink *s)
+static void chunk_lost(struct refs_meta *m, uint8_t step, uint64_t aux,
+		       const struct refs_span *span, enum refs_cut_why why,
+		       const struct refs_sink *s)
 {
 	if (span)
 		refs_part(m, s, aux & 0xff, span->read, span->total, why);
+	else if (step == STEP_ST_HEAD || step == STEP_ID_HEAD)
+		refs_part(m, s, aux & 0xff, 0, 0, why); /* a table's head: its size unknown */
 	else
 		m->gaps.n[GAP_UNREAD]++;
 }
@@ -193,13 +196,14 @@ static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
 {
 	uint64_t head_aux = aux + (1ull << REFS_TRIES_SHIFT);
 
-	/* a table that changed after some of its chunks were read: those stand, the rest is said */
-	if (span && span->chunks) {
-		chunk_lost(m, aux, span, wit->read ? CUT_CHANGED : CUT_UNREADABLE, s);
-		return;
-	}
+	/*
+	 * A table that changed after some of its chunks were read is read
+	 * again whole from its head (what its first chunks held is walked
+	 * twice: edges again, no harm), a few times; then the chunks read
+	 * stand and the rest is said.
+	 */
 	if (aux >> REFS_TRIES_SHIFT >= REFS_MAX_TRIES - 1 || !wit->read) {
-		chunk_lost(m, aux, span, wit->read ? CUT_CHANGED : CUT_UNREADABLE, s);
+		chunk_lost(m, step, aux, span, wit->read ? CUT_CHANGED : CUT_UNREADABLE, s);
 		return;
 	}
 	if (step == STEP_ST_HEAD || step == STEP_ST_ENTRIES || step == STEP_ID_ITEMS)
@@ -225,7 +229,7 @@ static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
 		break;
 	default:
 		/* values whose owner points elsewhere now: no head to read them again from */
-		chunk_lost(m, aux, span, CUT_CHANGED, s);
+		chunk_lost(m, step, aux, span, CUT_CHANGED, s);
 		break;
 	}
 }
@@ -246,12 +250,19 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 		return;
 	}
 	if (!ok) {
-		chunk_lost(m, aux, span, CUT_UNREADABLE, s);
+		chunk_lost(m, step, aux, span, CUT_UNREADABLE, s);
 		return;
 	}
 	switch (step) {
 	case STEP_VALUES:
 		got = resume_values(buf, len, aux, from, span, s);
+		/* 3.1's heap ivars: the ivars set, once all are read (numiv is their room) */
+		if ((aux & 0xff) == HOLDS_IVARS && !l->shape_size) {
+			for (i = 0, got = 0; i < len / 8; i++)
+				got += refs_word_at(buf, i * 8) != RB31_QUNDEF;
+			if (span && span->next >= span->end)
+				refs_size(s, span->read + got);
+		}
 		next_chunk(m, span, got, 8, step, aux, wit, s);
 		break;
 	case STEP_AR_TABLE:

@@ -175,7 +175,10 @@ static void write_part_text(FILE *out, const struct why_part *p)
 	}
 	thousands(p->read, read, sizeof(read));
 	thousands(p->total, total, sizeof(total));
-	fprintf(out, ": %s of %s %s read (%s)\n", read, total, p->table, p->reason);
+	if (!p->total)
+		fprintf(out, ": its %s not read (%s)\n", p->table, p->reason);
+	else
+		fprintf(out, ": %s of %s %s read (%s)\n", read, total, p->table, p->reason);
 }
 
 void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)

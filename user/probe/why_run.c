@@ -56,6 +56,7 @@ static int name_id(void *ctx, uint64_t id, char *buf, size_t n)
 static int context_init(struct why_context *c, struct ruby_target *t, char *err, size_t errlen)
 {
 	uint64_t object;
+	int major, minor;
 
 	if (ruby_target_global(t, "rb_cObject", &object, err, errlen) ||
 	    class_namer_init(&c->namer, t->pid, &t->layout, object, err, errlen))
@@ -70,6 +71,10 @@ static int context_init(struct why_context *c, struct ruby_target *t, char *err,
 	}
 	symbolizer_init(&c->symbolizer, t->pid, &t->layout, &c->namer, name_id, &c->syms);
 	refs_meta_init(&c->meta, t->pid, &t->layout);
+	/* 3.4 puts an embedded RTypedData's struct over its data pointer (its pin lists...) */
+	if (sscanf(t->version, "%d.%d", &major, &minor) == 2 &&
+	    (major > 3 || (major == 3 && minor >= 4)))
+		c->meta.tdata_embedded_at = t->layout.tdata_data;
 	c->meta.shape_list = c->globals.shape_list;
 	c->meta.libruby_lo = c->globals.libruby_lo;
 	c->meta.libruby_hi = c->globals.libruby_hi;
