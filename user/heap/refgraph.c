@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * refgraph.h: the heap walked into a CSR graph.  One thread: the machine
- * this runs on shares its cores with the target (the census found a second
- * walker slower on 2 cores), and the decoders' reads are batched instead.
- */
+/* refgraph.h: the heap walked into a CSR graph, by one thread (a second was slower on 2 cores). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
