@@ -242,6 +242,8 @@ int top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid, 
 		    .depth = c->depth,
 		    .max_stacks = 65536,
 		    .max_overhead = c->max_overhead,
+		    /* the drill-down shows no verdict yet: no walk at its start */
+		    .no_verdict = true,
 		};
 		int ret;
 
