@@ -110,3 +110,25 @@ test "verdict: why -p alone leads with the leaks, read while the loop runs" do
     Process.kill(:KILL, sthr.pid) rescue nil
   end
 end
+
+# Launch mode: the heap starts nearly empty, so the verdict is read at the command's exit (stopped
+# there): the holders of what the program made, each with all it gathered since its start.
+test "verdict: launch mode names the holders at the exit, with every record the program made" do
+  report, truth, = trace_command("verdict_shapes.rb",
+                                 env: { "RBM_SHAPES" => "const_hash,class_array,global",
+                                        "RBM_SECONDS" => "0.5" })
+  walk = report["verdict_walk"] or raise Failure, "no verdict_walk"
+  check(walk["none"].nil?, "no verdict: #{walk['none']}")
+  at_exit = walk["at_exit"] == true
+  check(at_exit || !launchable?, "a launched command's verdict is read at its exit")
+  %w[const_hash class_array global].each do |shape|
+    want = VERDICT_SHAPES.fetch(shape)
+    point = verdict_point_of(report, shape) or
+      raise Failure, "#{shape}: not in the verdict: #{report['verdict'].map { |p| p['holder']['root']['name'] }}"
+    check(report["verdict"].first(3).include?(point), "#{shape} not among the first 3")
+    check_eq(point["container"]["size_after"], truth["after"][shape], "#{shape}: entries at the exit")
+    records = point["grew"]["by_class"].find { |c| c["class"] == want[:record] }
+    made = at_exit ? truth["after"][shape] : truth["after"][shape] - truth["before"][shape]
+    check_eq(records && records["objects"], made, "#{shape}: #{want[:record]} gathered")
+  end
+end

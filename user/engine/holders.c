@@ -58,6 +58,18 @@ static int add_with(struct session *s, struct report *r, bool verdict, struct ve
 	return 0;
 }
 
+int holders_add_end(struct session *s, struct report *r, bool retainers)
+{
+	if (s->snap.exit_verdict) { /* read at its exit, while it was stopped */
+		r->verdict = s->snap.exit_verdict;
+		s->snap.exit_verdict = NULL;
+		return 0;
+	}
+	if (s->launched || s->target_exited || !retainers)
+		return 0;
+	return holders_add(s, r, !s->opt.no_verdict);
+}
+
 int holders_add(struct session *s, struct report *r, bool verdict)
 {
 	struct verdict_end e;

@@ -18,6 +18,12 @@
  */
 int holders_add(struct session *s, struct report *r, bool verdict);
 /*
+ * A trace's end: the verdict a launched (or held) command's exit gave, or
+ * holders_add for a target still running (retainers: the suspects' paths
+ * are asked for).  0, or -ENOMEM.
+ */
+int holders_add_end(struct session *s, struct report *r, bool retainers);
+/*
  * A period's (trace --every, serve): the verdict from the last period's
  * walk (base) and census (start) to this one's census (end), this walk
  * kept in next_base for the next period.  0, or -ENOMEM.

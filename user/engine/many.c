@@ -424,9 +424,7 @@ int many_reports(struct many *m, struct model *model, struct report *summary, ch
 		if (!r)
 			goto oom;
 		session_finish(s);
-		if (session_report(s, r) ||
-		    (!s->launched && !s->target_exited && !s->opt.no_verdict &&
-		     holders_add(s, r, true)) ||
+		if (session_report(s, r) || holders_add_end(s, r, !s->opt.no_verdict) ||
 		    model_add(model, r)) {
 			report_free(r);
 			free(r);

@@ -33,9 +33,7 @@ int trace_one_report(struct session *s, bool retainers, struct report *r, char *
 	session_finish(s);
 	if (!s->launched && !s->target_exited)
 		target_say_stopped(s->target.pid, true);
-	if (session_report(s, r) ||
-	    (!s->launched && !s->target_exited && retainers &&
-	     holders_add(s, r, !s->opt.no_verdict))) {
+	if (session_report(s, r) || holders_add_end(s, r, retainers)) {
 		snprintf(err, errlen, "out of memory building the report");
 		return -ENOMEM;
 	}

@@ -15,6 +15,7 @@
 	X(alloc_sites) \
 	X(allocated) \
 	X(allocs_per_s) \
+	X(at_exit) \
 	X(budget_percent) \
 	X(burst_windows) \
 	X(by_all_retained) \

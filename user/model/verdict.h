@@ -75,6 +75,11 @@ struct verdict {
 	bool compacted;		  /* a compaction between the walks: moved containers unseen */
 	uint64_t vm_lists_grew;	  /* objects the VM's own lists gained: not points (below) */
 	uint64_t small_points;	  /* points left out as noise (VERDICT_NOISE_MIN) */
+	/*
+	 * Launch mode: the heap starts nearly empty, so the points are the
+	 * holders a root holds, ranked by what they keep alive at the exit.
+	 */
+	bool at_exit;
 	struct verdict_point points[VERDICT_MAX];
 	size_t n;
 	struct strpool strings;

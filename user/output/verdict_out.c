@@ -62,7 +62,8 @@ static void point_path(FILE *out, const struct verdict_point *p)
 	fputc('\n', out);
 }
 
-static void write_point(FILE *out, const struct verdict_point *p, size_t rank, double seconds)
+static void write_point(FILE *out, const struct verdict_point *p, size_t rank, double seconds,
+			bool at_exit)
 {
 	char title[1024], cls[256], a[32], b[32], bytes[32], kept[32];
 	size_t i;
@@ -73,8 +74,12 @@ static void write_point(FILE *out, const struct verdict_point *p, size_t rank, d
 	if (p->size_before >= 0 && p->size_after >= 0)
 		fprintf(out, " %s -> %s entries", commas((uint64_t) p->size_before, a, sizeof(a)),
 			commas((uint64_t) p->size_after, b, sizeof(b)));
-	fprintf(out, " over %.1f s\n", seconds);
-	fprintf(out, "      grew by %s objects (", commas((uint64_t) p->grew_objects, a, sizeof(a)));
+	if (at_exit)
+		fprintf(out, " at the exit\n      gathered %s objects (",
+			commas((uint64_t) p->grew_objects, a, sizeof(a)));
+	else
+		fprintf(out, " over %.1f s\n      grew by %s objects (", seconds,
+			commas((uint64_t) p->grew_objects, a, sizeof(a)));
 	for (i = 0; i < p->nby_class && i < 3; i++)
 		fprintf(out, "%s%s %s", i ? ", " : "",
 			term_escape(p->by_class[i].class_name, cls, sizeof(cls)),
@@ -109,9 +114,10 @@ void verdict_write_text(FILE *out, const struct verdict *v, double seconds)
 			commas(v->new_objects, a, sizeof(a)));
 		return;
 	}
-	fprintf(out, "\nLeak verdict (read from the heap, exact):\n");
+	fprintf(out, "\nLeak verdict %s(read from the heap, exact):\n",
+		v->at_exit ? "at the exit: what holds the objects the program made " : "");
 	for (i = 0; i < v->n; i++)
-		write_point(out, &v->points[i], i, seconds);
+		write_point(out, &v->points[i], i, seconds, v->at_exit);
 	fprintf(out, "    (%s new objects alive at the end; %s of them held by no old object "
 		     "of their own%s%s%s)\n",
 		commas(v->new_objects, a, sizeof(a)), commas(v->unattributed, b, sizeof(b)),
@@ -227,5 +233,7 @@ void verdict_write_json(struct jw *w, const struct verdict *v)
 	jw_bool(w, JK(compacted), v->compacted);
 	jw_u64(w, JK(vm_lists_grew), v->vm_lists_grew);
 	jw_u64(w, JK(small_points), v->small_points);
+	if (v->at_exit)
+		jw_bool(w, JK(at_exit), true);
 	jw_end(w);
 }

@@ -134,6 +134,7 @@ struct session_snapshot {
 	bool have_census_start, have_census_end;
 	bool final_done; /* the final census and pass are taken */
 	struct verdict_base *verdict; /* -p: the start's walk for the leak verdict */
+	struct verdict *exit_verdict; /* launch mode: read while stopped at its exit */
 };
 
 struct session {
@@ -283,6 +284,8 @@ void session_heap_free(struct session *s);
  * says why there is none (none) when it cannot be judged.  NULL: no memory.
  */
 struct verdict *session_verdict_open(struct session *s, struct verdict_end *e);
+/* Launch mode, the command stopped at its exit: the verdict of what its holders keep. */
+void session_verdict_at_exit(struct session *s);
 /* The same from another start (a period's: the last period's walk and census) to end. */
 struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e,
 					const struct verdict_base *base,

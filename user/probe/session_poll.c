@@ -59,6 +59,7 @@ static bool target_ended(struct session *s)
 
 		/* Stopped at ruby_sig_finalize as a launched command is; not our child. */
 		session_final_census(s);
+		session_verdict_at_exit(s);
 		held_release(s->at.skel, pid);
 		if (s->sampling)
 			windows_charge(&s->windows, now_seconds() - t0);
@@ -90,6 +91,7 @@ static bool target_ended(struct session *s)
 	if (WIFSTOPPED(status)) {
 		/* Stopped at ruby_sig_finalize: the main program is done. */
 		session_final_census(s);
+		session_verdict_at_exit(s);
 		held_release(s->at.skel, pid);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;

@@ -69,6 +69,8 @@ void session_heap_free(struct session *s)
 		free(s->snap.verdict);
 		s->snap.verdict = NULL;
 	}
+	verdict_free(s->snap.exit_verdict);
+	s->snap.exit_verdict = NULL;
 }
 
 /*

@@ -6,6 +6,7 @@
 #include "clock.h"
 #include "session.h"
 #include "target_mem.h"
+#include "why_select.h"
 
 /* verdict_end.site_of: a traced object still in the live map, its allocating frame. */
 static bool traced_site(void *ctx, uint64_t addr, const char **path, int *line)
@@ -56,4 +57,26 @@ struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e
 	    target_read_u64(s->target.pid, s->tracker.io.compact_count_addr, &e->compact_count))
 		e->compact_count = ~(uint64_t) 0;
 	return v;
+}
+
+void session_verdict_at_exit(struct session *s)
+{
+	struct verdict_end e;
+	struct why_report why = {0};
+	char err[512];
+
+	if (s->opt.no_verdict || !s->snap.have_census_end || s->snap.exit_verdict)
+		return;
+	if (!(s->snap.exit_verdict = session_verdict_open_at(
+		  s, &e, NULL, s->snap.have_census_start ? &s->snap.census_start : NULL,
+		  &s->snap.census_end)))
+		return;
+	s->snap.exit_verdict->none = NULL; /* no start's walk: none is needed */
+	s->snap.exit_verdict->at_exit = true;
+	if (why_suspect_paths(&s->target, NULL, 0, verdict_on_graph_at_exit, &e, &why, err,
+			      sizeof(err)))
+		s->snap.exit_verdict->none = verdict_intern(s->snap.exit_verdict, err);
+	else
+		verdict_take_paths(&e, &why);
+	why_free(&why);
 }

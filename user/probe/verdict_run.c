@@ -111,7 +111,11 @@ static int judge_newness(struct verdict_end *e, const struct refgraph *g, uint8_
 		class_hash[v] = 0;
 		if (!(g->state[v] & RG_LIVE) || !(addr = refgraph_addr(g, v, NULL)))
 			continue;
-		n = census_slot_new(e->start, e->end, addr, e->old_age, &class_hash[v]);
+		/* at a launched command's exit: no start, everything the census saw is new */
+		n = census_slot_new(e->start ? e->start : e->end, e->end, addr, e->old_age,
+				    &class_hash[v]);
+		if (!e->start && n == CENSUS_OLD)
+			n = CENSUS_NEW;
 		if (n == CENSUS_OLD)
 			newness[v] = ACCUM_OLD;
 		else if (n == CENSUS_NEW)
@@ -469,7 +473,7 @@ void verdict_take_paths(struct verdict_end *e, struct why_report *why)
 		snprintf(name, sizeof(name), "\x01verdict %zu", k);
 		take_path(v, vp, why, name);
 		if (vp->root_kind && !strcmp(vp->root_kind, "vm") &&
-		    vp->grew_objects < VERDICT_VM_LIST_MIN) {
+		    (v->at_exit || vp->grew_objects < VERDICT_VM_LIST_MIN)) {
 			v->vm_lists_grew += (uint64_t) vp->grew_objects;
 			continue;
 		}
@@ -482,4 +486,125 @@ void verdict_take_paths(struct verdict_end *e, struct why_report *why)
 	for (k = why->ntargets; k-- > 0;)
 		if (why->targets[k].class_name[0] == '\x01')
 			why_drop_target(why, k);
+}
+
+/*
+ * A class, module, iclass or imemo, or a Binding (TOPLEVEL_BINDING holds
+ * the main script's locals): what holds code, constants and frames, not
+ * the program's data.
+ */
+static bool classy(struct why_context *c, const struct verdict_end *e, uint32_t hash)
+{
+	const struct census_class *cc = census_class_of(e->end, hash);
+	uint32_t type = cc ? RBM_KIND_TYPE(cc->kind) : 0;
+
+	return type == RB_T_CLASS || type == RB_T_MODULE || type == RB_T_ICLASS ||
+	       type == RB_T_IMEMO ||
+	       (type == RB_T_DATA && !strcmp(class_name_of(c, e->end, hash), "Binding"));
+}
+
+/*
+ * At the exit: the holders are the first objects of data below the roots
+ * and the classes (a constant's Hash, a class's @records Array, a local's
+ * store), marked old; what they dominate is new and gathers under them.
+ */
+static void exit_holders(struct why_context *c, struct verdict_end *e,
+			 const struct dominators *dom, const uint32_t *class_hash, uint8_t *newness,
+			 uint8_t *above)
+{
+	uint32_t k;
+
+	for (k = 0; k < dom->nreached; k++) {
+		uint32_t v = dom->order[k], up;
+
+		if (v >= dom->n || newness[v] == ACCUM_SKIP)
+			continue;
+		up = dom->idom[v];
+		/* above[v]: v and all above it are classes (or the virtual root) */
+		above[v] = classy(c, e, class_hash[v]) && (up >= dom->n || above[up]);
+		if (!above[v] && (up >= dom->n || above[up]) && dom->dom_objects[v] >= 2)
+			newness[v] = ACCUM_OLD;
+	}
+}
+
+static int by_kept(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->grew_bytes != y->grew_bytes)
+		return x->grew_bytes < y->grew_bytes ? 1 : -1;
+	return x->p->node < y->p->node ? -1 : x->p->node > y->p->node;
+}
+
+/* Over ~60 lines: as verdict_on_graph, its steps in order, its buffers freed on every path. */
+void verdict_on_graph_at_exit(void *ctx, struct why_context *c, struct refgraph *g,
+			      const struct root_set *roots, struct dominators *dom)
+{
+	struct verdict_end *e = ctx;
+	size_t n1 = (size_t) g->nnodes + 1, npts = 0, i, k = 0;
+	uint8_t *newness = malloc(n1), *above = calloc(n1, 1);
+	uint32_t *class_hash = malloc(n1 * sizeof(*class_hash)), *point = malloc(n1 * sizeof(*point));
+	struct accum_point *pts = NULL, chosen[VERDICT_MAX] = {0};
+	struct ranked *ranked = NULL;
+	int err = -ENOMEM;
+
+	(void) roots;
+	if (!newness || !above || !class_hash || !point || !dom)
+		goto out;
+	judge_newness(e, g, newness, class_hash);
+	exit_holders(c, e, dom, class_hash, newness, above);
+	if ((err = accum_assign(dom, newness, point)) ||
+	    (err = accum_sum(dom, point, newness, g->bytes, &pts, &npts)))
+		goto out;
+	err = -ENOMEM;
+	if (!(ranked = calloc(npts + 1, sizeof(*ranked))))
+		goto out;
+	for (i = 0; i < npts; i++) {
+		uint32_t v = pts[i].node;
+
+		/* what it gathered of the program's own objects: made since its start */
+		ranked[k++] = (struct ranked){
+		    .p = &pts[i],
+		    .grew_objects = (int64_t) pts[i].new_objects,
+		    .grew_bytes = (int64_t) pts[i].new_bytes,
+		    .size_before = -1,
+		    .size_after = g->size ? (int64_t) g->size[v] : -1,
+		};
+	}
+	qsort(ranked, k, sizeof(*ranked), by_kept);
+	for (i = 0; i < k && i < VERDICT_MAX && ranked[i].grew_objects >= VERDICT_NOISE_MIN; i++) {
+		chosen[i] = *ranked[i].p;
+		ranked[i].p = &chosen[i];
+	}
+	e->out->n = i;
+	e->out->small_points = k - i;
+	err = accum_classes(dom, point, newness, g->bytes, class_hash, chosen, e->out->n);
+	for (i = 0; i < e->out->n && !err; i++) {
+		err = fill_point(e, c, g, dom, &ranked[i], i, class_hash);
+		point_sites(e, c, g, point, newness, class_hash, ranked[i].p->node,
+			    &e->out->points[i]);
+	}
+	for (i = 0; i < dom->nreached; i++) {
+		uint32_t v = dom->order[i];
+
+		if (v < dom->n && newness[v] == ACCUM_NEW) {
+			e->out->new_objects++;
+			e->out->unattributed += point[v] == RG_NONE;
+		}
+	}
+out:
+	if (err) {
+		e->out->n = 0;
+		e->out->none = verdict_intern(e->out, "the exit's walk could not be judged: out of memory");
+	}
+	e->out->seconds = g->seconds + (dom ? dom->seconds : 0);
+	e->out->tracer_bytes = refgraph_bytes(g) + (dom ? dom->peak_bytes : 0) + (uint64_t) n1 * 10;
+	accum_free(pts, npts);
+	for (i = 0; i < VERDICT_MAX; i++)
+		free(chosen[i].classes);
+	free(ranked);
+	free(newness);
+	free(above);
+	free(class_hash);
+	free(point);
 }

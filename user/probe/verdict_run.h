@@ -53,6 +53,13 @@ struct verdict_end {
 /* why_context.on_graph: points and growth over dom; selects the points for their paths. */
 void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 		      const struct root_set *roots, struct dominators *dom);
+/*
+ * The same at a launched command's exit (e->base and e->start NULL): the
+ * holders a root holds, ranked by what they keep alive (launch mode's heap
+ * starts nearly empty: everything is new).
+ */
+void verdict_on_graph_at_exit(void *ctx, struct why_context *c, struct refgraph *g,
+			      const struct root_set *roots, struct dominators *dom);
 /* After the walk: each point's holder path from the why report the walk made, its targets dropped. */
 void verdict_take_paths(struct verdict_end *e, struct why_report *why);
 
