@@ -10,91 +10,12 @@
 #include "target_mem.h"
 #include "verdict_run.h"
 
-static uint64_t read_compact_count(pid_t pid, uint64_t addr)
+/* Whether the start's walk reached a live object at addr (one its census saw). */
+static bool reached_at_start(const struct verdict_base *b, uint64_t addr)
 {
-	uint64_t n;
+	uint32_t sn = refgraph_node(&b->g, addr);
 
-	return addr && target_read_u64(pid, addr, &n) == 0 ? n : ~(uint64_t) 0;
-}
-
-/*
- * What each node kept alive of the objects the start's census saw: the
- * walk, read while the target runs, also meets objects made after the
- * census, which the end's comparison calls new.
- */
-static int weigh_start(struct verdict_base *b, const struct census *start)
-{
-	uint8_t *counted = malloc((size_t) b->g.nnodes + 1);
-	unsigned int age;
-	bool unprotected;
-	uint32_t v;
-
-	if (!counted)
-		return -ENOMEM;
-	for (v = 0; v < b->g.nnodes; v++) {
-		uint64_t addr = refgraph_addr(&b->g, v, NULL);
-
-		counted[v] = addr && census_slot_info(start, addr, &age, &unprotected) == SLOT_LIVE;
-	}
-	accum_weigh(&b->d, counted, b->g.bytes);
-	free(counted);
-	return 0;
-}
-
-void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t compact_count_addr,
-		       const struct census *start)
-{
-	struct root_set roots = {0};
-	double t0 = now_seconds();
-	char err[512];
-	int ret;
-
-	memset(b, 0, sizeof(*b));
-	b->compact_count = read_compact_count(t->pid, compact_count_addr);
-	if (why_walk_graph(t, &roots, &b->g, err, sizeof(err))) {
-		snprintf(b->why_not, sizeof(b->why_not), "the start's heap walk failed: %s", err);
-		vm_roots_free(&roots);
-		return;
-	}
-	b->g.meta = NULL; /* the walk's context is closed */
-	ret = dominators_of_graph(&b->d, &b->g, &roots) ?: weigh_start(b, start);
-	vm_roots_free(&roots);
-	if (ret) {
-		snprintf(b->why_not, sizeof(b->why_not), "the start's dominators: %s",
-			 strerror(-ret));
-		refgraph_free(&b->g);
-		return;
-	}
-	/* Kept: addresses to nodes, their state and size, what each kept alive. */
-	free(b->g.targets);
-	b->g.targets = NULL;
-	free(b->g.off);
-	b->g.off = NULL;
-	free(b->g.sel);
-	b->g.sel = NULL;
-	free(b->d.idom);
-	b->d.idom = NULL;
-	free(b->d.order);
-	b->d.order = NULL;
-	/* a node the start's census saw weighs one object at least: that says live */
-	free(b->g.state);
-	b->g.state = NULL;
-	free(b->g.bytes);
-	b->g.bytes = NULL;
-	b->bytes = (uint64_t) b->g.nnodes * (sizeof(*b->d.dom_bytes) + sizeof(*b->d.dom_objects) +
-					     (b->g.size ? sizeof(*b->g.size) : 0)) +
-		   b->g.npages * sizeof(*b->g.pages);
-	b->seconds = now_seconds() - t0;
-	b->taken = true;
-	rbm_info("verdict: the start's walk: %llu live objects in %.0f ms, %llu bytes kept",
-		 (unsigned long long) b->g.live, b->seconds * 1e3, (unsigned long long) b->bytes);
-}
-
-void verdict_base_free(struct verdict_base *b)
-{
-	refgraph_free(&b->g);
-	dominators_free(&b->d);
-	memset(b, 0, sizeof(*b));
+	return sn != RG_NONE && b->d.dom_objects[sn];
 }
 
 /* Each live node of the end's graph: new since the start, old, or not judged. */
@@ -115,6 +36,14 @@ static int judge_newness(struct verdict_end *e, const struct refgraph *g, uint8_
 		n = census_slot_new(e->start ? e->start : e->end, e->end, addr, e->old_age,
 				    &class_hash[v]);
 		if (!e->start && n == CENSUS_OLD)
+			n = CENSUS_NEW;
+		/*
+		 * The census's rule calls a new old object in a slot an old one of
+		 * its class held at the start the same object, once old_age GCs ran;
+		 * the start's walk tells: garbage then (unmarked until the next GC)
+		 * was reached by no root.
+		 */
+		if (n == CENSUS_OLD && e->base && !reached_at_start(e->base, addr))
 			n = CENSUS_NEW;
 		if (n == CENSUS_OLD)
 			newness[v] = ACCUM_OLD;
@@ -315,41 +244,6 @@ static void point_sites(struct verdict_end *e, struct why_context *c, const stru
 	}
 }
 
-/*
- * The end's walk as the next period's start: addresses to nodes, what each
- * keeps alive of what the end's census saw (dom's sums, reweighed), sizes.
- */
-static int base_from(struct verdict_base *b, const struct refgraph *g,
-		     const struct dominators *dom, uint64_t compact_count)
-{
-	size_t n1 = (size_t) g->nnodes + 1, i;
-
-	memset(b, 0, sizeof(*b));
-	b->g.pid = g->pid;
-	b->g.l = g->l;
-	b->g.nnodes = g->nnodes;
-	b->g.npages = g->npages;
-	b->g.pages = malloc((g->npages + 1) * sizeof(*g->pages));
-	b->g.size = g->size ? malloc(n1 * sizeof(*g->size)) : NULL;
-	b->d.n = dom->n;
-	b->d.dom_bytes = malloc(n1 * sizeof(*dom->dom_bytes));
-	b->d.dom_objects = malloc(n1 * sizeof(*dom->dom_objects));
-	if (!b->g.pages || (g->size && !b->g.size) || !b->d.dom_bytes || !b->d.dom_objects)
-		return -ENOMEM;
-	memcpy(b->g.pages, g->pages, g->npages * sizeof(*g->pages));
-	if (g->size)
-		memcpy(b->g.size, g->size, g->nnodes * sizeof(*g->size));
-	memcpy(b->d.dom_bytes, dom->dom_bytes, n1 * sizeof(*dom->dom_bytes));
-	memcpy(b->d.dom_objects, dom->dom_objects, n1 * sizeof(*dom->dom_objects));
-	u64map_for_each(&g->by_body, i)
-	if (u64map_put(&b->g.by_body, g->by_body.keys[i], g->by_body.values[i]))
-		return -ENOMEM;
-	b->compact_count = compact_count;
-	b->bytes = (uint64_t) g->nnodes * 16 + g->npages * sizeof(*g->pages);
-	b->taken = true;
-	return 0;
-}
-
 /* Over ~60 lines: the verdict's steps in order, each a call, its buffers freed on every path. */
 void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 		      const struct root_set *roots, struct dominators *dom)
@@ -397,7 +291,7 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 	e->out->n = i;
 	if ((err = accum_classes(dom, point, newness, g->bytes, class_hash, chosen, e->out->n)))
 		goto out;
-	if (e->next_base && base_from(e->next_base, g, dom, e->compact_count)) {
+	if (e->next_base && verdict_base_from(e->next_base, g, dom, e->compact_count)) {
 		verdict_base_free(e->next_base);
 		snprintf(e->next_base->why_not, sizeof(e->next_base->why_not),
 			 "the last period's walk could not be kept: out of memory");

@@ -34,6 +34,9 @@ struct verdict_base {
 void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t compact_count_addr,
 		       const struct census *start);
 void verdict_base_free(struct verdict_base *b);
+/* b from an end's walk (g, its tree dom, reweighed by its census): the next period's start. */
+int verdict_base_from(struct verdict_base *b, const struct refgraph *g,
+		      const struct dominators *dom, uint64_t compact_count);
 
 /* What the end's hook needs, and what it found (the points' paths come after the walk). */
 struct verdict_end {
