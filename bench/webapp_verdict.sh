@@ -27,9 +27,8 @@ SECS=${WEBAPP_SECONDS:-10}
 	{ echo "webapp_verdict: WEBAPP_SECONDS must be 1 to 60" >&2; exit 2; }
 [ -x "$RBM" ] || { echo "webapp_verdict: no $RBM (make rbmemtrace)" >&2; exit 2; }
 missing=()
-command -v puma >/dev/null || missing+=(puma)
-command -v wrk >/dev/null || missing+=(wrk)
-command -v curl >/dev/null || missing+=(curl)
+have() { local p; p=$(command -v "$1") && [ -f "$p" ] && [ -x "$p" ]; }
+for c in puma wrk curl; do have $c || missing+=($c); done
 ruby -e 'require "sinatra/base"' 2>/dev/null || missing+=(ruby-sinatra)
 [ ${#missing[@]} -eq 0 ] ||
 	{ echo "webapp_verdict: missing Debian packages: ${missing[*]} (scripts/bench-deps.sh installs them)" >&2; exit 2; }
@@ -47,6 +46,11 @@ fi
 PUMA_WRAP="" PUMA="" WRK="" TRACE=""
 stop_all() {
 	for p in $TRACE $WRK; do kill -INT "$p" 2>/dev/null || true; done
+	# a trace ends as -d would (its report, its probes off) while puma still runs: 30 s at most
+	for _ in $(seq 300); do
+		[ -n "$TRACE" ] && kill -0 "$TRACE" 2>/dev/null || break
+		sleep 0.1
+	done
 	[ -n "$PUMA" ] && kill -TERM "$PUMA" 2>/dev/null || true
 	for _ in $(seq 50); do
 		[ -n "$PUMA" ] && kill -0 "$PUMA" 2>/dev/null || break
