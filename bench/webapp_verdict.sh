@@ -28,7 +28,7 @@ SECS=${WEBAPP_SECONDS:-10}
 [ -x "$RBM" ] || { echo "webapp_verdict: no $RBM (make rbmemtrace)" >&2; exit 2; }
 missing=()
 have() { local p; p=$(command -v "$1") && [ -f "$p" ] && [ -x "$p" ]; }
-for c in puma wrk curl; do have $c || missing+=($c); done
+for c in puma wrk curl; do have "$c" || missing+=("$c"); done
 ruby -e 'require "sinatra/base"' 2>/dev/null || missing+=(ruby-sinatra)
 [ ${#missing[@]} -eq 0 ] ||
 	{ echo "webapp_verdict: missing Debian packages: ${missing[*]} (scripts/bench-deps.sh installs them)" >&2; exit 2; }
