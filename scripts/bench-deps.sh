@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Install what bench/ needs on top of scripts/deps.sh: rubocop (a real program
-# to trace), puma + ruby-rack + wrk (the web workload), bpfcc-tools (bcc's
-# uobjnew, the peer tool) and kernel headers for bcc.
+# to trace), puma + ruby-rack + wrk (the web workload), ruby-sinatra (the
+# leaky app of bench/webapp_verdict.sh), bpfcc-tools (bcc's uobjnew, the peer
+# tool) and kernel headers for bcc.
 # Idempotent: installs only what is missing.
 set -euo pipefail
 
-packages=(rubocop puma ruby-rack wrk bpfcc-tools)
+packages=(rubocop puma ruby-rack ruby-sinatra wrk bpfcc-tools)
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -132,3 +132,77 @@ test "verdict: launch mode names the holders at the exit, with every record the 
     check_eq(records && records["objects"], made, "#{shape}: #{want[:record]} gathered")
   end
 end
+
+# A real web app: Debian's Sinatra under Debian's puma (4 threads, 127.0.0.1), loaded by wrk,
+# with one planted leak (scenarios/webapp/app.rb: PostsApp::SUMMARIES gains a Hash, a String
+# and a Time per request) beside a cache churning at its cap (RECENT). The default -p names the
+# constant first; its entries lie between the app's own counts before and after the trace.
+# bench/webapp_verdict.sh runs it 10 times, with figures (docs/benchmark.md).
+def webapp_missing
+  missing = %w[puma wrk].reject { |c| system("command -v #{c} >/dev/null") }
+  missing << "ruby-sinatra" unless system("ruby", "-e", 'require "sinatra/base"', err: File::NULL)
+  missing
+end
+
+def webapp_get(port, path)
+  Net::HTTP.start("127.0.0.1", port, open_timeout: 5, read_timeout: 5) { |h| h.get(path).body }
+end
+
+test "verdict: a Sinatra app under puma and wrk: its planted constant Hash first" do
+  require "net/http"
+  require "socket"
+  raise NotApplicable, "Debian's puma runs the host's Ruby" unless TARGET_LABEL == "host"
+  missing = webapp_missing
+  raise NotApplicable, "package #{missing.join(', ')} missing: scripts/bench-deps.sh" unless missing.empty?
+
+  port = TCPServer.open("127.0.0.1", 0) { |s| s.addr[1] }
+  puma = wrk = nil
+  Dir.mktmpdir do |dir|
+    puma = Process.spawn("puma", "-w", "0", "-t", "4:4", "-e", "production", "-b", "tcp://127.0.0.1:#{port}",
+                         File.join(SCENARIOS, "webapp", "config.ru"), out: File.join(dir, "puma.log"),
+                         err: %i[child out], in: File::NULL)
+    Timeout.timeout(30) do
+      begin
+        webapp_get(port, "/count")
+      rescue SystemCallError, IOError
+        sleep 0.1
+        retry
+      end
+    end
+    wrk = Process.spawn("wrk", "-t2", "-c8", "-d40s", "--timeout", "5s", "http://127.0.0.1:#{port}/posts?q=e2e",
+                        out: File::NULL, err: File::NULL)
+    sleep 2 # warm: every path run once
+    before = Integer(webapp_get(port, "/count"))
+    out, err, st = Open3.capture3(RBM, "-p", puma.to_s, "-d", "10", "--format", "json")
+    after = Integer(webapp_get(port, "/count"))
+    check(st.success?, "rbmemtrace failed (#{st}): #{err}")
+    report = rbm_json(out)
+    walk = report["verdict_walk"] or raise Failure, "no verdict_walk"
+    check(walk["none"].nil?, "no verdict: #{walk['none']}")
+    first = report["verdict"].first or raise Failure, "no verdict point"
+    holder = [*first["holder"]["root"].values_at("kind", "name"), first["holder"]["edges"].size]
+    check_eq(holder, ["constant", "PostsApp::SUMMARIES", 0], "the first point's holder (root kind, name, edges)")
+    check_eq(first["container"]["class"], "Hash", "its container")
+    sizes = first["container"].values_at("size_before", "size_after")
+    check(sizes.all? && before <= sizes[0] && sizes[0] < sizes[1] && sizes[1] <= after,
+          "its entries #{sizes.inspect} are not within the app's counts #{before} -> #{after}")
+    grew = first["grew"]["by_class"].map { |c| c["class"] }
+    check((%w[Hash String Time] - grew).empty?, "it gathered #{grew.inspect}, not Hash, String and Time")
+    names = report["verdict"].map { |p| [p["holder"]["root"]["name"], *p["holder"]["edges"].map { |e| e["via"] }].join(" ") }
+    check(names.none? { |n| n.include?("RECENT") }, "the cache at its cap is a point: #{names.inspect}")
+  end
+ensure
+  [[wrk, :INT], [puma, :TERM]].each do |pid, sig|
+    next unless pid
+
+    begin
+      Process.kill(sig, pid)
+      Timeout.timeout(10) { Process.wait(pid) }
+    rescue Timeout::Error
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+    rescue SystemCallError
+      nil
+    end
+  end
+end
