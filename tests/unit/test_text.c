@@ -241,3 +241,23 @@ Test(text, text_escapes_hostile_names)
 	free(out);
 	report_free(&r);
 }
+
+/* A sampled suspect's site rests on a few traced objects: the text says how many. */
+Test(text, text_sampled_suspect_site_says_its_traced_objects)
+{
+	struct report r;
+	char *out;
+
+	test_report_init(&r);
+	test_fill_report(&r, "", 12, 40, 250.0);
+	cr_assert(r.have_estimates && r.nsites == 1);
+	r.nsuspects = 1;
+	r.suspects[0] = (struct suspect){.class_name = "Session", .old_retained = 20,
+					 .bytes = 800, .site = &r.sites[0]};
+	out = test_report_text(&r, 0);
+	cr_expect(strstr(out, "    allocated at store.rb:12 (20 traced retained there)\n") != NULL,
+		  "%s", out);
+	free(out);
+	r.nsuspects = 0;
+	report_free(&r);
+}

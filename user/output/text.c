@@ -193,7 +193,12 @@ static void write_suspects(FILE *out, const struct report *r)
 		if (s->have_change)
 			fprintf(out, "; live %+" PRId64 " over the trace", s->live_change);
 		fputc('\n', out);
-		if (s->site)
+		/* a sampled site rests on a few traced objects: it says how many */
+		if (s->site && r->have_estimates)
+			fprintf(out, "    allocated at %s:%d (%" PRIu64 " traced retained there)\n",
+				term_escape(s->site->path, name, sizeof(name)), s->site->line,
+				s->site->counts.retained);
+		else if (s->site)
 			fprintf(out, "    allocated at %s:%d\n",
 				term_escape(s->site->path, name, sizeof(name)), s->site->line);
 		for (j = 0; s->stack && j < s->stack->stack->depth && j < 4; j++) {

@@ -379,11 +379,6 @@ int session_start(struct session *s, char *err, size_t errlen)
 	s->snap.counts_last = s->snap.counts_start;
 	__atomic_store_n(&s->at.st->counting, 1, __ATOMIC_RELEASE);
 	session_heap_census(s, CENSUS_AT_START);
-	/* The verdict's first walk: a -p target's heap as the trace starts (a launched one is empty). */
-	if (!s->launched && !s->opt.no_verdict && s->snap.have_census_start &&
-	    (s->snap.verdict = calloc(1, sizeof(*s->snap.verdict))))
-		verdict_base_take(s->snap.verdict, &s->target, s->tracker.io.compact_count_addr,
-				  &s->snap.census_start);
 	if (s->sampling) {
 		struct gc_allocated_counter counter;
 		int ret;
@@ -406,6 +401,14 @@ int session_start(struct session *s, char *err, size_t errlen)
 		if (s->sampling)
 			windows_charge(&s->windows, now_seconds() - s->opt.held_since);
 	}
+	/*
+	 * The verdict's first walk: a -p target's heap as the trace starts (a
+	 * launched one is empty), a held one let go first: it runs meanwhile.
+	 */
+	if (!s->launched && !s->opt.no_verdict && s->snap.have_census_start &&
+	    (s->snap.verdict = calloc(1, sizeof(*s->snap.verdict))))
+		verdict_base_take(s->snap.verdict, &s->target, s->tracker.io.compact_count_addr,
+				  &s->snap.census_start);
 	if (s->sampling)
 		fprintf(stderr,
 			"rbmemtrace: sampling PID %d (ruby %s) within %.3g%% overhead: counts "
