@@ -22,7 +22,7 @@ int cli_real(const char *arg, double *value);
 
 /*
  * Entries of a process's live-object map when --max-objects is not given:
- * preallocated in the kernel at ~112 bytes each, so a run over several
+ * preallocated in the kernel at ~104 bytes each, so a run over several
  * processes (or top's drill-down over several) takes a smaller map each.
  */
 unsigned long cli_live_map_size(bool several, bool full);

@@ -96,8 +96,8 @@ unsigned long cli_live_map_size(bool several, bool full)
 	return full ? 1UL << 18 : 1UL << 16;
 }
 
-/* Bytes of kernel memory one live-object map entry takes (measured: ~112 MB per million). */
-#define LIVE_ENTRY_BYTES 112
+/* Bytes of kernel memory one live-object map entry takes (measured: ~104 MB per million). */
+#define LIVE_ENTRY_BYTES 104
 
 /* The live-object map is preallocated in the kernel: it must fit in the memory there is. */
 void cli_check_max_objects(unsigned long n)

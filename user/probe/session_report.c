@@ -124,8 +124,11 @@ static int report_locked(struct session *s, struct report *r, const struct censu
 	u64map_for_each(&s->tracker.tallies, i)
 	{
 		struct class_tally *t = s->tracker.tallies.values[i];
-		const char *name = class_namer_key_name(&s->names.namer, t->klass, t->kind);
+		const char *name;
 
+		if (class_tally_moved_away(t))
+			continue;
+		name = class_namer_key_name(&s->names.namer, t->klass, t->kind);
 		if (!session_class_wanted(s, name))
 			continue;
 		err = report_add_tally(

@@ -160,6 +160,11 @@ static void log_passes(struct session *s)
 		 s->tracker.stats.passes, s->tracker.stats.pass_seconds * 1e3,
 		 s->tracker.stats.judging_passes, s->tracker.stats.unsettled_passes,
 		 s->tracker.stats.dumps_reused);
+	if (s->at.st->classes_moved || s->at.st->class_moves_lost)
+		rbm_info("compactions moved classes: %llu counted (class, path) entries followed "
+			 "to the class's new address, %llu not (a map full)",
+			 (unsigned long long) s->at.st->classes_moved,
+			 (unsigned long long) s->at.st->class_moves_lost);
 	if (s->sampling) {
 		rbm_info("GC cycles judged by a pass: %" PRIu64 ", not: %" PRIu64,
 			 s->budget.cycles_judged, s->budget.cycles_missed);
