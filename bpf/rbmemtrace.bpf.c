@@ -1499,6 +1499,9 @@ int on_ruby_exit(void *ctx)
 	    !bpf_probe_read_user(&ps->exit_gc_count, sizeof(ps->exit_gc_count),
 				 (void *)ps->gc_count_addr)) {
 		ps->frozen_gc_count = ps->exit_gc_count;
+		if (ps->moved_count_addr)
+			bpf_probe_read_user(&ps->exit_moved, sizeof(ps->exit_moved),
+					    (void *)ps->moved_count_addr);
 		ps->exit_seen = 1;
 		ps->frozen = 1;
 	}

@@ -198,6 +198,8 @@ struct proc_state {
 	 */
 	__u64 freed_count_addr;	  /* objspace total_freed_objects (pooled like alloc_count_addr) */
 	__u64 exit_allocated, exit_freed, exit_gc_count;
+	__u64 moved_count_addr; /* objspace total_moved (GC.stat :total_moved_objects); 0: unknown */
+	__u64 exit_moved;
 	/* Written by BPF, read by userspace. */
 	__u64 gc_runs;	   /* ruby:gc__mark__end */
 	__u64 sweep_steps; /* ruby:gc__sweep__end */

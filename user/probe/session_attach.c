@@ -92,6 +92,7 @@ static void exit_counters(struct session *s)
 	s->at.st->alloc_count_pools = alloc.pools;
 	s->at.st->alloc_count_stride = alloc.stride;
 	s->at.st->freed_count_addr = freed.addr;
+	s->at.st->moved_count_addr = s->target.moved_addr;
 	/* A launched or held process has the probe already, with its stop. */
 	if (!s->launched && !s->at.held && probes_attach_exit(&s->at.probes))
 		rbm_info("no probe at ruby_sig_finalize: if the target exits, Ruby's counters are "

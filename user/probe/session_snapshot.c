@@ -96,6 +96,7 @@ static void counters_at_exit(struct session *s)
 	}
 	s->snap.counts_last.allocated = s->at.st->exit_allocated;
 	s->snap.counts_last.freed = s->at.st->exit_freed;
+	s->snap.counts_last.moved = s->at.st->exit_moved;
 	s->snap.counts_last.gc_count = s->at.st->exit_gc_count;
 	s->tracker.mode.end_gc_count = s->at.st->exit_gc_count;
 }
