@@ -126,6 +126,7 @@ int why_top_paths(struct ruby_target *t, const char *const *classes, size_t n,
 	if (context_init(&c, t, err, errlen))
 		return -1;
 	c.selection = "class";
+	c.from_suspects = true;
 	for (i = 0; i < n && i < WHY_MAX_TARGETS; i++)
 		c.target_names[c.ntargets++] = strdup(classes[i]);
 	ret = why_run(&c, 0, out);
@@ -305,7 +306,8 @@ static int no_such_class(struct why_context *c, const struct why_report *out)
 {
 	size_t i, j;
 
-	if (!c->selection || strcmp(c->selection, "class"))
+	/* A trace's suspects (why_top_paths) may be imemos or classes that died: not typos. */
+	if (!c->selection || strcmp(c->selection, "class") || c->from_suspects)
 		return 0;
 	for (i = 0; i < c->ntargets; i++) {
 		bool some = false;
