@@ -45,6 +45,14 @@ struct outfile;
 void cli_output_open(struct outfile *o, const char *path);
 /* Commits the report: 0, or 1 (the exit status) with its one-line error said. */
 int cli_output_commit(struct outfile *o);
+/*
+ * Until the report is written, SIGINT and SIGTERM end rbmemtrace at once
+ * (a census or a walk has no point to stop at): o's unfinished temporary
+ * file is removed, line (a string that lives on) is printed, and the
+ * signal does what it does by default.  For a command with nothing to let
+ * go but its output file.
+ */
+void cli_signal_drops_output(struct outfile *o, const char *line);
 /* Merge and fleet: a model written as text, json, pprof or folded stacks (the summary's). */
 enum { MODEL_TEXT, MODEL_JSON, MODEL_PPROF, MODEL_FOLDED };
 struct model_view;

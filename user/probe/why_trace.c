@@ -141,10 +141,14 @@ static int trace(struct why_context *c, const struct why_selection *sel, double 
 	report_free(&r);
 	session_close(&s);
 	if (!c->ntargets) {
-		snprintf(c->err, sizeof(c->err),
-			 sel->site_path ? "the trace saw no object allocated at %s:%d still alive"
-					: "the trace found no leak suspect%s",
-			 sel->site_path ? sel->site_path : "", sel->site_line);
+		const char *early = stop && *stop ? " (stopped early by a signal: no report)" : "";
+
+		if (sel->site_path)
+			snprintf(c->err, sizeof(c->err),
+				 "the trace saw no object allocated at %s:%d still alive%s",
+				 sel->site_path, sel->site_line, early);
+		else
+			snprintf(c->err, sizeof(c->err), "the trace found no leak suspect%s", early);
 		return -1;
 	}
 	return 0;
