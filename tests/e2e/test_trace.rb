@@ -62,6 +62,28 @@ test "GC.compact in a loop: the dead freed, the kept retained, nothing not follo
   check_eq(report["compaction"]["not_followed"], 0, "compaction.not_followed")
 end
 
+# A class that a compaction moves is the same class: its objects, counted before and after the
+# move, are one row under its name, however often it moved, named or anonymous (from the
+# compact-class branch, 7a295b1; 3.3.8 built the ruby-build way moves classes at GC.compact: rows
+# were left under "#<freed class 0x...>" at their class's old address, the objects kept there
+# counted freed).  Hopper moves twice with none of its objects made between the moves.
+test "GC.compact moving classes, -p PID: each class one row, exact, never a freed class" do
+  report, truth, = trace_pid("compact_classes.rb")
+  check(truth["compact_count"] >= 22, "scenario compacted #{truth['compact_count']} times")
+  check_classes_exact(report, truth)
+  anon = class_row(report, "ANON")
+  check_eq([anon["allocated"], anon["retained"]], [truth["anon_allocated"], truth["anon"]],
+           "anonymous class named by a constant: allocated, retained")
+  unnamed = class_row(report, truth["unnamed_name"])
+  check_eq([unnamed["allocated"], unnamed["retained"]], [20_000, truth["unnamed"]],
+           "unnamed class #{truth['unnamed_name']} allocated, retained")
+  (%w[Moving Yard::Crate Hopper ANON] + [truth["unnamed_name"]]).each do |name|
+    check_eq(class_row(report, name)["not_followed"], 0, "#{name} not followed")
+  end
+  stale = report["classes"].map { |c| c["name"] }.grep(/freed class|#<Class:#<Class:/)
+  check(stale.empty?, "rows under a class's old address: #{stale}")
+end
+
 test "call paths: exact sites, labels and lines" do
   report, truth, = trace_pid("stacks.rb", rbm_args: ["--depth", "32"])
   check_classes_exact(report, truth)
