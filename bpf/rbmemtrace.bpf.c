@@ -1273,12 +1273,16 @@ static __always_inline void rekey_moved_classes(struct proc_state *ps, struct fo
 	void *counts = bpf_map_lookup_elem(&counts_maps, &slot);
 	void *fallback = bpf_map_lookup_elem(&fallback_maps, &slot);
 
+	__u64 t0 = bpf_ktime_get_ns();
+
 	fc->ps = ps;
 	fc->moved_before = ps->classes_moved;
 	if (counts)
 		bpf_for_each_map_elem(counts, rekey_class, fc, 0);
 	if (fallback)
 		bpf_for_each_map_elem(fallback, rekey_class, fc, 0);
+	/* One read per counted (class, path): the target pays it, the sampler charges it. */
+	ps->compaction_scan_ns += bpf_ktime_get_ns() - t0;
 }
 
 /*
