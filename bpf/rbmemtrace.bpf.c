@@ -584,7 +584,6 @@ static __always_inline void live_entry(struct proc_state *ps, const struct class
 				       __u64 seq, struct live_object *live)
 {
 	live->klass = key->klass;
-	live->klass_now = key->klass;
 	live->kind = key->kind;
 	live->seq = seq;
 	live->stack_id = key->stack_id;
@@ -1028,32 +1027,48 @@ int BPF_USDT(on_gc_sweep_end)
 	return 0;
 }
 
+/* The classes compactions moved, until userspace has taken each (struct class_move_key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RBM_CLASS_MOVES);
+	__type(key, struct class_move_key);
+	__type(value, __u64); /* where the class went */
+} class_moves SEC(".maps");
+
 struct follow_ctx {
 	__u64 followed;
 	__u64 lost;
-	__u64 class_from; /* the last class looked at, and where it is now */
+	__u32 slot;
+	__u32 compaction; /* compact_count + 1, low 32 bits */
+	/*
+	 * Counts go to ps, not here: a counter of the stack that a callback
+	 * tests would keep the verifier from merging its iterations' states.
+	 */
+	struct proc_state *ps;
+	__u64 moved_before; /* ps->classes_moved before this compaction */
+	__u64 class_from;   /* the last class looked up, and where it is now */
 	__u64 class_to;
 };
 
 /*
- * A class is an object GC.compact moves too: its old slot forwards to it
- * like any other's, so the object's header now holds the new address.
- * One read per class in a row of entries of the same class.
+ * A tracked object's class moved at this compaction: its klass (its
+ * tally's key) becomes the class's new address, as its counts did.
+ * One lookup per run of entries of the same class.
  */
 static __always_inline void follow_class(struct follow_ctx *fc, struct live_object *obj)
 {
-	__u64 hdr[3];
+	struct class_move_key key = {.slot = fc->slot, .compaction = fc->compaction};
+	__u64 *to;
 
-	if (!obj->klass_now)
+	if (fc->ps->classes_moved == fc->moved_before || !obj->klass)
 		return;
-	if (obj->klass_now != fc->class_from) {
-		fc->class_from = obj->klass_now;
-		fc->class_to = obj->klass_now;
-		if (!bpf_probe_read_user(hdr, sizeof(hdr), (void *)obj->klass_now) &&
-		    (hdr[0] & RB_T_MASK) == RB_T_MOVED && hdr[2])
-			fc->class_to = hdr[2];
+	if (obj->klass != fc->class_from) {
+		key.from = obj->klass;
+		to = bpf_map_lookup_elem(&class_moves, &key);
+		fc->class_from = obj->klass;
+		fc->class_to = to ? *to : obj->klass;
 	}
-	obj->klass_now = fc->class_to;
+	obj->klass = fc->class_to;
 }
 
 static long follow_one(struct bpf_map *map, __u64 *addr, struct live_object *obj, void *ctx)
@@ -1168,6 +1183,108 @@ static void drop_moved_over(struct proc_state *ps, void *live_objects)
 	ps->compaction_scan_ns += bpf_ktime_get_ns() - t0;
 }
 
+/* One CPU's counters of a re-keyed entry, added to its new key's. */
+struct rekey_ctx {
+	struct bpf_map *from_map;
+	void *to_map;
+	struct class_key *from;
+	struct class_key *to;
+};
+
+static long rekey_cpu(__u32 cpu, void *ctx)
+{
+	struct rekey_ctx *rc = ctx;
+	struct class_counts *src = bpf_map_lookup_percpu_elem(rc->from_map, rc->from, cpu);
+	struct class_counts *dst = bpf_map_lookup_percpu_elem(rc->to_map, rc->to, cpu);
+
+	if (!src || !dst)
+		return 1; /* past the last possible CPU */
+	dst->allocated += src->allocated;
+	dst->weight += src->weight;
+	dst->untracked += src->untracked;
+	dst->not_followed += src->not_followed;
+	dst->window_bits |= src->window_bits;
+	return 0;
+}
+
+/* Where the counted class at klass went, if this compaction moved it (0: it did not). */
+static __always_inline __u64 class_moved_to(__u64 klass)
+{
+	__u64 hdr[3], flags, type;
+
+	if (!klass || bpf_probe_read_user(hdr, sizeof(hdr), (void *)klass) ||
+	    (hdr[0] & RB_T_MASK) != RB_T_MOVED || !hdr[2] ||
+	    bpf_probe_read_user(&flags, sizeof(flags), (void *)hdr[2]))
+		return 0;
+	type = flags & RB_T_MASK;
+	/* A freed class's slot may hold any object since: only a class's move is its class's. */
+	if (type != RB_T_CLASS && type != RB_T_MODULE && type != RB_T_ICLASS)
+		return 0;
+	return hdr[2];
+}
+
+#define RBM_MAX_CPUS 8192
+
+/*
+ * One counted (class, path) whose class this compaction moved: its
+ * counters go to the key of the class's new address (made in the same
+ * map, else in the fallback map), the move is told, the old key deleted.
+ */
+static long rekey_class(struct bpf_map *map, struct class_key *ck, void *value, void *ctx)
+{
+	struct follow_ctx *fc = ctx;
+	struct class_move_key mk = {.slot = fc->slot, .compaction = fc->compaction, .from = ck->klass};
+	struct class_key to = *ck;
+	struct class_counts zero = {};
+	struct rekey_ctx rc = {.from_map = map, .from = ck, .to = &to};
+	void *fallback;
+	__u32 slot = fc->slot;
+
+	to.klass = class_moved_to(ck->klass);
+	if (!to.klass)
+		return 0;
+	rc.to_map = map;
+	if (bpf_map_update_elem(map, &to, &zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(map, &to)) {
+		fallback = bpf_map_lookup_elem(&fallback_maps, &slot);
+		rc.to_map = fallback;
+		if (!fallback || (bpf_map_update_elem(fallback, &to, &zero, BPF_NOEXIST) &&
+				  !bpf_map_lookup_elem(fallback, &to)))
+			rc.to_map = NULL;
+	}
+	if (!rc.to_map || bpf_map_update_elem(&class_moves, &mk, &to.klass, BPF_ANY)) {
+		__sync_fetch_and_add(&fc->ps->class_moves_lost, 1);
+		return 0;
+	}
+	bpf_loop(RBM_MAX_CPUS, rekey_cpu, &rc, 0);
+	bpf_map_delete_elem(map, ck);
+	__sync_fetch_and_add(&fc->ps->classes_moved, 1);
+	return 0;
+}
+
+/*
+ * The classes counted that this compaction moved: their counts re-keyed
+ * before their objects are followed (follow_class).  A class's old slot
+ * forwards (T_MOVED) until the compaction ends, like any object's.
+ */
+static __always_inline void rekey_moved_classes(struct proc_state *ps, struct follow_ctx *fc)
+{
+	__u32 slot = fc->slot;
+	void *counts = bpf_map_lookup_elem(&counts_maps, &slot);
+	void *fallback = bpf_map_lookup_elem(&fallback_maps, &slot);
+
+	__u64 t0 = bpf_ktime_get_ns();
+
+	fc->ps = ps;
+	fc->moved_before = ps->classes_moved;
+	if (counts)
+		bpf_for_each_map_elem(counts, rekey_class, fc, 0);
+	if (fallback)
+		bpf_for_each_map_elem(fallback, rekey_class, fc, 0);
+	/* One read per counted (class, path): the target pays it, the sampler charges it. */
+	ps->compaction_scan_ns += bpf_ktime_get_ns() - t0;
+}
+
 /*
  * rb_gc_update_tbl_refs runs only inside a compaction, after every object
  * has moved and before any forwarding slot is freed: the one moment every
@@ -1197,7 +1314,12 @@ int on_gc_update_refs(void *ctx)
 	if (ps->reap_at_alloc)
 		ps->compaction_pending = 1;
 	drop_moved_over(ps, live_objects);
+	fc.slot = slot;
+	fc.compaction = (__u32)(count + 1);
+	rekey_moved_classes(ps, &fc);
 	bpf_for_each_map_elem(live_objects, follow_one, &fc, 0);
+	/* Its class moves are no longer looked up: userspace may take them. */
+	*(volatile __u64 *)&ps->classes_followed_at = count + 1;
 	ps->moved_followed += fc.followed;
 	ps->moved_lost += fc.lost;
 	return 0;
@@ -1381,6 +1503,9 @@ int on_ruby_exit(void *ctx)
 	    !bpf_probe_read_user(&ps->exit_gc_count, sizeof(ps->exit_gc_count),
 				 (void *)ps->gc_count_addr)) {
 		ps->frozen_gc_count = ps->exit_gc_count;
+		if (ps->moved_count_addr)
+			bpf_probe_read_user(&ps->exit_moved, sizeof(ps->exit_moved),
+					    (void *)ps->moved_count_addr);
 		ps->exit_seen = 1;
 		ps->frozen = 1;
 	}

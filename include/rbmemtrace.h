@@ -85,8 +85,6 @@ struct live_object {
 	__u64 stack_id;
 	__u32 kind;
 	__u32 gc_epoch; /* GC.count (low 32 bits) at allocation: GCs survived = now - this */
-	/* Where its class is now: GC.compact moves classes too (klass stays the tally's key). */
-	__u64 klass_now;
 };
 
 /*
@@ -200,6 +198,8 @@ struct proc_state {
 	 */
 	__u64 freed_count_addr;	  /* objspace total_freed_objects (pooled like alloc_count_addr) */
 	__u64 exit_allocated, exit_freed, exit_gc_count;
+	__u64 moved_count_addr; /* objspace total_moved (GC.stat :total_moved_objects); 0: unknown */
+	__u64 exit_moved;
 	/* Written by BPF, read by userspace. */
 	__u64 gc_runs;	   /* ruby:gc__mark__end */
 	__u64 sweep_steps; /* ruby:gc__sweep__end */
@@ -225,6 +225,11 @@ struct proc_state {
 	__u64 moved_followed;	     /* tracked objects remapped to their new address */
 	__u64 moved_lost;	     /* remapped entry could not be inserted (map full) */
 	__u64 compaction_probe_hits; /* every hit of on_gc_update_refs: the sampler charges them */
+	__u64 classes_moved;	     /* counted (class, path) entries re-keyed where a class moved */
+	__u64 class_moves_lost;	     /* not re-keyed: the class_moves or a counts map was full */
+	/* compact_count + 1 of the last compaction whose objects are all followed: its class
+	 * moves (class_moves) are done with, userspace may take them */
+	__u64 classes_followed_at;
 	/*
 	 * The heap's page table, for the compaction probe's scan of the slots a
 	 * compaction moved objects out of (0: no scan).  Ruby 3.3 and later move
@@ -286,6 +291,23 @@ struct site_path_key {
 	__u32 slot;
 	__u32 pad;
 	__u64 id;
+};
+
+/*
+ * A class a compaction moved (GC.compact moves classes like any object).
+ * The compaction probe re-keys everything BPF keeps by a class's address
+ * (its counts, its tracked objects' klass) to where the class went, and
+ * tells userspace here, which does the same with what it keeps (its
+ * tallies, the class's name, the --class filter) and deletes the entry.
+ * Afterwards no key names a slot the class left, which another class may
+ * take.
+ */
+#define RBM_CLASS_MOVES 65536
+
+struct class_move_key {
+	__u32 slot;
+	__u32 compaction; /* the compaction count + 1 it moved at (low 32 bits) */
+	__u64 from;
 };
 
 struct site_path {

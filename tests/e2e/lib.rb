@@ -251,3 +251,30 @@ def top_rows(out)
   out.lines.drop_while { |l| !l.include?("flat%") }.drop(1)
      .map { |l| f = l.split(/\s+/, 7); [f[1].to_i, f[6].to_s.strip] }
 end
+
+# The BPF links and programs pid (and the children it forked) hold open, by id.
+def bpf_ids_held(pid)
+  pids = [pid] + `pgrep -P #{pid}`.split.map(&:to_i)
+  pids.flat_map { |p| Dir.glob("/proc/#{p}/fdinfo/*") }.each_with_object(link: [], prog: []) do |f, ids|
+    text = File.read(f) rescue next
+    if (l = text[/^link_id:\s+(\d+)/, 1])
+      ids[:link] << l.to_i
+    elsif (p = text[/^prog_id:\s+(\d+)/, 1])
+      ids[:prog] << p.to_i
+    end
+  end
+end
+
+# None of ids is in the kernel any more (a forked helper lets the last go as we exit: 2 s).
+def check_bpf_gone(ids, what)
+  left = nil
+  20.times do
+    links = `bpftool link show`.scan(/^(\d+):/).flatten.map(&:to_i)
+    progs = `bpftool prog show`.scan(/^(\d+):/).flatten.map(&:to_i)
+    left = { link: ids[:link] & links, prog: ids[:prog] & progs }
+    return if left.values.all?(&:empty?)
+
+    sleep 0.1
+  end
+  raise Failure, "#{what}: BPF objects of ours left after exit: #{left}"
+end

@@ -265,3 +265,28 @@ test "top -b --sites: a frame's estimated cost is the drill-down's, in percent, 
 ensure
   stop_leak(io, pid)
 end
+
+# Ctrl-C in the pane: top stops within 2 s, exit 0, the terminal is back as it was (canonical
+# mode, echo), and the drill-down's sampled probes (--sites) are all gone.
+test "top: Ctrl-C under tmux restores the terminal and leaves no probe" do
+  io, pid, = start_leak(keep: 10)
+  pane = Pane.new
+  pane.type("#{RBM} top -p #{pid} --sites -i 0.5; echo TOP-EXIT=$?\n")
+  pane.wait_for("top's rows") { |x| x.include?("CLASS") && x.include?("q quit") }
+  rbm = `pgrep -f "top -p #{pid} --sites"`.split.map(&:to_i).find { |p| p != Process.pid }
+  deadline = Time.now + 10
+  sleep 0.1 while bpf_ids_held(rbm)[:link].empty? && Time.now < deadline
+  ids = bpf_ids_held(rbm)
+  check(!ids[:link].empty?, "top --sites holds no BPF link")
+  started = Time.now
+  pane.key("C-c")
+  s = pane.wait_for("exit 0 and the shell back") { |x| x.include?("TOP-EXIT=0") }
+  check(Time.now - started < 2, "top took #{(Time.now - started).round(2)} s to stop")
+  check(!s.include?("q quit") && !s.include?("CLASS"), "the screen was restored:\n#{s}")
+  check_bpf_gone(ids, "top --sites")
+  pane.type("stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' +; echo\n")
+  pane.wait_for("canonical mode and echo") { |x| x.include?("icanon+echo+") }
+ensure
+  pane&.close
+  stop_leak(io, pid)
+end

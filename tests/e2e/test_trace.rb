@@ -62,6 +62,28 @@ test "GC.compact in a loop: the dead freed, the kept retained, nothing not follo
   check_eq(report["compaction"]["not_followed"], 0, "compaction.not_followed")
 end
 
+# A class that a compaction moves is the same class: its objects, counted before and after the
+# move, are one row under its name, however often it moved, named or anonymous (from the
+# compact-class branch, 7a295b1; 3.3.8 built the ruby-build way moves classes at GC.compact: rows
+# were left under "#<freed class 0x...>" at their class's old address, the objects kept there
+# counted freed).  Hopper moves twice with none of its objects made between the moves.
+test "GC.compact moving classes, -p PID: each class one row, exact, never a freed class" do
+  report, truth, = trace_pid("compact_classes.rb")
+  check(truth["compact_count"] >= 22, "scenario compacted #{truth['compact_count']} times")
+  check_classes_exact(report, truth)
+  anon = class_row(report, "ANON")
+  check_eq([anon["allocated"], anon["retained"]], [truth["anon_allocated"], truth["anon"]],
+           "anonymous class named by a constant: allocated, retained")
+  unnamed = class_row(report, truth["unnamed_name"])
+  check_eq([unnamed["allocated"], unnamed["retained"]], [20_000, truth["unnamed"]],
+           "unnamed class #{truth['unnamed_name']} allocated, retained")
+  (%w[Moving Yard::Crate Hopper ANON] + [truth["unnamed_name"]]).each do |name|
+    check_eq(class_row(report, name)["not_followed"], 0, "#{name} not followed")
+  end
+  stale = report["classes"].map { |c| c["name"] }.grep(/freed class|#<Class:#<Class:/)
+  check(stale.empty?, "rows under a class's old address: #{stale}")
+end
+
 test "call paths: exact sites, labels and lines" do
   report, truth, = trace_pid("stacks.rb", rbm_args: ["--depth", "32"])
   check_classes_exact(report, truth)
@@ -460,25 +482,48 @@ test "a full (class, path) table: sites still account for every traced object" d
 end
 
 # Survivors of one round moved by the next rounds' compactions (into slots the
-# same GC swept), and their classes moved too: retained exactly as ObjectSpace
-# counts them, with -p (with and without pauses) and in launch mode.  Was: the
-# objects of a class that moved counted freed (BPF followed objects, not their
-# class, so the final read took the new class address for a reused slot).
-# A moved class's row may not have its name, and two rounds' classes that took
-# one address in turn share a row: the rows are told by their counts.
+# same GC swept), and their classes moved too (the scenario's compactions move
+# classes on every Ruby): retained exactly as ObjectSpace counts them, each
+# round's objects in one row under its class's name, with -p (with and without
+# pauses) and in launch mode.  Was: the objects of a class that moved counted
+# freed, then rows named "#<freed class 0x...>", two rounds' classes that took
+# one address in turn sharing a row.
 test "GC.compact between rounds: survivors retained exact" do
   [["pid", {}], ["pid", { "RBM_PAUSE" => "0.05" }], ["command", {}]].each do |mode, env|
     report, truth, = mode == "pid" ? trace_pid("compact_rounds.rb", env: env)
                                    : trace_command("compact_rounds.rb", env: env)
     check(truth["compact_count"] >= 10, "scenario compacted #{truth['compact_count']} times")
     check_eq(truth["retained"].values, [500] * 10, "each round's objects alive (ObjectSpace)")
-    rows = report["classes"].select { |c| c["allocated"].positive? && (c["allocated"] % 2000).zero? }
-    check_eq(rows.sum { |c| c["allocated"] }, 20_000, "the rounds' rows allocated (#{mode})")
-    rows.each do |row|
-      n = row["allocated"]
-      check_eq([row["retained"], row["freed"], row["not_followed"]], [n / 4, n - n / 4, 0],
-               "#{row['name']} retained, freed, not followed (#{mode} #{env})")
+    check(truth["classes_moved"].positive?, "the scenario's compactions moved no class")
+    truth["allocated"].each do |name, n|
+      row = class_row(report, name)
+      check_eq([row["allocated"], row["retained"], row["freed"], row["not_followed"]],
+               [n, truth["retained"][name], n - truth["retained"][name], 0],
+               "#{name} allocated, retained, freed, not followed (#{mode} #{env})")
     end
+    stale = report["classes"].map { |c| c["name"] }.grep(/freed class/)
+    check(stale.empty?, "rows under a class's old address (#{mode}): #{stale}")
     check_totals_add_up(report)
   end
+end
+
+# Ruby 3.4 counts each object GC.compact moves as one more allocation (and free): its
+# total_allocated_objects over the trace exceeded what was traced by exactly the moves (70,520
+# against 60,052 traced, 10,478 moves), and the report printed the gap with no word.  Whether this
+# Ruby counts moves, and how many the compactions moved, the scenario measures with GC.stat.
+test "GC.compact: Ruby's counters without the moves it counts as allocations" do
+  report, truth, = trace_pid("compact_moves.rb")
+  check(truth["one_compaction_moved"] >= 100, "one compaction moved #{truth['one_compaction_moved']}")
+  check_classes_exact(report, truth)
+  gc = report["gc_stat"]
+  counted = report["totals"]["allocated"]
+  if truth["counts_moves"]
+    check_eq([gc["moves_left_out"], gc["moved_objects"]], [true, truth["moved"]],
+             "gc_stat moves_left_out, moved_objects (Ruby moved #{truth['moved']})")
+  else
+    check(!gc.key?("moves_left_out") && !gc.key?("moved_objects"),
+          "moves left out where Ruby does not count them: #{gc}")
+  end
+  check(counted <= gc["total_allocated_objects"] + 1 && counted >= gc["total_allocated_objects"] * 0.99,
+        "traced #{counted}, Ruby's own count #{gc['total_allocated_objects']} (#{truth['moved']} moves)")
 end

@@ -252,12 +252,16 @@ def proc_state(pid)
   File.read("/proc/#{pid}/stat")[/\) (\S)/, 1]
 end
 
+# It says in one line that there is no report, and leaves no unfinished -o file (it left
+# .why.json.rbmemtrace-XXXXXX, and said nothing).
 test "why --freeze: a signal to rbmemtrace while the target is stopped lets it run again" do
   io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
   pid = facts["pid"]
   err_r, err_w = IO.pipe
+  dir = Dir.mktmpdir
   rbm = Process.spawn({ "RBMEMTRACE_TEST_FREEZE_HOLD" => "1" }, WhyDriver::RBM, "why", "-p", pid.to_s,
-                      "--class", "ChurnItem", "--freeze", "20000", err: err_w, out: File::NULL)
+                      "--class", "ChurnItem", "--freeze", "20000", "-o", File.join(dir, "why.json"),
+                      err: err_w, out: File::NULL)
   err_w.close
   deadline = Time.now + 10
   sleep 0.01 until proc_state(pid) == "T" || Time.now > deadline
@@ -267,12 +271,16 @@ test "why --freeze: a signal to rbmemtrace while the target is stopped lets it r
   Process.kill("TERM", rbm)
   _, status = Process.wait2(rbm)
   check_eq(status.termsig, Signal.list["TERM"], "rbmemtrace ends by its signal")
+  said = err_r.read
+  check(said.include?("interrupted while it walked the heap: no report"), "said: #{said}")
+  check_eq(Dir.children(dir), [], "files left in the -o directory")
   sleep 0.01 until proc_state(pid) != "T" || Time.now > deadline
   check(proc_state(pid) != "T", "the target runs again (state #{proc_state(pid)})")
   after = WhyDriver.finish(io) or raise Failure, "the target did not answer after the freeze"
   check(after["max_gap_ms"] >= 90, "it was stopped a while: #{after}")
 ensure
   err_r&.close
+  FileUtils.rm_rf(dir) if dir
   WhyDriver.stop(io)
 end
 

@@ -351,6 +351,7 @@ Test(dwarf_layout, ruby31_types_equal_the_31_table)
 	    "objspace_compact_count",
 	    "objspace_total_allocated",
 	    "objspace_total_freed",
+	    "objspace_total_moved",
 	    "objspace_gc_count",
 	    "objspace_pools",
 	    "pool_count",

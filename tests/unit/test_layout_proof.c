@@ -204,6 +204,28 @@ Test(layout_proof, more_compactions_than_gcs)
 	expect_failed(prove(h, PROOF_GC), "compactions <= GCs");
 }
 
+/* The moved-objects counter: proved with the gc group, or unknown (said) without failing it. */
+Test(layout_proof, moves_counter)
+{
+	struct fake_heap *h = fake_heap();
+	uint64_t *moved = (uint64_t *) os_at(h, h->t.layout.objspace_total_moved);
+	const struct group_proof *gc;
+
+	cr_assert_neq(h->t.layout.objspace_total_moved, 0, "3.1's table has total_moved");
+	*(uint64_t *) os_at(h, h->t.layout.objspace_compact_count) = 2;
+	*moved = 700;
+	gc = prove(h, PROOF_GC);
+	cr_expect_eq(gc->status, PROOF_PROVED, "%s", gc->why);
+	cr_expect_eq(h->t.moved_addr, (uint64_t) moved, "its address, once proved");
+	/* moves before any compaction cannot be: unknown, the group still proved */
+	*(uint64_t *) os_at(h, h->t.layout.objspace_compact_count) = 0;
+	gc = prove(h, PROOF_GC);
+	cr_expect_eq(gc->status, PROOF_PROVED, "%s", gc->why);
+	cr_expect_eq(h->t.moved_addr, 0);
+	cr_expect(strstr(h->t.moves_why, "reads 700 after 0 compactions") != NULL, "%s",
+		  h->t.moves_why);
+}
+
 Test(layout_proof, page_table_empty)
 {
 	struct fake_heap *h = fake_heap();

@@ -22,7 +22,7 @@ int cli_real(const char *arg, double *value);
 
 /*
  * Entries of a process's live-object map when --max-objects is not given:
- * preallocated in the kernel at ~112 bytes each, so a run over several
+ * preallocated in the kernel at ~104 bytes each, so a run over several
  * processes (or top's drill-down over several) takes a smaller map each.
  */
 unsigned long cli_live_map_size(bool several, bool full);
@@ -45,6 +45,14 @@ struct outfile;
 void cli_output_open(struct outfile *o, const char *path);
 /* Commits the report: 0, or 1 (the exit status) with its one-line error said. */
 int cli_output_commit(struct outfile *o);
+/*
+ * Until the report is written, SIGINT and SIGTERM end rbmemtrace at once
+ * (a census or a walk has no point to stop at): o's unfinished temporary
+ * file is removed, line (a string that lives on) is printed, and the
+ * signal does what it does by default.  For a command with nothing to let
+ * go but its output file.
+ */
+void cli_signal_drops_output(struct outfile *o, const char *line);
 /* Merge and fleet: a model written as text, json, pprof or folded stacks (the summary's). */
 enum { MODEL_TEXT, MODEL_JSON, MODEL_PPROF, MODEL_FOLDED };
 struct model_view;

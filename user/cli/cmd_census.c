@@ -77,6 +77,8 @@ int cmd_census(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
 	cli_output_open(&of, args.out.output);
+	cli_signal_drops_output(&of, "rbmemtrace: census: interrupted before its report was "
+				     "written: no report\n");
 	out = outfile_stream(&of);
 	if (target_memory_open(&target, target_process_of(args.target.pids[0]), err, sizeof(err)) ||
 	    target_census(&target, &report, err, sizeof(err))) {

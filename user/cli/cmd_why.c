@@ -217,8 +217,8 @@ int cmd_why(int argc, char **argv)
 	install_signals();
 	ret = why_select(&ctx, &args.sel, args.time.duration, &stop_requested);
 	/* past the trace, a signal ends rbmemtrace (a frozen target is let go first) */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	cli_signal_drops_output(&of, "rbmemtrace: why: interrupted while it walked the heap: "
+				     "no report\n");
 	if (!ret)
 		ret = why_run(&ctx, args.freeze_ms, &report);
 	if (ret) {

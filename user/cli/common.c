@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,33 @@ void cli_output_open(struct outfile *o, const char *path)
 		rbm_die("%s", err);
 }
 
+static struct outfile *unfinished_output;
+static const char *unfinished_line;
+
+/* Async-signal-safe: unlink, write, sigaction and raise only. */
+static void drop_output(int sig)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+
+	if (unfinished_output && unfinished_output->tmp[0])
+		unlink(unfinished_output->tmp);
+	if (unfinished_line)
+		(void) !write(STDERR_FILENO, unfinished_line, strlen(unfinished_line));
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
+}
+
+void cli_signal_drops_output(struct outfile *o, const char *line)
+{
+	struct sigaction sa = {.sa_handler = drop_output};
+
+	unfinished_output = o;
+	unfinished_line = line;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 int cli_output_commit(struct outfile *o)
 {
 	char err[PATH_MAX + 128];
@@ -96,8 +124,8 @@ unsigned long cli_live_map_size(bool several, bool full)
 	return full ? 1UL << 18 : 1UL << 16;
 }
 
-/* Bytes of kernel memory one live-object map entry takes (measured: ~112 MB per million). */
-#define LIVE_ENTRY_BYTES 112
+/* Bytes of kernel memory one live-object map entry takes (measured: ~104 MB per million). */
+#define LIVE_ENTRY_BYTES 104
 
 /* The live-object map is preallocated in the kernel: it must fit in the memory there is. */
 void cli_check_max_objects(unsigned long n)

@@ -171,6 +171,11 @@ int trace_every(const struct many_options *mo, const struct many_output *out,
 			  f.failed + f.written);
 		return 1;
 	}
+	if (*stop && f.written)
+		fprintf(stderr,
+			"rbmemtrace: stopped by signal %d: the period under way is not written; "
+			"%lu period file(s) were\n",
+			(int) *stop, f.written);
 	if (!f.written) {
 		rbm_error("no period ended while the processes were traced: no file was written "
 			  "(--every %g)",

@@ -102,6 +102,9 @@
 	X(max_overhead_percent) \
 	X(missing) \
 	X(moved_over) \
+	X(moved_objects) \
+	X(moves_left_out) \
+	X(moves_unknown) \
 	X(name) \
 	X(new_alive) \
 	X(new_bytes) \

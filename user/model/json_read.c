@@ -132,6 +132,8 @@ static void read_header(struct json_reader *rd, struct report *r, const json_t *
 	r->gc_allocated = jr_get_u64(rd, v, at, JK(total_allocated_objects), false);
 	r->gc_freed = jr_get_u64(rd, v, at, JK(total_freed_objects), false);
 	r->gc_counts_stale = v && json_is_true(json_object_get(v, JK(stale)));
+	r->gc_moved = jr_get_u64(rd, v, at, JK(moved_objects), false);
+	r->gc_moves_left_out = v && json_is_true(json_object_get(v, JK(moves_left_out)));
 	jr_read_sampling(rd, o, where, &r->sampling, &r->est_capped);
 	jr_read_heap(rd, o, where, JK(heap_start), &r->heap_start);
 	jr_read_heap(rd, o, where, JK(heap_end), &r->heap_end);

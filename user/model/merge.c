@@ -109,6 +109,8 @@ int report_merge(struct report *into, const struct report *from)
 	caps_add(&into->caps, &from->caps);
 	into->have_gc_counts = (into->merged == 1 || into->have_gc_counts) && from->have_gc_counts;
 	into->gc_allocated += from->gc_allocated;
+	into->gc_moved += from->gc_moved;
+	into->gc_moves_left_out |= from->gc_moves_left_out;
 	into->gc_freed += from->gc_freed;
 	add_heap(&into->heap_start, &from->heap_start);
 	add_heap(&into->heap_end, &from->heap_end);

@@ -272,8 +272,16 @@ struct report {
 	struct caps_hit caps; /* bounds on reading the target that were reached (caps.h) */
 	/* GC.stat's counters over the trace, read from the target: ground truth */
 	bool have_gc_counts;
-	uint64_t gc_allocated;
+	uint64_t gc_allocated; /* without the moves, where Ruby counts them (gc_moves_left_out) */
 	uint64_t gc_freed;
+	/*
+	 * Ruby 3.4 counts each object GC.compact moves as allocated and freed
+	 * once more: gc_moved moves were taken out of both (left_out), or
+	 * could not be, its counter unproved (unknown, gc_moves_why).
+	 */
+	uint64_t gc_moved;
+	bool gc_moves_left_out, gc_moves_unknown;
+	char gc_moves_why[128];
 	struct sampling_info sampling;
 	struct period_info period;
 	struct heap_info heap_start, heap_end;

@@ -261,6 +261,25 @@ static void write_classes(struct jw *w, const struct report *r)
 	jw_end(w);
 }
 
+/* Ruby's own counters over the trace (GC.stat), and the moves taken out of them. */
+static void write_gc_stat(struct jw *w, const struct report *r)
+{
+	if (!r->have_gc_counts)
+		return;
+	jw_object(w, JK(gc_stat), JW_INLINE);
+	jw_u64(w, JK(total_allocated_objects), r->gc_allocated);
+	jw_u64(w, JK(total_freed_objects), r->gc_freed);
+	if (r->gc_counts_stale)
+		jw_bool(w, JK(stale), true);
+	if (r->gc_moves_left_out) {
+		jw_u64(w, JK(moved_objects), r->gc_moved);
+		jw_bool(w, JK(moves_left_out), true);
+	}
+	if (r->gc_moves_unknown)
+		jw_string(w, JK(moves_unknown), r->gc_moves_why);
+	jw_end(w);
+}
+
 void report_write_json_members(struct jw *w, const struct report *r, bool identity)
 {
 	size_t i;
@@ -293,14 +312,7 @@ void report_write_json_members(struct jw *w, const struct report *r, bool identi
 	jw_u64(w, JK(class_overflow), r->class_overflow);
 	jw_end(w);
 	report_write_caps_json(w, &r->caps);
-	if (r->have_gc_counts) {
-		jw_object(w, JK(gc_stat), JW_INLINE);
-		jw_u64(w, JK(total_allocated_objects), r->gc_allocated);
-		jw_u64(w, JK(total_freed_objects), r->gc_freed);
-		if (r->gc_counts_stale)
-			jw_bool(w, JK(stale), true);
-		jw_end(w);
-	}
+	write_gc_stat(w, r);
 	write_sampling(w, r);
 	write_period(w, r);
 	write_heap(w, JK(heap_start), &r->heap_start);

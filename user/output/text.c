@@ -130,6 +130,21 @@ static void write_compaction_warnings(FILE *out, const struct report *r)
 			     "about 3%% fewer on Ruby 3.3 and 3.4).\n");
 }
 
+/* Ruby 3.4's counters count each move as an allocation and a free: said, with the figure. */
+static void write_gc_moves(FILE *out, const struct report *r)
+{
+	if (r->gc_moves_left_out && r->gc_moved)
+		fprintf(out, "Ruby's own counters over the trace (GC.stat) count each of the %" PRIu64
+			     " objects GC.compact moved as one more allocation and free: taken out, "
+			     "Ruby allocated %" PRIu64 " and freed %" PRIu64 ".\n",
+			r->gc_moved, r->gc_allocated, r->gc_freed);
+	else if (r->gc_moves_unknown)
+		fprintf(out, "Ruby's own counters over the trace (GC.stat) count each object "
+			     "GC.compact moved as one more allocation and free, and how many moved is "
+			     "not known (%s): their %" PRIu64 " allocated hold the moves.\n",
+			r->gc_moves_why, r->gc_allocated);
+}
+
 static void write_header(FILE *out, const struct report *r)
 {
 	fprintf(out, "rbmemtrace: PID %d, ruby %s, traced %.1f s (%s), %" PRIu64 " GC runs\n",
@@ -153,6 +168,7 @@ static void write_header(FILE *out, const struct report *r)
 			     "filled and are not tracked: raise --max-objects.\n",
 			r->totals.untracked);
 	write_compaction_warnings(out, r);
+	write_gc_moves(out, r);
 	if (r->sampling.on)
 		write_sampling_text(out, r);
 	if (r->heap_end.have)

@@ -241,6 +241,8 @@ bool session_class_filter(void *s, const char *name);
 void session_refresh_names(struct session *s);
 /* new_stacks.h's handler: names one call path the BPF side just stored. */
 void session_name_new_stack(void *ctx, uint64_t stack_id);
+/* The tracker's class_moved: a class left from for to; neither address keeps a name. */
+void session_class_moved(void *ctx, uint64_t from, uint64_t to);
 
 /* session_bpf.c: the run's BPF object */
 /* The run's BPF object into *sh, loaded by the first caller: 0, or -errno with why. */

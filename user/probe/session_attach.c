@@ -92,6 +92,7 @@ static void exit_counters(struct session *s)
 	s->at.st->alloc_count_pools = alloc.pools;
 	s->at.st->alloc_count_stride = alloc.stride;
 	s->at.st->freed_count_addr = freed.addr;
+	s->at.st->moved_count_addr = s->target.moved_addr;
 	/* A launched or held process has the probe already, with its stop. */
 	if (!s->launched && !s->at.held && probes_attach_exit(&s->at.probes))
 		rbm_info("no probe at ruby_sig_finalize: if the target exits, Ruby's counters are "
@@ -160,6 +161,11 @@ static void open_tracker(struct session *s)
 			 ? s->target.objspace + s->target.layout.objspace_compact_count
 			 : 0);
 	t->io.fallback_fd = s->at.slot.fallback_fd;
+	t->io.class_moves_fd = bpf_map__fd(s->at.skel->maps.class_moves);
+	t->io.slot = (uint32_t) s->at.slot.index;
+	t->io.classes_followed_at = &s->at.st->classes_followed_at;
+	t->io.class_moved = session_class_moved;
+	t->io.class_moved_ctx = s;
 	t->io.compaction_pending = &s->at.st->compaction_pending;
 	t->io.compact_followed_at = &s->at.st->compact_followed_at;
 	t->io.fl_singleton = s->target.layout.fl_singleton;

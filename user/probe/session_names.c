@@ -129,6 +129,28 @@ static void refresh_stacks(struct session *s)
 	free(st);
 }
 
+/* Forgets what the names and the --class filter held for a class address. */
+static void forget_class(struct session *s, uint64_t klass)
+{
+	__u64 key = klass;
+
+	class_namer_forget(&s->names.namer, klass);
+	if (!u64map_get(&s->names.filtered, klass))
+		return;
+	u64map_put(&s->names.filtered, klass, NULL);
+	bpf_map_delete_elem(s->at.slot.filter_fd, &key);
+}
+
+void session_class_moved(void *ctx, uint64_t from, uint64_t to)
+{
+	struct session *s = ctx;
+
+	pthread_mutex_lock(&s->names.lock);
+	forget_class(s, from);
+	forget_class(s, to); /* a dead class's name may be cached there */
+	pthread_mutex_unlock(&s->names.lock);
+}
+
 /*
  * Names and call paths are resolved while the target lives, so a report
  * taken after it exits still has them.  With --class, classes are sorted
@@ -152,8 +174,11 @@ static void refresh_names_locked(struct session *s)
 	u64map_for_each(&s->tracker.tallies, i)
 	{
 		struct class_tally *t = s->tracker.tallies.values[i];
-		const char *name = class_namer_key_name(&s->names.namer, t->klass, t->kind);
+		const char *name;
 
+		if (class_tally_moved_away(t))
+			continue;
+		name = class_namer_key_name(&s->names.namer, t->klass, t->kind);
 		if (s->opt.nclasses && t->klass && !u64map_get(&s->names.filtered, t->klass)) {
 			__u8 capture = session_class_wanted(s, name);
 			__u64 klass = t->klass;

@@ -78,6 +78,30 @@ int session_report(struct session *s, struct report *r)
 	return err;
 }
 
+/*
+ * Where Ruby's counters count GC.compact's moves (3.4), what they say the
+ * trace allocated and freed is without them, if the moved-objects counter
+ * was proved; else the report says the figures hold an unknown number.
+ */
+static void gc_moves_facts(struct session *s, struct report *r)
+{
+	const struct gc_counts *a = &s->snap.counts_start, *b = &s->snap.counts_last;
+
+	if (!s->target.alloc || !s->target.alloc->counters_count_moves)
+		return;
+	if (!s->target.moved_addr) {
+		r->gc_moves_unknown = r->compactions > 0;
+		snprintf(r->gc_moves_why, sizeof(r->gc_moves_why), "%s",
+			 s->target.moves_why[0] ? s->target.moves_why
+						: "its GC counters are not proved");
+		return;
+	}
+	r->gc_moved = b->moved - a->moved;
+	r->gc_moves_left_out = true;
+	r->gc_allocated -= r->gc_moved < r->gc_allocated ? r->gc_moved : r->gc_allocated;
+	r->gc_freed -= r->gc_moved < r->gc_freed ? r->gc_moved : r->gc_freed;
+}
+
 /* The run's facts: the target, how long and how it ended, Ruby's counters, the BPF side's. */
 static void run_facts(struct session *s, struct report *r)
 {
@@ -110,6 +134,7 @@ static void run_facts(struct session *s, struct report *r)
 	if (r->have_gc_counts) {
 		r->gc_allocated = s->snap.counts_last.allocated - s->snap.counts_start.allocated;
 		r->gc_freed = s->snap.counts_last.freed - s->snap.counts_start.freed;
+		gc_moves_facts(s, r);
 	}
 }
 
@@ -124,8 +149,11 @@ static int report_locked(struct session *s, struct report *r, const struct censu
 	u64map_for_each(&s->tracker.tallies, i)
 	{
 		struct class_tally *t = s->tracker.tallies.values[i];
-		const char *name = class_namer_key_name(&s->names.namer, t->klass, t->kind);
+		const char *name;
 
+		if (class_tally_moved_away(t))
+			continue;
+		name = class_namer_key_name(&s->names.namer, t->klass, t->kind);
 		if (!session_class_wanted(s, name))
 			continue;
 		err = report_add_tally(

@@ -104,6 +104,7 @@ static void counters_at_exit(struct session *s)
 	}
 	s->snap.counts_last.allocated = s->at.st->exit_allocated;
 	s->snap.counts_last.freed = s->at.st->exit_freed;
+	s->snap.counts_last.moved = s->at.st->exit_moved;
 	s->snap.counts_last.gc_count = s->at.st->exit_gc_count;
 	s->tracker.mode.end_gc_count = s->at.st->exit_gc_count;
 }
@@ -168,6 +169,13 @@ static void log_passes(struct session *s)
 		 s->tracker.stats.passes, s->tracker.stats.pass_seconds * 1e3,
 		 s->tracker.stats.judging_passes, s->tracker.stats.unsettled_passes,
 		 s->tracker.stats.dumps_reused);
+	if (s->at.st->compaction_probe_hits)
+		rbm_info("compactions: %llu counted (class, path) entries followed to their class's "
+			 "new address, %llu not (a map full); the probe's scans took the target "
+			 "%.1f ms",
+			 (unsigned long long) s->at.st->classes_moved,
+			 (unsigned long long) s->at.st->class_moves_lost,
+			 s->at.st->compaction_scan_ns / 1e6);
 	if (s->sampling) {
 		rbm_info("GC cycles judged by a pass: %" PRIu64 ", not: %" PRIu64,
 			 s->budget.cycles_judged, s->budget.cycles_missed);

@@ -294,6 +294,21 @@ static void drop_sites(int slot)
 	}
 }
 
+/* And so do the class moves userspace has not taken (struct class_move_key). */
+static void drop_class_moves(int slot)
+{
+	int fd = bpf_map__fd(shared.skel->maps.class_moves);
+	struct class_move_key key, next;
+	bool more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+
+	while (more) {
+		key = next;
+		more = bpf_map_get_next_key(fd, &key, &next) == 0;
+		if (key.slot == (__u32) slot)
+			bpf_map_delete_elem(fd, &key);
+	}
+}
+
 void proc_slot_close(struct proc_slot *ps)
 {
 	int i = ps->index;
@@ -311,6 +326,7 @@ void proc_slot_close(struct proc_slot *ps)
 	drop_inner(INNER_FILTER, i, &ps->filter_fd);
 	drop_inner(INNER_REAP, i, &ps->reap_fd);
 	drop_sites(i);
+	drop_class_moves(i);
 	memset(ps->st, 0, sizeof(*ps->st));
 	shared.used[i] = false;
 	ps->st = NULL;

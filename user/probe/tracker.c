@@ -28,6 +28,7 @@ int tracker_init(struct tracker *t, pid_t pid, int live_fd, int counts_fd, struc
 	t->io.live_fd = live_fd;
 	t->io.counts_fd = counts_fd;
 	t->io.fallback_fd = -1;
+	t->io.class_moves_fd = -1;
 	t->io.reap = reap;
 	t->io.compact_count_addr = compact_count_addr;
 	if (compact_count_addr)
@@ -201,9 +202,14 @@ void tracker_live_map_written(struct tracker *t)
  */
 bool tracker_same_object_class(struct tracker *t, uint64_t klass, uint64_t tracked)
 {
+	uint64_t hdr[3];
 	int hops;
 
 	if (klass == tracked || !tracked || !klass)
+		return true;
+	/* Read through a compaction before BPF followed the class: its old slot forwards. */
+	if (!target_read(t->io.pid, tracked, hdr, sizeof(hdr)) &&
+	    (hdr[0] & RB_T_MASK) == RB_T_MOVED && hdr[2] == klass)
 		return true;
 	for (hops = 0; hops < MAX_CLASS_HOPS && klass; hops++) {
 		uint64_t flags, super;

@@ -26,6 +26,7 @@ struct class_tally {
 	uint32_t kind;
 	struct tally t;		   /* what it counts, as the report takes it */
 	uint64_t not_followed_bpf; /* of t.not_followed, what the BPF side saw replaced */
+	bool moved; /* its class moved (compaction): counted under its new address, not here */
 };
 
 /* Where the tracker reads and writes: the target, its heap, the BPF maps (set at attach). */
@@ -34,6 +35,13 @@ struct tracker_io {
 	int live_fd;
 	int counts_fd;
 	int fallback_fd; /* per-class counts when counts_fd is full; -1: none */
+	int class_moves_fd; /* the classes compactions moved (struct class_move_key); -1: none */
+	uint32_t slot;	    /* the process's slot, their key's first field */
+	/* compact_count + 1 of the last compaction BPF is done following (its moves may go) */
+	__u64 *classes_followed_at;
+	/* Told of each class move once the tallies have followed it (names, filter); may be NULL */
+	void (*class_moved)(void *ctx, uint64_t from, uint64_t to);
+	void *class_moved_ctx;
 	struct reap_queue *reap; /* the process's reap array in the BPF object, mmaped */
 	uint64_t compact_count_addr; /* 0: this Ruby's compaction counter is unknown */
 	uint64_t gc_count_addr;	     /* GC.count in the target; 0: unknown, nothing is young */
@@ -149,6 +157,13 @@ struct tracker {
 	struct u64map dead;
 };
 
+/* A tally its class's move emptied: no row (its counts are at the class's new address). */
+static inline bool class_tally_moved_away(const struct class_tally *c)
+{
+	return c->moved && !c->t.allocated && !c->t.retained && !c->t.young && !c->t.untracked &&
+	       !c->t.not_followed;
+}
+
 static inline uint64_t tally_key(uint64_t klass, uint32_t kind, uint64_t stack_id)
 {
 	uint64_t key = class_key_id(klass, kind) ^ (stack_id * 0x9e3779b97f4a7c15ULL);
@@ -168,7 +183,11 @@ int tracker_init(struct tracker *t, pid_t pid, int live_fd, int counts_fd, struc
  */
 int tracker_pass(struct tracker *t, bool final);
 
-/* Sums the per-CPU allocation counters into the tallies. */
+/*
+ * Sums the per-CPU allocation counters into the tallies, after following
+ * the classes compactions moved since the last call (the BPF side re-keyed
+ * their counts and objects to the class's new address already).
+ */
 int tracker_collect_counts(struct tracker *t);
 
 /* Whether an object header read from the target still holds the object recorded as `kind`. */

@@ -290,12 +290,6 @@ static int pass_count_seqs(struct tracker *t, struct pass *p)
 	return 0;
 }
 
-/* The tracked object's class where it is now: GC.compact moves classes too (BPF follows them). */
-static uint64_t class_now(const struct live_object *obj)
-{
-	return obj->klass_now ? obj->klass_now : obj->klass;
-}
-
 /*
  * Counts obj alive.  Read through a compaction, one object can be met at
  * its old slot and at its new one (BPF re-keyed it during the dump): its
@@ -326,7 +320,7 @@ static bool moved_alive(struct tracker *t, uint64_t addr, const struct live_obje
 	    !object_header_alive(hdr[0], obj->kind))
 		return false;
 	if (RBM_KIND_TYPE(obj->kind) != RB_T_IMEMO &&
-	    !tracker_same_object_class(t, hdr[1], class_now(obj)))
+	    !tracker_same_object_class(t, hdr[1], obj->klass))
 		return false;
 	t->stats.moved_followed++;
 	return true;
@@ -341,7 +335,7 @@ static bool entry_alive(struct tracker *t, const struct pass *p, size_t i, bool 
 	bool alive = !judged_dead && t->buf.readable[i] &&
 		     object_header_alive(t->buf.headers[i][0], obj->kind) &&
 		     (RBM_KIND_TYPE(obj->kind) == RB_T_IMEMO ||
-		      tracker_same_object_class(t, t->buf.headers[i][1], class_now(obj)));
+		      tracker_same_object_class(t, t->buf.headers[i][1], obj->klass));
 
 	/* Garbage keeps a valid header until the sweep reaches it: the marks say dead. */
 	if (alive && p->final && t->mode.census && !tracker_census_alive(t, t->buf.keys[i], obj)) {
@@ -480,7 +474,7 @@ static int add_missed(struct tracker *t, struct pass *p)
 		    target_read(t->io.pid, addr, hdr, sizeof(hdr)) ||
 		    !object_header_alive(hdr[0], obj.kind) ||
 		    (RBM_KIND_TYPE(obj.kind) != RB_T_IMEMO &&
-		     !tracker_same_object_class(t, hdr[1], class_now(&obj))))
+		     !tracker_same_object_class(t, hdr[1], obj.klass)))
 			continue;
 		err = rejudge_add(&p->rejudge, addr, hdr, &obj);
 	}

@@ -149,6 +149,7 @@ static int class_paths(struct ruby_target *t, const char *selection, const char 
 	if (context_for(&c, t, err, errlen))
 		return -1;
 	c.selection = selection;
+	c.from_suspects = true; /* names a trace or top found, not a user's --class */
 	c.on_graph = on_graph;
 	c.on_graph_ctx = ctx;
 	for (i = 0; i < n && i < WHY_MAX_TARGETS; i++)
@@ -484,7 +485,8 @@ static int no_such_class(struct why_context *c, const struct why_report *out)
 {
 	size_t i, j;
 
-	if (!c->selection || strcmp(c->selection, "class"))
+	/* A trace's suspects (why_top_paths) may be imemos or classes that died: not typos. */
+	if (!c->selection || strcmp(c->selection, "class") || c->from_suspects)
 		return 0;
 	for (i = 0; i < c->ntargets; i++) {
 		bool some = false;

@@ -54,6 +54,7 @@ struct why_context {
 	const char *target_names[WHY_MAX_TARGETS];
 	/* --class: a class or module of that name is alive in the heap (its object was walked) */
 	bool target_alive[WHY_MAX_TARGETS];
+	bool from_suspects; /* the names are a trace's suspects, not a user's --class */
 	struct why_site target_sites[WHY_MAX_TARGETS];
 	size_t ntargets;
 	struct u64map by_klass; /* klass -> target + 2; 1: not selected */

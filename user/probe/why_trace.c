@@ -99,12 +99,17 @@ static void keep_traced(struct why_context *c, struct session *s, const struct w
 		 sel->site_path ? " (those of --site selected)" : "");
 }
 
-static int no_targets(struct why_context *c, const struct why_selection *sel)
+static int no_targets(struct why_context *c, const struct why_selection *sel,
+		      volatile sig_atomic_t *stop)
 {
-	snprintf(c->err, sizeof(c->err),
-		 sel->site_path ? "the trace saw no object allocated at %s:%d still alive"
-				: "the trace found no leak suspect%s",
-		 sel->site_path ? sel->site_path : "", sel->site_line);
+	const char *early = stop && *stop ? " (stopped early by a signal: no report)" : "";
+
+	if (sel->site_path)
+		snprintf(c->err, sizeof(c->err),
+			 "the trace saw no object allocated at %s:%d still alive%s", sel->site_path,
+			 sel->site_line, early);
+	else
+		snprintf(c->err, sizeof(c->err), "the trace found no leak suspect%s", early);
 	return -1;
 }
 
@@ -170,9 +175,9 @@ static int trace(struct why_context *c, const struct why_selection *sel, double 
 	report_free(&r);
 	/* No suspect: the verdict may still have an answer, and the walk is for it. */
 	if (!sel->site_path && keep_for_verdict(c, &s))
-		return c->ntargets || !c->verdict->out->none ? 0 : no_targets(c, sel);
+		return c->ntargets || !c->verdict->out->none ? 0 : no_targets(c, sel, stop);
 	session_close(&s);
-	return c->ntargets ? 0 : no_targets(c, sel);
+	return c->ntargets ? 0 : no_targets(c, sel, stop);
 }
 
 /* --from: the suspects of a report (the first process's, if it holds several). */

@@ -117,12 +117,23 @@ static int class_ivar(struct class_namer *cn, uint64_t klass, uint64_t id, uint6
 	return scan_ivars(cn, klass, false, key_equals, id, &key, value);
 }
 
-/* The class's path String (classext.classpath in 3.3+, else the hidden ivar). */
+/*
+ * The class's path String (classext.classpath in 3.3+, else the hidden
+ * ivar).  A class named while a compaction still updates references may
+ * point at the forwarding slot its path moved from: the path is where that
+ * leads.
+ */
 static int class_path(struct class_namer *cn, uint64_t klass, uint64_t *path)
 {
-	if (cn->layout->classext_classpath)
-		return classext_value(cn, klass, cn->layout->classext_classpath, path);
-	return class_ivar(cn, klass, cn->classpath_id, path);
+	uint64_t hdr[3];
+	int err = cn->layout->classext_classpath
+			  ? classext_value(cn, klass, cn->layout->classext_classpath, path)
+			  : class_ivar(cn, klass, cn->classpath_id, path);
+
+	if (!err && !target_read(cn->pid, *path, hdr, sizeof(hdr)) &&
+	    (hdr[0] & RB_T_MASK) == RB_T_MOVED && hdr[2])
+		*path = hdr[2];
+	return err;
 }
 
 /* A singleton class's object (classext.attached_object in 3.3+, else the hidden ivar). */
@@ -360,9 +371,30 @@ const char *class_namer_key_name(struct class_namer *cn, uint64_t klass, uint32_
 	return class_namer_name(cn, klass);
 }
 
+void class_namer_forget(struct class_namer *cn, uint64_t klass)
+{
+	char *name = u64map_get(&cn->cache, klass), **grown;
+
+	if (!name)
+		return;
+	grown = realloc(cn->retired, (cn->nretired + 1) * sizeof(*grown));
+	if (!grown)
+		return; /* kept: a stale name rather than a dangling one */
+	cn->retired = grown;
+	cn->retired[cn->nretired++] = name;
+	u64map_put(&cn->cache, klass, NULL);
+}
+
 void class_namer_free(struct class_namer *cn)
 {
+	size_t i;
+
 	u64map_free(&cn->cache, free);
+	for (i = 0; i < cn->nretired; i++)
+		free(cn->retired[i]);
+	free(cn->retired);
+	cn->retired = NULL;
+	cn->nretired = 0;
 }
 
 uint64_t class_namer_object_class(struct class_namer *cn, uint64_t klass)

@@ -14,6 +14,8 @@ struct class_namer {
 	uint64_t classpath_id; /* the hidden ivar that holds a class's path */
 	uint64_t attached_id;  /* the hidden ivar of a singleton class: its object */
 	struct u64map cache;   /* klass -> name */
+	char **retired;	       /* names forgotten (their class moved): freed with the namer */
+	size_t nretired;
 };
 
 /*
@@ -49,6 +51,12 @@ const char *class_namer_key_name(struct class_namer *cn, uint64_t klass, uint32_
  */
 uint64_t class_namer_object_class(struct class_namer *cn, uint64_t klass);
 void class_namer_free(struct class_namer *cn);
+
+/*
+ * Forgets the name cached for klass: the class moved away (GC.compact) and
+ * another class may take its address.  Names handed out stay valid.
+ */
+void class_namer_forget(struct class_namer *cn, uint64_t klass);
 
 /* Names of builtin types ("T_STRING") and imemo subtypes ("callcache"). */
 const char *ruby_type_name(uint32_t type);

@@ -288,6 +288,7 @@ static void read_gc_offsets(struct rd *r, struct ruby_layout *o)
 	o->objspace_compact_count = rd_need_off(r, "rb_objspace_t", "profile.compact_count");
 	o->objspace_total_allocated = rd_opt_off(r, "rb_objspace_t", "total_allocated_objects", 0);
 	o->objspace_total_freed = rd_opt_off(r, "rb_objspace_t", "profile.total_freed_objects", 0);
+	o->objspace_total_moved = rd_opt_off(r, "rb_objspace_t", "rcompactor.total_moved", 0);
 	o->objspace_gc_count = rd_need_off(r, "rb_objspace_t", "profile.count");
 	read_pools(r, &o->objspace_pools, &o->pool_count, &o->pool_size, &o->pool_slot_size,
 		   &o->pool_total_allocated, &o->pool_total_freed);

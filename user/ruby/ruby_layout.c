@@ -111,6 +111,7 @@ const struct layout_field ruby_layout_fields[] = {
     F(objspace_compact_count, 0),
     F(objspace_total_allocated, 0),
     F(objspace_total_freed, 0),
+    F(objspace_total_moved, 0),
     F(objspace_pools, 0),
     F(pool_count, 0),
     F(pool_size, 0),

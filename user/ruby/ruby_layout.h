@@ -162,6 +162,7 @@ struct ruby_layout {
 	uint32_t objspace_compact_count;   /* profile.compact_count */
 	uint32_t objspace_total_allocated; /* 0: per pool only (3.2+), see pool_* */
 	uint32_t objspace_total_freed;	   /* profile.total_freed_objects; 0: per pool only */
+	uint32_t objspace_total_moved;	   /* rcompactor.total_moved (:total_moved_objects); 0: unknown */
 	/*
 	 * Size pools (3.1-3.3: objspace.size_pools[], 3.4: objspace.heaps[]):
 	 * GC.stat's totals are the sums of each pool's counters from 3.2 on.

@@ -310,6 +310,9 @@ void ruby_target_gc_counts(const struct ruby_target *t, struct gc_counts *c)
 	c->allocated = c->valid ? g.allocated : 0;
 	c->freed = c->valid ? g.freed : 0;
 	c->gc_count = c->valid ? g.gc_count : 0;
+	c->moved = 0;
+	if (c->valid && t->moved_addr && target_read_u64(t->pid, t->moved_addr, &c->moved))
+		c->valid = false;
 }
 
 /* ---- proving the layout before it is used ---- */

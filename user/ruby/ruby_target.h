@@ -35,6 +35,12 @@ struct ruby_target {
 	uint64_t vm_ptr_addr; /* where ruby_current_vm_ptr lives in the target */
 	uint64_t vm;	      /* what it held: another value means another program (exec) */
 	uint64_t main_ractor_addr; /* where ruby_single_main_ractor lives in the target */
+	/*
+	 * GC.stat(:total_moved_objects) in the target, once the gc group's
+	 * check of it passed; 0: unknown, and moves_why says why.
+	 */
+	uint64_t moved_addr;
+	char moves_why[128];
 };
 
 /*
@@ -125,6 +131,7 @@ bool ruby_target_same_program(const struct ruby_target *t);
 struct gc_counts {
 	uint64_t allocated;
 	uint64_t freed;
+	uint64_t moved;	   /* GC.stat(:total_moved_objects), when moved_addr is known */
 	uint64_t gc_count; /* GC.count */
 	bool valid;	   /* false too when the gc group was not proved */
 };

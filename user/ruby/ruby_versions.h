@@ -61,6 +61,13 @@ struct ruby_alloc_points {
 	/* Also the hidden rb_class_allocate_instance, found through BasicObject's allocator */
 	uint32_t hidden_class_allocator;
 	/*
+	 * GC.stat's total_allocated_objects and total_freed_objects count each
+	 * object GC.compact moves once more (measured with GC.stat in the
+	 * target: 3.4, not 3.1 nor 3.3): compared with what was traced, the
+	 * moves are taken out (total_moved_objects).
+	 */
+	uint32_t counters_count_moves;
+	/*
 	 * The allocating frame's pc is still on the allocating instruction
 	 * (3.1's leaf instructions): its line is that of pc, not pc - 1.
 	 */
