@@ -53,6 +53,10 @@ struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e
 	v->trace_seconds = (s->end > s->start ? s->end : now_seconds()) - s->start;
 	e->site_of = traced_site;
 	e->site_ctx = s;
+	if (s->opt.nclasses) {
+		e->wanted = session_class_filter;
+		e->wanted_ctx = s;
+	}
 	if (s->tracker.io.compact_count_addr &&
 	    target_read_u64(s->target.pid, s->tracker.io.compact_count_addr, &e->compact_count))
 		e->compact_count = ~(uint64_t) 0;

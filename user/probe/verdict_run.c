@@ -10,6 +10,23 @@
 #include "target_mem.h"
 #include "verdict_run.h"
 
+static const char *class_name_of(struct why_context *c, struct verdict_end *e, uint32_t hash);
+
+/* --class: whether objects of the class a hash names count (each class asked once). */
+static bool class_wanted(struct why_context *c, struct verdict_end *e, uint32_t hash)
+{
+	uintptr_t v;
+
+	if (!e->wanted)
+		return true;
+	v = (uintptr_t) u64map_get(&e->wanted_by_hash, hash);
+	if (!v) {
+		v = e->wanted(e->wanted_ctx, class_name_of(c, e, hash)) ? 2 : 1;
+		u64map_put(&e->wanted_by_hash, hash, (void *) v);
+	}
+	return v == 2;
+}
+
 /* Whether the start's walk reached a live object at addr (one its census saw). */
 static bool reached_at_start(const struct verdict_base *b, uint64_t addr)
 {
@@ -19,8 +36,8 @@ static bool reached_at_start(const struct verdict_base *b, uint64_t addr)
 }
 
 /* Each live node of the end's graph: new since the start, old, or not judged. */
-static int judge_newness(struct verdict_end *e, const struct refgraph *g, uint8_t *newness,
-			 uint32_t *class_hash)
+static int judge_newness(struct why_context *c, struct verdict_end *e, const struct refgraph *g,
+			 uint8_t *newness, uint32_t *class_hash)
 {
 	uint32_t v;
 
@@ -47,28 +64,41 @@ static int judge_newness(struct verdict_end *e, const struct refgraph *g, uint8_
 			n = CENSUS_NEW;
 		if (n == CENSUS_OLD)
 			newness[v] = ACCUM_OLD;
-		else if (n == CENSUS_NEW)
-			newness[v] = ACCUM_NEW;
+		else if (n == CENSUS_NEW && class_wanted(c, e, class_hash[v]))
+			newness[v] = ACCUM_NEW; /* one --class leaves out passes through, uncounted */
 		/* not live at the end's census: allocated since, passed through, not counted */
 	}
 	return 0;
 }
 
-/* The census class a hash names in the end's census, or NULL. */
-static const struct census_class *census_class_of(const struct census *end, uint32_t hash)
+/* The census class a hash names in the end's census, or NULL (the map made at first use). */
+static const struct census_class *census_class_of(struct verdict_end *e, uint32_t hash)
 {
 	size_t i;
 
-	u64map_for_each(&end->classes, i)
-	if (census_class_hash(end->classes.keys[i]) == hash)
-		return end->classes.values[i];
-	return NULL;
+	if (!e->by_hash.len) {
+		u64map_for_each(&e->end->classes, i)
+		{
+			uint32_t h = census_class_hash(e->end->classes.keys[i]);
+
+			if (!u64map_get(&e->by_hash, h) &&
+			    u64map_put(&e->by_hash, h, e->end->classes.values[i]))
+				break;
+		}
+	}
+	return hash ? u64map_get(&e->by_hash, hash) : NULL;
+}
+
+static void class_maps_free(struct verdict_end *e)
+{
+	u64map_free(&e->by_hash, NULL);
+	u64map_free(&e->wanted_by_hash, NULL);
 }
 
 /* The class a census hash names, in the end's census; "?" when unknown. */
-static const char *class_name_of(struct why_context *c, const struct census *end, uint32_t hash)
+static const char *class_name_of(struct why_context *c, struct verdict_end *e, uint32_t hash)
 {
-	const struct census_class *cc = census_class_of(end, hash);
+	const struct census_class *cc = census_class_of(e, hash);
 	uint64_t klass;
 
 	if (!cc)
@@ -109,9 +139,9 @@ static int by_growth(const void *a, const void *b)
  * a churning table at one moment of the walk, so what it kept then is no
  * measure.  Its entries say it does not grow.
  */
-static bool steady_collection(const struct verdict_end *e, uint32_t hash, const struct ranked *r)
+static bool steady_collection(struct verdict_end *e, uint32_t hash, const struct ranked *r)
 {
-	const struct census_class *cc = census_class_of(e->end, hash);
+	const struct census_class *cc = census_class_of(e, hash);
 	uint32_t type = cc ? RBM_KIND_TYPE(cc->kind) : 0;
 
 	return (type == RB_T_HASH || type == RB_T_ARRAY) && r->size_before >= 0 &&
@@ -166,7 +196,7 @@ static int fill_point(struct verdict_end *e, struct why_context *c, struct refgr
 	size_t i;
 
 	vp->container_class =
-	    verdict_intern(e->out, class_name_of(c, e->end, class_hash[r->p->node]));
+	    verdict_intern(e->out, class_name_of(c, e, class_hash[r->p->node]));
 	vp->grew_objects = r->grew_objects;
 	vp->grew_bytes = r->grew_bytes;
 	vp->size_before = r->size_before;
@@ -177,7 +207,7 @@ static int fill_point(struct verdict_end *e, struct why_context *c, struct refgr
 	vp->dominated_objects = d->dom_objects[r->p->node];
 	for (i = 0; i < r->p->nclasses && i < VERDICT_MAX_CLASSES; i++) {
 		vp->by_class[i].class_name =
-		    verdict_intern(e->out, class_name_of(c, e->end, r->p->classes[i].class_hash));
+		    verdict_intern(e->out, class_name_of(c, e, r->p->classes[i].class_hash));
 		vp->by_class[i].objects = r->p->classes[i].objects;
 		vp->by_class[i].bytes = r->p->classes[i].bytes;
 	}
@@ -222,7 +252,7 @@ static void point_sites(struct verdict_end *e, struct why_context *c, const stru
 		if (point[v] != node || newness[v] != ACCUM_NEW ||
 		    !e->site_of(e->site_ctx, refgraph_addr(g, v, NULL), &path, &line))
 			continue;
-		cls = verdict_intern(e->out, class_name_of(c, e->end, class_hash[v]));
+		cls = verdict_intern(e->out, class_name_of(c, e, class_hash[v]));
 		path = verdict_intern(e->out, path);
 		for (i = 0; i < n; i++)
 			if (all[i].class_name == cls && all[i].path == path && all[i].line == line)
@@ -263,7 +293,7 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 	(void) roots;
 	if (!dom)
 		goto out;
-	judge_newness(e, g, newness, class_hash);
+	judge_newness(c, e, g, newness, class_hash);
 	for (i = 0; i < g->nnodes; i++)
 		counted[i] = newness[i] != ACCUM_SKIP;
 	accum_weigh(dom, counted, g->bytes);
@@ -316,6 +346,7 @@ out:
 		 "dominators and points in %.0f ms",
 		 e->out->n, nranked, (unsigned long long) e->out->new_objects,
 		 (unsigned long long) e->out->unattributed, (now_seconds() - t0) * 1e3);
+	class_maps_free(e);
 	accum_free(pts, npts);
 	for (i = 0; i < VERDICT_MAX; i++)
 		free(chosen[i].classes);
@@ -387,14 +418,14 @@ void verdict_take_paths(struct verdict_end *e, struct why_report *why)
  * the main script's locals): what holds code, constants and frames, not
  * the program's data.
  */
-static bool classy(struct why_context *c, const struct verdict_end *e, uint32_t hash)
+static bool classy(struct why_context *c, struct verdict_end *e, uint32_t hash)
 {
-	const struct census_class *cc = census_class_of(e->end, hash);
+	const struct census_class *cc = census_class_of(e, hash);
 	uint32_t type = cc ? RBM_KIND_TYPE(cc->kind) : 0;
 
 	return type == RB_T_CLASS || type == RB_T_MODULE || type == RB_T_ICLASS ||
 	       type == RB_T_IMEMO ||
-	       (type == RB_T_DATA && !strcmp(class_name_of(c, e->end, hash), "Binding"));
+	       (type == RB_T_DATA && !strcmp(class_name_of(c, e, hash), "Binding"));
 }
 
 /*
@@ -445,7 +476,7 @@ void verdict_on_graph_at_exit(void *ctx, struct why_context *c, struct refgraph 
 	(void) roots;
 	if (!newness || !above || !class_hash || !point || !dom)
 		goto out;
-	judge_newness(e, g, newness, class_hash);
+	judge_newness(c, e, g, newness, class_hash);
 	exit_holders(c, e, dom, class_hash, newness, above);
 	if ((err = accum_assign(dom, newness, point)) ||
 	    (err = accum_sum(dom, point, newness, g->bytes, &pts, &npts)))
@@ -493,6 +524,7 @@ out:
 	}
 	e->out->seconds = g->seconds + (dom ? dom->seconds : 0);
 	e->out->tracer_bytes = refgraph_bytes(g) + (dom ? dom->peak_bytes : 0) + (uint64_t) n1 * 10;
+	class_maps_free(e);
 	accum_free(pts, npts);
 	for (i = 0; i < VERDICT_MAX; i++)
 		free(chosen[i].classes);

@@ -51,6 +51,11 @@ struct verdict_end {
 	void *site_ctx;
 	/* NULL, or filled from the end's walk: the next period's start */
 	struct verdict_base *next_base;
+	/* --class: only new objects of the classes it names count (NULL: all) */
+	bool (*wanted)(void *ctx, const char *name);
+	void *wanted_ctx;
+	/* the end census's classes by the hash its slots keep, and --class's answer for each */
+	struct u64map by_hash, wanted_by_hash;
 };
 
 /* why_context.on_graph: points and growth over dom; selects the points for their paths. */

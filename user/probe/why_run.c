@@ -119,12 +119,22 @@ static int walk_heap(struct why_context *c, unsigned long freeze_ms, struct root
 /* Proves what `why` needs in t, a target proved for another mode, and opens c: 0 or -1. */
 static int context_for(struct why_context *c, struct ruby_target *t, char *err, size_t errlen)
 {
+	unsigned int todo = 0;
 	int g;
 
 	memset(c, 0, sizeof(*c));
 	c->t = t;
-	/* every group again: the prover's results are of one run (a trace proved its own) */
-	ruby_target_prove(t, WHY_NEEDS | PROOF_BIT(PROOF_STACKS), false);
+	/*
+	 * Only the groups not proved yet (refs, for a trace's target): proved
+	 * again while the trace runs, a group could fail for a passing reason
+	 * (the target stopped) and take the trace's figures with it.
+	 */
+	for (g = 0; g < PROOF_GROUPS; g++)
+		if (((WHY_NEEDS | PROOF_BIT(PROOF_STACKS)) & PROOF_BIT(g)) &&
+		    !ruby_target_proved(t, (enum proof_group) g))
+			todo |= PROOF_BIT(g);
+	if (todo)
+		ruby_target_prove(t, todo, false);
 	for (g = 0; g < PROOF_GROUPS; g++) {
 		if ((WHY_NEEDS & PROOF_BIT(g)) && !ruby_target_proved(t, (enum proof_group) g)) {
 			snprintf(err, errlen, "its %s layout is not proved (%s)",
