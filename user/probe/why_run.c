@@ -124,11 +124,7 @@ static int context_for(struct why_context *c, struct ruby_target *t, char *err, 
 
 	memset(c, 0, sizeof(*c));
 	c->t = t;
-	/*
-	 * Only the groups not proved yet (refs, for a trace's target): proved
-	 * again while the trace runs, a group could fail for a passing reason
-	 * (the target stopped) and take the trace's figures with it.
-	 */
+	/* Only groups not proved yet: one proved again could fail (a stopped target) mid-trace. */
 	for (g = 0; g < PROOF_GROUPS; g++)
 		if (((WHY_NEEDS | PROOF_BIT(PROOF_STACKS)) & PROOF_BIT(g)) &&
 		    !ruby_target_proved(t, (enum proof_group) g))
