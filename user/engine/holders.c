@@ -65,7 +65,7 @@ int holders_add_end(struct session *s, struct report *r, bool retainers)
 		s->snap.exit_verdict = NULL;
 		return 0;
 	}
-	if (s->launched || s->target_exited || !retainers)
+	if (s->launched || s->target_exited || s->at.held || !retainers)
 		return 0;
 	return holders_add(s, r, !s->opt.no_verdict);
 }

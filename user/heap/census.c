@@ -489,9 +489,17 @@ enum census_newness census_slot_new(const struct census *before, const struct ce
 		   : CENSUS_NEW;
 }
 
+static void census_class_free(void *p)
+{
+	struct census_class *cc = p;
+
+	free(cc->name);
+	free(cc);
+}
+
 void census_free(struct census *c)
 {
-	u64map_free(&c->classes, free);
+	u64map_free(&c->classes, census_class_free);
 	free(c->slot_mem);
 	c->slot_mem = NULL;
 	free(c->class_mem);

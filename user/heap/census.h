@@ -48,6 +48,8 @@ struct census_class {
 	/* census_name_classes: the class it counts as (past singletons), named while readable */
 	uint64_t object_class;
 	bool named;
+	/* ... and that name (owned): a class GC.compact moves later is unreadable at its address */
+	char *name;
 };
 
 /* One heap page of the snapshot, for census_slot_state and census_compare. */

@@ -54,7 +54,8 @@ void census_name_classes(struct census *c, struct class_namer *cn)
 			continue;
 		cc->object_class = row_class(cc, cn);
 		cc->named = true;
-		class_namer_key_name(cn, cc->object_class, cc->kind); /* cached by the namer */
+		if (!cc->name)
+			cc->name = strdup(class_namer_key_name(cn, cc->object_class, cc->kind));
 	}
 }
 
@@ -73,7 +74,7 @@ int census_to_report(const struct census *c, struct class_namer *cn, struct repo
 
 		if (!cc->live && !cc->garbage)
 			continue;
-		name = class_namer_key_name(cn, row_class(cc, cn), cc->kind);
+		name = cc->name ? cc->name : class_namer_key_name(cn, row_class(cc, cn), cc->kind);
 		if (wanted && !wanted(ctx, name))
 			continue;
 		row = report_row(r, name);

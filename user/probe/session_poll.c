@@ -402,10 +402,12 @@ int session_start(struct session *s, char *err, size_t errlen)
 			windows_charge(&s->windows, now_seconds() - s->opt.held_since);
 	}
 	/*
-	 * The verdict's first walk: a -p target's heap as the trace starts (a
-	 * launched one is empty), a held one let go first: it runs meanwhile.
+	 * The verdict's first walk: a -p target's heap as the trace starts.  A
+	 * launched one's is nearly empty: its verdict is read at its exit
+	 * (session_verdict_at_exit).  One --all caught at its start (held) is
+	 * short-lived, and others wait to be attached: none.
 	 */
-	if (!s->launched && !s->opt.no_verdict && s->snap.have_census_start &&
+	if (!s->launched && !s->at.held && !s->opt.no_verdict && s->snap.have_census_start &&
 	    (s->snap.verdict = calloc(1, sizeof(*s->snap.verdict))))
 		verdict_base_take(s->snap.verdict, &s->target, s->tracker.io.compact_count_addr,
 				  &s->snap.census_start);

@@ -69,7 +69,8 @@ void session_verdict_at_exit(struct session *s)
 	struct why_report why = {0};
 	char err[512];
 
-	if (s->opt.no_verdict || !s->snap.have_census_end || s->snap.exit_verdict)
+	/* a short Ruby --all caught at its start: its exit is not held up for a walk */
+	if (s->opt.no_verdict || s->at.held || !s->snap.have_census_end || s->snap.exit_verdict)
 		return;
 	if (!(s->snap.exit_verdict = session_verdict_open_at(
 		  s, &e, NULL, s->snap.have_census_start ? &s->snap.census_start : NULL,
