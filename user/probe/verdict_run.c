@@ -275,6 +275,49 @@ static void point_sites(struct verdict_end *e, struct why_context *c, const stru
 	}
 }
 
+/* The new objects the end's walk reached, and those no old node holds on its own. */
+static void count_new(struct verdict_end *e, const struct dominators *dom, const uint8_t *newness,
+		      const uint32_t *point)
+{
+	uint32_t i;
+
+	for (i = 0; i < dom->nreached; i++) {
+		uint32_t v = dom->order[i];
+
+		if (v < dom->n && newness[v] == ACCUM_NEW) {
+			e->out->new_objects++;
+			e->out->unattributed += point[v] == RG_NONE;
+		}
+	}
+}
+
+/*
+ * The first n of ranked, copied into chosen, become the verdict's points:
+ * what each gathered by class, its figures, its node selected for its path,
+ * its sites.  0 or -ENOMEM.
+ */
+static int fill_points(struct verdict_end *e, struct why_context *c, struct refgraph *g,
+		       const struct dominators *dom, struct ranked *ranked, size_t n,
+		       struct accum_point *chosen, const uint32_t *point, const uint8_t *newness,
+		       const uint32_t *class_hash)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		chosen[i] = *ranked[i].p;
+		ranked[i].p = &chosen[i];
+	}
+	e->out->n = n;
+	err = accum_classes(dom, point, newness, g->bytes, class_hash, chosen, n);
+	for (i = 0; i < n && !err; i++) {
+		err = fill_point(e, c, g, dom, &ranked[i], i, class_hash);
+		point_sites(e, c, g, point, newness, class_hash, ranked[i].p->node,
+			    &e->out->points[i]);
+	}
+	return err;
+}
+
 /* Over ~60 lines: the verdict's steps in order, each a call, its buffers freed on every path. */
 void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 		      const struct root_set *roots, struct dominators *dom)
@@ -303,35 +346,18 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 	if ((err = accum_assign(dom, newness, point)) ||
 	    (err = accum_sum(dom, point, newness, g->bytes, &pts, &npts)))
 		goto out;
-	for (i = 0; i < dom->nreached; i++) {
-		uint32_t v = dom->order[i];
-
-		if (v < dom->n && newness[v] == ACCUM_NEW) {
-			e->out->new_objects++;
-			e->out->unattributed += point[v] == RG_NONE;
-		}
-	}
+	count_new(e, dom, newness, point);
 	err = -ENOMEM;
 	if (!(ranked = rank_points(e, g, dom, pts, npts, class_hash, &nranked)))
 		goto out;
 	e->first_target = (int) c->ntargets;
-	for (i = 0; i < nranked && i < VERDICT_MAX; i++) {
-		chosen[i] = *ranked[i].p;
-		ranked[i].p = &chosen[i];
-	}
-	e->out->n = i;
-	if ((err = accum_classes(dom, point, newness, g->bytes, class_hash, chosen, e->out->n)))
-		goto out;
 	if (e->next_base && verdict_base_from(e->next_base, g, dom, e->compact_count)) {
 		verdict_base_free(e->next_base);
 		snprintf(e->next_base->why_not, sizeof(e->next_base->why_not),
 			 "the last period's walk could not be kept: out of memory");
 	}
-	for (i = 0; i < e->out->n && !err; i++) {
-		err = fill_point(e, c, g, dom, &ranked[i], i, class_hash);
-		point_sites(e, c, g, point, newness, class_hash, ranked[i].p->node,
-			    &e->out->points[i]);
-	}
+	err = fill_points(e, c, g, dom, ranked, nranked < VERDICT_MAX ? nranked : VERDICT_MAX,
+			  chosen, point, newness, class_hash);
 out:
 	if (err) {
 		e->out->n = 0;
@@ -498,26 +524,13 @@ void verdict_on_graph_at_exit(void *ctx, struct why_context *c, struct refgraph 
 		};
 	}
 	qsort(ranked, k, sizeof(*ranked), by_kept);
-	for (i = 0; i < k && i < VERDICT_MAX && ranked[i].grew_objects >= VERDICT_NOISE_MIN; i++) {
-		chosen[i] = *ranked[i].p;
-		ranked[i].p = &chosen[i];
-	}
-	e->out->n = i;
+	/* the first VERDICT_MAX, down to the noise */
+	i = 0;
+	while (i < k && i < VERDICT_MAX && ranked[i].grew_objects >= VERDICT_NOISE_MIN)
+		i++;
 	e->out->small_points = k - i;
-	err = accum_classes(dom, point, newness, g->bytes, class_hash, chosen, e->out->n);
-	for (i = 0; i < e->out->n && !err; i++) {
-		err = fill_point(e, c, g, dom, &ranked[i], i, class_hash);
-		point_sites(e, c, g, point, newness, class_hash, ranked[i].p->node,
-			    &e->out->points[i]);
-	}
-	for (i = 0; i < dom->nreached; i++) {
-		uint32_t v = dom->order[i];
-
-		if (v < dom->n && newness[v] == ACCUM_NEW) {
-			e->out->new_objects++;
-			e->out->unattributed += point[v] == RG_NONE;
-		}
-	}
+	err = fill_points(e, c, g, dom, ranked, i, chosen, point, newness, class_hash);
+	count_new(e, dom, newness, point);
 out:
 	if (err) {
 		e->out->n = 0;
