@@ -140,8 +140,9 @@ main_options_scd() {
 # "  census   count every ..." under "Subcommands:" -> "*census*" then its summary and its page.
 subcommands_scd() {
 	awk "$AWK_ESCAPE"'
+	done { next } # read to the end: the binary must not die of a closed pipe
 	/^Subcommands:/ { inside = 1; next }
-	inside && /^$/ { exit }
+	inside && /^$/ { inside = 0; done = 1; next }
 	inside {
 		line = $0
 		sub(/^ +/, "", line)

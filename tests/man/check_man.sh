@@ -32,7 +32,7 @@ page_options() {
 		sed -n 's/^ \{7\}\(-[^ ,-], \)\{0,1\}\(--[a-z][a-z-]*\).*/\2/p' | sort -u
 }
 
-subcommands=$(LC_ALL=C "$binary" --help | awk '/^Subcommands:/ { on = 1; next } on && /^$/ { exit } on { print $1 }')
+subcommands=$(LC_ALL=C "$binary" --help | awk '/^Subcommands:/ { on = 1; next } on && /^$/ { on = 0; done = 1 } on && !done { print $1 }')
 [ -n "$subcommands" ] || fail "no subcommands in $binary --help"
 
 pages=("$man_dir/rbmemtrace.8")

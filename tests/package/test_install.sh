@@ -54,7 +54,9 @@ for prefix in /usr/local /usr; do
 		fail "installed rbmemtrace --version printed \"$out\", expected \"rbmemtrace $version\""
 	for page in $pages; do
 		name=${page%.8}
-		MANWIDTH=80 man -M "$dest$prefix/share/man" 8 "$name" 2>/dev/null | grep -q "^NAME" ||
+		# captured first: with pipefail, grep -q's early exit could fail man with SIGPIPE
+		text=$(MANWIDTH=80 man -M "$dest$prefix/share/man" 8 "$name" 2>/dev/null)
+		grep -q "^NAME" <<<"$text" ||
 			fail "man -M $prefix/share/man 8 $name does not find the page"
 	done
 	bash -c "source '$dest$prefix/share/bash-completion/completions/rbmemtrace' &&
