@@ -224,3 +224,63 @@ Test(pprof, heap_profile_decodes)
 	report_free(&b);
 	free(m.procs);
 }
+
+/* Whether some comment of p contains s. */
+static bool has_comment(const Profile *p, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_comment; i++)
+		if (strstr(str(p, p->comment[i]), s))
+			return true;
+	return false;
+}
+
+/*
+ * Each process's leak verdict as comments, the text report's lines, under
+ * its pid when the profile holds several; over the verdict's own seconds.
+ */
+Test(pprof, verdict_as_comments)
+{
+	struct report a = {.pid = 11, .exit_status = -1, .end_reason = "duration", .duration_s = 9};
+	struct report b = {.pid = 22, .exit_status = -1, .end_reason = "duration"};
+	struct verdict *v = calloc(1, sizeof(*v));
+	struct verdict_point *pt = &v->points[0];
+	struct report sum;
+	struct model m = {};
+	struct model_view view;
+	Profile *p;
+
+	cr_assert_not_null(v);
+	v->trace_seconds = 2;
+	v->new_objects = 3000;
+	v->n = 1;
+	pt->root_kind = verdict_intern(v, "constant");
+	pt->root_name = verdict_intern(v, "App::KEPT");
+	pt->container_class = verdict_intern(v, "Array");
+	pt->size_before = 1000;
+	pt->size_after = 3000;
+	pt->grew_objects = 2000;
+	pt->grew_bytes = 80000;
+	pt->by_class[0] = (struct verdict_class){verdict_intern(v, "Leak"), 2000, 80000};
+	pt->nby_class = 1;
+	a.verdict = v;
+	report_finish(&a);
+	report_finish(&b);
+	model_add(&m, &a);
+	model_add(&m, &b);
+	cr_assert_eq(model_summary(&m, &sum), 0);
+	view = (struct model_view){.model = &m, .summary = &sum};
+	p = write_and_decode(&view);
+
+	cr_expect(has_comment(p, "PID 11: Leak verdict (read from the heap, exact):"));
+	cr_expect(has_comment(p, "PID 11:  1. App::KEPT  Array 1,000 -> 3,000 entries over 2.0 s"));
+	cr_expect(has_comment(p, "grew by 2,000 objects (Leak 2,000)"));
+	cr_expect(has_comment(p, "PID 11:       constant App::KEPT"));
+	cr_expect(!has_comment(p, "PID 22:"), "a process without a verdict has no line");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	report_free(&sum);
+	report_free(&a);
+	report_free(&b);
+	free(m.procs);
+}

@@ -123,7 +123,7 @@ static const struct argp_option opts[] = {
 	 0},
 	{"no-why", OPT_NO_WHY, NULL, 0,
 	 "Do not walk the target's heap: no leak verdict (a walk at the start and one at the end), "
-	 "no top retainer paths for the leak suspects (rbmemtrace why)",
+	 "no top retainer paths for the leak suspects (rbmemtrace why); implied by --format folded",
 	 0},
 	{"empty-probes", OPT_EMPTY_PROBES, "uprobe|uretprobe", 0,
 	 "Benchmark baseline: attach empty programs at the allocation functions, trace nothing", 0},
@@ -223,6 +223,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		fill_trace_options(t);
 		check_combinations(t);
+		/* Folded stacks have no place for a verdict or a path: no heap walk for them. */
+		if (args.out.format == FORMAT_FOLDED) {
+			args.no_why = true;
+			t->no_verdict = true;
+		}
 		if (!t->depth && (args.report.text.tree || args.out.format == FORMAT_FOLDED))
 			rbm_warn("--depth 0 records no call paths: %s will be empty",
 				 args.report.text.tree ? "the tree" : "the folded output");

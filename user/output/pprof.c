@@ -73,8 +73,12 @@ static void add_sample(struct builder *b, const struct report *r, const struct p
 		pb_add_label(e, b, "age", NULL, row->age);
 }
 
-/* Go's heap profile types, in Go's order, so pprof tools treat this as one. */
-#define MAX_COMMENTS 8
+/*
+ * The header's two, a line per period for a process gone or unsampled, and
+ * the leak verdicts' lines: each process's at most VERDICT_MAX points of a
+ * few lines each, and a line that says if more were left out.
+ */
+#define MAX_COMMENTS 160
 
 /* What a reader of a period's profile must know of a process: gone, or not sampled. */
 static void period_comment(struct builder *b, const struct report *r, int64_t *comments)
@@ -93,6 +97,63 @@ static void period_comment(struct builder *b, const struct report *r, int64_t *c
 	else
 		return;
 	comments[b->p.n_comment++] = pb_str_id(b, line);
+}
+
+/* One line of a verdict's text as a comment, under its process's pid when there are several. */
+static void verdict_line(struct builder *b, const char *line, const struct report *r, bool pid,
+			 int64_t *comments)
+{
+	char *c = NULL;
+
+	if (pid ? asprintf(&c, "PID %d: %s", r->pid, line) < 0 : !(c = strdup(line))) {
+		b->oom = true;
+		return;
+	}
+	comments[b->p.n_comment++] = pb_str_id(b, c);
+	free(c);
+}
+
+/*
+ * Each process's leak verdict as the text report says it, a comment a line
+ * (go tool pprof -comments): the profiles serve hands out and --format pprof
+ * carry it too.  Escaped for a terminal by the text writer, as printed.
+ */
+static void verdict_comments(struct builder *b, const struct model_view *v, int64_t *comments)
+{
+	size_t i;
+
+	for (i = 0; i < v->model->nprocs && !b->oom; i++) {
+		const struct report *r = v->model->procs[i];
+		char *text = NULL, *line, *save = NULL;
+		size_t len = 0;
+		FILE *m;
+
+		if (!r->verdict)
+			continue;
+		m = open_memstream(&text, &len);
+		if (!m) {
+			b->oom = true;
+			return;
+		}
+		verdict_write_text(m, r->verdict, r->duration_s);
+		if (fclose(m)) {
+			free(text);
+			b->oom = true;
+			return;
+		}
+		for (line = strtok_r(text, "\n", &save); line && !b->oom;
+		     line = strtok_r(NULL, "\n", &save)) {
+			if (b->p.n_comment + 1 >= MAX_COMMENTS) {
+				comments[b->p.n_comment++] = pb_str_id(
+				    b, "(more leak verdict lines left out: see the JSON report)");
+				break;
+			}
+			verdict_line(b, line, r, v->model->nprocs > 1, comments);
+		}
+		free(text);
+		if (b->p.n_comment >= MAX_COMMENTS)
+			break;
+	}
 }
 
 static const char *const sample_types[NVALUES][2] = {
@@ -185,8 +246,9 @@ static void set_comments(struct builder *b, const struct model_view *v, bool per
 					   "else 40 per object (one Ruby heap slot)");
 	}
 	b->p.n_comment = 2;
-	for (i = 0; period && i < v->model->nprocs && b->p.n_comment < MAX_COMMENTS; i++)
+	for (i = 0; period && i < v->model->nprocs && b->p.n_comment < MAX_COMMENTS / 2; i++)
 		period_comment(b, v->model->procs[i], comments);
+	verdict_comments(b, v, comments);
 	b->p.comment = comments;
 }
 

@@ -102,6 +102,8 @@ void verdict_write_text(FILE *out, const struct verdict *v, double seconds)
 
 	if (!v)
 		return;
+	if (v->trace_seconds > 0) /* between its two walks: a period's, not the trace's */
+		seconds = v->trace_seconds;
 	if (v->none) {
 		char e[768];
 

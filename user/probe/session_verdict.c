@@ -50,7 +50,9 @@ struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e
 	e->end = end;
 	e->old_age = s->at.heap_layout ? s->at.heap_layout->old_age : 3;
 	e->out = v;
-	v->trace_seconds = (s->end > s->start ? s->end : now_seconds()) - s->start;
+	/* From the base's walk: a period's verdict is over the period, not the trace. */
+	v->trace_seconds = (s->end > s->start ? s->end : now_seconds()) -
+			   (base && base->taken && base->at > s->start ? base->at : s->start);
 	e->site_of = traced_site;
 	e->site_ctx = s;
 	if (s->opt.nclasses) {

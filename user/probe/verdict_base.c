@@ -84,7 +84,8 @@ void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t c
 	b->bytes = (uint64_t) b->g.nnodes * (sizeof(*b->d.dom_bytes) + sizeof(*b->d.dom_objects) +
 					     (b->g.size ? sizeof(*b->g.size) : 0)) +
 		   b->g.npages * sizeof(*b->g.pages);
-	b->seconds = now_seconds() - t0;
+	b->at = now_seconds();
+	b->seconds = b->at - t0;
 	b->taken = true;
 	rbm_info("verdict: the start's walk: %llu live objects in %.0f ms, %llu bytes kept",
 		 (unsigned long long) b->g.live, b->seconds * 1e3, (unsigned long long) b->bytes);
@@ -128,6 +129,7 @@ int verdict_base_from(struct verdict_base *b, const struct refgraph *g,
 		return -ENOMEM;
 	b->compact_count = compact_count;
 	b->bytes = (uint64_t) g->nnodes * 16 + g->npages * sizeof(*g->pages);
+	b->at = now_seconds();
 	b->taken = true;
 	return 0;
 }

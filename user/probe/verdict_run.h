@@ -27,6 +27,7 @@ struct verdict_base {
 	struct dominators d;	/* dom_bytes and dom_objects kept */
 	uint64_t compact_count; /* GC.stat(:compact_count) at the walk; ~0: unknown */
 	double seconds;
+	double at;	/* now_seconds() when it was read: a period's verdict counts from it */
 	uint64_t bytes; /* what the base keeps */
 };
 
