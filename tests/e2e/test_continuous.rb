@@ -67,6 +67,12 @@ test "every: --every 2 for 9 s, 4 whole profiles, the leak as the target counts 
     counts = seen.map { |f| leak_inuse(f) }
     check_eq(counts, expected[0, 4], "PeriodicLeak in use in each profile against the target's own count")
     check(counts.each_cons(2).all? { |a, b| b > a }, "the leak grows: #{counts}")
+    # Each period's leak verdict, as comments of its profile (-comments), over that period only.
+    comments, = go_pprof("-comments", seen[1])
+    check(comments.include?("Leak verdict (read from the heap, exact):") &&
+          comments.match?(/^ 1\. KEPT  Array 1,000 -> 3,000 entries over [12]\.\d s$/) &&
+          comments.include?("grew by 2,000 objects (PeriodicLeak 2,000)"),
+          "the second period's verdict:\n#{comments}")
     raw, = go_pprof("-raw", seen[1])
     check(raw.match?(/^Duration: 2\.\d\ds?$/) || raw.match?(/^Duration: 1\.9\d/), "a period's duration:\n#{raw[0, 400]}")
     check(raw.include?("Time: "), "time_nanos set")
@@ -225,6 +231,8 @@ test "serve: go tool pprof reads the leak first; 404; slow clients cut; 50 at on
   rbm, port, err_r = start_serve(pid, "--every", "2", "--request-timeout", "2")
   out, = go_pprof("-top", "-sample_index=inuse_objects", "http://127.0.0.1:#{port}/debug/pprof/heap")
   check_eq(top_rows(out).first, [60_000, "PeriodicLeak (object)"], "the first row a real client reads:\n#{out}")
+  comments, = go_pprof("-comments", "http://127.0.0.1:#{port}/debug/pprof/heap")
+  check(comments.include?("Leak verdict (read from the heap, exact)"), "the profile's verdict:\n#{comments}")
   code = `curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://127.0.0.1:#{port}/debug/pprof/nope`
   check_eq(code, "404", "curl of an unknown path")
   check_eq(http_get(port, "/debug/pprof/heap?pid=1").code, "404", "a pid not traced")

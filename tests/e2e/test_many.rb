@@ -36,7 +36,7 @@ test "many: --all traces three processes, one in its own pid namespace; pprof pe
   Dir.mktmpdir do |dir|
     files = %w[a b].map do |name|
       pb = File.join(dir, "#{name}.pb.gz")
-      _, err, st = Open3.capture3(RBM, "--all", "-d", "5", "--format", "pprof", "-o", pb)
+      _, err, st = Open3.capture3(RBM, "--all", "-d", "5", "--no-why", "--format", "pprof", "-o", pb)
       check(st.success?, "--all failed (#{st}): #{err}")
       check(err =~ /tracing (\d+) processes/ && $1.to_i >= 3, "processes traced: #{err}")
       pb
