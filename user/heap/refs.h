@@ -298,6 +298,9 @@ struct ref_out {
 };
 int refs_decode_now(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struct ref_out *out,
 		    size_t max, size_t *n);
+/* The same, with the slot's first two words (flags, klass) from the same read into hdr. */
+int refs_decode_now_hdr(struct refs_meta *m, uint64_t addr, uint32_t slot_size,
+			struct ref_out *out, size_t max, size_t *n, uint64_t hdr[2]);
 
 /* The longest read a decoder asks for: bigger tables are read in chunks of it. */
 #define REFS_MAX_READ (1u << 22)

@@ -203,6 +203,12 @@ static void now_need(void *arg, uint64_t addr, uint32_t len, uint8_t step, uint6
 int refs_decode_now(struct refs_meta *m, uint64_t addr, uint32_t slot_size, struct ref_out *out,
 		    size_t max, size_t *n)
 {
+	return refs_decode_now_hdr(m, addr, slot_size, out, max, n, NULL);
+}
+
+int refs_decode_now_hdr(struct refs_meta *m, uint64_t addr, uint32_t slot_size,
+			struct ref_out *out, size_t max, size_t *n, uint64_t hdr[2])
+{
 	struct now d = {.out = out, .max = max};
 	struct refs_sink sink = {now_ref, now_need, &d, NULL, NULL};
 	uint64_t words[128];
@@ -213,9 +219,11 @@ int refs_decode_now(struct refs_meta *m, uint64_t addr, uint32_t slot_size, stru
 	*n = 0;
 	if (slot_size > sizeof(words))
 		slot_size = sizeof(words);
-	ret = target_read(m->pid, addr, words, slot_size);
+	ret = slot_size < 2 * sizeof(words[0]) ? -EINVAL : target_read(m->pid, addr, words, slot_size);
 	if (ret)
 		return ret;
+	if (hdr)
+		memcpy(hdr, words, 2 * sizeof(words[0]));
 	refs_decode(m, addr, words, slot_size, &sink);
 	while (d.head < d.nq) {
 		struct pending p = d.q[d.head++];

@@ -11,6 +11,13 @@
 #define MAX_CHAIN HEAP_MAX_PATH
 #define MAX_REFS_PER_OBJECT (1u << 22)
 #define CACHE_REFS_MAX (1ull << 24) /* decoded references kept across paths */
+/*
+ * A decode of fewer references is not kept: reading it again is a read or
+ * two, while keeping it costs its references and its record.  Kept, the
+ * parents of a million leaves (a String held by each of a million objects)
+ * took 1 GB; the containers that many paths go through are the big ones.
+ */
+#define CACHE_MIN_REFS 16
 #define TEXT 512
 
 int64_t retainers_search(const struct refgraph *g, const struct root_set *roots, uint32_t *parent)
@@ -64,6 +71,12 @@ struct explain {
 	struct refgraph *g;
 	struct u64map cache; /* node + 1 -> struct decoded * */
 	uint64_t cached_refs;
+	/*
+	 * The last decode not kept, and its node: a path's step reads a node's
+	 * header, the next step its edge to the child: one read for both.
+	 */
+	struct decoded *last;
+	uint32_t last_node;
 	struct ref_out *scratch;
 	uint8_t *root_state; /* per root: 0 not re-read yet, 1 still holds, 2 does not */
 	char **root_names;   /* per root: its words, made once */
@@ -100,34 +113,40 @@ static void decode_into(struct explain *x, uint32_t node, struct decoded *d)
 	 * witnesses, refs.h); what fails here is the slot itself or memory.
 	 */
 	decoded_clear(d);
-	d->ok = addr && target_read(x->g->pid, addr, d->hdr, sizeof(d->hdr)) == 0 &&
-		refs_decode_now(x->g->meta, addr, slot_size, x->scratch, MAX_REFS_PER_OBJECT,
-				&n) == 0;
+	d->ok = addr && refs_decode_now_hdr(x->g->meta, addr, slot_size, x->scratch,
+					    MAX_REFS_PER_OBJECT, &n, d->hdr) == 0;
 	if (!d->ok)
 		return;
 	d->refs = malloc((n ? n : 1) * sizeof(*d->refs));
 	if (d->refs)
 		memcpy(d->refs, x->scratch, n * sizeof(*d->refs));
 	d->n = d->refs ? n : 0;
-	for (i = 0; i < d->n; i++)
+	for (i = 0; d->n >= CACHE_MIN_REFS && i < d->n; i++)
 		if (!u64map_get(&d->by_child, d->refs[i].value))
 			u64map_put(&d->by_child, d->refs[i].value, (void *) (uintptr_t) (i + 1));
 }
 
-/* What node references now (and its header), decoded once and kept. */
+/*
+ * What node references now (and its header): kept in the cache if big, else
+ * as the last decode until the next one.  Either way x owns it.
+ */
 static struct decoded *decode(struct explain *x, uint32_t node)
 {
 	struct decoded *d = u64map_get(&x->cache, (uint64_t) node + 1);
 
 	if (d)
 		return d;
+	if (x->last && x->last_node == node)
+		return x->last;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
 	decode_into(x, node, d);
-	if (x->cached_refs + d->n > CACHE_REFS_MAX ||
+	if (d->n < CACHE_MIN_REFS || x->cached_refs + d->n > CACHE_REFS_MAX ||
 	    u64map_put(&x->cache, (uint64_t) node + 1, d)) {
-		/* not kept: the caller frees it (it is not in the cache) */
+		decoded_free(x->last);
+		x->last = d;
+		x->last_node = node;
 		return d;
 	}
 	x->cached_refs += d->n;
@@ -158,9 +177,19 @@ static void decode_again(struct explain *x, uint32_t node, struct decoded *d)
 		x->cached_refs = x->cached_refs - was + d->n;
 }
 
+/* The index + 1 of addr's first reference in d, 0 if none: small decodes have no map. */
 static uintptr_t child_at(const struct decoded *d, uint64_t addr)
 {
-	return d && d->ok ? (uintptr_t) u64map_get(&d->by_child, addr) : 0;
+	size_t i;
+
+	if (!d || !d->ok)
+		return 0;
+	if (d->n >= CACHE_MIN_REFS)
+		return (uintptr_t) u64map_get(&d->by_child, addr);
+	for (i = 0; i < d->n; i++)
+		if (d->refs[i].value == addr)
+			return i + 1;
+	return 0;
 }
 
 /*
@@ -182,8 +211,6 @@ static bool reread_edge(struct explain *x, uint32_t parent, uint32_t child, stru
 	}
 	if (at)
 		h->via = d->refs[at - 1].label;
-	if (d && !in_cache(x, parent, d))
-		decoded_free(d);
 	return at != 0;
 }
 
@@ -198,8 +225,6 @@ static bool header(struct explain *x, uint32_t node, uint64_t hdr[2])
 	ok = d && d->ok;
 	if (ok)
 		memcpy(hdr, d->hdr, 2 * sizeof(*hdr));
-	if (d && !in_cache(x, node, d))
-		decoded_free(d);
 	return ok;
 }
 
@@ -506,6 +531,7 @@ out:
 	if (ret)
 		snprintf(err, errlen, "retainer paths: %s", strerror(-ret));
 	u64map_free(&x.cache, decoded_free);
+	decoded_free(x.last);
 	free(x.scratch);
 	free(x.root_state);
 	for (i = 0; x.root_names && i < in->roots->n; i++)
