@@ -345,6 +345,25 @@ enum slot_state census_slot_info(const struct census *c, uint64_t addr, unsigned
 	return SLOT_UNKNOWN;
 }
 
+static const struct census_page *hinted(const struct census_page *p, uint64_t addr, uint32_t *i);
+static const struct census_page *page_holding(const struct census *c, uint64_t addr, uint32_t *i);
+
+enum slot_state census_slot_info_at(const struct census *c, uint64_t addr, unsigned int *age,
+				    bool *unprotected, struct census_hint *h)
+{
+	const struct census_page *p;
+	uint32_t i;
+
+	if (!(p = hinted(h->now, addr, &i))) {
+		if (!(p = page_holding(c, addr, &i)))
+			return census_slot_info(c, addr, age, unprotected);
+		h->now = p;
+	}
+	*age = (p->slot[i] >> 4) & 3;
+	*unprotected = p->slot[i] & SLOT_WB_UNPROTECTED;
+	return p->slot[i] & 0xf;
+}
+
 static const struct census_page *page_at(const struct census *c, uint64_t start)
 {
 	size_t lo = 0, hi = c->npage;
@@ -470,20 +489,48 @@ static const struct census_page *page_holding(const struct census *c, uint64_t a
 	return NULL;
 }
 
+/* The page of h that holds addr (its slot in *i), or NULL: no search. */
+static const struct census_page *hinted(const struct census_page *p, uint64_t addr, uint32_t *i)
+{
+	uint64_t off;
+
+	if (!p || addr < p->start || (off = addr - p->start) >= (uint64_t) p->nslots * p->slot_size ||
+	    off % p->slot_size)
+		return NULL;
+	*i = (uint32_t) (off / p->slot_size);
+	return p;
+}
+
 enum census_newness census_slot_new(const struct census *before, const struct census *now,
 				    uint64_t addr, unsigned int old_age, uint32_t *class_hash)
+{
+	struct census_hint h = {0};
+
+	return census_slot_new_at(before, now, addr, old_age, class_hash, &h);
+}
+
+enum census_newness census_slot_new_at(const struct census *before, const struct census *now,
+				       uint64_t addr, unsigned int old_age, uint32_t *class_hash,
+				       struct census_hint *h)
 {
 	const struct census_page *p, *was;
 	uint32_t i;
 
 	*class_hash = 0;
-	if (!before->page || !now->page || now->gc_count < before->gc_count ||
-	    !(p = page_holding(now, addr, &i)))
+	if (!before->page || !now->page || now->gc_count < before->gc_count)
 		return CENSUS_UNKNOWN;
+	if ((p = hinted(h->now, addr, &i))) {
+		was = h->before;
+	} else {
+		if (!(p = page_holding(now, addr, &i)))
+			return CENSUS_UNKNOWN;
+		was = page_at(before, p->start);
+		h->now = p;
+		h->before = was;
+	}
 	if ((p->slot[i] & 0xf) != SLOT_LIVE)
 		return CENSUS_NOT_LIVE;
 	*class_hash = p->class_of[i];
-	was = page_at(before, p->start);
 	return old_news(was, p, i, now->gc_count - before->gc_count, old_age, before->marking)
 		   ? CENSUS_OLD
 		   : CENSUS_NEW;

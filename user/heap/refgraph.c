@@ -88,21 +88,38 @@ static bool grow(void **p, size_t *cap, size_t need, size_t each)
 	return true;
 }
 
-uint32_t refgraph_node(const struct refgraph *g, uint64_t addr)
+/* addr's node in page p, or RG_NONE. */
+static uint32_t node_in(const struct rg_page *p, uint64_t addr)
 {
-	uintptr_t i = (uintptr_t) u64map_get(&g->by_body, addr & ~(uint64_t) (g->l->page_size - 1));
-	const struct rg_page *p;
 	uint64_t off;
 
-	if (!i)
-		return RG_NONE;
-	p = &g->pages[i - 1];
-	if (addr < p->start)
+	if (!p || addr < p->start)
 		return RG_NONE;
 	off = addr - p->start;
 	if (off % p->slot_size || off / p->slot_size >= p->nslots)
 		return RG_NONE;
 	return p->first + (uint32_t) (off / p->slot_size);
+}
+
+uint32_t refgraph_node(const struct refgraph *g, uint64_t addr)
+{
+	const struct rg_page *hint = NULL;
+
+	return refgraph_node_at(g, addr, &hint);
+}
+
+uint32_t refgraph_node_at(const struct refgraph *g, uint64_t addr, const struct rg_page **hint)
+{
+	uint32_t n = node_in(*hint, addr);
+	uintptr_t i;
+
+	if (n != RG_NONE)
+		return n;
+	i = (uintptr_t) u64map_get(&g->by_body, addr & ~(uint64_t) (g->l->page_size - 1));
+	if (!i)
+		return RG_NONE;
+	*hint = &g->pages[i - 1];
+	return node_in(*hint, addr);
 }
 
 uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size)

@@ -103,6 +103,8 @@ void refgraph_free(struct refgraph *g);
 
 /* The node of the object at addr, or RG_NONE if no page of the graph holds a slot there. */
 uint32_t refgraph_node(const struct refgraph *g, uint64_t addr);
+/* The same, trying *hint's page first and leaving there the page that held addr. */
+uint32_t refgraph_node_at(const struct refgraph *g, uint64_t addr, const struct rg_page **hint);
 /* The address of node n, and its slot size. */
 uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size);
 

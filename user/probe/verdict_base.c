@@ -24,17 +24,22 @@ static uint64_t read_compact_count(pid_t pid, uint64_t addr)
  */
 static int weigh_start(struct verdict_base *b, const struct census *start)
 {
-	uint8_t *counted = malloc((size_t) b->g.nnodes + 1);
+	uint8_t *counted = calloc((size_t) b->g.nnodes + 1, 1);
+	struct census_hint hint = {0};
 	unsigned int age;
 	bool unprotected;
-	uint32_t v;
+	uint32_t pi, j;
 
 	if (!counted)
 		return -ENOMEM;
-	for (v = 0; v < b->g.nnodes; v++) {
-		uint64_t addr = refgraph_addr(&b->g, v, NULL);
+	/* page by page: each page looked up once in the census */
+	for (pi = 0; pi < b->g.npages; pi++) {
+		const struct rg_page *p = &b->g.pages[pi];
 
-		counted[v] = addr && census_slot_info(start, addr, &age, &unprotected) == SLOT_LIVE;
+		for (j = 0; j < p->nslots && p->first + j < b->g.nnodes; j++)
+			counted[p->first + j] =
+			    census_slot_info_at(start, p->start + (uint64_t) j * p->slot_size, &age,
+						&unprotected, &hint) == SLOT_LIVE;
 	}
 	accum_weigh(&b->d, counted, b->g.bytes);
 	free(counted);

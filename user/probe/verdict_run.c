@@ -28,45 +28,64 @@ static bool class_wanted(struct why_context *c, struct verdict_end *e, uint32_t 
 }
 
 /* Whether the start's walk reached a live object at addr (one its census saw). */
-static bool reached_at_start(const struct verdict_base *b, uint64_t addr)
+static bool reached_at_start(const struct verdict_base *b, uint64_t addr,
+			     const struct rg_page **hint)
 {
-	uint32_t sn = refgraph_node(&b->g, addr);
+	uint32_t sn = refgraph_node_at(&b->g, addr, hint);
 
 	return sn != RG_NONE && b->d.dom_objects[sn];
 }
 
-/* Each live node of the end's graph: new since the start, old, or not judged. */
+/* One live node at addr: old, new (counted if --class wants it), or left out. */
+static void judge_one(struct why_context *c, struct verdict_end *e, uint64_t addr,
+		      struct census_hint *hint, const struct rg_page **base_hint, uint8_t *newness,
+		      uint32_t *class_hash)
+{
+	/* at a launched command's exit: no start, everything the census saw is new */
+	enum census_newness n = census_slot_new_at(e->start ? e->start : e->end, e->end, addr,
+						   e->old_age, class_hash, hint);
+
+	if (!e->start && n == CENSUS_OLD)
+		n = CENSUS_NEW;
+	/*
+	 * The census's rule calls a new old object in a slot an old one of
+	 * its class held at the start the same object, once old_age GCs ran;
+	 * the start's walk tells: garbage then (unmarked until the next GC)
+	 * was reached by no root.
+	 */
+	if (n == CENSUS_OLD && e->base && !reached_at_start(e->base, addr, base_hint))
+		n = CENSUS_NEW;
+	if (n == CENSUS_OLD)
+		*newness = ACCUM_OLD;
+	else if (n == CENSUS_NEW && class_wanted(c, e, *class_hash))
+		*newness = ACCUM_NEW; /* one --class leaves out passes through, uncounted */
+	/* not live at the end's census: allocated since, passed through, not counted */
+}
+
+/*
+ * Each live node of the end's graph: new since the start, old, or not
+ * judged.  Page by page, in address order: each page is looked up once in
+ * the censuses and the start's graph.
+ */
 static int judge_newness(struct why_context *c, struct verdict_end *e, const struct refgraph *g,
 			 uint8_t *newness, uint32_t *class_hash)
 {
-	uint32_t v;
+	struct census_hint hint = {0};
+	const struct rg_page *base_hint = NULL;
+	uint32_t v, pi, j;
 
-	for (v = 0; v < g->nnodes; v++) {
-		uint64_t addr;
-		enum census_newness n;
+	memset(newness, ACCUM_SKIP, g->nnodes);
+	memset(class_hash, 0, g->nnodes * sizeof(*class_hash));
+	for (pi = 0; pi < g->npages; pi++) {
+		const struct rg_page *p = &g->pages[pi];
 
-		newness[v] = ACCUM_SKIP;
-		class_hash[v] = 0;
-		if (!(g->state[v] & RG_LIVE) || !(addr = refgraph_addr(g, v, NULL)))
-			continue;
-		/* at a launched command's exit: no start, everything the census saw is new */
-		n = census_slot_new(e->start ? e->start : e->end, e->end, addr, e->old_age,
-				    &class_hash[v]);
-		if (!e->start && n == CENSUS_OLD)
-			n = CENSUS_NEW;
-		/*
-		 * The census's rule calls a new old object in a slot an old one of
-		 * its class held at the start the same object, once old_age GCs ran;
-		 * the start's walk tells: garbage then (unmarked until the next GC)
-		 * was reached by no root.
-		 */
-		if (n == CENSUS_OLD && e->base && !reached_at_start(e->base, addr))
-			n = CENSUS_NEW;
-		if (n == CENSUS_OLD)
-			newness[v] = ACCUM_OLD;
-		else if (n == CENSUS_NEW && class_wanted(c, e, class_hash[v]))
-			newness[v] = ACCUM_NEW; /* one --class leaves out passes through, uncounted */
-		/* not live at the end's census: allocated since, passed through, not counted */
+		for (j = 0; j < p->nslots; j++) {
+			uint64_t addr = p->start + (uint64_t) j * p->slot_size;
+
+			v = p->first + j;
+			if (v < g->nnodes && (g->state[v] & RG_LIVE))
+				judge_one(c, e, addr, &hint, &base_hint, &newness[v], &class_hash[v]);
+		}
 	}
 	return 0;
 }
@@ -234,35 +253,58 @@ static int fill_point(struct verdict_end *e, struct why_context *c, struct refgr
 	return 0;
 }
 
+/* A site of traced objects, before its class is named. */
+struct site_tally {
+	uint32_t class_hash;
+	const char *path;
+	int line;
+	uint64_t traced;
+};
+
+static void tally_site(struct site_tally *all, size_t *n, size_t cap, uint32_t class_hash,
+		       const char *path, int line)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (all[i].line == line && all[i].class_hash == class_hash &&
+		    (all[i].path == path || !strcmp(all[i].path, path)))
+			break;
+	if (i == *n) {
+		if (*n == cap)
+			return;
+		all[(*n)++] = (struct site_tally){class_hash, path, line, 0};
+	}
+	all[i].traced++;
+}
+
 /*
  * The sites of the traced objects among a point's new ones, most first: a
  * sampled trace saw a few of them allocated; each site says how many.
+ * Page by page: each slot's address without a search.
  */
 static void point_sites(struct verdict_end *e, struct why_context *c, const struct refgraph *g,
 			const uint32_t *point, const uint8_t *newness, const uint32_t *class_hash,
 			uint32_t node, struct verdict_point *vp)
 {
-	struct verdict_site all[64];
+	struct site_tally all[64];
 	size_t n = 0, i, k;
-	uint32_t v;
+	uint32_t pi, j;
 
-	for (v = 0; v < g->nnodes && e->site_of; v++) {
-		const char *path, *cls;
-		int line;
+	for (pi = 0; pi < g->npages && e->site_of; pi++) {
+		const struct rg_page *p = &g->pages[pi];
 
-		if (point[v] != node || newness[v] != ACCUM_NEW ||
-		    !e->site_of(e->site_ctx, refgraph_addr(g, v, NULL), &path, &line))
-			continue;
-		cls = verdict_intern(e->out, class_name_of(c, e, class_hash[v]));
-		path = verdict_intern(e->out, path);
-		for (i = 0; i < n; i++)
-			if (all[i].class_name == cls && all[i].path == path && all[i].line == line)
-				break;
-		if (i == n && n == sizeof(all) / sizeof(all[0]))
-			continue;
-		if (i == n)
-			all[n++] = (struct verdict_site){cls, path, line, 0};
-		all[i].traced++;
+		for (j = 0; j < p->nslots; j++) {
+			uint32_t v = p->first + j;
+			const char *path;
+			int line;
+
+			if (v < g->nnodes && point[v] == node && newness[v] == ACCUM_NEW &&
+			    e->site_of(e->site_ctx, p->start + (uint64_t) j * p->slot_size, &path,
+				       &line))
+				tally_site(all, &n, sizeof(all) / sizeof(all[0]), class_hash[v],
+					   path, line);
+		}
 	}
 	for (k = 0; k < VERDICT_MAX_SITES && n; k++) {
 		size_t best = 0;
@@ -270,7 +312,9 @@ static void point_sites(struct verdict_end *e, struct why_context *c, const stru
 		for (i = 1; i < n; i++)
 			if (all[i].traced > all[best].traced)
 				best = i;
-		vp->sites[vp->nsites++] = all[best];
+		vp->sites[vp->nsites++] = (struct verdict_site){
+		    verdict_intern(e->out, class_name_of(c, e, all[best].class_hash)),
+		    verdict_intern(e->out, all[best].path), all[best].line, all[best].traced};
 		all[best] = all[--n];
 	}
 }
