@@ -135,6 +135,9 @@ struct session_snapshot {
 	bool final_done; /* the final census and pass are taken */
 	struct verdict_base *verdict; /* -p: the start's walk for the leak verdict */
 	struct verdict *exit_verdict; /* launch mode: read while stopped at its exit */
+	/* The verdict's traced objects: address -> stack id + 1, dumped once per verdict. */
+	struct u64map traced_at;
+	bool traced_indexed;
 };
 
 struct session {

@@ -64,6 +64,8 @@ void session_heap_free(struct session *s)
 	census_free(&s->snap.census_start);
 	census_free(&s->snap.census_end);
 	s->snap.have_census_start = s->snap.have_census_end = false;
+	u64map_free(&s->snap.traced_at, NULL);
+	s->snap.traced_indexed = false;
 	if (s->snap.verdict) {
 		verdict_base_free(s->snap.verdict);
 		free(s->snap.verdict);
