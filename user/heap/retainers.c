@@ -6,6 +6,7 @@
 #include "caps.h"
 #include "heap_caps.h"
 #include "retainers.h"
+#include "sort.h"
 #include "target_mem.h"
 
 #define MAX_CHAIN HEAP_MAX_PATH
@@ -60,7 +61,7 @@ int64_t retainers_search(const struct refgraph *g, const struct root_set *roots,
 struct decoded {
 	struct ref_out *refs;
 	size_t n;
-	struct u64map by_child; /* child address -> index + 1 (its first reference) */
+	uint32_t *by_child; /* big decodes: refs' indices by (child address, index) */
 	uint64_t hdr[2];	/* flags, klass */
 	bool ok;
 	bool reread; /* read again once after a child was missing from it */
@@ -87,7 +88,8 @@ static void decoded_clear(struct decoded *d)
 	free(d->refs);
 	d->refs = NULL;
 	d->n = 0;
-	u64map_free(&d->by_child, NULL);
+	free(d->by_child);
+	d->by_child = NULL;
 	d->ok = false;
 }
 
@@ -99,6 +101,16 @@ static void decoded_free(void *p)
 		return;
 	decoded_clear(d);
 	free(d);
+}
+
+static int by_child_order(const void *a, const void *b, void *arg)
+{
+	const struct ref_out *refs = arg;
+	uint32_t i = *(const uint32_t *) a, j = *(const uint32_t *) b;
+
+	if (refs[i].value != refs[j].value)
+		return refs[i].value < refs[j].value ? -1 : 1;
+	return i < j ? -1 : i > j;
 }
 
 /* Reads what node references now into d (emptied first); d->ok says whether it could. */
@@ -121,9 +133,12 @@ static void decode_into(struct explain *x, uint32_t node, struct decoded *d)
 	if (d->refs)
 		memcpy(d->refs, x->scratch, n * sizeof(*d->refs));
 	d->n = d->refs ? n : 0;
-	for (i = 0; d->n >= CACHE_MIN_REFS && i < d->n; i++)
-		if (!u64map_get(&d->by_child, d->refs[i].value))
-			u64map_put(&d->by_child, d->refs[i].value, (void *) (uintptr_t) (i + 1));
+	/* 4 bytes a reference: a map of them took 32 (a 2M-entry Hash: 64 MB) */
+	if (d->n < CACHE_MIN_REFS || !(d->by_child = malloc(d->n * sizeof(*d->by_child))))
+		return;
+	for (i = 0; i < d->n; i++)
+		d->by_child[i] = (uint32_t) i;
+	sort_array_r(d->by_child, d->n, sizeof(*d->by_child), by_child_order, d->refs);
 }
 
 /*
@@ -184,8 +199,21 @@ static uintptr_t child_at(const struct decoded *d, uint64_t addr)
 
 	if (!d || !d->ok)
 		return 0;
-	if (d->n >= CACHE_MIN_REFS)
-		return (uintptr_t) u64map_get(&d->by_child, addr);
+	if (d->by_child) {
+		size_t lo = 0, hi = d->n;
+
+		/* the first of addr's references: the lowest index among equal addresses */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (d->refs[d->by_child[mid]].value < addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo < d->n && d->refs[d->by_child[lo]].value == addr ? d->by_child[lo] + 1
+									   : 0;
+	}
 	for (i = 0; i < d->n; i++)
 		if (d->refs[i].value == addr)
 			return i + 1;
