@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The graph's nodes numbered from the heap page table (refgraph_impl.h). */
+/* The graph's nodes numbered from the heap page table, and found again by address (refgraph_impl.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,4 +77,59 @@ out:
 	free(geo);
 	free(ok);
 	return ret;
+}
+
+/* addr's node in page p, or RG_NONE. */
+static uint32_t node_in(const struct rg_page *p, uint64_t addr)
+{
+	uint64_t off;
+
+	if (!p || addr < p->start)
+		return RG_NONE;
+	off = addr - p->start;
+	if (off % p->slot_size || off / p->slot_size >= p->nslots)
+		return RG_NONE;
+	return p->first + (uint32_t) (off / p->slot_size);
+}
+
+uint32_t refgraph_node(const struct refgraph *g, uint64_t addr)
+{
+	const struct rg_page *hint = NULL;
+
+	return refgraph_node_at(g, addr, &hint);
+}
+
+uint32_t refgraph_node_at(const struct refgraph *g, uint64_t addr, const struct rg_page **hint)
+{
+	uint32_t n = node_in(*hint, addr);
+	uintptr_t i;
+
+	if (n != RG_NONE)
+		return n;
+	i = (uintptr_t) u64map_get(&g->by_body, addr & ~(uint64_t) (g->l->page_size - 1));
+	if (!i)
+		return RG_NONE;
+	*hint = &g->pages[i - 1];
+	return node_in(*hint, addr);
+}
+
+uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size)
+{
+	size_t lo = 0, hi = g->npages;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct rg_page *p = &g->pages[mid];
+
+		if (n < p->first)
+			hi = mid;
+		else if (n >= p->first + p->nslots)
+			lo = mid + 1;
+		else {
+			if (slot_size)
+				*slot_size = p->slot_size;
+			return p->start + (uint64_t) (n - p->first) * p->slot_size;
+		}
+	}
+	return 0;
 }
