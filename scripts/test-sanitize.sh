@@ -23,11 +23,11 @@ trap 'rm -rf "$logs"' EXIT
 export ASAN_OPTIONS="log_path=$logs/asan:halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
 export UBSAN_OPTIONS="log_path=$logs/ubsan:halt_on_error=1:print_stacktrace=1"
 # The suites that stop, several processes, --every and serve, why, merge, launch mode and the
-# caps, and of them the tests that exercise those paths without the long timing runs (every
-# test of these files under ASan took 5 minutes; these take about two): RBM_SANITIZE_FILES and
+# caps, and of them one or two tests a path, without the long timing runs (every test of these
+# files under ASan took 5 minutes; these take under two): RBM_SANITIZE_FILES and
 # RBM_SANITIZE_TESTS (run.rb's filter, alternatives split by |; empty: all) choose others.
 files=${RBM_SANITIZE_FILES:-test_faults.rb test_many.rb test_continuous.rb test_why.rb test_merge.rb test_starts.rb test_caps.rb test_serve_hostile.rb test_verdict.rb}
-tests=${RBM_SANITIZE_TESTS-hostile target|without CAP_SYS_PTRACE|output file:|launch mode:|target execs another Ruby|small ones:|many: --all|every:|serve:|why:|merge:|launch:|starts: --match|caps:|serve hostile:|verdict: three|verdict: launch}
+tests=${RBM_SANITIZE_TESTS-hostile target|without CAP_SYS_PTRACE|output file:|launch mode: SIGTERM|target execs another Ruby|small ones:|many: --all goes on|every: --every 2|every: each period|every: bad input|serve:|why:|merge:|launch: -- env|starts: --match|caps:|serve hostile: garbage|serve hostile: 30 fresh|verdict: three|verdict: launch}
 
 status=0
 echo "== unit tests, sanitizer build"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The graph's nodes numbered from the heap page table, and found again by address (refgraph_impl.h). */
+/* The graph's nodes numbered from the heap page table, and found by address (refgraph_impl.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
