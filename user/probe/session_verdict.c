@@ -53,19 +53,23 @@ struct verdict *session_verdict_open(struct session *s, struct verdict_end *e)
 				       s->snap.have_census_end ? &s->snap.census_end : NULL);
 }
 
-struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e,
-					const struct verdict_base *base,
-					const struct census *start, const struct census *end)
+/* at_exit: launch mode's, which needs no start's walk (everything it made is new). */
+static struct verdict *verdict_open(struct session *s, struct verdict_end *e,
+				    const struct verdict_base *base, const struct census *start,
+				    const struct census *end, bool at_exit)
 {
 	struct verdict *v = calloc(1, sizeof(*v));
 
 	if (!v)
 		return NULL;
 	memset(e, 0, sizeof(*e));
+	v->at_exit = at_exit;
 	/* this verdict's sites from the live map as it is now */
 	u64map_free(&s->snap.traced_at, NULL);
 	s->snap.traced_indexed = false;
-	if (!base || !base->taken)
+	if (at_exit) /* the census at the exit alone: the heap started nearly empty */
+		;
+	else if (!base || !base->taken)
 		v->none = verdict_intern(v, base ? base->why_not : "no heap walk at the start");
 	else if (!start || !end)
 		v->none = verdict_intern(v, "no heap census at both ends");
@@ -91,6 +95,13 @@ struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e
 	return v;
 }
 
+struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e,
+					const struct verdict_base *base,
+					const struct census *start, const struct census *end)
+{
+	return verdict_open(s, e, base, start, end, false);
+}
+
 void session_verdict_at_exit(struct session *s)
 {
 	struct verdict_end e;
@@ -100,12 +111,10 @@ void session_verdict_at_exit(struct session *s)
 	/* a short Ruby --all caught at its start: its exit is not held up for a walk */
 	if (s->opt.no_verdict || s->at.held || !s->snap.have_census_end || s->snap.exit_verdict)
 		return;
-	if (!(s->snap.exit_verdict = session_verdict_open_at(
+	if (!(s->snap.exit_verdict = verdict_open(
 		  s, &e, NULL, s->snap.have_census_start ? &s->snap.census_start : NULL,
-		  &s->snap.census_end)))
+		  &s->snap.census_end, true)))
 		return;
-	s->snap.exit_verdict->none = NULL; /* no start's walk: none is needed */
-	s->snap.exit_verdict->at_exit = true;
 	if (why_suspect_paths(&s->target, NULL, 0, verdict_on_graph_at_exit, &e, &why, err,
 			      sizeof(err)))
 		s->snap.exit_verdict->none = verdict_intern(s->snap.exit_verdict, err);

@@ -10,6 +10,12 @@
 #include "target_mem.h"
 #include "verdict_run.h"
 
+#define FREE_NULL(p)                                                                               \
+	do {                                                                                       \
+		free(p);                                                                           \
+		(p) = NULL;                                                                        \
+	} while (0)
+
 static uint64_t read_compact_count(pid_t pid, uint64_t addr)
 {
 	uint64_t n;
@@ -70,22 +76,17 @@ void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t c
 		refgraph_free(&b->g);
 		return;
 	}
-	/* Kept: addresses to nodes, their state and size, what each kept alive. */
-	free(b->g.targets);
-	b->g.targets = NULL;
-	free(b->g.off);
-	b->g.off = NULL;
-	free(b->g.sel);
-	b->g.sel = NULL;
-	free(b->d.idom);
-	b->d.idom = NULL;
-	free(b->d.order);
-	b->d.order = NULL;
-	/* a node the start's census saw weighs one object at least: that says live */
-	free(b->g.state);
-	b->g.state = NULL;
-	free(b->g.bytes);
-	b->g.bytes = NULL;
+	/*
+	 * Kept: addresses to nodes, their size, what each kept alive (a node
+	 * the start's census saw weighs one object at least: that says live).
+	 */
+	FREE_NULL(b->g.targets);
+	FREE_NULL(b->g.off);
+	FREE_NULL(b->g.sel);
+	FREE_NULL(b->d.idom);
+	FREE_NULL(b->d.order);
+	FREE_NULL(b->g.state);
+	FREE_NULL(b->g.bytes);
 	b->bytes = (uint64_t) b->g.nnodes * (sizeof(*b->d.dom_bytes) + sizeof(*b->d.dom_objects) +
 					     (b->g.size ? sizeof(*b->g.size) : 0)) +
 		   b->g.npages * sizeof(*b->g.pages);
