@@ -247,6 +247,29 @@ ensure
   WhyDriver.stop(io)
 end
 
+# Every core busy at the default priority (the target and two loops on 2 cores): a walk at nice
+# 19 got a sliver of a core and a -d 4 trace's two walks took minutes.  Starved past 2 s, the walk
+# gets its priority back (nice_guard.h) and says so with -v; the rest is the walk's own CPU time.
+# The bound does not depend on the Ruby: the host's alone (CI's time).
+if TARGET_LABEL == "host"
+  test "why: a walk starved at nice 19 by busy cores gets its priority back and ends" do
+    io, facts = WhyDriver.start(TARGET_RUBY, "why_loop.rb")
+    hogs = Array.new(2) { Process.spawn("sh", "-c", "while :; do :; done", pgroup: true) }
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    doc, err, st = WhyDriver.why(facts["pid"], "--class", "LeakedSession", "-v")
+    took = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+    err = err.scrub # -v names what the target holds, as its bytes are
+    check(st.success?, "why failed (#{st}): #{err.lines.last(3).join}")
+    check(err =~ /why: the walk waited ([\d.]+) s at nice 19/ && $1.to_f < 3.5,
+          "-v does not say the walk got its priority back: #{err.lines.grep(/why:/).first(3).join}")
+    check(took < 30, "why took #{took.round(1)} s with every core busy")
+    check(WhyDriver.target(doc, "LeakedSession")["count"].positive?, "no LeakedSession explained")
+  ensure
+    hogs&.each { |h| Process.kill(:KILL, -h) rescue nil; Process.wait(h) rescue nil }
+    WhyDriver.stop(io)
+  end
+end
+
 # The state letter of a process (/proc/PID/stat): "T" when stopped.
 def proc_state(pid)
   File.read("/proc/#{pid}/stat")[/\) (\S)/, 1]

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include "clock.h"
 #include "diag.h"
 #include "freeze.h"
+#include "nice_guard.h"
 #include "refgraph.h"
 #include "report.h"
 #include "retainers.h"
@@ -183,19 +183,29 @@ int why_suspect_paths(struct ruby_target *t, const char *const *classes, size_t 
 	return class_paths(t, "suspects", classes, n, on_graph, ctx, out, err, errlen);
 }
 
+/* -v: a niced walk that waited too long for a core, and ran at the default priority since. */
+static void said_starved(const struct nice_guard *nice)
+{
+	if (nice->raised)
+		rbm_info("why: the walk waited %.1f s at nice 19 and ran %.2f s of it: at its own "
+			 "priority since (every core was busy)",
+			 nice->waited, nice->ran);
+}
+
 int why_walk_graph(struct ruby_target *t, struct root_set *roots, struct refgraph *g, char *err,
 		   size_t errlen)
 {
 	static struct why_context c;
 	struct why_report scratch = {0};
-	int old_nice, ret;
+	struct nice_guard nice;
+	int ret;
 
 	if (context_for(&c, t, err, errlen))
 		return -1;
-	old_nice = getpriority(PRIO_PROCESS, 0);
-	setpriority(PRIO_PROCESS, 0, 19);
+	nice_guard_start(&nice);
 	ret = walk_heap(&c, 0, roots, g, &scratch);
-	setpriority(PRIO_PROCESS, 0, old_nice);
+	nice_guard_stop(&nice);
+	said_starved(&nice);
 	if (ret)
 		snprintf(err, errlen, "%s", c.err);
 	why_free(&scratch);
@@ -519,7 +529,8 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 	struct dominators dom;
 	bool have_dom;
 	double t0 = now_seconds();
-	int ret, old_nice = 0;
+	struct nice_guard nice;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
 	out->pid = t->pid;
@@ -531,11 +542,11 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 	 * target 3.5% slower during a walk instead of 43%).  A stopped one has
 	 * nothing to lose: the walk then runs as it is, to end the pause soon.
 	 */
-	if (!freeze_ms) {
-		old_nice = getpriority(PRIO_PROCESS, 0);
-		setpriority(PRIO_PROCESS, 0, 19);
-	}
+	if (!freeze_ms)
+		nice_guard_start(&nice); /* given back if every core is busy (nice_guard.h) */
 	if (walk_heap(c, freeze_ms, &roots, &g, out)) {
+		if (!freeze_ms)
+			nice_guard_stop(&nice);
 		vm_roots_free(&roots);
 		return -1;
 	}
@@ -564,8 +575,10 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 		c->verdict->out = NULL;
 	}
 	out->walk.seconds = now_seconds() - t0;
-	if (!freeze_ms)
-		setpriority(PRIO_PROCESS, 0, old_nice); /* as root; others stay nice */
+	if (!freeze_ms) {
+		nice_guard_stop(&nice);
+		said_starved(&nice);
+	}
 	refgraph_free(&g);
 	vm_roots_free(&roots);
 	return ret ? -1 : 0;
