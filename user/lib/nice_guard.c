@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "clock.h"
+#include "diag.h"
 #include "nice_guard.h"
 
 #define CHECK_NS 200000000L /* how often the watcher looks */
@@ -94,4 +95,8 @@ void nice_guard_stop(struct nice_guard *g)
 		g->watching = false;
 	}
 	setpriority(PRIO_PROCESS, 0, g->old_nice); /* as root; others stay nice */
+	if (g->raised)
+		rbm_info("why: the walk waited %.1f s at nice 19 and ran %.2f s of it: at its own "
+			 "priority since (every core was busy)",
+			 g->waited, g->ran);
 }

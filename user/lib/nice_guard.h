@@ -33,7 +33,7 @@ struct nice_guard {
 
 /* The calling thread at nice 19, watched; without a watcher (no thread) it stays nice. */
 void nice_guard_start(struct nice_guard *g);
-/* The watcher gone and the thread's nice as before; g->raised says whether it was starved. */
+/* The watcher gone and the thread's nice as before; -v says if it was starved (g->raised). */
 void nice_guard_stop(struct nice_guard *g);
 
 #endif

@@ -183,15 +183,6 @@ int why_suspect_paths(struct ruby_target *t, const char *const *classes, size_t 
 	return class_paths(t, "suspects", classes, n, on_graph, ctx, out, err, errlen);
 }
 
-/* -v: a niced walk that waited too long for a core, and ran at the default priority since. */
-static void said_starved(const struct nice_guard *nice)
-{
-	if (nice->raised)
-		rbm_info("why: the walk waited %.1f s at nice 19 and ran %.2f s of it: at its own "
-			 "priority since (every core was busy)",
-			 nice->waited, nice->ran);
-}
-
 int why_walk_graph(struct ruby_target *t, struct root_set *roots, struct refgraph *g, char *err,
 		   size_t errlen)
 {
@@ -205,7 +196,6 @@ int why_walk_graph(struct ruby_target *t, struct root_set *roots, struct refgrap
 	nice_guard_start(&nice);
 	ret = walk_heap(&c, 0, roots, g, &scratch);
 	nice_guard_stop(&nice);
-	said_starved(&nice);
 	if (ret)
 		snprintf(err, errlen, "%s", c.err);
 	why_free(&scratch);
@@ -575,10 +565,8 @@ int why_run(struct why_context *c, unsigned long freeze_ms, struct why_report *o
 		c->verdict->out = NULL;
 	}
 	out->walk.seconds = now_seconds() - t0;
-	if (!freeze_ms) {
+	if (!freeze_ms)
 		nice_guard_stop(&nice);
-		said_starved(&nice);
-	}
 	refgraph_free(&g);
 	vm_roots_free(&roots);
 	return ret ? -1 : 0;
