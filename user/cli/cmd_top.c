@@ -353,6 +353,8 @@ static void start_verdict(pid_t pid)
 	else if (why[0])
 		snprintf(line, sizeof(line), "no leak verdict: %.200s",
 			 term_escape(why, esc, sizeof(esc)));
+	/* the session's line on stderr (sampling started) is read now: this one is the news */
+	show_new_stderr();
 	if (took > 0 || why[0])
 		say(4, line);
 }
