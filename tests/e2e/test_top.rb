@@ -39,8 +39,9 @@ class Pane
   def close = (Open3.capture3("tmux", "-L", @socket, "kill-server") rescue nil)
 end
 
-def start_leak(seconds: 60, keep: 1500)
-  io = IO.popen({ "RBM_SECONDS" => seconds.to_s, "TOP_KEEP" => keep.to_s }, ["ruby", TOP_LEAK], "r+")
+def start_leak(seconds: 60, keep: 1500, hash_keep: 0)
+  env = { "RBM_SECONDS" => seconds.to_s, "TOP_KEEP" => keep.to_s, "TOP_HASH_KEEP" => hash_keep.to_s }
+  io = IO.popen(env, ["ruby", TOP_LEAK], "r+")
   m = io.gets.to_s.match(/^ready (\d+) (\d+)/) or raise Failure, "top_leak did not start"
   [io, m[1].to_i, m[2].to_i]
 end
@@ -117,6 +118,77 @@ test "top: under tmux the leak climbs to the top, keys sort, filter, drill down,
   pane.type("q")
   s = pane.wait_for("exit 0 and the shell back") { |x| x.include?("TOP-EXIT=0") }
   check(!s.include?("q quit") && !s.include?("CLASS"), "the screen was restored:\n#{s}")
+  pane.type("echo STILL-$((6*7))\n")
+  pane.wait_for("the terminal works") { |x| x.include?("STILL-42") }
+ensure
+  pane&.close
+  stop_leak(io, pid)
+end
+
+# The program's own SUMMARIES.size, asked on its stdin.
+def summaries_size(io)
+  io.puts "size"
+  line = io.gets.to_s
+  m = line.match(/^size (\d+)/) or raise Failure, "top_leak answered #{line.inspect} to size"
+  m[1].to_i
+end
+
+def int(text) = Integer(text.delete(","))
+
+# The leak verdict in the drill-down: the first Enter into the process takes the start's walk, v
+# reads from there to now.  Truth: the program's own SUMMARIES.size asked around each walk, so
+# the sizes before and after fall between two of its answers, and the new KeptSummary objects (one
+# an entry, keyed by Integers) between what it added surely and what it may have added meanwhile.
+test "top: v in the drill-down names the constant Hash first, its growth as the program counts" do
+  io, pid, = start_leak(keep: 0, hash_keep: 20)
+  pane = Pane.new(cols: 130, rows: 40)
+  pane.type("#{RBM} top -p #{pid} -i 0.5; echo TOP-EXIT=$?\n")
+  pane.wait_for("KeptSummary's row") { |x| screen_rows(x).any? { |r| r[0] == "KeptSummary" } }
+  pane.type("/KeptSummary")
+  pane.key("Enter")
+  pane.wait_for("KeptSummary alone") { |x| screen_rows(x).map(&:first) == ["KeptSummary"] }
+  before_lo = summaries_size(io)
+  pane.key("Enter")
+  # The walk holds the key's handling: the drill-down is drawn once it is done.
+  s = pane.wait_for("the drill-down, its verdict's start walked") do |x|
+    x =~ /^KeptSummary  live / && x =~ /leak verdict from now on: heap walked in [\d.]+ s/
+  end
+  before_hi = summaries_size(io)
+  check(s =~ /^KeptSummary  live .*v: leak verdict\)/, "the drill-down's keys:\n#{s}")
+  sleep 3
+  after_lo = summaries_size(io)
+  pane.type("v")
+  s = pane.wait_for("the verdict", timeout: 40) { |x| x =~ /LEAK VERDICT .*read in/ }
+  after_hi = summaries_size(io)
+  l = s.lines.map(&:chomp)
+  at = l.index { |x| x.include?("LEAK VERDICT") }
+  check(l[at] =~ /PID #{pid}: read in [\d.]+ s \(its start's walk [\d.]+ s, \S+ kept\)/, "status:\n#{s}")
+  check(l[at + 1].include?("Leak verdict (read from the heap, exact):"), "its title:\n#{s}")
+  m = l[at + 2].match(/^\s+1\. SUMMARIES  Hash ([\d,]+) -> ([\d,]+) entries over ([\d.]+) s$/)
+  check(m, "the constant Hash ranked first:\n#{s}")
+  size_before, size_after, over = int(m[1]), int(m[2]), Float(m[3])
+  check(size_before.between?(before_lo, before_hi), "size before #{size_before}: the program had " \
+        "#{before_lo} before the drill-down and #{before_hi} after its walk")
+  check(size_after.between?(after_lo, after_hi), "size after #{size_after}: the program had " \
+        "#{after_lo} before v and #{after_hi} after")
+  check(over >= 3, "over #{over} s: from the drill-down's start")
+  g = l[at + 3].match(/grew by ([\d,]+) objects \(KeptSummary ([\d,]+)\)/)
+  check(g, "its growth by class:\n#{s}")
+  summaries = int(g[2])
+  check(summaries.between?(after_lo - before_hi, after_hi - before_lo),
+        "#{summaries} new KeptSummary: the program added #{after_lo - before_hi} to " \
+        "#{after_hi - before_lo} between the walks")
+  check_eq(l[at + 4].strip, "constant SUMMARIES", "its holder path")
+  # v again: still from the drill-down's start, the same size before
+  sleep 1
+  pane.type("v")
+  s = pane.wait_for("the second verdict", timeout: 40) do |x|
+    (n = x[/1\. SUMMARIES  Hash [\d,]+ -> [\d,]+ entries over ([\d.]+) s/, 1]) && Float(n) >= over + 1
+  end
+  check(s =~ /1\. SUMMARIES  Hash #{m[1]} -> /, "the second read counts from the same start:\n#{s}")
+  pane.type("q")
+  s = pane.wait_for("exit 0 and the shell back") { |x| x.include?("TOP-EXIT=0") }
+  check(!s.include?("q quit") && !s.include?("LEAK VERDICT"), "the screen was restored:\n#{s}")
   pane.type("echo STILL-$((6*7))\n")
   pane.wait_for("the terminal works") { |x| x.include?("STILL-42") }
 ensure

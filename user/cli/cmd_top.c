@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "diag.h"
+#include "escape.h"
 #include "option_groups.h"
 #include "targets.h"
 #include "top_collect.h"
@@ -74,7 +75,8 @@ static const char doc[] =
     "A live, top-like view of the objects Ruby processes keep: per class live objects, bytes, "
     "change since start and per minute, allocations per second, old share and trend, from a "
     "heap census each refresh (no cost to the target).  Enter on a class samples its "
-    "allocation sites and call paths within --max-overhead.\n"
+    "allocation sites and call paths within --max-overhead; there, w reads who holds the class "
+    "and v the process's leak verdict since that first drill-down (a heap walk each).\n"
     "\n"
     "USAGE: rbmemtrace top -p PID [-p PID ...] | --match REGEX [-i SECONDS]\n"
     "                      [-b [-n COUNT]] [--format text|json]";
@@ -335,6 +337,28 @@ static int screen_open(void)
 	return 0;
 }
 
+/* The drill-down's first into a process: the leak verdict's start (a census and a walk). */
+static void start_verdict(pid_t pid)
+{
+	char why[640], esc[700], line[sizeof(ui.message)];
+	double took;
+
+	if ((failed = top_collect_verdict_start(&collector, pid, &took, why, sizeof(why)))) {
+		snprintf(failure, sizeof(failure), "out of memory");
+		return;
+	}
+	if (took > 0)
+		snprintf(line, sizeof(line),
+			 "leak verdict from now on: heap walked in %.2f s (v: the verdict)", took);
+	else if (why[0])
+		snprintf(line, sizeof(line), "no leak verdict: %.200s",
+			 term_escape(why, esc, sizeof(esc)));
+	/* the session's line on stderr (sampling started) is read now: this one is the news */
+	show_new_stderr();
+	if (took > 0 || why[0])
+		say(4, line);
+}
+
 /* Opens the drill-down of the selected row, starting its sampled windows. */
 static void open_drill(void)
 {
@@ -351,7 +375,11 @@ static void open_drill(void)
 		return;
 	}
 	failed = top_collect_sample(&collector, &model, row->pid, failure, sizeof(failure));
+	if (!failed)
+		start_verdict(row->pid);
 }
+
+static const struct report *drill_report(void);
 
 /* Key w: the drilled class's top retainer paths, read now, into the drill-down's why lines. */
 static void read_why(void)
@@ -376,6 +404,31 @@ static void read_why(void)
 	}
 	top_ui_set_why(&ui, &why, pid, now_seconds() - t0);
 	why_free(&why);
+}
+
+/* Key v: the drilled process's leak verdict, from its drill-down's start to now. */
+static void read_verdict(void)
+{
+	struct top_verdict_start start;
+	struct verdict *v = NULL;
+	double t0 = now_seconds();
+	char err[512];
+	int ret;
+
+	ui.have_verdict = true;
+	ui.verdict_for = ui.drill_pid;
+	ui.nverdict = 0;
+	ret = top_collect_verdict(&collector, ui.drill_pid, &v, &start, err, sizeof(err));
+	if (ret == -ESRCH)
+		snprintf(ui.verdict_status, sizeof(ui.verdict_status), "(its process is gone)");
+	else if (ret == -ENOMEM)
+		snprintf(ui.verdict_status, sizeof(ui.verdict_status), "(not read: out of memory)");
+	else if (ret)
+		snprintf(ui.verdict_status, sizeof(ui.verdict_status), "(not read: %.200s)", err);
+	else
+		top_ui_set_verdict(&ui, v, top_collect_drilled(&collector, ui.drill_pid),
+				   now_seconds() - t0, start.seconds, start.kept_bytes);
+	verdict_free(v);
 }
 
 static void move_selection(long delta)
@@ -492,6 +545,15 @@ static void command_key(int ch)
 		if (ui.drill) {
 			say(2, "reading who holds it...");
 			read_why();
+		}
+		break;
+	case 'v':
+	case 'V':
+		if (ui.drill) {
+			/* the walk holds the loop: the bar says so first */
+			say(2, "reading the leak verdict...");
+			top_screen_draw(&model, &view, &ui, drill_report());
+			read_verdict();
 		}
 		break;
 	case '\n':

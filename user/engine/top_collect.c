@@ -14,6 +14,7 @@
 #include "procmaps.h"
 #include "targets.h"
 #include "top_collect.h"
+#include "verdict_run.h"
 #include "why_select.h"
 
 int top_collect_add(struct top_collector *c, struct top_model *m, pid_t pid, bool skippable,
@@ -200,17 +201,19 @@ oom:
  * A window's probes must come off on time: a census taken while one is
  * open would hold it open and spend the target's budget.
  */
+static void cut_window(struct top_target *tt)
+{
+	/* A window waiting for an idle target could stay open for long: it is cut. */
+	if (tt->session && !tt->session_ended && windows_open(&tt->session->windows))
+		windows_cut(&tt->session->windows, now_seconds());
+}
+
 static void close_windows(struct top_collector *c)
 {
 	size_t i;
 
-	for (i = 0; i < c->ntargets; i++) {
-		struct top_target *tt = &c->targets[i];
-
-		/* A window waiting for an idle target could stay open for long: it is cut. */
-		if (tt->session && !tt->session_ended && windows_open(&tt->session->windows))
-			windows_cut(&tt->session->windows, now_seconds());
-	}
+	for (i = 0; i < c->ntargets; i++)
+		cut_window(&c->targets[i]);
 }
 
 int top_collect_refresh(struct top_collector *c, struct top_model *m, double t, char *err,
@@ -242,7 +245,11 @@ int top_collect_sample(struct top_collector *c, struct top_model *m, pid_t pid, 
 		    .depth = c->depth,
 		    .max_stacks = 65536,
 		    .max_overhead = c->max_overhead,
-		    /* the drill-down shows no verdict yet: no walk at its start */
+		    /*
+		     * No walk at the session's start: --sites opens every
+		     * process's; the verdict's walk is the drill-down's, for the
+		     * process drilled into alone (top_collect_verdict_start).
+		     */
 		    .no_verdict = true,
 		};
 		int ret;
@@ -356,6 +363,12 @@ void top_collect_free(struct top_collector *c)
 		}
 		if (tt->have_drill)
 			report_free(&tt->drill);
+		if (tt->vbase) {
+			verdict_base_free(tt->vbase);
+			free(tt->vbase);
+		}
+		if (tt->have_vcensus)
+			census_free(&tt->vcensus);
 		class_namer_free(&tt->namer);
 	}
 	if (c->have_merged)
@@ -379,4 +392,133 @@ int top_collect_why(struct top_collector *c, pid_t pid, const char *class_name,
 		return -ESRCH;
 	*read_pid = tt->target.pid;
 	return why_top_paths(&tt->target, classes, 1, why, err, errlen) ? -EIO : 0;
+}
+
+pid_t top_collect_drilled(const struct top_collector *c, pid_t pid)
+{
+	if (pid)
+		return pid;
+	return c->ntargets == 1 ? c->targets[0].target.pid : 0;
+}
+
+static struct top_target *target_of(struct top_collector *c, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; pid && i < c->ntargets; i++)
+		if (c->targets[i].target.pid == pid)
+			return &c->targets[i];
+	return NULL;
+}
+
+/* A session that can read its target's heap: its layout proved. */
+static bool heap_readable(const struct session *s)
+{
+	return s->at.heap_layout && s->target.objspace;
+}
+
+/* The start of tt's verdict into tt->vbase (allocated): taken, or why not in its why_not. */
+static void take_start(struct top_target *tt)
+{
+	struct session *s = tt->session;
+	char err[512];
+	int ret;
+
+	/* a window open through the walk would stay open, its time charged as the target's */
+	cut_window(tt);
+	if (!heap_readable(s)) {
+		snprintf(tt->vbase->why_not, sizeof(tt->vbase->why_not),
+			 "its heap layout is not proved, so its heap cannot be read");
+		return;
+	}
+	/* with each slot's state: the end's census tells new objects from old by it */
+	ret = census_take(&tt->vcensus, s->target.pid, s->at.heap_layout, s->target.objspace, true,
+			  err, sizeof(err));
+	if (ret) {
+		census_free(&tt->vcensus);
+		snprintf(tt->vbase->why_not, sizeof(tt->vbase->why_not),
+			 "no heap census at the drill-down's start: %.400s", err);
+		return;
+	}
+	tt->have_vcensus = true;
+	verdict_base_take(tt->vbase, &s->target, s->tracker.io.compact_count_addr, &tt->vcensus);
+}
+
+int top_collect_verdict_start(struct top_collector *c, pid_t pid, double *seconds, char *why,
+			      size_t whylen)
+{
+	struct top_target *tt = target_of(c, top_collect_drilled(c, pid));
+	double t0 = now_seconds();
+
+	*seconds = 0;
+	why[0] = 0;
+	if (!tt || tt->vbase || tt->gone || !tt->session || tt->session_ended)
+		return 0;
+	if (!(tt->vbase = calloc(1, sizeof(*tt->vbase))))
+		return -ENOMEM;
+	take_start(tt);
+	if (tt->vbase->taken)
+		*seconds = now_seconds() - t0;
+	else
+		snprintf(why, whylen, "%s", tt->vbase->why_not);
+	return 0;
+}
+
+/* The verdict of s from tt's start to the census end, in one walk (as a trace's end's). */
+static struct verdict *verdict_to(struct top_target *tt, struct session *s,
+				  const struct census *end)
+{
+	struct why_report why = {0};
+	struct verdict_end e;
+	struct verdict *v;
+	char err[512];
+
+	v = session_verdict_open_at(s, &e, tt->vbase, tt->have_vcensus ? &tt->vcensus : NULL,
+				    end);
+	if (!v || v->none)
+		return v;
+	if (why_suspect_paths(&s->target, NULL, 0, verdict_on_graph, &e, &why, err, sizeof(err)))
+		v->none = verdict_intern(v, err);
+	else
+		verdict_take_paths(&e, &why);
+	why_free(&why);
+	return v;
+}
+
+int top_collect_verdict(struct top_collector *c, pid_t pid, struct verdict **out,
+			struct top_verdict_start *start, char *err, size_t errlen)
+{
+	struct top_target *tt = target_of(c, top_collect_drilled(c, pid));
+	struct census now = {0};
+	struct session *s;
+	int ret;
+
+	*out = NULL;
+	memset(start, 0, sizeof(*start));
+	if (!top_collect_drilled(c, pid)) {
+		snprintf(err, errlen,
+			 "a verdict is one process's: s shows rows per process, drill into one");
+		return -EOPNOTSUPP;
+	}
+	if (!tt || tt->gone || tt->session_ended || target_gone(tt->target.pid))
+		return -ESRCH;
+	if (!(s = tt->session)) {
+		snprintf(err, errlen, "no drill-down session on it (sites need BPF)");
+		return -EOPNOTSUPP;
+	}
+	if (tt->vbase && tt->vbase->taken) {
+		start->seconds = tt->vbase->seconds;
+		start->kept_bytes = tt->vbase->bytes + tt->vcensus.slots;
+	}
+	if (!heap_readable(s)) {
+		snprintf(err, errlen, "its heap layout is not proved, so its heap cannot be read");
+		return -EOPNOTSUPP;
+	}
+	cut_window(tt);
+	ret = census_take(&now, s->target.pid, s->at.heap_layout, s->target.objspace, true, err,
+			  errlen);
+	if (!ret && !(*out = verdict_to(tt, s, &now)))
+		ret = -ENOMEM;
+	census_free(&now);
+	return ret;
 }

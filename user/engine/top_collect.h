@@ -11,12 +11,15 @@
 #ifndef RBM_TOP_COLLECT_H
 #define RBM_TOP_COLLECT_H
 #include <stdbool.h>
+#include "census.h"
 #include "classnames.h"
 #include "ruby_layout.h"
 #include "report.h"
 #include "ruby_target.h"
 #include "session.h"
 #include "top_model.h"
+#include "verdict.h"
+#include "verdict_run.h"
 #include "why_model.h"
 
 struct top_target {
@@ -27,6 +30,14 @@ struct top_target {
 	bool session_ended;
 	struct report drill; /* what the session learned, as of the last refresh */
 	bool have_drill;
+	/*
+	 * The leak verdict's start (key v): a census and a heap walk taken when
+	 * the user first drilled into this process, kept until top ends.  NULL
+	 * until then: a walk only for a process drilled into.
+	 */
+	struct verdict_base *vbase;
+	struct census vcensus;
+	bool have_vcensus;
 };
 
 struct top_collector {
@@ -77,5 +88,33 @@ void top_collect_free(struct top_collector *c);
  */
 int top_collect_why(struct top_collector *c, pid_t pid, const char *class_name,
 		    struct why_report *why, pid_t *read_pid, char *err, size_t errlen);
+
+/*
+ * The one process a drill-down of pid reads: pid, or with pid 0 (summed
+ * rows) the only process shown; 0 when there are several (or none).
+ */
+pid_t top_collect_drilled(const struct top_collector *c, pid_t pid);
+/*
+ * A drill-down into pid (its session open): the leak verdict's start, a
+ * census and a heap walk at nice 19, taken once per process (the first
+ * drill-down into it).  0, or -ENOMEM.  *seconds: what it took, 0 when
+ * none was taken now; why: why it could not be (the verdict's none line
+ * later says it too), "" otherwise.
+ */
+int top_collect_verdict_start(struct top_collector *c, pid_t pid, double *seconds, char *why,
+			      size_t whylen);
+/*
+ * Key v: pid's leak verdict from its drill-down's start to now (an end
+ * census and walk, as a period's), into *out (verdict_free it).  A verdict
+ * that cannot be judged says why in its none line.  0; -ESRCH when the
+ * process is gone; -ENOMEM; or another -errno with err (no session to
+ * read, a census that failed).  *start: what the start's walk cost.
+ */
+struct top_verdict_start {
+	double seconds;	    /* its census and walk took; 0: none taken */
+	uint64_t kept_bytes; /* what they keep while top runs */
+};
+int top_collect_verdict(struct top_collector *c, pid_t pid, struct verdict **out,
+			struct top_verdict_start *start, char *err, size_t errlen);
 
 #endif

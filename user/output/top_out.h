@@ -11,6 +11,9 @@
 #include "report.h"
 #include "top_model.h"
 
+/* The verdict's lines kept: a header, 5 points of 3 lines and 4 sites, a footer fit. */
+#define TOP_VERDICT_LINES 40
+
 /* What the screen shows, as the keys set it. */
 struct top_ui {
 	enum top_sort sort;
@@ -33,6 +36,12 @@ struct top_ui {
 	char why_lines[3][512]; /* the top paths, each in one line */
 	uint64_t why_counts[3];
 	size_t nwhy;
+	/* The drill-down's leak verdict (key v): its text lines, as a trace's report writes them */
+	bool have_verdict;
+	pid_t verdict_for;	     /* the drill_pid it was read for */
+	char verdict_status[256];    /* "PID 123: read in 0.2 s ...", or why not */
+	char verdict_lines[TOP_VERDICT_LINES][512];
+	size_t nverdict;
 	double interval;
 };
 
@@ -57,6 +66,15 @@ void top_write_json_frame(FILE *out, const struct top_model *m, const struct top
 struct why_report;
 /* Key w's answer in ui's why lines: why's top paths, read from pid in seconds. */
 void top_ui_set_why(struct top_ui *ui, const struct why_report *why, pid_t pid, double seconds);
+
+struct verdict;
+/*
+ * Key v's answer in ui's verdict lines: v as the text report writes it
+ * (its strings escaped for the terminal), read from pid in seconds, its
+ * start's walk having taken start_seconds (0: none) and kept kept_bytes.
+ */
+void top_ui_set_verdict(struct top_ui *ui, const struct verdict *v, pid_t pid, double seconds,
+			double start_seconds, uint64_t kept_bytes);
 
 /* The full screen (ncurses; initscr done by the caller).  drill: the session's report or NULL. */
 void top_screen_draw(const struct top_model *m, const struct top_view *v, struct top_ui *ui,

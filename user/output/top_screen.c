@@ -13,6 +13,7 @@
 #include "sort.h"
 #include "escape.h"
 #include "top_out.h"
+#include "writers.h"
 #include "why_select.h"
 
 #define MAX_PROC_LINES 4
@@ -240,6 +241,25 @@ static int draw_why(const struct top_ui *ui, int y, int bottom)
 	return y + 1;
 }
 
+/* Key v: the process's leak verdict since the drill-down began (lines escaped when made). */
+static int draw_verdict(const struct top_ui *ui, int y, int bottom)
+{
+	char line[1200];
+	size_t i;
+
+	if (!ui->have_verdict || ui->verdict_for != ui->drill_pid)
+		return y;
+	attron(A_BOLD);
+	snprintf(line, sizeof(line), "  LEAK VERDICT (v: read again)  %s", ui->verdict_status);
+	put_clipped(y++, 0, line);
+	attroff(A_BOLD);
+	for (i = 0; i < ui->nverdict && y < bottom - 1; i++) {
+		snprintf(line, sizeof(line), "  %s", ui->verdict_lines[i]);
+		put_clipped(y++, 0, line);
+	}
+	return y + 1;
+}
+
 /* The drill-down's title: the class, its live count and change, and the keys. */
 static void draw_drill_title(const struct top_view *v, const struct top_ui *ui, int y)
 {
@@ -255,7 +275,7 @@ static void draw_drill_title(const struct top_view *v, const struct top_ui *ui, 
 	snprintf(line, sizeof(line), "%s%s  live %s  change %+" PRId64 "%s", name,
 		 ui->drill_pid ? "" : " (all processes)",
 		 row ? top_fmt_count(row->live, n1, sizeof(n1)) : "0", row ? row->change : 0,
-		 "   (Esc or Left: back; w: who holds it)");
+		 "   (Esc or Left: back; w: who holds it; v: leak verdict)");
 	put_bar(y, line);
 }
 
@@ -363,6 +383,7 @@ static void draw_drill(const struct top_view *v, struct top_ui *ui, const struct
 
 	draw_drill_title(v, ui, y++);
 	y = draw_why(ui, y, bottom);
+	y = draw_verdict(ui, y, bottom);
 	if (!d || !d->sampling.on || d->sampling.windows == 0) {
 		put_clipped(y + 1, 2,
 			    "Sampling allocation windows within the budget; the first "
@@ -396,6 +417,8 @@ static void draw_help(int y)
 	    "                  (starts sampled windows within --max-overhead)",
 	    "  Esc, Left       back from the sites",
 	    "  w               in the sites: who holds the class's live objects (rbmemtrace why)",
+	    "  v               in the sites: the process's leak verdict, from its first",
+	    "                  drill-down to now (a heap walk at each end)",
 	    "  s               rows summed by class over processes / per process",
 	    "  Up Down PgUp PgDn Home End   move",
 	    "  q               quit",
@@ -426,6 +449,8 @@ void top_screen_draw(const struct top_model *m, const struct top_view *v, struct
 		put_bar(bottom, line);
 	} else if (ui->message[0]) {
 		put_bar(bottom, ui->message);
+	} else if (ui->drill && !ui->help) {
+		put_bar(bottom, "q quit  Esc back  w who holds it  v leak verdict  p pause  ? help");
 	} else {
 		put_bar(bottom, "q quit  l b c m a o n sort  / filter  r reset  p pause  "
 				"Enter sites  s summed/per process  ? help");
@@ -452,4 +477,39 @@ void top_ui_set_why(struct top_ui *ui, const struct why_report *why, pid_t pid, 
 		 "PID %d: %" PRIu64 " live, %" PRIu64 " on no walked path; read in %.1f s", (int) pid,
 		 why->ntargets ? why->targets[0].count : 0,
 		 why->ntargets ? why->targets[0].unexplained : 0, seconds);
+}
+
+void top_ui_set_verdict(struct top_ui *ui, const struct verdict *v, pid_t pid, double seconds,
+			double start_seconds, uint64_t kept_bytes)
+{
+	char *text = NULL, *line, *next, kept[32];
+	size_t len = 0;
+	FILE *f;
+
+	ui->nverdict = 0;
+	if (start_seconds > 0)
+		snprintf(ui->verdict_status, sizeof(ui->verdict_status),
+			 "PID %d: read in %.2f s (its start's walk %.2f s, %s kept)", (int) pid,
+			 seconds, start_seconds, top_fmt_bytes((double) kept_bytes, kept, sizeof(kept)));
+	else
+		snprintf(ui->verdict_status, sizeof(ui->verdict_status), "PID %d: read in %.2f s",
+			 (int) pid, seconds);
+	f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	verdict_write_text(f, v, 0);
+	if (fclose(f) || !text) {
+		free(text);
+		return;
+	}
+	/* its lines without the blank ones that set it apart in a report */
+	for (line = text; *line && ui->nverdict < TOP_VERDICT_LINES; line = next) {
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (*line == '\n')
+			continue;
+		snprintf(ui->verdict_lines[ui->nverdict++], sizeof(ui->verdict_lines[0]), "%.*s",
+			 (int) (next - line - (next[-1] == '\n')), line);
+	}
+	free(text);
 }
