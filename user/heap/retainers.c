@@ -447,6 +447,9 @@ static int explain_one(struct explain *x, const uint32_t *parent, const struct r
 	n = chain_of(x, parent, s->node, chain, &ri);
 	if (!n)
 		return 0;
+	/* the last decode serves one path's steps: another path reads its nodes as they are now */
+	decoded_free(x->last);
+	x->last = NULL;
 	root = &x->in->roots->r[ri];
 	/* the root still holds its object (read once per root, shared by its paths) */
 	if (!x->root_state[ri])

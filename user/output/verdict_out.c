@@ -41,6 +41,10 @@ static void point_title(const struct verdict_point *p, char *buf, size_t n)
 {
 	char e1[512], e2[256];
 
+	if (!p->root_kind) { /* its path was not read again (below) */
+		snprintf(buf, n, "(a holder whose path moved)");
+		return;
+	}
 	snprintf(buf, n, "%s%s%s", term_escape(p->root_name ? p->root_name : "?", e1, sizeof(e1)),
 		 p->nedges ? " " : "",
 		 p->nedges ? term_escape(p->edges[p->nedges - 1].via, e2, sizeof(e2)) : "");
@@ -51,6 +55,11 @@ static void point_path(FILE *out, const struct verdict_point *p)
 	char e[512];
 	size_t i;
 
+	if (!p->root_kind) {
+		fprintf(out, "      no path from a root: what held it changed before it was read "
+			     "again (read the verdict again)\n");
+		return;
+	}
 	fprintf(out, "      %s %s", p->root_kind ? p->root_kind : "?",
 		term_escape(p->root_name ? p->root_name : "?", e, sizeof(e)));
 	for (i = 0; i < p->nedges; i++) {
