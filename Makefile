@@ -33,6 +33,14 @@ BIN := $(BUILD)/rbmemtrace
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CFLAGS += $(SAN_FLAGS)
 LDFLAGS += $(SAN_FLAGS)
+else ifeq ($(FUZZ),1)
+# make fuzz-build (FUZZ=1): the objects built by clang for libFuzzer, with ASan and UBSan.
+BUILD := $(OUTPUT)/fuzz
+BIN := $(BUILD)/rbmemtrace
+CC := $(CLANG)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+CFLAGS += $(SAN_FLAGS) -fsanitize=fuzzer-no-link
+LDFLAGS += $(SAN_FLAGS)
 else
 BUILD := $(OUTPUT)
 BIN := rbmemtrace
@@ -48,7 +56,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
 .PHONY: all deps demo test check unit e2e bench clean vmlinux format rubies gen-tables man test-man test-completion \
-	install uninstall test-install version deb test-deb sanitize test-sanitize
+	install uninstall test-install version deb test-deb sanitize test-sanitize fuzz fuzz-build
 all: $(BIN)
 
 deps:
@@ -220,6 +228,23 @@ sanitize:
 
 test-sanitize: sanitize $(FIXTURES) $(E2E_FIXTURES)
 	./scripts/test-sanitize.sh $(OUTPUT)/sanitize
+
+# The fuzzers (docs/fuzzing.md): tests/fuzz/fuzz_NAME.c, one per reader of untrusted bytes, built
+# into $(OUTPUT)/fuzz/ and each run FUZZ_SECONDS on a scratch copy of its corpus (scripts/fuzz.sh);
+# any crash, leak, timeout or OOM fails.  A harness that serves a fake target's memory brings its
+# own target_read (FUZZ_SKIP_fuzz_NAME: the objects it replaces).
+FUZZ_SECONDS ?= 10
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SKIP_fuzz_heap := $(BUILD)/obj/process/target_mem.o
+$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(USER_OBJS)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -D_GNU_SOURCE -Itests/fuzz $< \
+		$(filter-out $(FUZZ_SKIP_fuzz_$*),$(USER_OBJS)) $(LDLIBS) -o $@
+
+fuzz-build:
+	$(MAKE) -j$(JOBS) FUZZ=1 $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	./scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
 # The whole suite on the host's Ruby, then the version-dependent tests on every test Ruby
 # that make rubies cached (each one's failures are reported; the target fails at the end).

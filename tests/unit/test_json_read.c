@@ -349,6 +349,11 @@ Test(json_read, malformed_truncated_and_mistyped)
 	bad("{\"processes\": 3}", "processes: expected an array");
 	bad("{" MIN_REPORT ", \"classes\": [], \"classes\": []}", "duplicate");
 	bad("{" MIN_REPORT ", \"classes\": [], \"sampling\": 3}", "sampling: expected an object");
+	/* Found by fuzz_json_read: pprof made this duration an int64 of nanoseconds. */
+	bad("{" MIN_REPORT ", \"duration_s\": 92233720368547758080.0, \"classes\": []}",
+	    "duration_s: expected a number from -1000000000 to 1000000000");
+	bad("{" MIN_REPORT ", \"classes\": [], \"sampling\": {\"scale\": -1e300}}",
+	    "sampling.scale: expected a number from");
 
 	/* Every cut of a real report is refused, never half read. */
 	rich_report(&r, true);

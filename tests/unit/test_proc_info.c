@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* user/process/proc_info.c: the CPU a process and the machine used, whether it is stopped. */
+/*
+ * user/process/proc_info.c: the CPU a process and the machine used, whether it is stopped, and
+ * the parsing of its status and stat files.
+ */
 #include <criterion/criterion.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,4 +80,29 @@ Test(proc_info, a_child_stopped_by_sigstop_is_stopped_and_runs_again)
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
 	cr_expect_eq(proc_stopped(0x3ffffff0, &stopped, &tracer), -1);
+}
+
+/* The parsing alone, on the text a target controls (its command), as fuzz_procfs feeds it. */
+Test(proc_info, stat_fields_count_from_the_last_parenthesis)
+{
+	const char *stat = "42 (a) b (c) d) S 1 42 42 0 -1 0 0 0 0 0 150 25 0 0 20 0 3 0 987654 1";
+	bool stopped;
+	pid_t tracer;
+	char status[] = "Name:\truby\nState:\tt (tracing stop)\nNSpid:\t42\t17\nTracerPid:\t99\n";
+	char same[] = "Name:\tx\nNSpid:\t42\n", bad[] = "Name:\tx\nNSpid:\tx 17\n";
+
+	cr_expect_eq(strncmp(proc_stat_field(stat, 3), "S 1 42 ", 7), 0);
+	cr_expect_str_eq(proc_stat_field(stat, 14), "150 25 0 0 20 0 3 0 987654 1");
+	cr_expect_str_eq(proc_stat_field(stat, 22), "987654 1");
+	cr_expect_null(proc_stat_field(stat, 40), "past the last field");
+	cr_expect_null(proc_stat_field("no parenthesis", 3));
+	proc_status_state(status, &stopped, &tracer);
+	cr_expect(stopped);
+	cr_expect_eq(tracer, 99);
+	proc_status_state("", &stopped, &tracer);
+	cr_expect(!stopped);
+	cr_expect_eq(tracer, 0);
+	cr_expect_eq(proc_status_ns_pid(status, 42), 17);
+	cr_expect_eq(proc_status_ns_pid(same, 42), 0, "its own pid: the same namespace");
+	cr_expect_eq(proc_status_ns_pid(bad, 42), 0, "not a number");
 }

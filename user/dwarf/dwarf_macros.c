@@ -79,13 +79,35 @@ static const char *strx_string(struct macro_read *r, Dwarf_Macro *m)
 	}
 	offs = section_data(r->dt->elf, ".debug_str_offsets");
 	strs = section_data(r->dt->elf, ".debug_str");
-	at = r->str_offsets_base + idx * 4;
-	if (!offs || !strs || at + 4 > offs->d_size)
+	/* Base and index are the file's: the sum must not wrap past the check. */
+	if (!offs || !strs || r->str_offsets_base > offs->d_size ||
+	    idx >= (offs->d_size - r->str_offsets_base) / 4)
 		return NULL;
+	at = r->str_offsets_base + idx * 4;
 	memcpy(&off, (const char *) offs->d_buf + at, 4);
 	if (off >= strs->d_size || !memchr((const char *) strs->d_buf + off, 0, strs->d_size - off))
 		return NULL;
 	return (const char *) strs->d_buf + off;
+}
+
+/*
+ * elfutils 0.188's libdw writes past a buffer on its stack when it reads a
+ * .debug_macro unit whose header has an opcode operands table of hostile
+ * entries (fuzz_dwarf found it).  No compiler writes that table for the
+ * macros read here: a unit with one, or whose header does not fit, is
+ * never handed to libdw, and its macros are not read.
+ */
+static bool macro_unit_ok(struct dwarf_types *dt, uint64_t off)
+{
+	Elf_Data *d = section_data(dt->elf, ".debug_macro");
+	const uint8_t *p;
+	unsigned int version;
+
+	if (!d || !d->d_buf || off > d->d_size || d->d_size - off < 3)
+		return false;
+	p = (const uint8_t *) d->d_buf + off;
+	version = p[0] | (unsigned int) p[1] << 8;
+	return (version == 4 || version == 5) && !(p[2] & 4);
 }
 
 static int macro_cb(Dwarf_Macro *m, void *arg);
@@ -113,7 +135,8 @@ static int macro_cb(Dwarf_Macro *m, void *arg)
 	if (dwarf_macro_opcode(m, &op))
 		return DWARF_CB_OK;
 	if (op == DW_MACRO_import) {
-		if (dwarf_macro_param(m, 0, &a) == 0 && dwarf_formudata(&a, &w) == 0)
+		if (dwarf_macro_param(m, 0, &a) == 0 && dwarf_formudata(&a, &w) == 0 &&
+		    macro_unit_ok(r->dt, w))
 			read_macros_at(r, w);
 		return DWARF_CB_OK;
 	}
@@ -157,7 +180,7 @@ void dt_read_macros(struct dwarf_types *dt, struct dt_cu *cu)
 {
 	struct macro_read r = {dt, cu, 0, 0, 0};
 	Dwarf_Attribute a;
-	Dwarf_Word base;
+	Dwarf_Word base, off;
 	Dwarf_Die die;
 
 	if (cu->macros_read || dt->no_macros)
@@ -169,6 +192,9 @@ void dt_read_macros(struct dwarf_types *dt, struct dt_cu *cu)
 	    !dwarf_hasattr(&die, DW_AT_macro_info))
 		return;
 	cu->has_macros = true;
+	if ((dwarf_attr(&die, DW_AT_macros, &a) || dwarf_attr(&die, DW_AT_GNU_macros, &a)) &&
+	    (dwarf_formudata(&a, &off) || !macro_unit_ok(dt, off)))
+		return;
 	if (dwarf_attr(&die, DW_AT_str_offsets_base, &a) && dwarf_formudata(&a, &base) == 0)
 		r.str_offsets_base = base;
 	dwarf_getmacros(&die, macro_cb, &r, DWARF_GETMACROS_START);

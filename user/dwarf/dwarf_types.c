@@ -450,9 +450,17 @@ static int field_of(struct dwarf_types *dt, Dwarf_Die *mtype, uint64_t bitpos, u
 	f->is_pointer = dwarf_tag(&peeled) == DW_TAG_pointer_type;
 	f->is_signed = type_is_signed(mtype, 0);
 	if (bitsize && size) {
+		/*
+		 * Readers take the unit as one word and shift by these: a bit-field
+		 * wider than its unit, or across its end, is no field they can read.
+		 */
+		if (size > 16 || bitsize > size * 8)
+			return -1;
 		f->offset = bitpos / (size * 8) * size;
 		f->bit_offset = (uint32_t) (bitpos - f->offset * 8);
 		f->bit_size = bitsize;
+		if (f->bit_offset + bitsize > size * 8)
+			return -1;
 	} else {
 		f->offset = bitpos / 8;
 	}

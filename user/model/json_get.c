@@ -4,6 +4,7 @@
  * getter checks the type and range of one member, and the first problem is
  * kept as a one-line message saying where it is ("classes[3].allocated").
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include "json_get.h"
@@ -71,6 +72,11 @@ double jr_get_real(struct json_reader *rd, const json_t *obj, const char *where,
 		return 0;
 	if (!json_is_number(v)) {
 		jr_fail(rd, where, key, "expected a number");
+		return 0;
+	}
+	if (!(fabs(json_number_value(v)) <= JR_MAX_REAL)) {
+		jr_fail(rd, where, key, "expected a number from -%.0f to %.0f", JR_MAX_REAL,
+			JR_MAX_REAL);
 		return 0;
 	}
 	return json_number_value(v);

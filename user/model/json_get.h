@@ -26,6 +26,12 @@ uint64_t jr_get_u64(struct json_reader *rd, const json_t *obj, const char *where
 /* A whole number from min to max; dflt when absent. */
 int64_t jr_get_int(struct json_reader *rd, const json_t *obj, const char *where, const char *key,
 		   int64_t min, int64_t max, int64_t dflt);
+/*
+ * A number from -JR_MAX_REAL to JR_MAX_REAL; 0 when absent.  Every real of
+ * a report (seconds, a scale, a share, a percentage) is far below it, and
+ * the writers may multiply one by 1e9 into an int64 (pprof's nanoseconds).
+ */
+#define JR_MAX_REAL 1e9
 double jr_get_real(struct json_reader *rd, const json_t *obj, const char *where, const char *key);
 bool jr_get_bool(struct json_reader *rd, const json_t *obj, const char *where, const char *key);
 /* A string; "" when required and missing or mistyped, NULL when optional and absent. */

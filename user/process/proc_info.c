@@ -56,19 +56,17 @@ void proc_cmdline(pid_t pid, char *buf, size_t n)
 	buf[len] = 0;
 }
 
-pid_t proc_ns_pid(pid_t pid)
+pid_t proc_status_ns_pid(char *status, pid_t pid)
 {
-	char buf[4096], *line, *last;
+	char *line, *last, *save = NULL;
 	pid_t inner = 0;
 
-	if (read_proc(pid, "status", buf, sizeof(buf)) < 0)
-		return 0;
-	line = strstr(buf, "\nNSpid:");
+	line = strstr(status, "\nNSpid:");
 	if (!line)
 		return 0;
 	line += strlen("\nNSpid:");
 	/* NSpid lists the pid in each namespace from the host's down: the last is its own. */
-	for (last = strtok(line, " \t\n"); last; last = strtok(NULL, " \t\n")) {
+	for (last = strtok_r(line, " \t\n", &save); last; last = strtok_r(NULL, " \t\n", &save)) {
 		if (!isdigit((unsigned char) *last))
 			break;
 		inner = atoi(last);
@@ -76,41 +74,60 @@ pid_t proc_ns_pid(pid_t pid)
 	return inner == pid ? 0 : inner;
 }
 
-int proc_stopped(pid_t pid, bool *stopped, pid_t *tracer)
+pid_t proc_ns_pid(pid_t pid)
 {
-	char buf[4096], *line;
+	char buf[4096];
+
+	if (read_proc(pid, "status", buf, sizeof(buf)) < 0)
+		return 0;
+	return proc_status_ns_pid(buf, pid);
+}
+
+void proc_status_state(const char *status, bool *stopped, pid_t *tracer)
+{
+	const char *line;
 
 	*stopped = false;
 	*tracer = 0;
-	if (read_proc(pid, "status", buf, sizeof(buf)) < 0)
-		return -1;
-	line = strstr(buf, "\nState:");
+	line = strstr(status, "\nState:");
 	if (line) {
 		line += strlen("\nState:");
 		line += strspn(line, " \t");
 		*stopped = *line == 'T' || *line == 't';
 	}
-	line = strstr(buf, "\nTracerPid:");
+	line = strstr(status, "\nTracerPid:");
 	if (line)
 		*tracer = atoi(line + strlen("\nTracerPid:"));
+}
+
+int proc_stopped(pid_t pid, bool *stopped, pid_t *tracer)
+{
+	char buf[4096];
+
+	*stopped = false;
+	*tracer = 0;
+	if (read_proc(pid, "status", buf, sizeof(buf)) < 0)
+		return -1;
+	proc_status_state(buf, stopped, tracer);
 	return 0;
 }
 
-/*
- * Field n (1-based, as proc(5) numbers them) of /proc/PID/stat read into
- * buf, or NULL.  The command may hold spaces and parentheses: fields count
- * from the last ')', which ends field 2.
- */
-static const char *stat_field(pid_t pid, char *buf, size_t size, int n)
+const char *proc_stat_field(const char *stat, int n)
 {
-	char *p;
+	const char *p = strrchr(stat, ')');
 	int field;
 
-	if (read_proc(pid, "stat", buf, size) < 0 || !(p = strrchr(buf, ')')))
-		return NULL;
 	for (field = 2; field < n && p; field++)
 		p = strchr(p + 1, ' ');
 	return p ? p + 1 : NULL;
+}
+
+/* Field n of /proc/PID/stat read into buf, or NULL. */
+static const char *stat_field(pid_t pid, char *buf, size_t size, int n)
+{
+	if (read_proc(pid, "stat", buf, size) < 0)
+		return NULL;
+	return proc_stat_field(buf, n);
 }
 
 double proc_uptime(pid_t pid)

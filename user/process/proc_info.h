@@ -26,6 +26,17 @@ pid_t proc_ns_pid(pid_t pid);
  * /proc/PID/status.  0, or -1 when it cannot be read.
  */
 int proc_stopped(pid_t pid, bool *stopped, pid_t *tracer);
+/*
+ * The parsing of the readers above, on a file's text already read (what the
+ * target controls: its command may hold any bytes but NUL): NSpid's last
+ * number unless it is pid (status is cut by strtok_r); State and TracerPid;
+ * field n (1-based, as proc(5) numbers them) of a stat line, counted from
+ * the last ')', which ends field 2 (the command may hold spaces and
+ * parentheses), or NULL.
+ */
+pid_t proc_status_ns_pid(char *status, pid_t pid);
+void proc_status_state(const char *status, bool *stopped, pid_t *tracer);
+const char *proc_stat_field(const char *stat, int n);
 /* Seconds since it started; -1 if unknown. */
 double proc_uptime(pid_t pid);
 /* Resident set size in bytes; 0 if unknown. */
