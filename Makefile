@@ -56,7 +56,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
 .PHONY: all deps demo test check unit e2e bench clean vmlinux format rubies gen-tables man test-man test-completion \
-	install uninstall test-install version deb test-deb sanitize test-sanitize fuzz fuzz-build
+	install uninstall test-install version deb test-deb sanitize test-sanitize fuzz fuzz-build fuzz-replay
 all: $(BIN)
 
 deps:
@@ -245,6 +245,21 @@ fuzz-build:
 
 fuzz: fuzz-build
 	./scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+# make fuzz-replay: each corpus once through its harness, without libFuzzer, linked to the
+# sanitizer build's objects (tests/fuzz/replay_main.c): what CI runs of the fuzzers, in seconds.
+REPLAY_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/sanitize/replay/%,$(wildcard tests/fuzz/fuzz_*.c))
+$(OUTPUT)/sanitize/replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c tests/fuzz/fuzz.h \
+		$(USER_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -D_GNU_SOURCE -Itests/fuzz $< tests/fuzz/replay_main.c \
+		$(filter-out $(FUZZ_SKIP_fuzz_$*),$(USER_OBJS)) $(LDLIBS) -o $@
+
+fuzz-replay:
+	$(MAKE) -j$(JOBS) SANITIZE=1 $(REPLAY_BINS)
+	@status=0; for b in $(REPLAY_BINS); do n=$$(basename $$b); n=$${n#fuzz_}; \
+		printf 'fuzz-replay %-10s ' $$n; $$b tests/fuzz/corpus/$$n || status=1; \
+	done; exit $$status
 
 # The whole suite on the host's Ruby, then the version-dependent tests on every test Ruby
 # that make rubies cached (each one's failures are reported; the target fails at the end).
