@@ -1,8 +1,9 @@
 # The default mode (-p samples within 2%): numbers that are true.  Retained
 # means survived a GC; the heap census bounds every estimate.
 
-# 10 s of requests: on a Ruby whose traps cost 7 us (Debian's, endbr64 first) 2% buys about 15 windows
-# and 150 traced LeakedSessions; in 6 s a window over the loop's start or end was a tenth of them.
+# 10 s of requests: on a Ruby whose traps cost 7 us (Debian's, endbr64 first) 2% buys 4 to 6 windows
+# of 0.05-0.07 s here (2026-11-28, with the compaction probes and passes charged too) and 100-150
+# traced LeakedSessions; in 6 s a window over the loop's start or end was a tenth of them.
 test "default -p: the planted leak is the top suspect, within 15%; churn retains nothing" do
   report, truth, _, status = sampled_leak_trace
   check(status.success?, "rbmemtrace exited #{status}")
@@ -20,11 +21,12 @@ test "default -p: the planted leak is the top suspect, within 15%; churn retains
   request = class_row(report, "Request")
   check(request["retained"] <= 1, "churn-only Request retained #{request['retained']}")
   check(report["suspects"].none? { |s| s["class"] == "Request" }, "Request is no suspect")
-  # Every turn makes both: each window that traced anything saw them, so neither is flagged rough.
+  # Every turn makes both, but a window of 0.05 s can fall between two of a turn's allocations:
+  # most windows saw each (2 of 4 was one CI run's), and neither is flagged rough.
   windows = report["sampling"]["windows"]
   check(windows >= 4, "only #{windows} windows")
   [leaked, request].each do |row|
-    check(row["windows"].between?([windows, 64].min * 3 / 4, [windows, 64].min) && !row["estimate_rough"],
+    check(row["windows"].between?(([windows, 64].min + 1) / 2, [windows, 64].min) && !row["estimate_rough"],
           "#{row['name']} traced in #{row['windows']} of #{windows} windows, rough #{row['estimate_rough']}")
   end
 end
