@@ -14,6 +14,7 @@ packages=(
 	debuginfod iproute2 # tests/e2e: a local debuginfod server in a network namespace
 	ruby ruby-dev
 	rubocop # tests/e2e/test_real.rb traces it
+	ruby-sinatra puma wrk # tests/e2e/test_verdict.rb: a web app under load, its leak's verdict
 	scdoc man-db # make man builds the pages; tests/man checks them with man --warnings
 	debhelper dpkg-dev lintian # make deb, and tests/package/test_deb.sh
 )

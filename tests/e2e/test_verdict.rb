@@ -153,7 +153,7 @@ test "verdict: a Sinatra app under puma and wrk: its planted constant Hash first
   require "socket"
   raise NotApplicable, "Debian's puma runs the host's Ruby" unless TARGET_LABEL == "host"
   missing = webapp_missing
-  raise NotApplicable, "package #{missing.join(', ')} missing: scripts/bench-deps.sh" unless missing.empty?
+  raise NotApplicable, "package #{missing.join(', ')} missing: make deps (scripts/deps.sh)" unless missing.empty?
 
   port = TCPServer.open("127.0.0.1", 0) { |s| s.addr[1] }
   puma = wrk = nil
