@@ -64,6 +64,15 @@ def count(text)
   Float(n)
 end
 
+# q: top exits 0, what it drew (gone_text) is off the screen, and the terminal works.
+def quit_top_restored(pane, gone_text)
+  pane.type("q")
+  s = pane.wait_for("exit 0 and the shell back") { |x| x.include?("TOP-EXIT=0") }
+  check(!s.include?("q quit") && !s.include?(gone_text), "the screen was restored:\n#{s}")
+  pane.type("echo STILL-$((6*7))\n")
+  pane.wait_for("the terminal works") { |x| x.include?("STILL-42") }
+end
+
 test "top: under tmux the leak climbs to the top, keys sort, filter, drill down, q restores" do
   io, pid, leak_line = start_leak
   pane = Pane.new
@@ -115,11 +124,7 @@ test "top: under tmux the leak climbs to the top, keys sort, filter, drill down,
     l.size == 20 && l.last.start_with?("q quit") && l.any? { |y| y.start_with?("CLASS") }
   end
   check(s.lines.all? { |l| l.chomp.size <= 100 }, "no line wider than the pane")
-  pane.type("q")
-  s = pane.wait_for("exit 0 and the shell back") { |x| x.include?("TOP-EXIT=0") }
-  check(!s.include?("q quit") && !s.include?("CLASS"), "the screen was restored:\n#{s}")
-  pane.type("echo STILL-$((6*7))\n")
-  pane.wait_for("the terminal works") { |x| x.include?("STILL-42") }
+  quit_top_restored(pane, "CLASS")
 ensure
   pane&.close
   stop_leak(io, pid)
@@ -186,11 +191,7 @@ test "top: v in the drill-down names the constant Hash first, its growth as the 
     (n = x[/1\. SUMMARIES  Hash [\d,]+ -> [\d,]+ entries over ([\d.]+) s/, 1]) && Float(n) >= over + 1
   end
   check(s =~ /1\. SUMMARIES  Hash #{m[1]} -> /, "the second read counts from the same start:\n#{s}")
-  pane.type("q")
-  s = pane.wait_for("exit 0 and the shell back") { |x| x.include?("TOP-EXIT=0") }
-  check(!s.include?("q quit") && !s.include?("LEAK VERDICT"), "the screen was restored:\n#{s}")
-  pane.type("echo STILL-$((6*7))\n")
-  pane.wait_for("the terminal works") { |x| x.include?("STILL-42") }
+  quit_top_restored(pane, "LEAK VERDICT")
 ensure
   pane&.close
   stop_leak(io, pid)
