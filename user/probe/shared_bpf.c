@@ -279,34 +279,34 @@ static void drop_inner(enum inner_map m, int index, int *fd)
 	*fd = -1;
 }
 
+/* Every entry of a map whose key holds a slot number at slot_off, of that slot, deleted. */
+static void drop_slot_entries(int fd, size_t key_size, size_t slot_off, int slot)
+{
+	unsigned char key[64], next[64];
+	bool more = key_size <= sizeof(key) && bpf_map_get_next_key(fd, NULL, next) == 0;
+	__u32 at;
+
+	while (more) {
+		memcpy(key, next, key_size);
+		more = bpf_map_get_next_key(fd, key, next) == 0;
+		memcpy(&at, key + slot_off, sizeof(at));
+		if (at == (__u32) slot)
+			bpf_map_delete_elem(fd, key);
+	}
+}
+
 /* A slot's sites (RBM_SITE_ONLY) leave the run's site_paths map with it. */
 static void drop_sites(int slot)
 {
-	int fd = bpf_map__fd(shared.skel->maps.site_paths);
-	struct site_path_key key, next;
-	bool more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-
-	while (more) {
-		key = next;
-		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (key.slot == (__u32) slot)
-			bpf_map_delete_elem(fd, &key);
-	}
+	drop_slot_entries(bpf_map__fd(shared.skel->maps.site_paths), sizeof(struct site_path_key),
+			  offsetof(struct site_path_key, slot), slot);
 }
 
 /* And so do the class moves userspace has not taken (struct class_move_key). */
 static void drop_class_moves(int slot)
 {
-	int fd = bpf_map__fd(shared.skel->maps.class_moves);
-	struct class_move_key key, next;
-	bool more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-
-	while (more) {
-		key = next;
-		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (key.slot == (__u32) slot)
-			bpf_map_delete_elem(fd, &key);
-	}
+	drop_slot_entries(bpf_map__fd(shared.skel->maps.class_moves),
+			  sizeof(struct class_move_key), offsetof(struct class_move_key, slot), slot);
 }
 
 void proc_slot_close(struct proc_slot *ps)
