@@ -214,6 +214,27 @@ Test(report, stacks_are_copied_and_make_sites)
 	report_free(&r);
 }
 
+/* A freed iseq's frame is the site, unknown: its caller's line would look right and be wrong. */
+Test(report, a_gone_allocating_frame_is_the_site_not_its_caller)
+{
+	struct frame frames[] = {{"Class#new", "<cfunc>", 0},
+				 {"(iseq gone)", "?", 0},
+				 {"<top (required)>", "lib.rb", 4}};
+	struct stack st = {.depth = 3, .frames = frames};
+	struct counts c = test_counts(5, 0, 5);
+	struct report r = {};
+
+	cr_assert_eq(report_add(&r, "Item", &c), 0);
+	cr_assert_eq(report_add_stack(&r, "Item", &st, &c), 0);
+	report_finish(&r);
+	cr_assert_eq(r.nsites, 1);
+	cr_expect_str_eq(r.sites[0].path, "?");
+	cr_expect_eq(r.sites[0].line, 0);
+	cr_expect_eq(r.sites[0].counts.retained, 5, "the site still accounts for its objects");
+	cr_expect_eq(stack_site(&st), &frames[1]);
+	report_free(&r);
+}
+
 Test(report, finish_computes_estimates_under_sampling)
 {
 	struct report r = {.sampling = {.on = true, .scale = 2.5}};

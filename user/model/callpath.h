@@ -32,7 +32,12 @@ struct stack {
 	struct frame *frames; /* innermost first */
 };
 
-/* The site of a call path: its innermost Ruby frame (C methods allocate for their caller). */
+/*
+ * The site of a call path: its innermost frame that is not a C method (they
+ * allocate for their caller).  When that frame's iseq was gone before it was
+ * read, the site is that frame, path "?": its caller's line would look right
+ * and be wrong.
+ */
 const struct frame *stack_site(const struct stack *st);
 
 #endif

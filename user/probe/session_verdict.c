@@ -39,7 +39,8 @@ static bool traced_site(void *ctx, uint64_t addr, const char **path, int *line)
 	if (!s->snap.traced_indexed)
 		index_traced(s);
 	id = (uintptr_t) u64map_get(&s->snap.traced_at, addr);
-	if (!id || !(f = stack_site(symbolizer_stack(&s->names.symbolizer, id - 1))) || !f->path)
+	if (!id || !(f = stack_site(symbolizer_stack(&s->names.symbolizer, id - 1))) ||
+	    !frame_is_ruby(f))
 		return false;
 	*path = f->path;
 	*line = f->line;
