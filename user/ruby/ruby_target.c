@@ -11,6 +11,7 @@
 #include "dwarf_layout.h"
 #include "elfinfo.h"
 #include "gc_counters.h"
+#include "layout_cache.h"
 #include "proc_info.h"
 #include "ruby_target.h"
 #include "target_mem.h"
@@ -112,9 +113,25 @@ static int pick_layout(struct ruby_target *t, const char *host_path, const char 
 	return apply_code(t, host_path, from_dwarf, why, n);
 }
 
+/* What only a process can say is read from it; what its file says was kept (layout_cache.h). */
+static int check_cached_file(struct ruby_target *t, const char *shown, enum ruby_need need,
+			     char *err, size_t errlen)
+{
+	if (need == RUBY_NEED_TRACE && !t->alloc) {
+		snprintf(err, errlen,
+			 "cannot trace Ruby %s in %s: its allocation entry points are not known "
+			 "(traced: %s; census and top may still read it)",
+			 t->version, shown, ruby_traced_series());
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
 int ruby_target_check_file(struct ruby_target *t, const char *host_path, const char *shown,
 			   enum ruby_need need, char *err, size_t errlen)
 {
+	if (layout_cache_get(host_path, t))
+		return check_cached_file(t, shown, need, err, errlen);
 	if (elf_symbol_string(host_path, "ruby_version", t->version, sizeof(t->version))) {
 		snprintf(err, errlen, "cannot read the Ruby version (ruby_version) from %s", shown);
 		return -ENOENT;
@@ -124,6 +141,7 @@ int ruby_target_check_file(struct ruby_target *t, const char *host_path, const c
 	t->has_usdt = elf_has_usdt(host_path, "ruby", "gc__sweep__end");
 	rbm_info("Ruby %s in %s (layout: %s; %s)", t->version, shown, t->layout_from,
 		 t->has_usdt ? "USDT probes" : "no USDT probes");
+	layout_cache_put(host_path, t);
 	return 0;
 }
 
@@ -148,11 +166,8 @@ bool ruby_target_supported(pid_t pid, enum ruby_need need, char *why, size_t n)
 	t.pid = pid;
 	if (procmaps_find_ruby(pid, &t.img, why, n))
 		return false;
-	if (elf_symbol_string(t.img.host_path, "ruby_version", t.version, sizeof(t.version))) {
-		snprintf(why, n, "cannot read the Ruby version of PID %d", (int) pid);
-		return false;
-	}
-	if (pick_layout(&t, t.img.host_path, t.img.path, need, reason, sizeof(reason))) {
+	if (ruby_target_check_file(&t, t.img.host_path, t.img.path, need, reason,
+				   sizeof(reason))) {
 		snprintf(why, n, "PID %d: %s", (int) pid, reason);
 		return false;
 	}
