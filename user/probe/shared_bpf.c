@@ -180,12 +180,12 @@ static int take_ahead(const struct inner_shape *sh, __u32 max_entries)
 	return fd < 0 ? -1 : fd;
 }
 
-static int inner_map(enum inner_map m, int index, const char *name, __u32 max_entries, int *fd_out)
+/* A slot's map made, not yet in its outer map (outer_maps_set). */
+static int inner_map(enum inner_map m, const char *name, __u32 max_entries, int *fd_out)
 {
 	const struct inner_shape *sh = &shared.shapes[m];
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = sh->flags);
-	__u32 key = index;
-	int fd = -1, err;
+	int fd = -1;
 
 	if (m == INNER_LIVE)
 		fd = take_ahead(sh, max_entries ? max_entries : sh->max_entries);
@@ -194,13 +194,56 @@ static int inner_map(enum inner_map m, int index, const char *name, __u32 max_en
 				    max_entries ? max_entries : sh->max_entries, &opts);
 	if (fd < 0)
 		return -errno;
-	if (bpf_map_update_elem(bpf_map__fd(outer_map(shared.skel, m)), &key, &fd, BPF_ANY)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
 	*fd_out = fd;
 	return 0;
+}
+
+/*
+ * Each update or delete of an outer map waits for an RCU grace period
+ * (the kernel's maybe_wait_bpf_programs), ~10 ms here: one after another,
+ * a slot's seven took 80 ms to open and as much to close, and --all's
+ * Rubies that start every 0.25 s queued up.  From a thread each, their
+ * waits overlap.
+ */
+struct outer_op {
+	pthread_t thread;
+	int outer_fd, fd; /* fd < 0: delete */
+	__u32 key;
+	int err;
+	bool started;
+};
+
+static void *outer_op_run(void *arg)
+{
+	struct outer_op *op = arg;
+	int ret = op->fd >= 0 ? bpf_map_update_elem(op->outer_fd, &op->key, &op->fd, BPF_ANY)
+			      : bpf_map_delete_elem(op->outer_fd, &op->key);
+
+	op->err = ret ? -errno : 0;
+	return NULL;
+}
+
+/* The slot's entry of every outer map set to fds[m] (< 0: deleted).  0 or the first -errno. */
+static int outer_maps_set(int index, const int *fds)
+{
+	struct outer_op ops[INNER_MAPS];
+	int m, err = 0;
+
+	for (m = 0; m < INNER_MAPS; m++) {
+		ops[m] = (struct outer_op){.outer_fd = bpf_map__fd(outer_map(shared.skel, m)),
+					   .fd = fds[m],
+					   .key = (__u32) index};
+		ops[m].started = pthread_create(&ops[m].thread, NULL, outer_op_run, &ops[m]) == 0;
+		if (!ops[m].started)
+			outer_op_run(&ops[m]);
+	}
+	for (m = 0; m < INNER_MAPS; m++) {
+		if (ops[m].started)
+			pthread_join(ops[m].thread, NULL);
+		if (!err && fds[m] >= 0)
+			err = ops[m].err;
+	}
+	return err;
 }
 
 /*
@@ -219,6 +262,18 @@ static __u32 counts_entries(bool stacks, unsigned long max_stacks)
 		return (__u32) atoi(test);
 	}
 	return stacks ? max_stacks + 65536 : 65536;
+}
+
+/* A slot's map fds in enum inner_map's order. */
+static void slot_fds(const struct proc_slot *ps, int *fds)
+{
+	fds[INNER_LIVE] = ps->live_fd;
+	fds[INNER_COUNTS] = ps->counts_fd;
+	fds[INNER_FALLBACK] = ps->fallback_fd;
+	fds[INNER_STACKS] = ps->stacks_fd;
+	fds[INNER_SELVES] = ps->selves_fd;
+	fds[INNER_FILTER] = ps->filter_fd;
+	fds[INNER_REAP] = ps->reap_fd;
 }
 
 int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned long max_stacks,
@@ -244,15 +299,21 @@ int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned lon
 	memset(ps->st, 0, sizeof(*ps->st));
 	ps->stacks_value_size = shared.shapes[INNER_STACKS].value_size;
 	/* Entries are allocated as they come: the sizes are bounds. */
-	err = inner_map(INNER_LIVE, i, "live_objects", max_objects, &ps->live_fd) ?:
-	      inner_map(INNER_COUNTS, i, "class_counts", counts_entries(stacks, max_stacks),
+	err = inner_map(INNER_LIVE, "live_objects", max_objects, &ps->live_fd) ?:
+	      inner_map(INNER_COUNTS, "class_counts", counts_entries(stacks, max_stacks),
 			&ps->counts_fd) ?:
-	      inner_map(INNER_FALLBACK, i, "class_fallback", RBM_FALLBACK_CLASSES,
+	      inner_map(INNER_FALLBACK, "class_fallback", RBM_FALLBACK_CLASSES,
 			&ps->fallback_fd) ?:
-	      inner_map(INNER_STACKS, i, "stacks", max_stacks, &ps->stacks_fd) ?:
-	      inner_map(INNER_SELVES, i, "stack_selves", max_stacks, &ps->selves_fd) ?:
-	      inner_map(INNER_FILTER, i, "class_filter", 0, &ps->filter_fd) ?:
-	      inner_map(INNER_REAP, i, "reap", 0, &ps->reap_fd);
+	      inner_map(INNER_STACKS, "stacks", max_stacks, &ps->stacks_fd) ?:
+	      inner_map(INNER_SELVES, "stack_selves", max_stacks, &ps->selves_fd) ?:
+	      inner_map(INNER_FILTER, "class_filter", 0, &ps->filter_fd) ?:
+	      inner_map(INNER_REAP, "reap", 0, &ps->reap_fd);
+	if (!err) {
+		int fds[INNER_MAPS];
+
+		slot_fds(ps, fds);
+		err = outer_maps_set(i, fds);
+	}
 	if (err) {
 		proc_slot_close(ps);
 		return err;
@@ -268,16 +329,6 @@ int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned lon
 	return 0;
 }
 
-static void drop_inner(enum inner_map m, int index, int *fd)
-{
-	__u32 key = index;
-
-	if (*fd < 0)
-		return;
-	bpf_map_delete_elem(bpf_map__fd(outer_map(shared.skel, m)), &key);
-	close(*fd);
-	*fd = -1;
-}
 
 /* Every entry of a map whose key holds a slot number at slot_off, of that slot, deleted. */
 static void drop_slot_entries(int fd, size_t key_size, size_t slot_off, int slot)
@@ -311,20 +362,23 @@ static void drop_class_moves(int slot)
 
 void proc_slot_close(struct proc_slot *ps)
 {
-	int i = ps->index;
+	int none[INNER_MAPS], fds[INNER_MAPS], i = ps->index, m;
 
 	if (!ps->st || !shared.skel)
 		return;
 	if (ps->reap)
 		munmap(ps->reap, page_round(sizeof(struct reap_queue)));
 	ps->reap = NULL;
-	drop_inner(INNER_LIVE, i, &ps->live_fd);
-	drop_inner(INNER_COUNTS, i, &ps->counts_fd);
-	drop_inner(INNER_FALLBACK, i, &ps->fallback_fd);
-	drop_inner(INNER_STACKS, i, &ps->stacks_fd);
-	drop_inner(INNER_SELVES, i, &ps->selves_fd);
-	drop_inner(INNER_FILTER, i, &ps->filter_fd);
-	drop_inner(INNER_REAP, i, &ps->reap_fd);
+	for (m = 0; m < INNER_MAPS; m++)
+		none[m] = -1;
+	/* Deleting an entry never there is harmless: a half-open slot closes the same way. */
+	outer_maps_set(i, none);
+	slot_fds(ps, fds);
+	for (m = 0; m < INNER_MAPS; m++)
+		if (fds[m] >= 0)
+			close(fds[m]);
+	ps->live_fd = ps->counts_fd = ps->fallback_fd = ps->stacks_fd = ps->selves_fd =
+	    ps->filter_fd = ps->reap_fd = -1;
 	drop_sites(i);
 	drop_class_moves(i);
 	memset(ps->st, 0, sizeof(*ps->st));
