@@ -45,13 +45,14 @@ def start_short_rubies(n, tag)
 end
 
 # Each short Ruby has its report, with its planted class as Ruby counted it.
-def check_short_reports(by_pid, shorts)
+def check_short_reports(by_pid, shorts, rbm_err = "")
   shorts.each do |pid, (truth, lived, st)|
     check(st.success?, "short Ruby #{pid} failed: #{st}")
     check(truth, "short Ruby #{pid} printed no truth")
     # Held while it is attached (~0.13 s quiet, up to ~1 s on a loaded machine), one at a time.
     check(lived < 30, "short Ruby #{pid} took #{lived.round(1)} s")
-    r = by_pid[pid] or raise Failure, "short Ruby #{pid} not traced (traced: #{by_pid.keys.sort})"
+    r = by_pid[pid] or raise Failure, "short Ruby #{pid} not traced (traced: #{by_pid.keys.sort}); " \
+                                      "rbmemtrace on it: #{rbm_err.lines.grep(/\b#{pid}\b/).join.strip}"
     check_invariants(r)
     row = class_row(r, "ShortPlanted")
     check_eq(row["allocated"], truth["planted"], "PID #{pid}: ShortPlanted allocated")
@@ -97,7 +98,7 @@ test "starts: --all traces 20 short Rubies from their start, counts exact; a non
     err = stop_rbm(rbm, err_r)
     m = rbm_json(File.read(json))
     by_pid = m["processes"].to_h { |p| [p["pid"], p] }
-    check_short_reports(by_pid, shorts)
+    check_short_reports(by_pid, shorts, err)
     check_non_ruby(by_pid, non_ruby)
     held = err.scan(/held at its start/).size
     check(held >= 20, "held at their start: #{held}")
