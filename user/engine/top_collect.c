@@ -411,12 +411,6 @@ static struct top_target *target_of(struct top_collector *c, pid_t pid)
 	return NULL;
 }
 
-/* A session that can read its target's heap: its layout proved. */
-static bool heap_readable(const struct session *s)
-{
-	return s->at.heap_layout && s->target.objspace;
-}
-
 /* The start of tt's verdict into tt->vbase (allocated): taken, or why not in its why_not. */
 static void take_start(struct top_target *tt)
 {
@@ -426,11 +420,8 @@ static void take_start(struct top_target *tt)
 
 	/* a window open through the walk would stay open, its time charged as the target's */
 	cut_window(tt);
-	if (!heap_readable(s)) {
-		snprintf(tt->vbase->why_not, sizeof(tt->vbase->why_not),
-			 "its heap layout is not proved, so its heap cannot be read");
+	if (session_heap_unreadable(s, tt->vbase->why_not, sizeof(tt->vbase->why_not)))
 		return;
-	}
 	/* with each slot's state: the end's census tells new objects from old by it */
 	ret = census_take(&tt->vcensus, s->target.pid, s->at.heap_layout, s->target.objspace, true,
 			  err, sizeof(err));
@@ -465,26 +456,6 @@ int top_collect_verdict_start(struct top_collector *c, pid_t pid, double *second
 }
 
 /* The verdict of s from tt's start to the census end, in one walk (as a trace's end's). */
-static struct verdict *verdict_to(struct top_target *tt, struct session *s,
-				  const struct census *end)
-{
-	struct why_report why = {0};
-	struct verdict_end e;
-	struct verdict *v;
-	char err[512];
-
-	v = session_verdict_open_at(s, &e, tt->vbase, tt->have_vcensus ? &tt->vcensus : NULL,
-				    end);
-	if (!v || v->none)
-		return v;
-	if (why_suspect_paths(&s->target, NULL, 0, verdict_on_graph, &e, &why, err, sizeof(err)))
-		v->none = verdict_intern(v, err);
-	else
-		verdict_take_paths(&e, &why);
-	why_free(&why);
-	return v;
-}
-
 int top_collect_verdict(struct top_collector *c, pid_t pid, struct verdict **out,
 			struct top_verdict_start *start, char *err, size_t errlen)
 {
@@ -510,14 +481,13 @@ int top_collect_verdict(struct top_collector *c, pid_t pid, struct verdict **out
 		start->seconds = tt->vbase->seconds;
 		start->kept_bytes = tt->vbase->bytes + tt->vcensus.slots;
 	}
-	if (!heap_readable(s)) {
-		snprintf(err, errlen, "its heap layout is not proved, so its heap cannot be read");
-		return -EOPNOTSUPP;
-	}
+	if ((ret = session_heap_unreadable(s, err, errlen)))
+		return ret;
 	cut_window(tt);
 	ret = census_take(&now, s->target.pid, s->at.heap_layout, s->target.objspace, true, err,
 			  errlen);
-	if (!ret && !(*out = verdict_to(tt, s, &now)))
+	if (!ret && !(*out = session_verdict_walk(s, tt->vbase,
+						   tt->have_vcensus ? &tt->vcensus : NULL, &now)))
 		ret = -ENOMEM;
 	census_free(&now);
 	return ret;

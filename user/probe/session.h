@@ -289,8 +289,16 @@ void session_heap_free(struct session *s);
  * says why there is none (none) when it cannot be judged.  NULL: no memory.
  */
 struct verdict *session_verdict_open(struct session *s, struct verdict_end *e);
+/* 0 when s's heap can be read (its heap layout proved); else -EOPNOTSUPP, and why. */
+int session_heap_unreadable(const struct session *s, char *why, size_t n);
 /* Launch mode, the command stopped at its exit: the verdict of what its holders keep. */
 void session_verdict_at_exit(struct session *s);
+/*
+ * The verdict from base and start to end, its end walked now (top's
+ * drill-down): NULL out of memory; its none says why when it has no end.
+ */
+struct verdict *session_verdict_walk(struct session *s, const struct verdict_base *base,
+				     const struct census *start, const struct census *end);
 /* The same from another start (a period's: the last period's walk and census) to end. */
 struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e,
 					const struct verdict_base *base,

@@ -190,6 +190,14 @@ int session_report_census(struct session *s, struct report *r, char *why, size_t
 	return session_report_census_keep(s, r, NULL, why, n);
 }
 
+int session_heap_unreadable(const struct session *s, char *why, size_t n)
+{
+	if (s->at.heap_layout && s->target.objspace)
+		return 0;
+	snprintf(why, n, "its heap layout is not proved, so its heap cannot be read");
+	return -EOPNOTSUPP;
+}
+
 int session_report_census_keep(struct session *s, struct report *r, struct census *keep,
 			       char *why, size_t n)
 {
@@ -197,10 +205,8 @@ int session_report_census_keep(struct session *s, struct report *r, struct censu
 	double end = s->end;
 	int err;
 
-	if (!s->at.heap_layout || !s->target.objspace) {
-		snprintf(why, n, "its heap layout is not proved, so its heap cannot be read");
-		return -EOPNOTSUPP;
-	}
+	if ((err = session_heap_unreadable(s, why, n)))
+		return err;
 	/* The counts, names and Ruby's counters as close to the census as can be. */
 	tracker_collect_counts(&s->tracker);
 	session_refresh_names(s);

@@ -103,11 +103,24 @@ struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e
 	return verdict_open(s, e, base, start, end, false);
 }
 
+/* The walk at the verdict's end, and the paths to its points; what failed is its none. */
+static void walk_end(struct session *s, struct verdict *v, struct verdict_end *e,
+		     void (*on_graph)(void *, struct why_context *, struct refgraph *,
+				      const struct root_set *, struct dominators *))
+{
+	struct why_report why = {0};
+	char err[512];
+
+	if (why_suspect_paths(&s->target, NULL, 0, on_graph, e, &why, err, sizeof(err)))
+		v->none = verdict_intern(v, err);
+	else
+		verdict_take_paths(e, &why);
+	why_free(&why);
+}
+
 void session_verdict_at_exit(struct session *s)
 {
 	struct verdict_end e;
-	struct why_report why = {0};
-	char err[512];
 
 	/* a short Ruby --all caught at its start: its exit is not held up for a walk */
 	if (s->opt.no_verdict || s->at.held || !s->snap.have_census_end || s->snap.exit_verdict)
@@ -116,10 +129,16 @@ void session_verdict_at_exit(struct session *s)
 		  s, &e, NULL, s->snap.have_census_start ? &s->snap.census_start : NULL,
 		  &s->snap.census_end, true)))
 		return;
-	if (why_suspect_paths(&s->target, NULL, 0, verdict_on_graph_at_exit, &e, &why, err,
-			      sizeof(err)))
-		s->snap.exit_verdict->none = verdict_intern(s->snap.exit_verdict, err);
-	else
-		verdict_take_paths(&e, &why);
-	why_free(&why);
+	walk_end(s, s->snap.exit_verdict, &e, verdict_on_graph_at_exit);
+}
+
+struct verdict *session_verdict_walk(struct session *s, const struct verdict_base *base,
+				     const struct census *start, const struct census *end)
+{
+	struct verdict_end e;
+	struct verdict *v = verdict_open(s, &e, base, start, end, false);
+
+	if (v && !v->none)
+		walk_end(s, v, &e, verdict_on_graph);
+	return v;
 }
