@@ -278,3 +278,40 @@ def check_bpf_gone(ids, what)
   end
   raise Failure, "#{what}: BPF objects of ours left after exit: #{left}"
 end
+
+# Runs args with a deadline; [stdout, stderr, status or nil if killed, seconds].
+def run_bounded(args, limit, env: {}, rlimit_as: nil)
+  started = Time.now
+  out_r, out_w = IO.pipe
+  err_r, err_w = IO.pipe
+  opts = { out: out_w, err: err_w, in: File::NULL }
+  opts[:rlimit_as] = rlimit_as if rlimit_as
+  pid = Process.spawn(env, *args, **opts)
+  out_w.close
+  err_w.close
+  status = nil
+  loop do
+    _, status = Process.waitpid2(pid, Process::WNOHANG)
+    break if status || Time.now - started > limit
+    sleep 0.05
+  end
+  unless status
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+  [out_r.read, err_r.read, status, Time.now - started]
+ensure
+  out_r&.close
+  err_r&.close
+end
+
+# One line on stderr matching pattern, exit status 1, in time.
+def check_fails_fast(args, pattern, limit: 15, env: {})
+  out, err, status, took = run_bounded(args, limit, env: env)
+  check(status, "#{args.join(' ')} hung (killed after #{limit} s); stderr: #{err.inspect}")
+  check_eq(status.exitstatus, 1, "exit status (stderr #{err.inspect})")
+  check_eq(err.lines.size, 1, "error lines on stderr (#{err.inspect})")
+  check(err =~ pattern, "error #{err.inspect} does not match #{pattern.inspect}")
+  check(out.empty?, "stdout should be empty on error")
+  took
+end

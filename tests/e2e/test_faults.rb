@@ -2,67 +2,154 @@
 # Each test bounds rbmemtrace with its own timeout: a hang is a failure.
 require "fileutils"
 
-# Runs args with a deadline; [stdout, stderr, status or nil if killed, seconds].
-def run_bounded(args, limit, env: {})
-  started = Time.now
-  out_r, out_w = IO.pipe
-  err_r, err_w = IO.pipe
-  pid = Process.spawn(env, *args, out: out_w, err: err_w, in: File::NULL)
-  out_w.close
-  err_w.close
-  status = nil
-  loop do
-    _, status = Process.waitpid2(pid, Process::WNOHANG)
-    break if status || Time.now - started > limit
-    sleep 0.05
+# Another file where a "container"'s libruby was: ruby runs in its own mount namespace, where
+# what setup_sh does ($lib: the mapped path) puts something else at that path once it is
+# mapped.  Yields the ruby's PID; it holds 1,000 Planted objects.
+def with_libruby_replaced(setup_sh)
+  flag = File.join(Dir.mktmpdir, "planted")
+  script = <<~SH
+    ruby -e 'class Planted; end; KEEP = Array.new(1000) { Planted.new }; File.write(ARGV[0], "1"); sleep 60' #{flag} &
+    rpid=$!
+    until [ -s #{flag} ]; do sleep 0.05; done
+    lib=$(awk '/libruby/ {print $6; exit}' /proc/$rpid/maps)
+    #{setup_sh} || exit 1
+    echo "ready $rpid"
+    wait
+  SH
+  Open3.popen2("unshare", "--mount", "--propagation", "private", "sh", "-c", script) do |sin, sout, thr|
+    pid = expect_line(sout, /^ready (\d+)/, "namespace with the libruby path replaced")[1].to_i
+    begin
+      yield pid, File.read("/proc/#{pid}/maps")[%r{\S*libruby\S*}]
+    ensure
+      Process.kill("KILL", pid)
+      sin.close
+      thr.join
+      FileUtils.rm_rf(File.dirname(flag))
+    end
   end
-  unless status
-    Process.kill("KILL", pid)
-    Process.wait(pid)
-  end
-  [out_r.read, err_r.read, status, Time.now - started]
-ensure
-  out_r&.close
-  err_r&.close
 end
 
-# One line on stderr matching pattern, exit status 1, in time.
-def check_fails_fast(args, pattern, limit: 15, env: {})
-  out, err, status, took = run_bounded(args, limit, env: env)
-  check(status, "#{args.join(' ')} hung (killed after #{limit} s); stderr: #{err.inspect}")
-  check_eq(status.exitstatus, 1, "exit status (stderr #{err.inspect})")
-  check_eq(err.lines.size, 1, "error lines on stderr (#{err.inspect})")
-  check(err =~ pattern, "error #{err.inspect} does not match #{pattern.inspect}")
-  check(out.empty?, "stdout should be empty on error")
-  took
+# The file at the path is never read nor probed (its inode would get the breakpoints, and the
+# report would be empty): the mapped one is, through /proc/PID/map_files, and counts are exact.
+def check_reads_the_mapped_file(pid, dir)
+  out, err, status, = run_bounded([RBM, "census", "-p", pid.to_s, "--format", "json"], 30)
+  check(status&.success?, "census: #{status.inspect} #{err}")
+  check_eq(rbm_json(out)["classes"].find { |c| c["name"] == "Planted" }&.dig("live"), 1000, "census: Planted live")
+  report = File.join(dir, "r.json")
+  _, err, status, = run_bounded([RBM, "-p", pid.to_s, "-d", "1", "--full", "--format", "json", "-o", report], 30)
+  check(status&.success?, "trace: #{status.inspect} #{err}")
+  r = rbm_json(File.read(report))
+  check_invariants(r)
+  check_eq(r["ruby_version"], RUBY_VERSION, "trace: ruby_version")
 end
 
-# A "container" whose libruby path, seen through /proc/PID/root, is now a FIFO:
-# ruby runs in its own mount namespace, where a FIFO is bound over the libruby
-# file after it was mapped.
-test "hostile target: libruby path is a FIFO, fails fast" do
+test "hostile target: a FIFO, a symlink loop or another ELF at the libruby path: the mapped file is read" do
   Dir.mktmpdir do |dir|
     fifo = File.join(dir, "fifo")
     File.mkfifo(fifo)
-    script = <<~SH
-      ruby -e 'sleep 60' &
-      rpid=$!
-      until grep -q libruby /proc/$rpid/maps; do sleep 0.05; done
-      lib=$(awk '/libruby/ {print $6; exit}' /proc/$rpid/maps)
-      mount --bind #{fifo} "$lib" || exit 1
-      echo "ready $rpid"
-      wait
-    SH
-    Open3.popen2("unshare", "--mount", "--propagation", "private", "sh", "-c", script) do |sin, sout, thr|
-      pid = expect_line(sout, /^ready (\d+)/, "namespace with FIFO")[1].to_i
+    with_libruby_replaced("mount --bind #{fifo} \"$lib\"") do |pid, lib|
+      check(File.pipe?("/proc/#{pid}/root#{lib}"), "the FIFO is not in place")
+      check_reads_the_mapped_file(pid, dir)
+    end
+    loops = File.join(dir, "loops")
+    Dir.mkdir(loops)
+    with_libruby_replaced("ln -s \"$(basename \"$lib\")\" #{loops}/\"$(basename \"$lib\")\" && " \
+                          "mount --bind #{loops} \"$(dirname \"$lib\")\"") do |pid, lib|
+      check(File.symlink?("/proc/#{pid}/root#{lib}"), "the symlink loop is not in place")
+      check_reads_the_mapped_file(pid, dir)
+    end
+    # A valid ELF of another program: its symbols and code would be read as Ruby's.
+    with_libruby_replaced("mount --bind /bin/true \"$lib\"") do |pid, _lib|
+      check_reads_the_mapped_file(pid, dir)
+    end
+  end
+end
+
+# A libruby that Ruby loads and runs but whose non-loaded parts are hostile: a copy of the
+# host's, under its soname in a directory of LD_LIBRARY_PATH, changed by the block (the ELF's
+# bytes; ld.so reads only the program headers and segments, rbmemtrace reads sections, symbols
+# and notes).  [PID, its stdout, the file] of a ruby on it, which holds 1,000 Planted objects.
+def start_on_crafted_libruby(dir)
+  real = File.read("/proc/self/maps")[%r{/\S*libruby\S*}]
+  soname = File.basename(real).sub(/\.\d+\z/, "")
+  File.binwrite(File.join(dir, soname), yield(File.binread(real)))
+  r, w = IO.pipe
+  pid = Process.spawn({ "LD_LIBRARY_PATH" => dir }, "ruby", "-e",
+                      "class Planted; end; KEEP = Array.new(1000) { Planted.new }; puts 1; " \
+                      "$stdout.flush; sleep 60", out: w)
+  w.close
+  r.gets
+  [pid, r, File.join(dir, soname)]
+end
+
+ELF_SHOFF = 0x28
+ELF_SHNUM = 0x3c
+
+# [offset, size] of each section named name, from the section headers.
+def elf_sections(elf, name)
+  shoff = elf.unpack1("Q<", offset: ELF_SHOFF)
+  shnum = elf.unpack1("S<", offset: ELF_SHNUM)
+  strndx = elf.unpack1("S<", offset: 0x3e)
+  header = ->(i) { elf.unpack("L<L<Q<Q<Q<Q<", offset: shoff + i * 64) }
+  names_at = header.(strndx)[4]
+  (0...shnum).filter_map do |i|
+    h = header.(i)
+    [h[4], h[5]] if elf[names_at + h[0], name.size + 1] == "#{name}\0"
+  end
+end
+
+# The end of the last loaded segment: what ld.so needs of the file.
+def elf_loaded_end(elf)
+  phoff = elf.unpack1("Q<", offset: 0x20)
+  phnum = elf.unpack1("S<", offset: 0x38)
+  (0...phnum).map { |i| elf.unpack("L<L<Q<Q<Q<Q<", offset: phoff + i * 56) }
+             .select { |h| h[0] == 1 }.map { |h| h[2] + h[5] }.max
+end
+
+CRAFTED_LIBRUBIES = {
+  "section headers past the end of the file" => ->(elf) { elf.dup.tap { |e| e[ELF_SHOFF, 8] = [e.size + 4096].pack("Q<") } },
+  "65,535 section headers" => ->(elf) { elf.dup.tap { |e| e[ELF_SHNUM, 2] = [0xffff].pack("S<") } },
+  "notes whose sizes reach past their section" => lambda do |elf|
+    e = elf.dup
+    %w[.note.stapsdt .note.gnu.build-id].each do |name|
+      elf_sections(e, name).each { |off, _| e[off, 8] = [0xfffffff0, 0xfffffff0].pack("L<L<") }
+    end
+    e
+  end,
+  "cut after its loaded segments (no sections, no symbols)" => ->(elf) { elf[0, elf_loaded_end(elf)] }
+}.freeze
+
+test "hostile libruby: a crafted one that Ruby runs is read exactly or refused in one line, in time" do
+  CRAFTED_LIBRUBIES.each do |what, craft|
+    Dir.mktmpdir do |dir|
+      pid, io, crafted = start_on_crafted_libruby(dir, &craft)
       begin
-        lib = File.read("/proc/#{pid}/maps")[%r{\S*libruby\S*}]
-        check(File.pipe?("/proc/#{pid}/root#{lib}"), "the FIFO is not in place")
-        check_fails_fast([RBM, "-p", pid.to_s, "-d", "1"], /not a regular file/)
+        check_eq(File.read("/proc/#{pid}/maps")[%r{/\S*libruby\S*}], crafted, "#{what}: the libruby mapped")
+        census = [RBM, "census", "-p", pid.to_s, "--format", "json"]
+        trace = [RBM, "-p", pid.to_s, "-d", "1", "--full", "--format", "json", "-o", File.join(dir, "r.json")]
+        [census, trace].each do |args|
+          out, err, status, took = run_bounded(args, 30)
+          mode = args[1] == "census" ? "census" : "trace"
+          check(status, "#{what}: #{mode} hung (killed after #{took.round} s): #{err}")
+          if status.success?
+            json = mode == "census" ? rbm_json(out) : rbm_json(File.read(File.join(dir, "r.json")))
+            if mode == "census"
+              check_eq(json["classes"].find { |c| c["name"] == "Planted" }&.dig("live"), 1000, "#{what}: Planted live")
+            else
+              check_invariants(json)
+            end
+          else
+            check_eq(status.exitstatus, 1, "#{what}: #{mode}'s exit status (stderr #{err.inspect})")
+            check_eq(err.lines.size, 1, "#{what}: #{mode}'s error lines (#{err.inspect})")
+            check(out.empty?, "#{what}: #{mode} printed on stdout with its error")
+          end
+          state = File.read("/proc/#{pid}/stat")[/\) (\S)/, 1]
+          check(%w[S R].include?(state), "#{what}: the target is #{state} after #{mode}")
+        end
       ensure
         Process.kill("KILL", pid)
-        sin.close
-        thr.join
+        Process.wait(pid)
+        io.close
       end
     end
   end

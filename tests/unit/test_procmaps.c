@@ -34,9 +34,13 @@ Test(procmaps, parses_lines)
 	cr_expect_eq(e.offset, 0xda000);
 	cr_expect_str_eq(e.perms, "r-xp");
 	cr_expect_str_eq(e.path, "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1.7");
+	cr_expect_eq(e.dev_major, 0xfe, "the device, to tell the mapped file from another");
+	cr_expect_eq(e.dev_minor, 1);
+	cr_expect_eq(e.inode, 1234);
 
 	cr_assert_eq(procmaps_parse_line("7ffd1000-7ffd2000 rw-p 00000000 00:00 0\n", &e), 0);
 	cr_expect_str_eq(e.path, "");
+	cr_expect_eq(e.inode, 0);
 	cr_assert_eq(
 	    procmaps_parse_line("1000-2000 r--p 0 08:01 7 /opt/my app/libruby.so (deleted)", &e),
 	    0);

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "elfinfo.h"
 #include "process_caps.h"
@@ -13,17 +15,21 @@
 
 int procmaps_parse_line(const char *line, struct map_entry *e)
 {
-	unsigned long long start, end, offset;
+	unsigned long long start, end, offset, inode;
+	unsigned int major, minor;
 	int path_at = -1;
 	char perms[5];
 
-	if (sscanf(line, "%llx-%llx %4s %llx %*x:%*x %*u %n", &start, &end, perms, &offset,
-		   &path_at) < 4 ||
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &offset, &major,
+		   &minor, &inode, &path_at) < 7 ||
 	    path_at < 0)
 		return -EINVAL;
 	e->start = start;
 	e->end = end;
 	e->offset = offset;
+	e->dev_major = major;
+	e->dev_minor = minor;
+	e->inode = inode;
 	memcpy(e->perms, perms, sizeof(e->perms));
 	snprintf(e->path, sizeof(e->path), "%s", line + path_at);
 	e->path[strcspn(e->path, "\n")] = '\0';
@@ -163,24 +169,37 @@ static bool find_by_symbol(pid_t pid, const char *exe, struct ruby_image *img)
  * namespace of its own (unshare --root) has its files named by the paths it
  * was started with, outside its root.  Needs CAP_SYS_ADMIN, as root has.
  */
-static int map_files_path(pid_t pid, const char *path, char *out, size_t n)
+/* The mapping of path's file offset 0 in pid, into *out. */
+static int first_mapping(pid_t pid, const char *path, struct map_entry *out)
 {
 	char line[PATH_MAX + 128];
-	struct map_entry e;
 	int ret = -ENOENT;
 	FILE *f = open_maps(pid);
 
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (procmaps_parse_line(line, &e) || strcmp(e.path, path) || e.offset != 0)
+		if (procmaps_parse_line(line, out) || strcmp(out->path, path) || out->offset != 0)
 			continue;
-		snprintf(out, n, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e.start, e.end);
 		ret = 0;
 		break;
 	}
 	fclose(f);
 	return ret;
+}
+
+static void map_files_path(pid_t pid, const struct map_entry *e, char *out, size_t n)
+{
+	snprintf(out, n, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start, e->end);
+}
+
+/* The file open at fd is the one e maps: same device and inode. */
+static bool is_mapped_file(int fd, const struct map_entry *e)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && (uint64_t) st.st_ino == e->inode &&
+	       major(st.st_dev) == e->dev_major && minor(st.st_dev) == e->dev_minor;
 }
 
 /* The fast path: a shared libruby by its usual name in the maps f lists. */
@@ -205,14 +224,32 @@ static bool find_libruby(FILE *f, struct ruby_image *img)
  */
 static int reach_image(pid_t pid, struct ruby_image *img, char *err, size_t errlen)
 {
+	struct map_entry mapped;
+	bool have_mapping = first_mapping(pid, img->path, &mapped) == 0;
 	int fd;
 
 	snprintf(img->host_path, sizeof(img->host_path), "/proc/%d/root%s", pid, img->path);
-	/* What the path names now, in the target's mount namespace, is the target's choice. */
+	/*
+	 * What the path names now, in the target's mount namespace, is the
+	 * target's choice: another file (a crafted one bound over it, a FIFO,
+	 * a symlink loop) is never read, nor probed (its inode would get the
+	 * breakpoints).  The mapped file itself is read through map_files then.
+	 */
 	fd = target_file_open(img->host_path);
-	if (fd == -ENOENT &&
-	    map_files_path(pid, img->path, img->host_path, sizeof(img->host_path)) == 0)
+	if (have_mapping && fd != -EACCES && fd != -EPERM && (fd < 0 || !is_mapped_file(fd, &mapped))) {
+		if (fd >= 0)
+			close(fd);
+		map_files_path(pid, &mapped, img->host_path, sizeof(img->host_path));
 		fd = target_file_open(img->host_path);
+		if (fd == -EACCES || fd == -EPERM) {
+			snprintf(err, errlen,
+				 "PID %d maps %s, which is another file or none at that path in its "
+				 "mount namespace now, and reading the mapped one takes "
+				 "CAP_SYS_ADMIN: not reading it",
+				 pid, img->path);
+			return target_gone_error(pid, -EACCES, err, errlen);
+		}
+	}
 	if (fd == -EINVAL) {
 		snprintf(err, errlen,
 			 "PID %d maps %s, which is not a regular file in its mount "

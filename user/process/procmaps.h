@@ -11,6 +11,8 @@ struct map_entry {
 	uint64_t start;
 	uint64_t end;
 	uint64_t offset;
+	unsigned int dev_major, dev_minor; /* of the mapped file; 0:0 for none */
+	uint64_t inode;			   /* of the mapped file; 0 for none */
 	char perms[5];
 	char path[PATH_MAX];
 };
