@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "classnames.h"
 #include "diag.h"
 #include "json_read.h"
 #include "session.h"
@@ -35,16 +36,24 @@ static bool same_file(const char *path, const char *want)
 	       (n > w && path[n - w - 1] == '/' && !strcmp(path + n - w, want));
 }
 
+/* A name over CLASS_NAME_MAX bytes is asked for as the namer gives it: cut, with its hash. */
 static int target_of(struct why_context *c, const char *name, const struct why_site *site)
 {
+	char *fit = class_name_fit(name);
 	size_t i;
 
-	for (i = 0; i < c->ntargets; i++)
-		if (!strcmp(c->target_names[i], name))
-			return (int) i;
-	if (c->ntargets == WHY_MAX_TARGETS)
+	if (!fit)
 		return -1;
-	c->target_names[c->ntargets] = strdup(name);
+	for (i = 0; i < c->ntargets; i++)
+		if (!strcmp(c->target_names[i], fit)) {
+			free(fit);
+			return (int) i;
+		}
+	if (c->ntargets == WHY_MAX_TARGETS) {
+		free(fit);
+		return -1;
+	}
+	c->target_names[c->ntargets] = fit;
 	if (site && site->path)
 		c->target_sites[c->ntargets] = (struct why_site){strdup(site->path), site->line};
 	return (int) c->ntargets++;
