@@ -41,6 +41,7 @@ for bin in "$@"; do
 	name=$(basename "$bin")
 	name=${name#fuzz_}
 	run=${FUZZ_RUN_DIR:-.output/fuzz/run}/$name
+	case $run in /*) ;; *) run=$root/$run ;; esac # the fuzzer runs from inside it
 	if [ -z "${FUZZ_RESUME:-}" ] || [ ! -d "$run/corpus" ]; then
 		rm -rf "$run"
 		mkdir -p "$run/corpus" "$run/artifacts"
@@ -53,7 +54,7 @@ for bin in "$@"; do
 	# -jobs=1 runs the fuzzer in a child whose output goes to fuzz-0.log in the current directory.
 	(cd "$run" && nice -n 19 "$root/$bin" -max_total_time="$seconds" -rss_limit_mb=2048 \
 		-timeout=10 -jobs=1 -workers=1 -print_final_stats=1 \
-		-artifact_prefix="$root/$run/artifacts/" "${dict[@]}" corpus >/dev/null 2>&1)
+		-artifact_prefix="$run/artifacts/" "${dict[@]}" corpus >/dev/null 2>&1)
 	rc=$?
 	log=$run/fuzz-0.log
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
