@@ -416,6 +416,80 @@ Test(refs_decode, a_table_swapped_during_its_read_is_read_again_from_the_new_one
 	teardown();
 }
 
+/* The target grows the Array while its elements are read: realloc moves them (once, or always). */
+static uint8_t *grown_slot;
+static bool grow_always;
+static void grow_during_values(uint8_t step)
+{
+	if (step != STEP_VALUES || !grown_slot)
+		return;
+	if (grow_always) {
+		uint64_t ptr;
+
+		memcpy(&ptr, grown_slot + layout.rarray_heap_ptr, sizeof(ptr));
+		set64(grown_slot, layout.rarray_heap_ptr, ptr ^ 0x10000);
+		return;
+	}
+	set64(grown_slot, layout.rarray_heap_len, 3);
+	set64(grown_slot, layout.rarray_heap_ptr, HEAPMEM + 0x3000);
+	grown_slot = NULL; /* once */
+}
+
+Test(refs_decode, an_array_reallocated_during_its_read_is_read_again_from_its_slot)
+{
+	uint8_t *s, *el;
+	struct run r;
+	size_t i, again = 0;
+
+	setup("3.4.5");
+	s = slot(OBJ, 40, 0x07, KLASS);
+	set64(s, layout.rarray_heap_len, 2);
+	set64(s, layout.rarray_heap_ptr, HEAPMEM + 0x1000);
+	/* the old buffer, freed: what it held is not trusted */
+	el = put(HEAPMEM + 0x1000, 16);
+	set64(el, 0, 0x7000006000);
+	set64(el, 8, 0x7000006028);
+	/* where the elements are once it grew: one more */
+	el = put(HEAPMEM + 0x3000, 24);
+	set64(el, 0, 0x7000007000);
+	set64(el, 8, 0x7000007028);
+	set64(el, 16, 0x7000007050);
+	grown_slot = s;
+	grow_always = false;
+	after_piece = grow_during_values;
+	decode(&meta, OBJ, 40, &r);
+	after_piece = NULL;
+	for (i = 0; i < r.nq; i++)
+		again += r.q[i].step == STEP_ARRAY_HEAP;
+	cr_expect_eq(again, 1, "its slot read again once");
+	cr_expect_eq(meta.stale_reads, 1);
+	expect_ref(&r, 0x7000007050, REF_ELEM, 2, 0);
+	cr_expect_null(label_of(&r, 0x7000006000), "the freed buffer's elements are dropped");
+	cr_expect_eq(r.nparts, 0, "read whole");
+	teardown();
+
+	/* reallocated at every read: bounded, then said read in part */
+	setup("3.4.5");
+	s = slot(OBJ, 40, 0x07, KLASS);
+	set64(s, layout.rarray_heap_len, 2);
+	set64(s, layout.rarray_heap_ptr, HEAPMEM + 0x1000);
+	put(HEAPMEM + 0x1000, 16);
+	put(HEAPMEM + 0x11000, 16);
+	grown_slot = s;
+	grow_always = true;
+	after_piece = grow_during_values;
+	decode(&meta, OBJ, 40, &r);
+	after_piece = NULL;
+	grown_slot = NULL;
+	for (i = 0, again = 0; i < r.nq; i++)
+		again += r.q[i].step == STEP_ARRAY_HEAP;
+	cr_expect_eq(again, REFS_MAX_TRIES - 1, "read again %u times at most", REFS_MAX_TRIES - 1);
+	cr_assert_eq(r.nparts, 1, "said once");
+	cr_expect_eq(r.parts[0].why, CUT_CHANGED);
+	cr_expect_eq(r.parts[0].holds, HOLDS_ELEMS);
+	teardown();
+}
+
 Test(refs_decode, hashes_33_tables_in_the_slot)
 {
 	uint8_t *s;

@@ -86,6 +86,7 @@ enum refs_step {
 	STEP_DATA_FIELDS, /* a T_DATA's struct, marked declaratively; aux = its type */
 	STEP_THREAD,	  /* rb_thread_t of a Thread object */
 	STEP_PIN_LIST,	  /* 3.4: a pin_array_list {next, len, array} */
+	STEP_ARRAY_HEAP,  /* an Array's flags to its heap ptr, read again: it was reallocated */
 };
 
 /*

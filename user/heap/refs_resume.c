@@ -227,6 +227,15 @@ static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
 		/* an id table grown: its head again (the witness is its items pointer) */
 		refs_id_table_at(m, wit->addr[0] - m->l->id_table_items, head_aux, s);
 		break;
+	case STEP_VALUES:
+		/* an Array's elements moved (the witness is its heap ptr): its slot again */
+		if ((aux & 0xff) == HOLDS_ELEMS && wit->n == 1) {
+			m->stale_reads++;
+			refs_array_again(m, wit->addr[0], aux, s);
+			break;
+		}
+		chunk_lost(m, step, aux, span, CUT_CHANGED, s);
+		break;
 	default:
 		/* values whose owner points elsewhere now: no head to read them again from */
 		chunk_lost(m, step, aux, span, CUT_CHANGED, s);
@@ -309,6 +318,9 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 			 (uint64_t) (uintptr_t) "(thread value)", 0);
 		if (refs_u32_at(buf, l->thread_invoke_type) == l->thread_invoke_type_proc)
 			refs_ref(s, refs_word_at(buf, l->thread_invoke_proc), REF_CODE, 0, 0, 0);
+		break;
+	case STEP_ARRAY_HEAP:
+		refs_array_heap(m, from, buf, len, aux, s);
 		break;
 	case STEP_PIN_LIST:
 		refs_field(s, refs_word_at(buf, l->pin_list_next), "(next list)");
