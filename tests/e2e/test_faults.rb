@@ -73,13 +73,18 @@ def start_on_crafted_libruby(dir)
   real = File.read("/proc/self/maps")[%r{/\S*libruby\S*}]
   soname = File.basename(real).sub(/\.\d+\z/, "")
   File.binwrite(File.join(dir, soname), yield(File.binread(real)))
+  pid, r = spawn_ruby_ready({ "LD_LIBRARY_PATH" => dir },
+                            "class Planted; end; KEEP = Array.new(1000) { Planted.new }; sleep 60")
+  [pid, r, File.join(dir, soname)]
+end
+
+# The host's ruby -e code with env, once it has loaded (its first line): [PID, its stdout].
+def spawn_ruby_ready(env, code)
   r, w = IO.pipe
-  pid = Process.spawn({ "LD_LIBRARY_PATH" => dir }, "ruby", "-e",
-                      "class Planted; end; KEEP = Array.new(1000) { Planted.new }; puts 1; " \
-                      "$stdout.flush; sleep 60", out: w)
+  pid = Process.spawn(env, "ruby", "-e", "puts 1; $stdout.flush; #{code}", out: w)
   w.close
   r.gets
-  [pid, r, File.join(dir, soname)]
+  [pid, r]
 end
 
 ELF_SHOFF = 0x28
@@ -162,12 +167,8 @@ test "libruby under another file name (LD_PRELOAD copy)" do
     lib = File.join(dir, "libfoo.so")
     system_lib = File.read("/proc/self/maps")[%r{/\S*libruby\S*}]
     FileUtils.cp(system_lib, lib)
-    r, w = IO.pipe
-    pid = Process.spawn({ "LD_PRELOAD" => lib }, "ruby", "-e",
-                        "class Renamed; end; puts 1; $stdout.flush; " \
-                        "k = []; loop { k << Renamed.new; sleep 0.001 }", out: w)
-    w.close
-    r.gets
+    pid, r = spawn_ruby_ready({ "LD_PRELOAD" => lib },
+                              "class Renamed; end; k = []; loop { k << Renamed.new; sleep 0.001 }")
     begin
       check(File.read("/proc/#{pid}/maps") !~ %r{/libruby}, "a libruby* file is mapped")
       report_path = File.join(dir, "report.json")

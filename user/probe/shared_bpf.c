@@ -329,7 +329,6 @@ int proc_slot_open(struct proc_slot *ps, unsigned long max_objects, unsigned lon
 	return 0;
 }
 
-
 /* Every entry of a map whose key holds a slot number at slot_off, of that slot, deleted. */
 static void drop_slot_entries(int fd, size_t key_size, size_t slot_off, int slot)
 {
