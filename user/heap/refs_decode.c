@@ -114,39 +114,6 @@ void refs_need_values_aux(struct refs_meta *m, uint64_t ptr, uint64_t n, uint64_
 	refs_next_chunk(m, s, span, 8, STEP_VALUES, aux, &wit);
 }
 
-/*
- * An Array whose elements moved while they were read (it grew: realloc, or
- * mremap past glibc's mmap threshold, unmaps the old buffer): its slot is
- * read again, up to its heap ptr, and its elements from where they are now.
- */
-void refs_array_again(struct refs_meta *m, uint64_t ptr_word, uint64_t aux,
-		      const struct refs_sink *s)
-{
-	const struct ruby_layout *l = m->l;
-	uint64_t slot = ptr_word - l->rarray_heap_ptr;
-
-	uint64_t tries = (aux >> REFS_TRIES_SHIFT) + 1;
-
-	refs_need(m, s, slot, l->rarray_heap_ptr + 8, STEP_ARRAY_HEAP, tries << REFS_TRIES_SHIFT);
-}
-
-/* The slot read again (refs_array_again): its elements, unless it is another object now. */
-void refs_array_heap(struct refs_meta *m, uint64_t slot, const uint8_t *buf, uint32_t len,
-		     uint64_t aux, const struct refs_sink *s)
-{
-	const struct ruby_layout *l = m->l;
-	uint64_t flags = refs_word_at(buf, 0);
-
-	if (len < l->rarray_heap_ptr + 8 || (flags & RB_T_MASK) != RB_T_ARRAY ||
-	    (flags & l->rarray_embed_flag) || (flags & l->ary_shared)) {
-		refs_part(m, s, HOLDS_ELEMS, 0, 0, CUT_CHANGED);
-		return;
-	}
-	refs_need_values_aux(m, refs_word_at(buf, l->rarray_heap_ptr),
-			     refs_word_at(buf, l->rarray_heap_len), slot + l->rarray_heap_ptr,
-			     (aux >> REFS_TRIES_SHIFT << REFS_TRIES_SHIFT) | HOLDS_ELEMS, s);
-}
-
 /* ---- ivars ---- */
 
 void refs_st_table_at(struct refs_meta *m, uint64_t tbl, uint64_t owner, uint64_t aux,

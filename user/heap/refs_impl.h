@@ -52,11 +52,7 @@ void refs_need_values(struct refs_meta *m, uint64_t ptr, uint64_t n, uint64_t ow
 /* The same with aux whole (REFS_AUX, and the tries so far in its top byte). */
 void refs_need_values_aux(struct refs_meta *m, uint64_t ptr, uint64_t n, uint64_t owner,
 			  uint64_t aux, const struct refs_sink *s);
-/* An Array's slot read again: ptr_word is its heap ptr's address (refs_array_heap resumes). */
-void refs_array_again(struct refs_meta *m, uint64_t ptr_word, uint64_t aux,
-		      const struct refs_sink *s);
-void refs_array_heap(struct refs_meta *m, uint64_t slot, const uint8_t *buf, uint32_t len,
-		     uint64_t aux, const struct refs_sink *s);
+
 /* The st_table at tbl; owner: the word that points to it (its witness), or 0. */
 void refs_st_table_at(struct refs_meta *m, uint64_t tbl, uint64_t owner, uint64_t aux,
 		      const struct refs_sink *s);

@@ -185,6 +185,39 @@ static void resume_method_def(struct refs_meta *m, const uint8_t *buf, uint32_t 
 }
 
 /*
+ * An Array whose elements moved while they were read (it grew: realloc, or
+ * mremap past glibc's mmap threshold, unmaps the old buffer): its slot is
+ * read again, up to its heap ptr, and its elements from where they are now.
+ */
+static void array_again(struct refs_meta *m, uint64_t ptr_word, uint64_t aux,
+		      const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t slot = ptr_word - l->rarray_heap_ptr;
+
+	uint64_t tries = (aux >> REFS_TRIES_SHIFT) + 1;
+
+	refs_need(m, s, slot, l->rarray_heap_ptr + 8, STEP_ARRAY_HEAP, tries << REFS_TRIES_SHIFT);
+}
+
+/* The slot read again (refs_array_again): its elements, unless it is another object now. */
+static void array_heap(struct refs_meta *m, uint64_t slot, const uint8_t *buf, uint32_t len,
+		     uint64_t aux, const struct refs_sink *s)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t flags = refs_word_at(buf, 0);
+
+	if (len < l->rarray_heap_ptr + 8 || (flags & RB_T_MASK) != RB_T_ARRAY ||
+	    (flags & l->rarray_embed_flag) || (flags & l->ary_shared)) {
+		refs_part(m, s, HOLDS_ELEMS, 0, 0, CUT_CHANGED);
+		return;
+	}
+	refs_need_values_aux(m, refs_word_at(buf, l->rarray_heap_ptr),
+			     refs_word_at(buf, l->rarray_heap_len), slot + l->rarray_heap_ptr,
+			     (aux >> REFS_TRIES_SHIFT << REFS_TRIES_SHIFT) | HOLDS_ELEMS, s);
+}
+
+/*
  * What a piece's witness says changed while it was read: the bytes may be
  * freed memory, so they are dropped and the piece is read again from what
  * the witness points to now, a few times at most (a table rebuilt without
@@ -231,7 +264,7 @@ static void resume_stale(struct refs_meta *m, uint8_t step, uint64_t aux,
 		/* an Array's elements moved (the witness is its heap ptr): its slot again */
 		if ((aux & 0xff) == HOLDS_ELEMS && wit->n == 1) {
 			m->stale_reads++;
-			refs_array_again(m, wit->addr[0], aux, s);
+			array_again(m, wit->addr[0], aux, s);
 			break;
 		}
 		chunk_lost(m, step, aux, span, CUT_CHANGED, s);
@@ -320,7 +353,7 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 			refs_ref(s, refs_word_at(buf, l->thread_invoke_proc), REF_CODE, 0, 0, 0);
 		break;
 	case STEP_ARRAY_HEAP:
-		refs_array_heap(m, from, buf, len, aux, s);
+		array_heap(m, from, buf, len, aux, s);
 		break;
 	case STEP_PIN_LIST:
 		refs_field(s, refs_word_at(buf, l->pin_list_next), "(next list)");
