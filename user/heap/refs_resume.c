@@ -190,19 +190,17 @@ static void resume_method_def(struct refs_meta *m, const uint8_t *buf, uint32_t 
  * read again, up to its heap ptr, and its elements from where they are now.
  */
 static void array_again(struct refs_meta *m, uint64_t ptr_word, uint64_t aux,
-		      const struct refs_sink *s)
+			const struct refs_sink *s)
 {
 	const struct ruby_layout *l = m->l;
-	uint64_t slot = ptr_word - l->rarray_heap_ptr;
-
-	uint64_t tries = (aux >> REFS_TRIES_SHIFT) + 1;
+	uint64_t slot = ptr_word - l->rarray_heap_ptr, tries = (aux >> REFS_TRIES_SHIFT) + 1;
 
 	refs_need(m, s, slot, l->rarray_heap_ptr + 8, STEP_ARRAY_HEAP, tries << REFS_TRIES_SHIFT);
 }
 
-/* The slot read again (refs_array_again): its elements, unless it is another object now. */
+/* The slot read again (array_again): its elements, unless it is another object now. */
 static void array_heap(struct refs_meta *m, uint64_t slot, const uint8_t *buf, uint32_t len,
-		     uint64_t aux, const struct refs_sink *s)
+		       uint64_t aux, const struct refs_sink *s)
 {
 	const struct ruby_layout *l = m->l;
 	uint64_t flags = refs_word_at(buf, 0);
