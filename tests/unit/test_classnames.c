@@ -261,6 +261,30 @@ Test(classnames, class_names_and_strings)
 }
 
 /*
+ * A class named freed once (it had moved away) and living at that address
+ * again, with no move told for it, is named again, not kept as freed.
+ */
+Test(classnames, a_freed_name_is_read_again_when_a_class_lives_there)
+{
+	struct ruby_layout off;
+	struct class_namer cn;
+	uint64_t a[A_COUNT];
+	char stale[64];
+	struct test_child c;
+
+	start_class_script(&c, a, &cn, &off);
+	snprintf(stale, sizeof(stale), "#<freed class 0x%016lx>", (unsigned long) a[A_BAR]);
+	cr_assert_eq(u64map_put(&cn.cache, a[A_BAR], strdup(stale)), 0);
+	cr_expect_str_eq(class_namer_name(&cn, a[A_BAR]), "Foo::Bar");
+	/* still not a class: the freed name stands, from the cache */
+	snprintf(stale, sizeof(stale), "#<freed class 0x%016lx>", (unsigned long) a[A_OBJ]);
+	cr_expect_str_eq(class_namer_name(&cn, a[A_OBJ]), stale);
+	cr_expect_eq(class_namer_name(&cn, a[A_OBJ]), class_namer_name(&cn, a[A_OBJ]));
+	class_namer_free(&cn);
+	test_child_stop(&c);
+}
+
+/*
  * The singleton class of a plain object reads "#<Class:#<Foo::Bar:0x...>>",
  * as in Ruby: the object's class is the singleton class's first
  * non-singleton superclass, not its klass field, which points at the

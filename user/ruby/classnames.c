@@ -330,10 +330,26 @@ static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
 	return strdup(buf);
 }
 
+/* A class the cache says was freed, at whose address a class lives now (not told as a move). */
+static bool freed_then_reborn(const struct class_namer *cn, uint64_t klass, const char *name)
+{
+	uint64_t flags;
+	uint32_t type;
+
+	if (strncmp(name, "#<freed class ", 14) || target_read_u64(cn->pid, klass, &flags))
+		return false;
+	type = flags & RB_T_MASK;
+	return type == RB_T_CLASS || type == RB_T_MODULE || type == RB_T_ICLASS;
+}
+
 const char *class_namer_name(struct class_namer *cn, uint64_t klass)
 {
 	char *name = u64map_get(&cn->cache, klass);
 
+	if (name && freed_then_reborn(cn, klass, name)) {
+		class_namer_forget(cn, klass);
+		name = u64map_get(&cn->cache, klass);
+	}
 	if (name)
 		return name;
 	name = format_name(cn, klass, 0);
