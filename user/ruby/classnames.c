@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "caps.h"
+#include "clock.h"
 #include "classnames.h"
 #include "rbmemtrace.h"
 #include "procmaps.h"
@@ -330,13 +331,21 @@ static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
 	return strdup(buf);
 }
 
-/* A class the cache says was freed, at whose address a class lives now (not told as a move). */
-static bool freed_then_reborn(const struct class_namer *cn, uint64_t klass, const char *name)
+/*
+ * A class the cache says was freed, at whose address a class lives now
+ * (not told as a move).  Looked at once a second at most: the names of a
+ * trace's tallies are asked for at every refresh, dead classes' too.
+ */
+static bool freed_then_reborn(struct class_namer *cn, uint64_t klass, const char *name)
 {
-	uint64_t flags;
+	uint64_t flags, now_ms = (uint64_t) (now_seconds() * 1e3);
 	uint32_t type;
 
-	if (strncmp(name, "#<freed class ", 14) || target_read_u64(cn->pid, klass, &flags))
+	if (strncmp(name, "#<freed class ", 14) ||
+	    (uintptr_t) u64map_get(&cn->recheck, klass) > now_ms)
+		return false;
+	u64map_put(&cn->recheck, klass, (void *) (uintptr_t) (now_ms + 1000));
+	if (target_read_u64(cn->pid, klass, &flags))
 		return false;
 	type = flags & RB_T_MASK;
 	return type == RB_T_CLASS || type == RB_T_MODULE || type == RB_T_ICLASS;
@@ -406,6 +415,7 @@ void class_namer_free(struct class_namer *cn)
 	size_t i;
 
 	u64map_free(&cn->cache, free);
+	u64map_free(&cn->recheck, NULL);
 	for (i = 0; i < cn->nretired; i++)
 		free(cn->retired[i]);
 	free(cn->retired);

@@ -14,6 +14,7 @@ struct class_namer {
 	uint64_t classpath_id; /* the hidden ivar that holds a class's path */
 	uint64_t attached_id;  /* the hidden ivar of a singleton class: its object */
 	struct u64map cache;   /* klass -> name */
+	struct u64map recheck; /* a freed class's address -> when to look at it again (ms) */
 	char **retired;	       /* names forgotten (their class moved): freed with the namer */
 	size_t nretired;
 };
