@@ -482,8 +482,10 @@ test "a forked child of a --full target runs at full speed, untraced" do
   ratio = median[times[:traced]] / median[times[:untraced]]
   puts format("         child CPU time, median of 5: %.1f ms untraced, %.1f ms with the parent " \
               "traced (x%.2f)", median[times[:untraced]] * 1000, median[times[:traced]] * 1000, ratio)
-  # Trapping on every allocation costs the child ~100x; a busy 2-core machine moves medians ~20%.
-  check(ratio < 1.5, "the child ran #{ratio.round(2)}x slower while its parent was traced: #{times}")
+  # Trapping on every allocation costs the child ~100x.  Untraced, the child's time here is
+  # bimodal (50-60 ms or 95-110 ms, run to run); traced 95-105 ms, the breakpoints swept from it
+  # while it starts: x1.02 to x1.7 in 6 runs of 2026-11-29, so the line is drawn at x2.5.
+  check(ratio < 2.5, "the child ran #{ratio.round(2)}x slower while its parent was traced: #{times}")
 ensure
   Process.kill("KILL", pid) if pid
   io&.close
