@@ -76,6 +76,19 @@ static int apply_code(struct ruby_target *t, const char *host_path, bool from_dw
 	return 0;
 }
 
+/* Tracing asked of a series whose allocation entry points are not known: said in why. */
+static bool untraceable(const struct ruby_target *t, const char *shown, enum ruby_need need,
+			char *why, size_t n)
+{
+	if (need != RUBY_NEED_TRACE || t->alloc)
+		return false;
+	snprintf(why, n,
+		 "cannot trace Ruby %s in %s: its allocation entry points are not known "
+		 "(traced: %s; census and top may still read it)",
+		 t->version, shown, ruby_traced_series());
+	return true;
+}
+
 /*
  * The layout: the libruby's own DWARF (or its debug file), then the
  * built-in table's entry of the series with its patch release's fields,
@@ -89,13 +102,8 @@ static int pick_layout(struct ruby_target *t, const char *host_path, const char 
 	bool from_dwarf;
 
 	t->alloc = ruby_alloc_points_for(t->version);
-	if (need == RUBY_NEED_TRACE && !t->alloc) {
-		snprintf(why, n,
-			 "cannot trace Ruby %s in %s: its allocation entry points are not known "
-			 "(traced: %s; census and top may still read it)",
-			 t->version, shown, ruby_traced_series());
+	if (untraceable(t, shown, need, why, n))
 		return -1;
-	}
 	from_dwarf =
 	    dwarf_layout_read(host_path, target_root(t->pid, root, sizeof(root)), t->version,
 			      &t->layout, file, sizeof(file), err, sizeof(err)) == 0;
@@ -113,25 +121,12 @@ static int pick_layout(struct ruby_target *t, const char *host_path, const char 
 	return apply_code(t, host_path, from_dwarf, why, n);
 }
 
-/* What only a process can say is read from it; what its file says was kept (layout_cache.h). */
-static int check_cached_file(struct ruby_target *t, const char *shown, enum ruby_need need,
-			     char *err, size_t errlen)
-{
-	if (need == RUBY_NEED_TRACE && !t->alloc) {
-		snprintf(err, errlen,
-			 "cannot trace Ruby %s in %s: its allocation entry points are not known "
-			 "(traced: %s; census and top may still read it)",
-			 t->version, shown, ruby_traced_series());
-		return -ENOTSUP;
-	}
-	return 0;
-}
-
 int ruby_target_check_file(struct ruby_target *t, const char *host_path, const char *shown,
 			   enum ruby_need need, char *err, size_t errlen)
 {
+	/* What only a process can say is read from it; what its file says may have been kept. */
 	if (layout_cache_get(host_path, t))
-		return check_cached_file(t, shown, need, err, errlen);
+		return untraceable(t, shown, need, err, errlen) ? -ENOTSUP : 0;
 	if (elf_symbol_string(host_path, "ruby_version", t->version, sizeof(t->version))) {
 		snprintf(err, errlen, "cannot read the Ruby version (ruby_version) from %s", shown);
 		return -ENOENT;
