@@ -274,33 +274,24 @@ static int reach_image(pid_t pid, struct ruby_image *img, char *err, size_t errl
 /* img->load_bias: the mapping of file offset 0 holds the first PT_LOAD segment. */
 static int find_load_bias(pid_t pid, struct ruby_image *img, char *err, size_t errlen)
 {
-	char line[PATH_MAX + 128];
 	struct map_entry e;
 	uint64_t first_vaddr;
-	bool found = false;
-	FILE *f;
+	int ret;
 
 	if (elf_first_load_vaddr(img->host_path, &first_vaddr)) {
 		snprintf(err, errlen, "cannot read ELF headers of %s", img->path);
 		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
-	f = open_maps(pid);
-	if (!f) {
-		snprintf(err, errlen, "PID %d exited", pid);
-		return -ESRCH;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (procmaps_parse_line(line, &e) || strcmp(e.path, img->path) || e.offset != 0)
-			continue;
-		img->load_bias = e.start - (first_vaddr & ~0xfffULL);
-		found = true;
-		break;
-	}
-	fclose(f);
-	if (!found) {
+	ret = first_mapping(pid, img->path, &e);
+	if (ret == -ENOENT) {
 		snprintf(err, errlen, "cannot find the load address of %s", img->path);
 		return target_gone_error(pid, -ENOEXEC, err, errlen);
 	}
+	if (ret) {
+		snprintf(err, errlen, "PID %d exited", pid);
+		return -ESRCH;
+	}
+	img->load_bias = e.start - (first_vaddr & ~0xfffULL);
 	return 0;
 }
 
