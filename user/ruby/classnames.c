@@ -294,6 +294,14 @@ anonymous:
 	return strdup(buf);
 }
 
+/* What a class's address is named when no class lives there any more. */
+#define FREED_CLASS "#<freed class "
+
+static bool is_class_type(uint32_t type)
+{
+	return type == RB_T_CLASS || type == RB_T_MODULE || type == RB_T_ICLASS;
+}
+
 static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
 {
 	char buf[NAME_MAX_LEN];
@@ -305,9 +313,9 @@ static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
 		return strdup(buf);
 	}
 	type = hdr[0] & RB_T_MASK;
-	if (type != RB_T_CLASS && type != RB_T_MODULE && type != RB_T_ICLASS) {
+	if (!is_class_type(type)) {
 		/* Freed (and maybe reused) since it was recorded: anonymous classes die. */
-		snprintf(buf, sizeof(buf), "#<freed class 0x%016" PRIx64 ">", klass);
+		snprintf(buf, sizeof(buf), FREED_CLASS "0x%016" PRIx64 ">", klass);
 		return strdup(buf);
 	}
 	if (hdr[0] & cn->layout->fl_singleton)
@@ -339,16 +347,12 @@ static char *format_name(struct class_namer *cn, uint64_t klass, int depth)
 static bool freed_then_reborn(struct class_namer *cn, uint64_t klass, const char *name)
 {
 	uint64_t flags, now_ms = (uint64_t) (now_seconds() * 1e3);
-	uint32_t type;
 
-	if (strncmp(name, "#<freed class ", 14) ||
+	if (strncmp(name, FREED_CLASS, strlen(FREED_CLASS)) ||
 	    (uintptr_t) u64map_get(&cn->recheck, klass) > now_ms)
 		return false;
 	u64map_put(&cn->recheck, klass, (void *) (uintptr_t) (now_ms + 1000));
-	if (target_read_u64(cn->pid, klass, &flags))
-		return false;
-	type = flags & RB_T_MASK;
-	return type == RB_T_CLASS || type == RB_T_MODULE || type == RB_T_ICLASS;
+	return target_read_u64(cn->pid, klass, &flags) == 0 && is_class_type(flags & RB_T_MASK);
 }
 
 const char *class_namer_name(struct class_namer *cn, uint64_t klass)
