@@ -16,13 +16,19 @@ struct frame {
 	int line;	   /* 0 for C methods and unknown lines; an eval's may be < 1 */
 };
 
+/* A C method's frame (path "<cfunc>"): it allocates for its caller. */
+static inline bool frame_is_cfunc(const struct frame *f)
+{
+	return f->path && !strcmp(f->path, "<cfunc>");
+}
+
 /*
- * A Ruby frame whose iseq was read, which can be a site: not a C method
- * (path "<cfunc>") nor an iseq gone before it was read (path "?").
+ * A Ruby frame whose iseq was read: not a C method nor an iseq gone before
+ * it was read (path "?").
  */
 static inline bool frame_is_ruby(const struct frame *f)
 {
-	return f->path && strcmp(f->path, "<cfunc>") && strcmp(f->path, "?");
+	return f->path && !frame_is_cfunc(f) && strcmp(f->path, "?");
 }
 
 struct stack {

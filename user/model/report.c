@@ -302,7 +302,7 @@ const struct frame *stack_site(const struct stack *st)
 	size_t i;
 
 	for (i = 0; st && i < st->depth; i++)
-		if (!st->frames[i].path || strcmp(st->frames[i].path, "<cfunc>"))
+		if (!frame_is_cfunc(&st->frames[i]))
 			return &st->frames[i];
 	return NULL;
 }
