@@ -168,13 +168,15 @@ $(OUTPUT)/mjit_offsets.h: tests/unit/gen_offsets.c $(MJIT_HEADER) | $(OUTPUT)
 
 # DWARF reader fixture: C types compiled with debug info and macros (-g3) at test time, linked
 # (libdw applies no relocations to a .o); plus stripped copies whose DWARF is found through
-# .gnu_debuglink (next to it) and through the build-id (under a debug root).
+# .gnu_debuglink (next to it) and through the build-id (under a debug root).  -fms-extensions:
+# tagged structs as anonymous members, which dwarf_fixture_fan.c fans out.
 DWARF_FIX := $(OUTPUT)/fixtures/dwarf
-DWARF_FIX_SRCS := tests/unit/fixtures/dwarf_fixture.c tests/unit/fixtures/dwarf_fixture_private.c
+DWARF_FIX_SRCS := tests/unit/fixtures/dwarf_fixture.c tests/unit/fixtures/dwarf_fixture_private.c \
+	tests/unit/fixtures/dwarf_fixture_fan.c
 $(DWARF_FIX)/libfix.so: $(DWARF_FIX_SRCS) tests/unit/fixtures/dwarf_fixture.h $(HEADERS)
 	@rm -rf $(DWARF_FIX) && mkdir -p $(DWARF_FIX)/debuglink $(DWARF_FIX)/buildid
 	$(CLANG) -g3 -fdebug-macro -O0 -fno-eliminate-unused-debug-types -shared -fPIC \
-		-Wl,--build-id=sha1 \
+		-fms-extensions -Wno-microsoft-anon-tag -Wl,--build-id=sha1 \
 		-Iinclude $(addprefix -I,$(USER_DIRS)) -o $@ $(DWARF_FIX_SRCS)
 	objcopy --only-keep-debug --compress-debug-sections=zlib $@ \
 		$(DWARF_FIX)/debuglink/libfix.so.debug

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* user/dwarf/dwarf_types.c, dwarf_open.c, dwarf_macros.c, dwarf_cexpr.c: one unit, dwarf_types.h */
 #include <criterion/criterion.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -281,4 +287,132 @@ Test(dwarf_types, hostile_macros_and_files_bounded)
 	cr_expect_eq(dwarf_types_open(fifo, NULL, &dt, err, sizeof(err)), -1);
 	unlink(fifo);
 	rmdir(dir);
+}
+
+/* The top-level definition of struct name. */
+static bool find_struct(Dwarf *dbg, const char *name, Dwarf_Die *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	Dwarf_Die cu;
+
+	for (; dwarf_nextcu(dbg, off, &next, &hsize, NULL, NULL, NULL) == 0; off = next) {
+		if (!dwarf_offdie(dbg, off + hsize, &cu) || dwarf_child(&cu, out))
+			continue;
+		do {
+			if (dwarf_tag(out) == DW_TAG_structure_type && dwarf_diename(out) &&
+			    !strcmp(dwarf_diename(out), name) && !dwarf_hasattr(out, DW_AT_declaration))
+				return true;
+		} while (dwarf_siblingof(out, out) == 0);
+	}
+	return false;
+}
+
+/* Where attribute a's value is in the file: .debug_info's offset plus its place in the section. */
+static off_t debug_info_at(Elf *elf, const Dwarf_Attribute *a)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t strndx;
+	Elf_Data *d;
+
+	cr_assert_eq(elf_getshdrstrndx(elf, &strndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || strcmp(elf_strptr(elf, strndx, sh.sh_name), ".debug_info"))
+			continue;
+		cr_assert(!(sh.sh_flags & SHF_COMPRESSED), "the fixture's .debug_info is compressed");
+		/* libdw reads the section through the same Elf_Data */
+		d = elf_getdata(scn, NULL);
+		cr_assert(d && a->valp >= (unsigned char *) d->d_buf &&
+			  a->valp + 4 <= (unsigned char *) d->d_buf + d->d_size);
+		return (off_t) sh.sh_offset + (a->valp - (unsigned char *) d->d_buf);
+	}
+	cr_assert_fail("no .debug_info");
+	return 0;
+}
+
+/*
+ * dst: a copy of libfix.so whose struct fix_outer holds an anonymous member of struct fix_outer
+ * itself (the anonymous union's DW_AT_type, a DW_FORM_ref4, made to point at fix_outer): a
+ * cycle no compiler emits, as a hostile image's DWARF may hold one.
+ */
+static void write_anonymous_cycle(const char *dst)
+{
+	int fd = open(DWARF_FIX "/libfix.so", O_RDONLY), out;
+	Dwarf_Die outer, m, t;
+	Dwarf_Attribute a;
+	struct stat st;
+	uint32_t was, now;
+	char *bytes;
+	Dwarf *dbg;
+	off_t at;
+	Elf *elf;
+
+	cr_assert(fd >= 0 && fstat(fd, &st) == 0, "libfix.so missing: run the tests with `make unit`");
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	dbg = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	cr_assert(dbg && find_struct(dbg, "fix_outer", &outer) && dwarf_child(&outer, &m) == 0);
+	while (dwarf_diename(&m) || !dwarf_attr(&m, DW_AT_type, &a) ||
+	       !dwarf_formref_die(&a, &t) || dwarf_tag(&t) != DW_TAG_union_type)
+		cr_assert_eq(dwarf_siblingof(&m, &m), 0, "no anonymous union in struct fix_outer");
+	cr_assert_eq(dwarf_whatform(&a), DW_FORM_ref4);
+	at = debug_info_at(elf, &a);
+	bytes = malloc((size_t) st.st_size);
+	cr_assert(bytes && pread(fd, bytes, (size_t) st.st_size, 0) == st.st_size);
+	memcpy(&was, bytes + at, 4);
+	cr_assert_eq(was, dwarf_cuoffset(&t), "a DW_FORM_ref4 counts from its unit");
+	now = (uint32_t) dwarf_cuoffset(&outer);
+	memcpy(bytes + at, &now, 4);
+	out = open(dst, O_WRONLY | O_TRUNC);
+	cr_assert(out >= 0 && write(out, bytes, (size_t) st.st_size) == st.st_size);
+	close(out);
+	free(bytes);
+	dwarf_end(dbg);
+	elf_end(elf);
+	close(fd);
+}
+
+/*
+ * An anonymous member of its own struct: entered again and again, 8 deep, it added its offset
+ * once a level to every member after it (tail was found 8 x 32 bytes too far); now an aggregate
+ * is not entered twice on one path down.
+ */
+Test(dwarf_types, anonymous_member_of_its_own_struct, .timeout = 20)
+{
+	char path[] = "/tmp/rbm-dw-cycle-XXXXXX";
+	int fd = mkstemp(path);
+	struct dwarf_types *dt;
+	struct dwarf_field f;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	write_anonymous_cycle(path);
+	dt = test_dwarf_open(path, NULL);
+	MEMBER(dt, "struct fix_outer", struct fix_outer, tail);
+	MEMBER(dt, "struct fix_outer", struct fix_outer, color);
+	MEMBER(dt, "struct fix_outer", struct fix_outer, deep);
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "anon_i", &f), -1, "its union is gone");
+	cr_expect_eq(dwarf_member(dt, "struct fix_outer", "nope", &f), -1);
+	dwarf_types_close(dt);
+	unlink(path);
+}
+
+/*
+ * Anonymous members that fan out without a cycle (dwarf_fixture_fan.c): a member fix_fan8 lacks
+ * would be looked for in 16^8 of them; the search stops at DWARF_MAX_MEMBERS_SEARCHED.
+ */
+Test(dwarf_types, anonymous_members_fanning_out_bounded, .timeout = 20)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_FIX "/libfix.so", NULL);
+	struct timespec t0, t1;
+	struct dwarf_field f;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_expect_eq(dwarf_member(dt, "struct fix_fan8", "first", &f), 0);
+	cr_expect_eq(f.offset, 0);
+	cr_expect_eq(dwarf_member(dt, "struct fix_fan8", "nope", &f), -1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_expect_lt(t1.tv_sec - t0.tv_sec, 2, "refused at the cap, not searched");
+	dwarf_types_close(dt);
 }

@@ -12,6 +12,13 @@
 #define DWARF_MAX_INFLATED (1ull << 30)
 /* Hops through a type's DW_AT_type (an enum's underlying type) before giving up. */
 #define DWARF_MAX_TYPE_DEPTH 16
+/*
+ * Anonymous members entered to find a member (each aggregate once on the way down), and the
+ * member DIEs one path component may look at: Ruby's take at most 48 (3.3, 3.4); a crafted
+ * one fans out as members^depth.
+ */
+#define DWARF_MAX_ANON_DEPTH 8
+#define DWARF_MAX_MEMBERS_SEARCHED 4096
 /* DW_MACRO_import entries followed in one CU, and macros kept for it. */
 #define DWARF_MAX_MACRO_IMPORTS 65536
 #define DWARF_MAX_MACROS (1u << 22)

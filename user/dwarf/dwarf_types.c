@@ -337,20 +337,40 @@ static int member_bits(Dwarf_Die *m, uint64_t *bitpos, uint32_t *bitsize)
 	return 0;
 }
 
+/*
+ * A member searched for through anonymous members: the aggregates the search is inside (a
+ * crafted anonymous member may be of its own struct: entered again, it added its offset once a
+ * level), and the member DIEs looked at (14 such members, each its own struct, took hours).
+ */
+struct member_search {
+	Dwarf_Off inside[DWARF_MAX_ANON_DEPTH + 1];
+	uint32_t looked_at;
+};
+
+static bool search_is_inside(const struct member_search *s, int depth, Dwarf_Off agg)
+{
+	while (depth >= 0 && s->inside[depth] != agg)
+		depth--;
+	return depth >= 0;
+}
+
 /* Finds member name in struct/union die, searching anonymous members too. */
 static int find_member(struct dwarf_types *dt, Dwarf_Die *agg, const char *name, uint64_t *bitpos,
-		       uint32_t *bitsize, Dwarf_Die *mtype, int depth)
+		       uint32_t *bitsize, Dwarf_Die *mtype, struct member_search *s, int depth)
 {
 	Dwarf_Die child, t, inner;
 	Dwarf_Attribute a;
 
-	if (depth > 8 || dwarf_child(agg, &child))
+	if (depth > DWARF_MAX_ANON_DEPTH || dwarf_child(agg, &child))
 		return -1;
+	s->inside[depth] = dwarf_dieoffset(agg);
 	do {
 		const char *mname;
 		uint64_t pos, sub;
 		uint32_t bits;
 
+		if (++s->looked_at > DWARF_MAX_MEMBERS_SEARCHED)
+			return -1;
 		if (dwarf_tag(&child) != DW_TAG_member)
 			continue;
 		mname = dwarf_diename(&child);
@@ -366,10 +386,12 @@ static int find_member(struct dwarf_types *dt, Dwarf_Die *agg, const char *name,
 			*mtype = t;
 			return 0;
 		}
-		if (complete_type(dt, &t, &inner) || (dwarf_tag(&inner) != DW_TAG_structure_type &&
-						      dwarf_tag(&inner) != DW_TAG_union_type))
+		if (complete_type(dt, &t, &inner) ||
+		    (dwarf_tag(&inner) != DW_TAG_structure_type &&
+		     dwarf_tag(&inner) != DW_TAG_union_type) ||
+		    search_is_inside(s, depth, dwarf_dieoffset(&inner)))
 			continue;
-		if (find_member(dt, &inner, name, &sub, bitsize, mtype, depth + 1) == 0) {
+		if (find_member(dt, &inner, name, &sub, bitsize, mtype, s, depth + 1) == 0) {
 			*bitpos = pos + sub;
 			return 0;
 		}
@@ -470,6 +492,7 @@ static int field_of(struct dwarf_types *dt, Dwarf_Die *mtype, uint64_t bitpos, u
 int dwarf_member(struct dwarf_types *dt, const char *type, const char *path, struct dwarf_field *f)
 {
 	Dwarf_Die cur, mtype, peeled;
+	struct member_search search;
 	uint64_t bitpos = 0;
 	uint32_t bitsize = 0;
 	const char *p = path;
@@ -491,7 +514,8 @@ int dwarf_member(struct dwarf_types *dt, const char *type, const char *path, str
 		if (dwarf_tag(&cur) != DW_TAG_structure_type &&
 		    dwarf_tag(&cur) != DW_TAG_union_type)
 			return -1;
-		if (find_member(dt, &cur, name, &pos, &bitsize, &mtype, 0))
+		search.looked_at = 0;
+		if (find_member(dt, &cur, name, &pos, &bitsize, &mtype, &search, 0))
 			return -1;
 		bitpos += pos;
 		if (complete_type(dt, &mtype, &peeled) ||
