@@ -50,6 +50,12 @@ def launch_ruby
                        "chroot wrapper script (traced with -p, like a Ruby in a container)"
 end
 
+# The 3.3 test Ruby built the ruby-build way (its libruby has DWARF), or nil if make rubies did not.
+def ruby_build_entry
+  IO.popen([File.join(ROOT, "scripts", "rubies.sh"), "--list"], err: File::NULL, &:read)
+    .split("\n").find { |d| File.basename(d).start_with?("3.3.") && d.end_with?("-ruby-build") }
+end
+
 $passed = 0
 $failed = 0
 $filter = ARGV[0]

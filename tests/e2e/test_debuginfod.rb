@@ -8,11 +8,6 @@ require "fileutils"
 
 DBGI_PORT = 8002
 
-def ruby_build_entry
-  IO.popen([File.join(ROOT, "scripts", "rubies.sh"), "--list"], err: File::NULL, &:read)
-    .split("\n").find { |d| File.basename(d).start_with?("3.3.") && d.end_with?("-ruby-build") }
-end
-
 # [stripped lib dir, debug dir, the entry's ruby, its version]
 def split_libruby(entry, dir)
   lib = Dir[File.join(entry, "lib", "libruby.so.*.*.*")].first or raise Failure, "no libruby in #{entry}"

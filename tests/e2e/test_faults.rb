@@ -1,6 +1,7 @@
 # Faults: hostile or vanishing targets, odd files, limited privileges.
 # Each test bounds rbmemtrace with its own timeout: a hang is a failure.
 require "fileutils"
+require_relative "dwarf_unit"
 
 # Another file where a "container"'s libruby was: ruby runs in its own mount namespace, where
 # what setup_sh does ($lib: the mapped path) puts something else at that path once it is
@@ -65,23 +66,23 @@ test "hostile target: a FIFO, a symlink loop or another ELF at the libruby path:
   end
 end
 
-# A libruby that Ruby loads and runs but whose non-loaded parts are hostile: a copy of the
-# host's, under its soname in a directory of LD_LIBRARY_PATH, changed by the block (the ELF's
-# bytes; ld.so reads only the program headers and segments, rbmemtrace reads sections, symbols
-# and notes).  [PID, its stdout, the file] of a ruby on it, which holds 1,000 Planted objects.
-def start_on_crafted_libruby(dir)
-  real = File.read("/proc/self/maps")[%r{/\S*libruby\S*}]
+# A libruby that Ruby loads and runs but whose non-loaded parts are hostile: a copy of real (the
+# host's libruby unless said), under its soname in a directory of LD_LIBRARY_PATH, changed by the
+# block (the ELF's bytes; ld.so reads only the program headers and segments, rbmemtrace reads
+# sections, symbols, notes and DWARF).  [PID, its stdout, the file] of ruby on it, which holds
+# 1,000 Planted objects.
+def start_on_crafted_libruby(dir, real: File.read("/proc/self/maps")[%r{/\S*libruby\S*}], ruby: "ruby")
   soname = File.basename(real).sub(/\.\d+\z/, "")
   File.binwrite(File.join(dir, soname), yield(File.binread(real)))
   pid, r = spawn_ruby_ready({ "LD_LIBRARY_PATH" => dir },
-                            "class Planted; end; KEEP = Array.new(1000) { Planted.new }; sleep 60")
+                            "class Planted; end; KEEP = Array.new(1000) { Planted.new }; sleep 60", ruby: ruby)
   [pid, r, File.join(dir, soname)]
 end
 
-# The host's ruby -e code with env, once it has loaded (its first line): [PID, its stdout].
-def spawn_ruby_ready(env, code)
+# ruby -e code (the host's unless said) with env, once it has loaded (its first line): [PID, its stdout].
+def spawn_ruby_ready(env, code, ruby: "ruby")
   r, w = IO.pipe
-  pid = Process.spawn(env, "ruby", "-e", "puts 1; $stdout.flush; #{code}", out: w)
+  pid = Process.spawn(env, ruby, "-e", "puts 1; $stdout.flush; #{code}", out: w)
   w.close
   r.gets
   [pid, r]
@@ -124,37 +125,134 @@ CRAFTED_LIBRUBIES = {
   "cut after its loaded segments (no sections, no symbols)" => ->(elf) { elf[0, elf_loaded_end(elf)] }
 }.freeze
 
+CRAFTED_DEADLINE = 30     # seconds a command may take on a crafted libruby's target
+CRAFTED_AS = 4 << 30      # bytes of address space it may map (RLIMIT_AS)
+
+# rbmemtrace MODE (census, trace or why --class Planted) on the target pid of a crafted libruby,
+# in time and in its address space: a report, exact (the census counts the 1,000 Planted, why
+# finds them under KEEP, a trace adds up), or one line on stderr and exit status 1; the target
+# runs on.  [the JSON report or nil, stderr].
+def check_crafted_command(what, mode, pid, dir)
+  report = File.join(dir, "r.json")
+  args = { "census" => ["census", "-p", pid.to_s, "--format", "json"],
+           "trace" => ["-p", pid.to_s, "-d", "1", "--full", "--format", "json", "-o", report],
+           "why" => ["why", "-p", pid.to_s, "--class", "Planted", "--format", "json"] }.fetch(mode)
+  out, err, status, took = run_bounded([RBM, *args], CRAFTED_DEADLINE, rlimit_as: CRAFTED_AS)
+  check(status, "#{what}: #{mode} hung (killed after #{took.round} s): #{err}")
+  json = nil
+  if status.success?
+    json = rbm_json(mode == "trace" ? File.read(report) : out)
+    check_crafted_report(what, mode, json)
+  else
+    check_eq(status.exitstatus, 1, "#{what}: #{mode}'s exit status (stderr #{err.inspect})")
+    check_eq(err.lines.size, 1, "#{what}: #{mode}'s error lines (#{err.inspect})")
+    check(out.empty?, "#{what}: #{mode} printed on stdout with its error")
+  end
+  state = File.read("/proc/#{pid}/stat")[/\) (\S)/, 1]
+  check(%w[S R].include?(state), "#{what}: the target is #{state} after #{mode}")
+  [json, err]
+end
+
+def check_crafted_report(what, mode, json)
+  case mode
+  when "census"
+    check_eq(json["classes"].find { |c| c["name"] == "Planted" }&.dig("live"), 1000, "#{what}: Planted live")
+  when "trace"
+    check_invariants(json)
+  when "why"
+    planted = json["targets"].find { |t| t["class"] == "Planted" }
+    check_eq(planted&.dig("count"), 1000, "#{what}: why's Planted")
+    check_eq(planted["paths"].first&.dig("root", "name"), "KEEP", "#{what}: why's root of Planted")
+  end
+end
+
+# Ends a ruby of start_on_crafted_libruby.
+def stop_crafted(pid, io)
+  Process.kill("KILL", pid)
+  Process.wait(pid)
+  io.close
+end
+
 test "hostile libruby: a crafted one that Ruby runs is read exactly or refused in one line, in time" do
   CRAFTED_LIBRUBIES.each do |what, craft|
     Dir.mktmpdir do |dir|
       pid, io, crafted = start_on_crafted_libruby(dir, &craft)
       begin
         check_eq(File.read("/proc/#{pid}/maps")[%r{/\S*libruby\S*}], crafted, "#{what}: the libruby mapped")
-        census = [RBM, "census", "-p", pid.to_s, "--format", "json"]
-        trace = [RBM, "-p", pid.to_s, "-d", "1", "--full", "--format", "json", "-o", File.join(dir, "r.json")]
-        [census, trace].each do |args|
-          out, err, status, took = run_bounded(args, 30)
-          mode = args[1] == "census" ? "census" : "trace"
-          check(status, "#{what}: #{mode} hung (killed after #{took.round} s): #{err}")
-          if status.success?
-            json = mode == "census" ? rbm_json(out) : rbm_json(File.read(File.join(dir, "r.json")))
-            if mode == "census"
-              check_eq(json["classes"].find { |c| c["name"] == "Planted" }&.dig("live"), 1000, "#{what}: Planted live")
-            else
-              check_invariants(json)
-            end
-          else
-            check_eq(status.exitstatus, 1, "#{what}: #{mode}'s exit status (stderr #{err.inspect})")
-            check_eq(err.lines.size, 1, "#{what}: #{mode}'s error lines (#{err.inspect})")
-            check(out.empty?, "#{what}: #{mode} printed on stdout with its error")
-          end
-          state = File.read("/proc/#{pid}/stat")[/\) (\S)/, 1]
-          check(%w[S R].include?(state), "#{what}: the target is #{state} after #{mode}")
-        end
+        %w[census trace].each { |mode| check_crafted_command(what, mode, pid, dir) }
       ensure
-        Process.kill("KILL", pid)
-        Process.wait(pid)
-        io.close
+        stop_crafted(pid, io)
+      end
+    end
+  end
+end
+
+# Cyclic types planted in the DWARF of the 3.3 ruby-build test Ruby's libruby, where the layout
+# reader walks (user/dwarf/dwarf_types.c for user/ruby/dwarf_layout.c and dwarf_refs.c): each
+# DW_AT_type rewired in the file's bytes (DwarfUnit, from readelf's dump).  layout: where the
+# census's layout must come from once the reader met them (the series' table when it refused the
+# DWARF); why: the line why must refuse with.
+CYCLIC_DWARF = {
+  "a typedef of itself, a struct holding itself, an array of itself, a typedef-const loop" => {
+    layout: /\Athe 3\.3 table/,
+    craft: lambda do |units, elf|
+      gc = units["gc.c"]
+      objspace = gc.top("typedef", "rb_objspace_t")
+      gc.retype!(elf, objspace, objspace)
+      rstring = gc.top("structure_type", "RString")
+      gc.retype!(elf, gc.member(rstring, "as"), rstring)
+      bits = gc.at(gc.member(gc.top("structure_type", "heap_page"), "mark_bits").type)
+      gc.retype!(elf, bits, bits)
+      pool = gc.top("typedef", "rb_size_pool_t")
+      const_value = gc.at(gc.member(gc.top("structure_type", "RBasic"), "klass").type)
+      gc.retype!(elf, pool, const_value)
+      gc.retype!(elf, const_value, pool)
+    end
+  },
+  "anonymous members of their own struct (RString.as a struct rusage, its 14 anonymous unions rusage)" => {
+    layout: /\Athe 3\.3 table/,
+    craft: lambda do |units, elf|
+      gc = units["gc.c"]
+      rusage = gc.top("structure_type", "rusage")
+      gc.retype!(elf, gc.member(gc.top("structure_type", "RString"), "as"), rusage)
+      rusage.children.reject(&:name).each { |m| gc.retype!(elf, m, rusage) }
+    end
+  },
+  "cycles where only why reads (rb_env_t of itself, struct rb_block.as an rb_block)" => {
+    layout: /\ADWARF in /,
+    why: /refs layout is not proved \(fields: \d+ of the refs fields unknown/,
+    craft: lambda do |units, elf|
+      vm = units["vm.c"]
+      env = vm.top("typedef", "rb_env_t")
+      vm.retype!(elf, env, env)
+      block = vm.top("structure_type", "rb_block")
+      vm.retype!(elf, vm.member(block, "as"), block)
+    end
+  }
+}.freeze
+
+test "hostile libruby: DWARF with cyclic types, read exactly or refused in one line, in time" do
+  entry = ruby_build_entry or raise NotApplicable, "no 3.3 ruby-build test Ruby (make rubies)"
+  lib = Dir[File.join(entry, "lib", "libruby.so.*.*.*")].first or raise Failure, "no libruby in #{entry}"
+  Dir.mktmpdir do |top|
+    plain = File.join(top, File.basename(lib)) # its .debug_* sections inflated, to be patched
+    system("objcopy", "--decompress-debug-sections", lib, plain, exception: true)
+    units = Hash.new { |h, name| h[name] = DwarfUnit.new(plain, name) }
+    CYCLIC_DWARF.each_with_index do |(what, c), i|
+      dir = File.join(top, i.to_s).tap { |d| Dir.mkdir(d) }
+      pid, io, crafted = start_on_crafted_libruby(dir, real: plain, ruby: File.join(entry, "bin", "ruby")) do |elf|
+        elf.tap { |e| c[:craft].(units, e) }
+      end
+      begin
+        check_eq(File.read("/proc/#{pid}/maps")[%r{/\S*libruby\S*}], crafted, "#{what}: the libruby mapped")
+        census, = check_crafted_command(what, "census", pid, dir)
+        check(census.nil? || census["layout"]["from"] =~ c[:layout],
+              "#{what}: the census's layout is from #{census&.dig('layout', 'from').inspect}")
+        check_crafted_command(what, "trace", pid, dir)
+        why, err = check_crafted_command(what, "why", pid, dir)
+        check(why.nil? && err =~ c[:why], "#{what}: why did not refuse with #{c[:why].inspect}: #{err}") if c[:why]
+      ensure
+        stop_crafted(pid, io)
       end
     end
   end
