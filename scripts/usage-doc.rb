@@ -25,6 +25,7 @@ FOREIGN = {
   "--fork" => "unshare(1)", "--mount-proc" => "unshare(1)",
   "--multiversion" => "debuginfod(8)", "--purge" => "apt-get(8)", "--warnings" => "man(1)",
   "--serve" => "the scenario of docs/continuous.md",
+  "--decompress-debug-sections" => "objcopy(1)", "--debug-dump" => "readelf(1)",
 }.freeze
 
 check = ARGV.delete("--check")
