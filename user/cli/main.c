@@ -4,6 +4,7 @@
  * class, since when, and from where?  Subcommands, git/bpftool style; with
  * none, `trace` is meant, so `rbmemtrace -p PID` works as it always did.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -38,6 +39,14 @@ static void print_subcommands(void)
 int main(int argc, char **argv)
 {
 	size_t i;
+
+	/*
+	 * A heap walk's per-object arrays (MBs each) come and go: mapped
+	 * apart, each returns to the system when freed.  glibc would raise its
+	 * mmap threshold to the largest block freed (up to 32 MiB) and carve
+	 * the next ones from its heap, where freed memory stays in the RSS.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-?")))
 		print_subcommands();
