@@ -85,8 +85,8 @@ static int by_bytes(const void *a, const void *b)
 }
 
 int accum_classes(const struct dominators *d, const uint32_t *point, const uint8_t *newness,
-		  const uint32_t *bytes, const uint32_t *class_hash, struct accum_point *pts,
-		  size_t n)
+		  const uint32_t *bytes, uint32_t (*class_of)(void *ctx, uint32_t node), void *ctx,
+		  struct accum_point *pts, size_t n)
 {
 	size_t *caps = calloc(n + 1, sizeof(*caps)), i;
 	uint32_t v;
@@ -101,7 +101,7 @@ int accum_classes(const struct dominators *d, const uint32_t *point, const uint8
 			if (pts[i].node == point[v])
 				break;
 		if (i < n)
-			err = add_class(&pts[i], &caps[i], class_hash[v], bytes ? bytes[v] : 0);
+			err = add_class(&pts[i], &caps[i], class_of(ctx, v), bytes ? bytes[v] : 0);
 	}
 	for (i = 0; i < n; i++)
 		qsort(pts[i].classes, pts[i].nclasses, sizeof(pts[i].classes[0]), by_bytes);

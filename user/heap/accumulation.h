@@ -55,11 +55,12 @@ int accum_sum(const struct dominators *d, const uint32_t *point, const uint8_t *
 
 /*
  * Fills the classes of the n points pts (chosen among accum_sum's) from
- * class_hash[] per node.  0 or -ENOMEM.
+ * class_of(ctx, node), asked of their new nodes only, in node order.
+ * 0 or -ENOMEM.
  */
 int accum_classes(const struct dominators *d, const uint32_t *point, const uint8_t *newness,
-		  const uint32_t *bytes, const uint32_t *class_hash, struct accum_point *pts,
-		  size_t n);
+		  const uint32_t *bytes, uint32_t (*class_of)(void *ctx, uint32_t node), void *ctx,
+		  struct accum_point *pts, size_t n);
 void accum_free(struct accum_point *pts, size_t n);
 
 #endif

@@ -364,6 +364,21 @@ enum slot_state census_slot_info_at(const struct census *c, uint64_t addr, unsig
 	return p->slot[i] & 0xf;
 }
 
+uint32_t census_slot_class_at(const struct census *c, uint64_t addr, struct census_hint *h)
+{
+	const struct census_page *p;
+	uint32_t i;
+
+	if (!c->page)
+		return 0;
+	if (!(p = hinted(h->now, addr, &i))) {
+		if (!(p = page_holding(c, addr, &i)))
+			return 0;
+		h->now = p;
+	}
+	return (p->slot[i] & 0xf) == SLOT_LIVE ? p->class_of[i] : 0;
+}
+
 static const struct census_page *page_at(const struct census *c, uint64_t start)
 {
 	size_t lo = 0, hi = c->npage;

@@ -166,6 +166,12 @@ enum census_newness census_slot_new_at(const struct census *before, const struct
 				       struct census_hint *h);
 enum slot_state census_slot_info_at(const struct census *c, uint64_t addr, unsigned int *age,
 				    bool *unprotected, struct census_hint *h);
+/*
+ * The census_class_hash of the live object at addr in c (with slot states),
+ * 0 if none: what census_slot_new_at says of it, without the comparison.
+ * h->now only is used.
+ */
+uint32_t census_slot_class_at(const struct census *c, uint64_t addr, struct census_hint *h);
 void census_free(struct census *c);
 
 #endif

@@ -94,7 +94,17 @@ uint64_t refgraph_bytes(const struct refgraph *g)
 	       (g->size ? (uint64_t) g->nnodes * sizeof(*g->size) : 0) +
 	       g->cap_parts * sizeof(*g->parts) +
 	       g->cap_edges * sizeof(*g->targets) + g->npages * sizeof(*g->pages) +
-	       g->by_body.cap * (sizeof(uint64_t) + sizeof(void *)) + g->cap_sel * sizeof(*g->sel);
+	       g->by_body.cap * (sizeof(uint64_t) + sizeof(void *)) + g->cap_sel * sizeof(*g->sel) +
+	       (g->picked ? g->nnodes : 0);
+}
+
+bool refgraph_picked(const struct refgraph *g, uint32_t v, struct rg_selected *out)
+{
+	if (!g->picked || v >= g->nnodes || !g->picked[v])
+		return false;
+	*out = (struct rg_selected){v, g->picked[v] - 1u, g->bytes ? g->bytes[v] : 0,
+				    (g->state[v] & RG_YOUNG) != 0};
+	return true;
 }
 
 /* ---- the sink the decoders report to ---- */
@@ -358,7 +368,11 @@ static void select_object(struct walk *w, const struct rg_page *p, uint32_t i,
 	age = l->page_age_bits
 		  ? (bit / 32 < 2 * b->nwords ? slot_age_in_bits(b->ages[bit / 32], bit) : 1)
 		  : slot_age(l, words[0]);
-	if (grow((void **) &g->sel, &g->cap_sel, g->nsel + 1, sizeof(*g->sel)))
+	if (protected && age == 0)
+		g->state[w->cur] |= RG_YOUNG;
+	if (target < UINT8_MAX)
+		g->picked[w->cur] = (uint8_t) (target + 1);
+	else if (grow((void **) &g->sel, &g->cap_sel, g->nsel + 1, sizeof(*g->sel)))
 		g->sel[g->nsel++] = (struct rg_selected){
 		    w->cur, (uint32_t) target, p->slot_size + slot_owned_bytes(l, words, &st_addr),
 		    protected && age == 0};
@@ -453,6 +467,20 @@ static int walk_batch(struct walk *w, size_t pos, size_t n)
 	return commit_edges(w, lo, hi);
 }
 
+/* The edges' room grew by doubling: what is not used goes back. */
+static void shrink_edges(struct refgraph *g)
+{
+	uint32_t *t;
+
+	if (!g->targets || g->cap_edges == g->nedges)
+		return;
+	t = realloc(g->targets, (g->nedges + 1) * sizeof(*g->targets));
+	if (!t)
+		return;
+	g->targets = t;
+	g->cap_edges = g->nedges + 1;
+}
+
 static void walk_free(struct walk *w)
 {
 	free(w->pend);
@@ -478,6 +506,7 @@ static bool walk_alloc(struct walk *w)
 	g->off = calloc((size_t) g->nnodes + 1, sizeof(*g->off));
 	g->size = calloc((size_t) g->nnodes + 1, sizeof(*g->size));
 	g->bytes = calloc(g->nnodes, sizeof(*g->bytes));
+	g->picked = w->sel ? calloc(g->nnodes, 1) : NULL;
 	w->hdr = malloc(BATCH_PAGES * (size_t) l->page_read_size);
 	w->body_len = (size_t) BATCH_PAGES * l->page_size;
 	/* faulted in at once: the kernel's copy into fresh pages costs a fault per 4 KiB */
@@ -485,7 +514,8 @@ static bool walk_alloc(struct walk *w)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (w->body == MAP_FAILED)
 		w->body = NULL;
-	return g->state && g->off && g->size && g->bytes && w->hdr && w->body;
+	return g->state && g->off && g->size && g->bytes && (g->picked || !w->sel) && w->hdr &&
+	       w->body;
 }
 
 int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
@@ -529,6 +559,7 @@ int refgraph_build(struct refgraph *g, pid_t pid, const struct ruby_layout *l,
 			goto out;
 		}
 	}
+	shrink_edges(g);
 	if (gc_counters_read(pid, l, objspace, &c1) == 0) {
 		g->gc_ran = c1.gc_count != c0.gc_count;
 		if ((c1.flags & l->objspace_flags_mode_mask) == 2)
@@ -555,5 +586,6 @@ void refgraph_free(struct refgraph *g)
 	free(g->targets);
 	free(g->bytes);
 	free(g->sel);
+	free(g->picked);
 	memset(g, 0, sizeof(*g));
 }

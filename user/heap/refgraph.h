@@ -29,6 +29,7 @@
 
 #define RG_LIVE 0x01   /* a live object (or one marking has not judged yet) */
 #define RG_OPAQUE 0x02 /* it holds references `why` cannot read (a C mark function) */
+#define RG_YOUNG 0x04  /* picked, and survived no GC yet (age 0, write-barrier protected) */
 #define RG_NONE UINT32_MAX
 
 struct rg_page {
@@ -46,6 +47,12 @@ struct rg_select {
 	void *ctx;
 };
 
+/*
+ * An object whose path is wanted.  The walk's picks cost a byte a node
+ * (refgraph.picked; a million Strings picked would take 16 MB as a list):
+ * refgraph_picked gives each as one of these.  The list g->sel holds what
+ * is selected besides (a verdict's points, the tables read in part).
+ */
 struct rg_selected {
 	uint32_t node;
 	uint32_t target;     /* what pick returned */
@@ -76,6 +83,7 @@ struct refgraph {
 	uint32_t *bytes; /* per node: its slot and the memory it owns, as the census counts it */
 	uint32_t *size;	 /* per node: entries a container says it has (Hash, Array, ivars...) */
 
+	uint8_t *picked; /* per node, when the walk picks: its target + 1, 0 if not picked */
 	struct rg_selected *sel;
 	size_t nsel, cap_sel;
 	struct rg_part *parts; /* tables read in part, at most HEAP_MAX_PARTS */
@@ -105,8 +113,13 @@ void refgraph_free(struct refgraph *g);
 uint32_t refgraph_node(const struct refgraph *g, uint64_t addr);
 /* The same, trying *hint's page first and leaving there the page that held addr. */
 uint32_t refgraph_node_at(const struct refgraph *g, uint64_t addr, const struct rg_page **hint);
+/* The page that holds node n, or NULL. */
+const struct rg_page *refgraph_page_of(const struct refgraph *g, uint32_t n);
 /* The address of node n, and its slot size. */
 uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size);
+
+/* Node v as picked by the walk into *out (its bytes g->bytes[v]); false if not picked. */
+bool refgraph_picked(const struct refgraph *g, uint32_t v, struct rg_selected *out);
 
 /* Bytes the graph holds, for the report (tracer memory per object). */
 uint64_t refgraph_bytes(const struct refgraph *g);

@@ -113,7 +113,7 @@ uint32_t refgraph_node_at(const struct refgraph *g, uint64_t addr, const struct 
 	return node_in(*hint, addr);
 }
 
-uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size)
+const struct rg_page *refgraph_page_of(const struct refgraph *g, uint32_t n)
 {
 	size_t lo = 0, hi = g->npages;
 
@@ -125,11 +125,19 @@ uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size
 			hi = mid;
 		else if (n >= p->first + p->nslots)
 			lo = mid + 1;
-		else {
-			if (slot_size)
-				*slot_size = p->slot_size;
-			return p->start + (uint64_t) (n - p->first) * p->slot_size;
-		}
+		else
+			return p;
 	}
-	return 0;
+	return NULL;
+}
+
+uint64_t refgraph_addr(const struct refgraph *g, uint32_t n, uint32_t *slot_size)
+{
+	const struct rg_page *p = refgraph_page_of(g, n);
+
+	if (!p)
+		return 0;
+	if (slot_size)
+		*slot_size = p->slot_size;
+	return p->start + (uint64_t) (n - p->first) * p->slot_size;
 }

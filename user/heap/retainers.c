@@ -496,39 +496,52 @@ static int add_targets(const struct retainers_in *in, struct why_report *out)
 	return 0;
 }
 
-/* Each selected object counted to its target, and its path explained when the search reached it. */
+/* One selected object counted to its target, and its path explained when the search reached it. */
+static int explain_selected_one(struct explain *x, const uint32_t *parent, uint32_t *chain,
+				struct named *e, struct why_report *out,
+				const struct rg_selected *s)
+{
+	struct why_target *t = why_target(out, x->in->target_names[s->target]);
+	int held;
+
+	t->count++;
+	t->bytes += s->bytes;
+	if (parent[s->node] == RG_NONE) {
+		t->unexplained++;
+		t->unexplained_bytes += s->bytes;
+		t->unexplained_young += s->young;
+		out->unexplained.objects++;
+		out->unexplained.bytes += s->bytes;
+		out->unexplained.young += s->young;
+		return 0;
+	}
+	held = explain_one(x, parent, s, out, t, chain, e);
+	if (held < 0)
+		return held;
+	out->walk.rechecked++;
+	if (!held) {
+		t->dropped++;
+		out->walk.dropped++;
+	}
+	return 0;
+}
+
+/* The walk's picks in node order, then the objects selected besides. */
 static int explain_selected(struct explain *x, const uint32_t *parent, uint32_t *chain,
 			    struct named *e, struct why_report *out)
 {
-	const struct retainers_in *in = x->in;
+	const struct refgraph *g = x->in->g;
+	struct rg_selected s;
+	uint32_t v;
 	size_t i;
+	int ret = 0;
 
-	for (i = 0; i < in->g->nsel; i++) {
-		const struct rg_selected *s = &in->g->sel[i];
-		struct why_target *t = why_target(out, in->target_names[s->target]);
-		int held;
-
-		t->count++;
-		t->bytes += s->bytes;
-		if (parent[s->node] == RG_NONE) {
-			t->unexplained++;
-			t->unexplained_bytes += s->bytes;
-			t->unexplained_young += s->young;
-			out->unexplained.objects++;
-			out->unexplained.bytes += s->bytes;
-			out->unexplained.young += s->young;
-			continue;
-		}
-		held = explain_one(x, parent, s, out, t, chain, e);
-		if (held < 0)
-			return held;
-		out->walk.rechecked++;
-		if (!held) {
-			t->dropped++;
-			out->walk.dropped++;
-		}
-	}
-	return 0;
+	for (v = 0; g->picked && !x->in->sel_only && v < g->nnodes && !ret; v++)
+		if (refgraph_picked(g, v, &s))
+			ret = explain_selected_one(x, parent, chain, e, out, &s);
+	for (i = 0; i < g->nsel && !ret; i++)
+		ret = explain_selected_one(x, parent, chain, e, out, &g->sel[i]);
+	return ret;
 }
 
 int retainers_explain(const struct retainers_in *in, struct why_report *out, char *err,

@@ -18,6 +18,7 @@
 #ifndef RBM_RETAINERS_H
 #define RBM_RETAINERS_H
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "dominators.h"
 #include "refgraph.h"
@@ -36,6 +37,7 @@ struct retainers_in {
 	const char *const *target_names;     /* by the target numbers the selection gave */
 	const struct why_site *target_sites; /* NULL, or the class's top site per target */
 	size_t ntargets;
+	bool sel_only; /* only g->sel, not the walk's picks (g->picked) */
 	/* The allocation site of a traced object; NULL: none known */
 	const struct why_site *(*site_of)(void *ctx, uint64_t addr);
 	void *site_ctx;

@@ -28,7 +28,7 @@ static uint64_t read_compact_count(pid_t pid, uint64_t addr)
  * walk, read while the target runs, also meets objects made after the
  * census, which the end's comparison calls new.
  */
-static int weigh_start(struct verdict_base *b, const struct census *start)
+static int weigh_start(struct verdict_base *b, struct dominators *d, const struct census *start)
 {
 	uint8_t *counted = calloc((size_t) b->g.nnodes + 1, 1);
 	struct census_hint hint = {0};
@@ -47,15 +47,36 @@ static int weigh_start(struct verdict_base *b, const struct census *start)
 			    census_slot_info_at(start, p->start + (uint64_t) j * p->slot_size, &age,
 						&unprotected, &hint) == SLOT_LIVE;
 	}
-	accum_weigh(&b->d, counted, b->g.bytes);
+	accum_weigh(d, counted, b->g.bytes);
 	free(counted);
 	return 0;
+}
+
+/* Only the pages of g stay: addresses to nodes. */
+static void keep_pages_only(struct refgraph *g)
+{
+	FREE_NULL(g->targets);
+	FREE_NULL(g->off);
+	FREE_NULL(g->sel);
+	FREE_NULL(g->picked);
+	FREE_NULL(g->state);
+	FREE_NULL(g->bytes);
+	FREE_NULL(g->size);
+	FREE_NULL(g->parts);
+	g->cap_edges = g->cap_sel = g->cap_parts = 0;
+}
+
+static uint64_t base_bytes(const struct verdict_base *b)
+{
+	return node_figures_bytes(&b->fig) + b->g.npages * sizeof(*b->g.pages) +
+	       b->g.by_body.cap * (sizeof(uint64_t) + sizeof(void *));
 }
 
 void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t compact_count_addr,
 		       const struct census *start)
 {
 	struct root_set roots = {0};
+	struct dominators d = {0};
 	double t0 = now_seconds();
 	char err[512];
 	int ret;
@@ -68,39 +89,38 @@ void verdict_base_take(struct verdict_base *b, struct ruby_target *t, uint64_t c
 		return;
 	}
 	b->g.meta = NULL; /* the walk's context is closed */
-	ret = dominators_of_graph(&b->d, &b->g, &roots) ?: weigh_start(b, start);
+	ret = dominators_of_graph(&d, &b->g, &roots);
 	vm_roots_free(&roots);
+	if (!ret) {
+		/* the tree's sums need only the result's arrays: the edges go first */
+		FREE_NULL(b->g.targets);
+		FREE_NULL(b->g.off);
+		ret = weigh_start(b, &d, start) ?:
+		      node_figures_build(&b->fig, &b->g, d.dom_objects, d.dom_bytes);
+	}
+	dominators_free(&d);
 	if (ret) {
 		snprintf(b->why_not, sizeof(b->why_not), "the start's dominators: %s",
 			 strerror(-ret));
+		node_figures_free(&b->fig);
 		refgraph_free(&b->g);
 		return;
 	}
-	/*
-	 * Kept: addresses to nodes, their size, what each kept alive (a node
-	 * the start's census saw weighs one object at least: that says live).
-	 */
-	FREE_NULL(b->g.targets);
-	FREE_NULL(b->g.off);
-	FREE_NULL(b->g.sel);
-	FREE_NULL(b->d.idom);
-	FREE_NULL(b->d.order);
-	FREE_NULL(b->g.state);
-	FREE_NULL(b->g.bytes);
-	b->bytes = (uint64_t) b->g.nnodes * (sizeof(*b->d.dom_bytes) + sizeof(*b->d.dom_objects) +
-					     (b->g.size ? sizeof(*b->g.size) : 0)) +
-		   b->g.npages * sizeof(*b->g.pages);
+	keep_pages_only(&b->g);
+	b->bytes = base_bytes(b);
 	b->at = now_seconds();
 	b->seconds = b->at - t0;
 	b->taken = true;
-	rbm_info("verdict: the start's walk: %llu live objects in %.0f ms, %llu bytes kept",
-		 (unsigned long long) b->g.live, b->seconds * 1e3, (unsigned long long) b->bytes);
+	rbm_info("verdict: the start's walk: %llu live objects in %.0f ms, %llu bytes kept "
+		 "(%u of %u nodes not plain)",
+		 (unsigned long long) b->g.live, b->seconds * 1e3, (unsigned long long) b->bytes,
+		 b->fig.nfig, b->fig.n);
 }
 
 void verdict_base_free(struct verdict_base *b)
 {
 	refgraph_free(&b->g);
-	dominators_free(&b->d);
+	node_figures_free(&b->fig);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -109,9 +129,9 @@ void verdict_base_free(struct verdict_base *b)
  * keeps alive of what the end's census saw (dom's sums, reweighed), sizes.
  */
 int verdict_base_from(struct verdict_base *b, const struct refgraph *g,
-		     const struct dominators *dom, uint64_t compact_count)
+		      const struct dominators *dom, uint64_t compact_count)
 {
-	size_t n1 = (size_t) g->nnodes + 1, i;
+	size_t i;
 
 	memset(b, 0, sizeof(*b));
 	b->g.pid = g->pid;
@@ -119,22 +139,16 @@ int verdict_base_from(struct verdict_base *b, const struct refgraph *g,
 	b->g.nnodes = g->nnodes;
 	b->g.npages = g->npages;
 	b->g.pages = malloc((g->npages + 1) * sizeof(*g->pages));
-	b->g.size = g->size ? malloc(n1 * sizeof(*g->size)) : NULL;
-	b->d.n = dom->n;
-	b->d.dom_bytes = malloc(n1 * sizeof(*dom->dom_bytes));
-	b->d.dom_objects = malloc(n1 * sizeof(*dom->dom_objects));
-	if (!b->g.pages || (g->size && !b->g.size) || !b->d.dom_bytes || !b->d.dom_objects)
+	if (!b->g.pages)
 		return -ENOMEM;
 	memcpy(b->g.pages, g->pages, g->npages * sizeof(*g->pages));
-	if (g->size)
-		memcpy(b->g.size, g->size, g->nnodes * sizeof(*g->size));
-	memcpy(b->d.dom_bytes, dom->dom_bytes, n1 * sizeof(*dom->dom_bytes));
-	memcpy(b->d.dom_objects, dom->dom_objects, n1 * sizeof(*dom->dom_objects));
 	u64map_for_each(&g->by_body, i)
 	if (u64map_put(&b->g.by_body, g->by_body.keys[i], g->by_body.values[i]))
 		return -ENOMEM;
+	if (node_figures_build(&b->fig, g, dom->dom_objects, dom->dom_bytes))
+		return -ENOMEM;
 	b->compact_count = compact_count;
-	b->bytes = (uint64_t) g->nnodes * 16 + g->npages * sizeof(*g->pages);
+	b->bytes = base_bytes(b);
 	b->at = now_seconds();
 	b->taken = true;
 	return 0;

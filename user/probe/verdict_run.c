@@ -8,42 +8,24 @@
 #include "clock.h"
 #include "diag.h"
 #include "target_mem.h"
+#include "verdict_classes.h"
 #include "verdict_run.h"
-
-static const char *class_name_of(struct why_context *c, struct verdict_end *e, uint32_t hash);
-
-/* --class: whether objects of the class a hash names count (each class asked once). */
-static bool class_wanted(struct why_context *c, struct verdict_end *e, uint32_t hash)
-{
-	uintptr_t v;
-
-	if (!e->wanted)
-		return true;
-	v = (uintptr_t) u64map_get(&e->wanted_by_hash, hash);
-	if (!v) {
-		v = e->wanted(e->wanted_ctx, class_name_of(c, e, hash)) ? 2 : 1;
-		u64map_put(&e->wanted_by_hash, hash, (void *) v);
-	}
-	return v == 2;
-}
 
 /* Whether the start's walk reached a live object at addr (one its census saw). */
 static bool reached_at_start(const struct verdict_base *b, uint64_t addr,
 			     const struct rg_page **hint)
 {
-	uint32_t sn = refgraph_node_at(&b->g, addr, hint);
-
-	return sn != RG_NONE && b->d.dom_objects[sn];
+	return node_figures_seen(&b->fig, refgraph_node_at(&b->g, addr, hint));
 }
 
 /* One live node at addr: old, new (counted if --class wants it), or left out. */
 static void judge_one(struct why_context *c, struct verdict_end *e, uint64_t addr,
-		      struct census_hint *hint, const struct rg_page **base_hint, uint8_t *newness,
-		      uint32_t *class_hash)
+		      struct census_hint *hint, const struct rg_page **base_hint, uint8_t *newness)
 {
+	uint32_t class_hash;
 	/* at a launched command's exit: no start, everything the census saw is new */
 	enum census_newness n = census_slot_new_at(e->start ? e->start : e->end, e->end, addr,
-						   e->old_age, class_hash, hint);
+						   e->old_age, &class_hash, hint);
 
 	if (!e->start && n == CENSUS_OLD)
 		n = CENSUS_NEW;
@@ -57,7 +39,7 @@ static void judge_one(struct why_context *c, struct verdict_end *e, uint64_t add
 		n = CENSUS_NEW;
 	if (n == CENSUS_OLD)
 		*newness = ACCUM_OLD;
-	else if (n == CENSUS_NEW && class_wanted(c, e, *class_hash))
+	else if (n == CENSUS_NEW && verdict_class_wanted(c, e, class_hash))
 		*newness = ACCUM_NEW; /* one --class leaves out passes through, uncounted */
 	/* not live at the end's census: allocated since, passed through, not counted */
 }
@@ -68,14 +50,13 @@ static void judge_one(struct why_context *c, struct verdict_end *e, uint64_t add
  * the censuses and the start's graph.
  */
 static int judge_newness(struct why_context *c, struct verdict_end *e, const struct refgraph *g,
-			 uint8_t *newness, uint32_t *class_hash)
+			 uint8_t *newness)
 {
 	struct census_hint hint = {0};
 	const struct rg_page *base_hint = NULL;
 	uint32_t v, pi, j;
 
 	memset(newness, ACCUM_SKIP, g->nnodes);
-	memset(class_hash, 0, g->nnodes * sizeof(*class_hash));
 	for (pi = 0; pi < g->npages; pi++) {
 		const struct rg_page *p = &g->pages[pi];
 
@@ -84,48 +65,10 @@ static int judge_newness(struct why_context *c, struct verdict_end *e, const str
 
 			v = p->first + j;
 			if (v < g->nnodes && (g->state[v] & RG_LIVE))
-				judge_one(c, e, addr, &hint, &base_hint, &newness[v], &class_hash[v]);
+				judge_one(c, e, addr, &hint, &base_hint, &newness[v]);
 		}
 	}
 	return 0;
-}
-
-/* The census class a hash names in the end's census, or NULL (the map made at first use). */
-static const struct census_class *census_class_of(struct verdict_end *e, uint32_t hash)
-{
-	size_t i;
-
-	if (!e->by_hash.len) {
-		u64map_for_each(&e->end->classes, i)
-		{
-			uint32_t h = census_class_hash(e->end->classes.keys[i]);
-
-			if (!u64map_get(&e->by_hash, h) &&
-			    u64map_put(&e->by_hash, h, e->end->classes.values[i]))
-				break;
-		}
-	}
-	return hash ? u64map_get(&e->by_hash, hash) : NULL;
-}
-
-static void class_maps_free(struct verdict_end *e)
-{
-	u64map_free(&e->by_hash, NULL);
-	u64map_free(&e->wanted_by_hash, NULL);
-}
-
-/* The class a census hash names, in the end's census; "?" when unknown. */
-static const char *class_name_of(struct why_context *c, struct verdict_end *e, uint32_t hash)
-{
-	const struct census_class *cc = census_class_of(e, hash);
-	uint64_t klass;
-
-	if (!cc)
-		return "?";
-	klass = cc->klass;
-	if (klass && RBM_KIND_TYPE(cc->kind) != RB_T_IMEMO)
-		klass = class_namer_object_class(&c->namer, klass);
-	return class_namer_key_name(&c->namer, klass, cc->kind);
 }
 
 /* A candidate point: what it kept alive at the start, by its address there. */
@@ -135,10 +78,9 @@ struct ranked {
 	int64_t size_before, size_after;
 };
 
-static bool at_start(const struct verdict_base *b, uint64_t addr, uint32_t *sn)
+static bool at_start(const struct verdict_base *b, uint64_t addr, struct node_kept *was)
 {
-	*sn = refgraph_node(&b->g, addr);
-	return *sn != RG_NONE && b->d.dom_objects[*sn];
+	return node_figures_get(&b->fig, &b->g, refgraph_node(&b->g, addr), was);
 }
 
 static int by_growth(const void *a, const void *b)
@@ -160,7 +102,7 @@ static int by_growth(const void *a, const void *b)
  */
 static bool steady_collection(struct verdict_end *e, uint32_t hash, const struct ranked *r)
 {
-	const struct census_class *cc = census_class_of(e, hash);
+	const struct census_class *cc = verdict_census_class(e, hash);
 	uint32_t type = cc ? RBM_KIND_TYPE(cc->kind) : 0;
 
 	/* one entry more: an LRU read between its insert and its evict; and a half percent */
@@ -171,7 +113,7 @@ static bool steady_collection(struct verdict_end *e, uint32_t hash, const struct
 /* The points that keep more alive than at the start, most bytes first: *n of them. */
 static struct ranked *rank_points(struct verdict_end *e, const struct refgraph *g,
 				  const struct dominators *d, struct accum_point *pts, size_t npts,
-				  const uint32_t *class_hash, size_t *n)
+				  size_t *n)
 {
 	struct ranked *r = calloc(npts + 1, sizeof(*r));
 	size_t i, k = 0;
@@ -179,20 +121,20 @@ static struct ranked *rank_points(struct verdict_end *e, const struct refgraph *
 	if (!r)
 		return NULL;
 	for (i = 0; i < npts; i++) {
-		uint32_t v = pts[i].node, sn;
-		uint64_t addr = refgraph_addr(g, v, NULL);
+		uint32_t v = pts[i].node;
+		struct node_kept was;
 
-		if (!at_start(e->base, addr, &sn))
+		if (!at_start(e->base, refgraph_addr(g, v, NULL), &was))
 			continue; /* old, yet not reached at the start: nothing to compare with */
 		r[k] = (struct ranked){
 		    .p = &pts[i],
-		    .grew_objects = (int64_t) d->dom_objects[v] - (int64_t) e->base->d.dom_objects[sn],
-		    .grew_bytes = (int64_t) d->dom_bytes[v] - (int64_t) e->base->d.dom_bytes[sn],
-		    .size_before = e->base->g.size ? (int64_t) e->base->g.size[sn] : -1,
+		    .grew_objects = (int64_t) d->dom_objects[v] - (int64_t) was.objects,
+		    .grew_bytes = (int64_t) d->dom_bytes[v] - (int64_t) was.bytes,
+		    .size_before = was.size,
 		    .size_after = g->size ? (int64_t) g->size[v] : -1,
 		};
 		if (r[k].grew_objects <= 0 || r[k].grew_bytes < 0 ||
-		    steady_collection(e, class_hash[v], &r[k]))
+		    steady_collection(e, verdict_node_class(e, v), &r[k]))
 			continue;
 		k++;
 	}
@@ -207,8 +149,7 @@ static struct ranked *rank_points(struct verdict_end *e, const struct refgraph *
 
 /* The point's figures into the model, and its node selected for its path. */
 static int fill_point(struct verdict_end *e, struct why_context *c, struct refgraph *g,
-		      const struct dominators *d, const struct ranked *r, size_t rank,
-		      const uint32_t *class_hash)
+		      const struct dominators *d, const struct ranked *r, size_t rank)
 {
 	struct verdict_point *vp = &e->out->points[rank];
 	struct rg_selected *sel;
@@ -216,7 +157,7 @@ static int fill_point(struct verdict_end *e, struct why_context *c, struct refgr
 	size_t i;
 
 	vp->container_class =
-	    verdict_intern(e->out, class_name_of(c, e, class_hash[r->p->node]));
+	    verdict_intern(e->out, verdict_class_name(c, e, verdict_node_class(e, r->p->node)));
 	vp->grew_objects = r->grew_objects;
 	vp->grew_bytes = r->grew_bytes;
 	vp->size_before = r->size_before;
@@ -227,7 +168,7 @@ static int fill_point(struct verdict_end *e, struct why_context *c, struct refgr
 	vp->dominated_objects = d->dom_objects[r->p->node];
 	for (i = 0; i < r->p->nclasses && i < VERDICT_MAX_CLASSES; i++) {
 		vp->by_class[i].class_name =
-		    verdict_intern(e->out, class_name_of(c, e, r->p->classes[i].class_hash));
+		    verdict_intern(e->out, verdict_class_name(c, e, r->p->classes[i].class_hash));
 		vp->by_class[i].objects = r->p->classes[i].objects;
 		vp->by_class[i].bytes = r->p->classes[i].bytes;
 	}
@@ -284,8 +225,8 @@ static void tally_site(struct site_tally *all, size_t *n, size_t cap, uint32_t c
  * Page by page: each slot's address without a search.
  */
 static void point_sites(struct verdict_end *e, struct why_context *c, const struct refgraph *g,
-			const uint32_t *point, const uint8_t *newness, const uint32_t *class_hash,
-			uint32_t node, struct verdict_point *vp)
+			const uint32_t *point, const uint8_t *newness, uint32_t node,
+			struct verdict_point *vp)
 {
 	struct site_tally all[64];
 	size_t n = 0, i, k;
@@ -302,8 +243,8 @@ static void point_sites(struct verdict_end *e, struct why_context *c, const stru
 			if (v < g->nnodes && point[v] == node && newness[v] == ACCUM_NEW &&
 			    e->site_of(e->site_ctx, p->start + (uint64_t) j * p->slot_size, &path,
 				       &line))
-				tally_site(all, &n, sizeof(all) / sizeof(all[0]), class_hash[v],
-					   path, line);
+				tally_site(all, &n, sizeof(all) / sizeof(all[0]),
+					   verdict_node_class(e, v), path, line);
 		}
 	}
 	for (k = 0; k < VERDICT_MAX_SITES && n; k++) {
@@ -313,7 +254,7 @@ static void point_sites(struct verdict_end *e, struct why_context *c, const stru
 			if (all[i].traced > all[best].traced)
 				best = i;
 		vp->sites[vp->nsites++] = (struct verdict_site){
-		    verdict_intern(e->out, class_name_of(c, e, all[best].class_hash)),
+		    verdict_intern(e->out, verdict_class_name(c, e, all[best].class_hash)),
 		    verdict_intern(e->out, all[best].path), all[best].line, all[best].traced};
 		all[best] = all[--n];
 	}
@@ -342,8 +283,7 @@ static void count_new(struct verdict_end *e, const struct dominators *dom, const
  */
 static int fill_points(struct verdict_end *e, struct why_context *c, struct refgraph *g,
 		       const struct dominators *dom, struct ranked *ranked, size_t n,
-		       struct accum_point *chosen, const uint32_t *point, const uint8_t *newness,
-		       const uint32_t *class_hash)
+		       struct accum_point *chosen, const uint32_t *point, const uint8_t *newness)
 {
 	size_t i;
 	int err;
@@ -353,13 +293,28 @@ static int fill_points(struct verdict_end *e, struct why_context *c, struct refg
 		ranked[i].p = &chosen[i];
 	}
 	e->out->n = n;
-	err = accum_classes(dom, point, newness, g->bytes, class_hash, chosen, n);
+	err = accum_classes(dom, point, newness, g->bytes, verdict_node_class, e, chosen, n);
 	for (i = 0; i < n && !err; i++) {
-		err = fill_point(e, c, g, dom, &ranked[i], i, class_hash);
-		point_sites(e, c, g, point, newness, class_hash, ranked[i].p->node,
-			    &e->out->points[i]);
+		err = fill_point(e, c, g, dom, &ranked[i], i);
+		point_sites(e, c, g, point, newness, ranked[i].p->node, &e->out->points[i]);
 	}
 	return err;
+}
+
+/*
+ * The end's memory at its most: the graph, and either the tree being
+ * computed (its peak) or the tree and the arrays above (6 bytes a node).
+ */
+static uint64_t end_bytes(const struct refgraph *g, const struct dominators *dom)
+{
+	uint64_t n1 = (uint64_t) g->nnodes + 1, tree, points;
+
+	if (!dom)
+		return refgraph_bytes(g) + n1 * 6;
+	tree = n1 * (sizeof(*dom->idom) + sizeof(*dom->dom_bytes) + sizeof(*dom->dom_objects)) +
+	       (uint64_t) dom->nreached * sizeof(*dom->order);
+	points = tree + n1 * 6;
+	return refgraph_bytes(g) + (dom->peak_bytes > points ? dom->peak_bytes : points);
 }
 
 /* Over ~60 lines: the verdict's steps in order, each a call, its buffers freed on every path. */
@@ -368,7 +323,6 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 {
 	struct verdict_end *e = ctx;
 	uint8_t *newness = malloc((size_t) g->nnodes + 1), *counted = malloc((size_t) g->nnodes + 1);
-	uint32_t *class_hash = malloc(((size_t) g->nnodes + 1) * sizeof(*class_hash));
 	uint32_t *point = malloc(((size_t) g->nnodes + 1) * sizeof(*point));
 	struct accum_point *pts = NULL, chosen[VERDICT_MAX] = {0};
 	struct ranked *ranked = NULL;
@@ -376,12 +330,13 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 	double t0 = now_seconds();
 	int err = -ENOMEM;
 
-	if (!newness || !counted || !class_hash || !point)
+	e->g = g;
+	if (!newness || !counted || !point)
 		goto out;
 	(void) roots;
 	if (!dom)
 		goto out;
-	judge_newness(c, e, g, newness, class_hash);
+	judge_newness(c, e, g, newness);
 	for (i = 0; i < g->nnodes; i++)
 		counted[i] = newness[i] != ACCUM_SKIP;
 	accum_weigh(dom, counted, g->bytes);
@@ -392,7 +347,7 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 		goto out;
 	count_new(e, dom, newness, point);
 	err = -ENOMEM;
-	if (!(ranked = rank_points(e, g, dom, pts, npts, class_hash, &nranked)))
+	if (!(ranked = rank_points(e, g, dom, pts, npts, &nranked)))
 		goto out;
 	e->first_target = (int) c->ntargets;
 	if (e->next_base && verdict_base_from(e->next_base, g, dom, e->compact_count)) {
@@ -401,7 +356,7 @@ void verdict_on_graph(void *ctx, struct why_context *c, struct refgraph *g,
 			 "the last period's walk could not be kept: out of memory");
 	}
 	err = fill_points(e, c, g, dom, ranked, nranked < VERDICT_MAX ? nranked : VERDICT_MAX,
-			  chosen, point, newness, class_hash);
+			  chosen, point, newness);
 out:
 	if (err) {
 		e->out->n = 0;
@@ -410,21 +365,18 @@ out:
 	e->out->compacted = e->compact_count != e->base->compact_count;
 	e->out->seconds =
 	    e->base->seconds + (now_seconds() - t0) + g->seconds + (dom ? dom->seconds : 0);
-	/* at its most: what the start left, the end's graph and tree, the arrays above */
-	e->out->tracer_bytes = e->base->bytes + refgraph_bytes(g) + (dom ? dom->peak_bytes : 0) +
-			       (uint64_t) g->nnodes * 14;
+	e->out->tracer_bytes = e->base->bytes + end_bytes(g, dom);
 	rbm_info("verdict: %zu of %zu points grew; %llu new objects, %llu held by no old node; "
 		 "dominators and points in %.0f ms",
 		 e->out->n, nranked, (unsigned long long) e->out->new_objects,
 		 (unsigned long long) e->out->unattributed, (now_seconds() - t0) * 1e3);
-	class_maps_free(e);
+	verdict_class_maps_free(e);
 	accum_free(pts, npts);
 	for (i = 0; i < VERDICT_MAX; i++)
 		free(chosen[i].classes);
 	free(ranked);
 	free(newness);
 	free(counted);
-	free(class_hash);
 	free(point);
 }
 
@@ -491,12 +443,12 @@ void verdict_take_paths(struct verdict_end *e, struct why_report *why)
  */
 static bool classy(struct why_context *c, struct verdict_end *e, uint32_t hash)
 {
-	const struct census_class *cc = census_class_of(e, hash);
+	const struct census_class *cc = verdict_census_class(e, hash);
 	uint32_t type = cc ? RBM_KIND_TYPE(cc->kind) : 0;
 
 	return type == RB_T_CLASS || type == RB_T_MODULE || type == RB_T_ICLASS ||
 	       type == RB_T_IMEMO ||
-	       (type == RB_T_DATA && !strcmp(class_name_of(c, e, hash), "Binding"));
+	       (type == RB_T_DATA && !strcmp(verdict_class_name(c, e, hash), "Binding"));
 }
 
 /*
@@ -505,8 +457,7 @@ static bool classy(struct why_context *c, struct verdict_end *e, uint32_t hash)
  * store), marked old; what they dominate is new and gathers under them.
  */
 static void exit_holders(struct why_context *c, struct verdict_end *e,
-			 const struct dominators *dom, const uint32_t *class_hash, uint8_t *newness,
-			 uint8_t *above)
+			 const struct dominators *dom, uint8_t *newness, uint8_t *above)
 {
 	uint32_t k;
 
@@ -516,9 +467,11 @@ static void exit_holders(struct why_context *c, struct verdict_end *e,
 		if (v >= dom->n || newness[v] == ACCUM_SKIP)
 			continue;
 		up = dom->idom[v];
+		if (up < dom->n && !above[up])
+			continue; /* below the first data: new */
 		/* above[v]: v and all above it are classes (or the virtual root) */
-		above[v] = classy(c, e, class_hash[v]) && (up >= dom->n || above[up]);
-		if (!above[v] && (up >= dom->n || above[up]) && dom->dom_objects[v] >= 2)
+		above[v] = classy(c, e, verdict_node_class(e, v));
+		if (!above[v] && dom->dom_objects[v] >= 2)
 			newness[v] = ACCUM_OLD;
 	}
 }
@@ -539,16 +492,17 @@ void verdict_on_graph_at_exit(void *ctx, struct why_context *c, struct refgraph 
 	struct verdict_end *e = ctx;
 	size_t n1 = (size_t) g->nnodes + 1, npts = 0, i, k = 0;
 	uint8_t *newness = malloc(n1), *above = calloc(n1, 1);
-	uint32_t *class_hash = malloc(n1 * sizeof(*class_hash)), *point = malloc(n1 * sizeof(*point));
+	uint32_t *point = malloc(n1 * sizeof(*point));
 	struct accum_point *pts = NULL, chosen[VERDICT_MAX] = {0};
 	struct ranked *ranked = NULL;
 	int err = -ENOMEM;
 
 	(void) roots;
-	if (!newness || !above || !class_hash || !point || !dom)
+	e->g = g;
+	if (!newness || !above || !point || !dom)
 		goto out;
-	judge_newness(c, e, g, newness, class_hash);
-	exit_holders(c, e, dom, class_hash, newness, above);
+	judge_newness(c, e, g, newness);
+	exit_holders(c, e, dom, newness, above);
 	if ((err = accum_assign(dom, newness, point)) ||
 	    (err = accum_sum(dom, point, newness, g->bytes, &pts, &npts)))
 		goto out;
@@ -573,7 +527,7 @@ void verdict_on_graph_at_exit(void *ctx, struct why_context *c, struct refgraph 
 	while (i < k && i < VERDICT_MAX && ranked[i].grew_objects >= VERDICT_NOISE_MIN)
 		i++;
 	e->out->small_points = k - i;
-	err = fill_points(e, c, g, dom, ranked, i, chosen, point, newness, class_hash);
+	err = fill_points(e, c, g, dom, ranked, i, chosen, point, newness);
 	count_new(e, dom, newness, point);
 out:
 	if (err) {
@@ -581,14 +535,13 @@ out:
 		e->out->none = verdict_intern(e->out, "the exit's walk could not be judged: out of memory");
 	}
 	e->out->seconds = g->seconds + (dom ? dom->seconds : 0);
-	e->out->tracer_bytes = refgraph_bytes(g) + (dom ? dom->peak_bytes : 0) + (uint64_t) n1 * 10;
-	class_maps_free(e);
+	e->out->tracer_bytes = end_bytes(g, dom);
+	verdict_class_maps_free(e);
 	accum_free(pts, npts);
 	for (i = 0; i < VERDICT_MAX; i++)
 		free(chosen[i].classes);
 	free(ranked);
 	free(newness);
 	free(above);
-	free(class_hash);
 	free(point);
 }

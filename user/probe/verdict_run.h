@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include "census.h"
 #include "dominators.h"
+#include "node_figures.h"
 #include "refgraph.h"
 #include "ruby_target.h"
 #include "verdict.h"
@@ -23,8 +24,8 @@
 struct verdict_base {
 	bool taken;
 	char why_not[640];	/* when not taken: why, in one line */
-	struct refgraph g;	/* pages and per-node size and state; its edges freed */
-	struct dominators d;	/* dom_bytes and dom_objects kept */
+	struct refgraph g;	/* its pages only: addresses to nodes */
+	struct node_figures fig; /* what each node kept alive, and its size */
 	uint64_t compact_count; /* GC.stat(:compact_count) at the walk; ~0: unknown */
 	double seconds;
 	double at;	/* now_seconds() when it was read: a period's verdict counts from it */
@@ -57,6 +58,10 @@ struct verdict_end {
 	void *wanted_ctx;
 	/* the end census's classes by the hash its slots keep, and --class's answer for each */
 	struct u64map by_hash, wanted_by_hash;
+	/* a node's class, looked up in the end census by its address (verdict_run.c) */
+	const struct refgraph *g;
+	const struct rg_page *class_page;
+	struct census_hint class_hint;
 };
 
 /* why_context.on_graph: points and growth over dom; selects the points for their paths. */

@@ -445,7 +445,7 @@ static int name_parts(struct why_context *c, struct refgraph *g, struct root_set
 	char **names = calloc(g->nparts + 1, sizeof(*names));
 	size_t i, j, nsaved = g->nsel;
 	struct why_report scratch = {0};
-	struct retainers_in in = {.g = g, .roots = roots, .namer = &c->names};
+	struct retainers_in in = {.g = g, .roots = roots, .namer = &c->names, .sel_only = true};
 	int ret = -ENOMEM;
 
 	for (i = 0; sel && names && i < g->nparts; i++) {
