@@ -80,6 +80,17 @@ wrk -t2 -c8 -d5s --timeout 5s "$URL/posts?q=warm" >"$OUT/wrk-warm.txt" 2>&1
 c1=$(get /count)
 echo "untraced: $(awk '/^Requests\/sec:/ {print $2}' "$OUT/wrk-warm.txt") req/s (wrk -t2 -c8, 5 s); SUMMARIES $c0 -> $c1"
 
+# What rbmemtrace holds without the walks (--no-why: no verdict, no paths), under the same load:
+# each run's peak RSS beyond it is the walks' and the verdict's (the censuses' slots included).
+wrk -t2 -c8 -d10s --timeout 5s "$URL/posts?q=base" >/dev/null 2>&1 &
+WRK=$!
+"$RBM" -p "$PUMA" -d 2 --no-why -v --format json -o "$OUT/no-why.json" 2>"$OUT/no-why.err" || true
+kill -INT $WRK 2>/dev/null || true
+wait $WRK || true
+WRK=""
+BASE_KB=$(sed -n 's/.*peak RSS \([0-9]*\) KB.*/\1/p' "$OUT/no-why.err" | tail -1)
+echo "without the walks (--no-why -d 2): peak RSS ${BASE_KB:-?} KB"
+
 first=0
 for r in $(seq "$RUNS"); do
 	# The load outlasts the trace (attach, -d, the end's walk), bounded at 60 s; stopped after.
@@ -88,7 +99,7 @@ for r in $(seq "$RUNS"); do
 	sleep 1
 	before=$(get /count)
 	t0=$(date +%s.%N)
-	timeout $((SECS + 110)) "$RBM" -p "$PUMA" -d "$SECS" --format json -o "$OUT/run-$r.json" \
+	timeout $((SECS + 110)) "$RBM" -p "$PUMA" -d "$SECS" -v --format json -o "$OUT/run-$r.json" \
 		2>"$OUT/run-$r.err" &
 	TRACE=$!
 	st=0
@@ -103,8 +114,11 @@ for r in $(seq "$RUNS"); do
 		echo "run $r: rbmemtrace failed ($st): $(tail -1 "$OUT/run-$r.err")"
 		continue
 	fi
-	ruby -rjson - "$OUT/run-$r.json" "$r" "$before" "$after" "$t0" "$t1" >>"$OUT/runs.txt" <<-'EOF' || true
+	rss=$(sed -n 's/.*peak RSS \([0-9]*\) KB.*/\1/p' "$OUT/run-$r.err" | tail -1)
+	ruby -rjson - "$OUT/run-$r.json" "$r" "$before" "$after" "$t0" "$t1" "${rss:-0}" "${BASE_KB:-0}" \
+		>>"$OUT/runs.txt" <<-'EOF' || true
 	r = JSON.parse(File.read(ARGV[0]))
+	rss_kb, base_kb = Integer(ARGV[6]), Integer(ARGV[7])
 	run, before, after = ARGV[1], Integer(ARGV[2]), Integer(ARGV[3])
 	secs = ARGV[5].to_f - ARGV[4].to_f
 	n = ->(x) { x.to_s.reverse.scan(/\d{1,3}/).join(",").reverse }
@@ -133,6 +147,11 @@ for r in $(seq "$RUNS"); do
 	line << format(", walks %.2f s %.1f MB, new %s, unattributed %s, small %s%s",
 	               walk["seconds"].to_f, walk["tracer_bytes"].to_i / 1048576.0, n[walk["new_objects"]],
 	               n[walk["unattributed"]], n[walk["small_points"]], walk["none"] ? ", NO VERDICT: #{walk["none"]}" : "")
+	live = r.dig("heap_end", "live").to_i
+	if rss_kb > 0 && base_kb > 0 && live > 0
+	  line << format(", peak RSS %.1f MB (+%.1f over --no-why: %.1f B per live object, %s live)", rss_kb / 1024.0,
+	                 (rss_kb - base_kb) / 1024.0, (rss_kb - base_kb) * 1024.0 / live, n[live])
+	end
 	s = r["sampling"] || {}
 	line << format(", est. overhead %.1f%%", s["estimated_overhead_percent"].to_f) if s["estimated_overhead_percent"]
 	puts line

@@ -269,7 +269,8 @@ static int compute(struct dominators *d, uint32_t n, const uint32_t *off, const 
 		return -E2BIG;
 	d->n = n;
 	d->idom = malloc((all + 1) * sizeof(*d->idom));		  /* + 1: room for roff */
-	d->dom_bytes = malloc((all + 1) * sizeof(*d->dom_bytes)); /* + 1: room for ups */
+	/* zeroed by the system: the up-edge counts past the reached nums are never touched */
+	d->dom_bytes = calloc(all + 1, sizeof(*d->dom_bytes)); /* + 1: room for ups */
 	d->dom_objects = malloc(all * sizeof(*d->dom_objects));
 	d->order = malloc(all * sizeof(*d->order));
 	w.parent = malloc(all * sizeof(*w.parent));
@@ -280,7 +281,6 @@ static int compute(struct dominators *d, uint32_t n, const uint32_t *off, const 
 	memset(w.num, 0xff, all * sizeof(*w.num));
 	w.semi = (uint32_t *) d->dom_bytes;
 	w.label = w.semi + all; /* the DFS's counts of up edges first */
-	memset(w.label, 0, (all + 1) * sizeof(*w.label));
 	dfs(&w, d->idom, w.label, roots, nroots);
 	w.roff = d->idom; /* the cursors are done with */
 	if (!up_edges(&w, w.label))
@@ -294,6 +294,8 @@ static int compute(struct dominators *d, uint32_t n, const uint32_t *off, const 
 	semidominators(&w);
 	free(w.rsrc);
 	w.rsrc = NULL;
+	free(w.parent);
+	w.parent = NULL;
 	sum_up(d, &w, bytes);
 	d->nreached = w.r;
 	shrunk = realloc(d->order, (size_t) w.r * sizeof(*d->order));
