@@ -137,3 +137,54 @@ Test(census, compare_allows_the_gc_under_way)
 	cr_expect_eq(ca->new_alive, 1, "slot 0: age 0 after a GC is a newer object");
 	u64map_free(&now.classes, free);
 }
+
+/*
+ * The end marked against the start answers census_slot_new_at as the
+ * comparison did, once the start's slots are gone (the leak verdict frees
+ * them before its end's walk); another start is compared as before.
+ */
+Test(census, marks_answer_once_the_start_is_gone)
+{
+	uint32_t a = census_class_hash(0x1000), b = census_class_hash(0x2000), h;
+	uint8_t s0[6] = {LIVE(3), LIVE(2), SLOT_FREE, LIVE(0), LIVE_WBU, SLOT_FREE};
+	uint32_t c0[6] = {a, a, 0, a, a, 0};
+	uint8_t s1[6] = {LIVE(3), LIVE(1), LIVE(0), LIVE(2), LIVE_WBU, SLOT_FREE};
+	uint32_t c1[6] = {a, b, a, a, a, 0};
+	struct census_page
+	    p1 = {.start = 0x10000, .nslots = 6, .slot_size = 40, .slot = s1, .class_of = c1};
+	struct census before = {.npage = 1, .gc_count = 5}, other = {.npage = 1, .gc_count = 5},
+		      now = {.page = &p1, .npage = 1, .gc_count = 7};
+	struct census_page *p0 = malloc(sizeof(*p0));
+	enum census_newness want[6];
+	struct census_hint hint = {0};
+	uint32_t i;
+
+	cr_assert(p0);
+	*p0 = (struct census_page){.start = 0x10000, .nslots = 6, .slot_size = 40};
+	p0->slot = malloc(sizeof(s0));
+	p0->class_of = malloc(sizeof(c0));
+	cr_assert(p0->slot && p0->class_of);
+	memcpy(p0->slot, s0, sizeof(s0));
+	memcpy(p0->class_of, c0, sizeof(c0));
+	before.page = p0;
+	before.slot_mem = p0->slot;
+	before.class_mem = p0->class_of;
+	other.page = p0;
+	for (i = 0; i < 6; i++)
+		want[i] = census_slot_new(&before, &now, 0x10000 + i * 40, 3, &h);
+	cr_expect_eq(want[0], CENSUS_OLD);
+	cr_expect_eq(want[1], CENSUS_NEW, "another class in its slot");
+	cr_expect_eq(want[2], CENSUS_NEW);
+	cr_expect_eq(want[5], CENSUS_NOT_LIVE);
+	cr_assert_eq(census_mark_new(&before, &now, 3), 0);
+	/* another census with the same slots is still compared, not read from the marks */
+	cr_expect_eq(census_slot_new(&other, &now, 0x10000 + 40, 3, &h), CENSUS_NEW);
+	census_drop_slots(&before); /* frees p0 and its arrays */
+	cr_expect_null(before.page);
+	for (i = 0; i < 6; i++) {
+		cr_expect_eq(census_slot_new_at(&before, &now, 0x10000 + i * 40, 3, &h, &hint),
+			     want[i], "slot %u", i);
+		cr_expect_eq(h, want[i] == CENSUS_NOT_LIVE ? 0 : c1[i], "slot %u", i);
+	}
+	cr_expect_eq(census_slot_new(&before, &now, 0x20000, 3, &h), CENSUS_UNKNOWN);
+}

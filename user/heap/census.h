@@ -91,6 +91,7 @@ struct census {
 	uint8_t *slot_mem;   /* the pages' slot arrays, in one block */
 	uint32_t *class_mem; /* the pages' class_of arrays, in one block */
 	bool compared;	     /* census_compare filled the classes' new_* counts */
+	const struct census *news_of; /* census_mark_new marked the slots new against it */
 };
 
 /*
@@ -112,6 +113,20 @@ int census_take(struct census *c, pid_t pid, const struct ruby_layout *hl, uint6
  * held its class.  0, -EINVAL when either census lacks its slots, -ENOMEM.
  */
 int census_compare(const struct census *before, struct census *now, unsigned int old_age);
+
+/* In the per-slot byte: census_mark_new found the live object there new. */
+#define SLOT_NEW 0x80
+
+/*
+ * Marks each live slot of now SLOT_NEW or not against before, by the rule
+ * census_slot_new says, so that before's slots can go (census_drop_slots)
+ * while now is still asked what is new: census_slot_new_at(before, now)
+ * reads the marks once now->news_of is before.  0, or -EINVAL as
+ * census_compare.
+ */
+int census_mark_new(const struct census *before, struct census *now, unsigned int old_age);
+/* Frees the per-slot arrays (the classes and counts stay). */
+void census_drop_slots(struct census *c);
 
 /* The state of the slot at addr in this census (SLOT_UNKNOWN if no page holds it). */
 enum slot_state census_slot_state(const struct census *c, uint64_t addr, unsigned int *age);

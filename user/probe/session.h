@@ -287,6 +287,7 @@ void session_heap_free(struct session *s);
  * The leak verdict's end as far as s can give it (its censuses, the
  * start's walk, its traced objects' sites), into e; the verdict returned
  * says why there is none (none) when it cannot be judged.  NULL: no memory.
+ * A trace's end: the start census's slots go once the end's are marked.
  */
 struct verdict *session_verdict_open(struct session *s, struct verdict_end *e);
 /* 0 when s's heap can be read (its heap layout proved); else -EOPNOTSUPP, and why. */

@@ -47,11 +47,29 @@ static bool traced_site(void *ctx, uint64_t addr, const char **path, int *line)
 	return true;
 }
 
+/*
+ * The end's census marked new against the start's, whose slots then go
+ * (5 bytes a heap slot the end's walk need not hold beside its graph):
+ * past a trace's end nothing asks the start's slots but the judging.
+ */
+static void let_start_slots_go(struct session *s)
+{
+	unsigned int old_age = s->at.heap_layout ? s->at.heap_layout->old_age : 3;
+
+	if (s->snap.have_census_start && s->snap.have_census_end &&
+	    census_mark_new(&s->snap.census_start, &s->snap.census_end, old_age) == 0)
+		census_drop_slots(&s->snap.census_start);
+}
+
 struct verdict *session_verdict_open(struct session *s, struct verdict_end *e)
 {
-	return session_verdict_open_at(s, e, s->snap.verdict,
-				       s->snap.have_census_start ? &s->snap.census_start : NULL,
-				       s->snap.have_census_end ? &s->snap.census_end : NULL);
+	struct verdict *v = session_verdict_open_at(
+	    s, e, s->snap.verdict, s->snap.have_census_start ? &s->snap.census_start : NULL,
+	    s->snap.have_census_end ? &s->snap.census_end : NULL);
+
+	if (v && !v->none)
+		let_start_slots_go(s);
+	return v;
 }
 
 /* at_exit: launch mode's, which needs no start's walk (everything it made is new). */
