@@ -332,6 +332,42 @@ static off_t debug_info_at(Elf *elf, const Dwarf_Attribute *a)
 }
 
 /*
+ * The fixture compressed by dwz (DWARF_DWZ_FIX): the types both CUs define are in a partial unit
+ * each imports, and are found through the import, the CU searched alone.
+ */
+Test(dwarf_types, dwz_partial_unit)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_DWZ_FIX, NULL);
+	const char *main_cu[] = {"dwarf_fixture.c", NULL};
+	Dwarf_Die inner, unit;
+	uint64_t size;
+	Dwarf *dbg;
+	int64_t v;
+	int fd;
+
+	fd = open(DWARF_DWZ_FIX, O_RDONLY);
+	dbg = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	cr_assert(dbg && find_struct(dbg, "fix_inner", &inner) && dwarf_diecu(&inner, &unit, NULL, NULL));
+	cr_assert_eq(dwarf_tag(&unit), DW_TAG_partial_unit, "dwz left struct fix_inner in its CU");
+	dwarf_end(dbg);
+	close(fd);
+
+	/* not the size of an array there: libdw has none without the unit's DW_AT_language */
+	cr_assert_eq(dwarf_types_use_cus(dt, main_cu), 1);
+	MEMBER(dt, "struct fix_inner", struct fix_inner, s);
+	MEMBER(dt, "struct fix_darray", struct fix_darray, capa);
+	MEMBER(dt, "struct fix_outer", struct fix_outer, inners[2].v[1]);
+	MEMBER(dt, "struct fix_outer", struct fix_outer, bits);
+	cr_expect_eq(dwarf_type_size(dt, "FIX_VALUE", &size), 0);
+	cr_expect_eq(size, sizeof(FIX_VALUE));
+	cr_expect_eq(dwarf_enumerator(dt, "FIX_NEG", &v), 0);
+	cr_expect_eq(v, FIX_NEG);
+	cr_expect_eq(dwarf_enumerator(dt, "FIX_ANON_B", &v), 0);
+	cr_expect_eq(v, FIX_ANON_B);
+	dwarf_types_close(dt);
+}
+
+/*
  * dst: a copy of libfix.so whose struct fix_outer holds an anonymous member of struct fix_outer
  * itself (the anonymous union's DW_AT_type, a DW_FORM_ref4, made to point at fix_outer): a
  * cycle no compiler emits, as a hostile image's DWARF may hold one.
