@@ -201,6 +201,14 @@ $(DWARF_DWZ_FIX): tests/unit/fixtures/dwarf_fixture.c tests/unit/fixtures/dwarf_
 	dwz $@.tmp && mv $@.tmp $@
 FIXTURES += $(DWARF_DWZ_FIX)
 
+# DWARF written by hand (dwarf_fixture_imports.S): units importing units as dwz's do, in the
+# shapes of a hostile file (imported many times, by itself, past DWARF_MAX_UNIT_IMPORTS).
+$(OUTPUT)/fixtures/dwarf_imports/libfiximports.so: tests/unit/fixtures/dwarf_fixture_imports.S \
+		user/dwarf/dwarf_caps.h
+	@mkdir -p $(dir $@)
+	$(CC) -shared -nostdlib -Iuser/dwarf -o $@ $<
+FIXTURES += $(OUTPUT)/fixtures/dwarf_imports/libfiximports.so
+
 # Ruby 3.1's types with DWARF, from ruby-dev's MJIT header (gcc-only), for the reader's 3.1 paths.
 $(OUTPUT)/fixtures/ruby31_types.so: tests/unit/fixtures/ruby31_types.c $(OUTPUT)/mjit_offsets.h
 	$(CC) -g3 -O0 -w -shared -fPIC -I$(OUTPUT) -I$(dir $(MJIT_HEADER)) -o $@ $<
