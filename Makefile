@@ -189,6 +189,26 @@ $(DWARF_FIX)/libfix.so: $(DWARF_FIX_SRCS) tests/unit/fixtures/dwarf_fixture.h $(
 		cp $(DWARF_FIX)/debuglink/libfix.so.debug $$dir/$$(echo $$id | cut -c3-).debug
 FIXTURES += $(DWARF_FIX)/libfix.so
 
+# The fixture's first two CUs as Debian's -dbgsym files hold them: compressed by dwz, the types
+# both define moved to a partial unit each imports.  DWARF 4: dwz 0.15 refuses clang's DWARF 5
+# (.debug_addr).
+DWARF_DWZ_FIX := $(OUTPUT)/fixtures/dwarf_dwz/libfix.so
+$(DWARF_DWZ_FIX): tests/unit/fixtures/dwarf_fixture.c tests/unit/fixtures/dwarf_fixture_private.c \
+		tests/unit/fixtures/dwarf_fixture.h $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) -gdwarf-4 -O0 -fno-eliminate-unused-debug-types -shared -fPIC -Iinclude \
+		$(addprefix -I,$(USER_DIRS)) -o $@.tmp $(filter %.c,$^)
+	dwz $@.tmp && mv $@.tmp $@
+FIXTURES += $(DWARF_DWZ_FIX)
+
+# DWARF written by hand (dwarf_fixture_imports.S): units importing units as dwz's do, in the
+# shapes of a hostile file (imported many times, by itself, past DWARF_MAX_UNIT_IMPORTS).
+$(OUTPUT)/fixtures/dwarf_imports/libfiximports.so: tests/unit/fixtures/dwarf_fixture_imports.S \
+		user/dwarf/dwarf_caps.h
+	@mkdir -p $(dir $@)
+	$(CC) -shared -nostdlib -Iuser/dwarf -o $@ $<
+FIXTURES += $(OUTPUT)/fixtures/dwarf_imports/libfiximports.so
+
 # Ruby 3.1's types with DWARF, from ruby-dev's MJIT header (gcc-only), for the reader's 3.1 paths.
 $(OUTPUT)/fixtures/ruby31_types.so: tests/unit/fixtures/ruby31_types.c $(OUTPUT)/mjit_offsets.h
 	$(CC) -g3 -O0 -w -shared -fPIC -I$(OUTPUT) -I$(dir $(MJIT_HEADER)) -o $@ $<

@@ -7,6 +7,7 @@ packages=(
 	make gcc clang llvm pkg-config
 	libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev
 	libcriterion-dev
+	dwz # tests/unit: a DWARF fixture compressed as Debian's -dbgsym files are
 	libjansson-dev libprotobuf-c-dev protobuf-c-compiler libncurses-dev tmux
 	libmicrohttpd-dev # rbmemtrace serve's HTTP server
 	curl # tests/e2e/test_continuous.rb: a real client of serve (and go tool pprof, from golang-go)

@@ -19,6 +19,10 @@
 #define NOUSDT_LIB ".output/fixtures/nousdt/libruby-3.1.so.3.1"
 /* The DWARF reader's fixture: libfix.so, and copies under debuglink/, buildid/ and root/. */
 #define DWARF_FIX ".output/fixtures/dwarf"
+/* Its first two CUs, compressed by dwz: their shared types in a partial unit both import. */
+#define DWARF_DWZ_FIX ".output/fixtures/dwarf_dwz/libfix.so"
+/* Hand-written DWARF of units importing units (fixtures/dwarf_fixture_imports.S). */
+#define DWARF_IMPORTS_FIX ".output/fixtures/dwarf_imports/libfiximports.so"
 /* The test Rubies `make rubies` builds (scripts/rubies.sh). */
 #define RUBIES "/var/cache/rbmemtrace/rubies"
 

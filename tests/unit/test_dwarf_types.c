@@ -332,6 +332,42 @@ static off_t debug_info_at(Elf *elf, const Dwarf_Attribute *a)
 }
 
 /*
+ * The fixture compressed by dwz (DWARF_DWZ_FIX): the types both CUs define are in a partial unit
+ * each imports, and are found through the import, the CU searched alone.
+ */
+Test(dwarf_types, dwz_partial_unit)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_DWZ_FIX, NULL);
+	const char *main_cu[] = {"dwarf_fixture.c", NULL};
+	Dwarf_Die inner, unit;
+	uint64_t size;
+	Dwarf *dbg;
+	int64_t v;
+	int fd;
+
+	fd = open(DWARF_DWZ_FIX, O_RDONLY);
+	dbg = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	cr_assert(dbg && find_struct(dbg, "fix_inner", &inner) && dwarf_diecu(&inner, &unit, NULL, NULL));
+	cr_assert_eq(dwarf_tag(&unit), DW_TAG_partial_unit, "dwz left struct fix_inner in its CU");
+	dwarf_end(dbg);
+	close(fd);
+
+	/* not the size of an array there: libdw has none without the unit's DW_AT_language */
+	cr_assert_eq(dwarf_types_use_cus(dt, main_cu), 1);
+	MEMBER(dt, "struct fix_inner", struct fix_inner, s);
+	MEMBER(dt, "struct fix_darray", struct fix_darray, capa);
+	MEMBER(dt, "struct fix_outer", struct fix_outer, inners[2].v[1]);
+	MEMBER(dt, "struct fix_outer", struct fix_outer, bits);
+	cr_expect_eq(dwarf_type_size(dt, "FIX_VALUE", &size), 0);
+	cr_expect_eq(size, sizeof(FIX_VALUE));
+	cr_expect_eq(dwarf_enumerator(dt, "FIX_NEG", &v), 0);
+	cr_expect_eq(v, FIX_NEG);
+	cr_expect_eq(dwarf_enumerator(dt, "FIX_ANON_B", &v), 0);
+	cr_expect_eq(v, FIX_ANON_B);
+	dwarf_types_close(dt);
+}
+
+/*
  * dst: a copy of libfix.so whose struct fix_outer holds an anonymous member of struct fix_outer
  * itself (the anonymous union's DW_AT_type, a DW_FORM_ref4, made to point at fix_outer): a
  * cycle no compiler emits, as a hostile image's DWARF may hold one.
@@ -414,5 +450,62 @@ Test(dwarf_types, anonymous_members_fanning_out_bounded, .timeout = 20)
 	cr_expect_eq(dwarf_member(dt, "struct fix_fan8", "nope", &f), -1);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cr_expect_lt(t1.tv_sec - t0.tv_sec, 2, "refused at the cap, not searched");
+	dwarf_types_close(dt);
+}
+
+/* The byte size of base type name in the CU named cu, or 0 when it is not found. */
+static uint64_t size_in_cu(struct dwarf_types *dt, const char *cu, const char *name)
+{
+	const char *cus[] = {cu, NULL};
+	uint64_t size;
+
+	cr_assert_eq(dwarf_types_use_cus(dt, cus), 1, "no CU %s in the fixture", cu);
+	return dwarf_type_size(dt, name, &size) ? 0 : size;
+}
+
+/*
+ * A unit imported 64 times by a CU and 64 times by itself (dwarf_fixture_imports.S), and a CU
+ * importing itself 64 times: each unit's types are indexed once.  Followed at each import, 4
+ * deep, each was 64^4 (17 million) passes over the unit.
+ */
+Test(dwarf_types, imported_units_indexed_once, .timeout = 20)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_IMPORTS_FIX, NULL);
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_expect_eq(size_in_cu(dt, "fix_imp_fan.c", "fix_imp_fan_own"), 1);
+	cr_expect_eq(size_in_cu(dt, "fix_imp_fan.c", "fix_imp_loop"), 2, "from the imported unit");
+	cr_expect_eq(size_in_cu(dt, "fix_imp_self.c", "fix_imp_self_own"), 3);
+	cr_expect_eq(size_in_cu(dt, "fix_imp_self.c", "fix_imp_loop"), 0, "not imported there");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_expect_lt(t1.tv_sec - t0.tv_sec, 2, "each unit indexed once");
+	dwarf_types_close(dt);
+}
+
+/*
+ * Partial units importing partial units 8 deep, as dwz writes them (Ruby 3.4.5's with dwz -m):
+ * followed 4 deep, the types of the last 4 were not found.
+ */
+Test(dwarf_types, imported_units_eight_deep)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_IMPORTS_FIX, NULL);
+	char name[32];
+	int n;
+
+	for (n = 1; n <= 8; n++) {
+		snprintf(name, sizeof(name), "fix_imp_deep%d", n);
+		cr_expect_eq(size_in_cu(dt, "fix_imp_deep.c", name), (uint64_t) n, "%s", name);
+	}
+	dwarf_types_close(dt);
+}
+
+/* A CU's imports are followed DWARF_MAX_UNIT_IMPORTS times at most: the one after is not. */
+Test(dwarf_types, imported_units_capped)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_IMPORTS_FIX, NULL);
+
+	cr_expect_eq(size_in_cu(dt, "fix_imp_cap.c", "fix_imp_first"), 9, "the first import");
+	cr_expect_eq(size_in_cu(dt, "fix_imp_cap.c", "fix_imp_last"), 0, "past the cap");
 	dwarf_types_close(dt);
 }

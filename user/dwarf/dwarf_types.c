@@ -126,12 +126,11 @@ static int cmp_enum(const void *a, const void *b)
 		      ((const struct dt_enumerator *) b)->name);
 }
 
-static int index_children(struct dt_cu *cu, Dwarf_Die *parent, int depth)
+static int index_children(struct dt_cu *cu, struct dt_units *units, size_t i)
 {
-	Dwarf_Die child, unit;
-	Dwarf_Attribute a;
+	Dwarf_Die child;
 
-	if (dwarf_child(parent, &child))
+	if (dwarf_child(&units->die[i], &child)) /* an import added moves units->die */
 		return 0;
 	do {
 		const char *name = dwarf_diename(&child);
@@ -155,10 +154,8 @@ static int index_children(struct dt_cu *cu, Dwarf_Die *parent, int depth)
 		case DW_TAG_base_type:
 			kind = DT_BASE;
 			break;
-		case DW_TAG_imported_unit:
-			/* dwz-style partial units (Debian's -dbgsym files) hold shared types */
-			if (depth < 4 && dwarf_attr(&child, DW_AT_import, &a) &&
-			    dwarf_formref_die(&a, &unit) && index_children(cu, &unit, depth + 1))
+		case DW_TAG_imported_unit: /* dwz's partial units, as in Debian's -dbgsym files */
+			if (dt_units_import(units, &child))
 				return -1;
 			continue;
 		default:
@@ -172,12 +169,19 @@ static int index_children(struct dt_cu *cu, Dwarf_Die *parent, int depth)
 
 int dt_index_cu(struct dwarf_types *dt, struct dt_cu *cu)
 {
-	Dwarf_Die die;
+	struct dt_units units;
+	size_t i;
+	int ret = 0;
 
 	if (cu->indexed)
 		return 0;
 	cu->indexed = true;
-	if (!dwarf_offdie(dt->dbg, cu->die_off, &die) || index_children(cu, &die, 0))
+	if (dt_units_start(dt, cu, &units))
+		return -1;
+	for (i = 0; i < units.n && !ret; i++)
+		ret = index_children(cu, &units, i);
+	dt_units_free(&units);
+	if (ret)
 		return -1;
 	sort_array(cu->names, cu->nnames, sizeof(*cu->names), cmp_name);
 	sort_array(cu->enums, cu->nenums, sizeof(*cu->enums), cmp_enum);

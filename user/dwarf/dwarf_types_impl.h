@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <elfutils/libdw.h>
 #include "dwarf_types.h"
+#include "u64map.h"
 
 enum dt_kind { DT_STRUCT, DT_UNION, DT_ENUM, DT_TYPEDEF, DT_BASE };
 
@@ -57,7 +58,23 @@ struct dwarf_types {
 	uint32_t macro_steps; /* expansions the expression being evaluated took (dt_eval) */
 };
 
-/* Indexes cu's top-level DIEs if not done yet; 0 or -1. */
+/*
+ * The units whose top-level DIEs are a CU's (dwarf_open.c): its own, then those it imports
+ * (DW_TAG_imported_unit: dwz's partial units, which import others) in the order they are met,
+ * each once, DWARF_MAX_UNIT_IMPORTS imports at most: past it, no more are added.
+ */
+struct dt_units {
+	struct dwarf_types *dt;
+	Dwarf_Die *die;
+	size_t n, cap;
+	struct u64map seen; /* a unit's DIE offset, its top bit set in the alt file (dwz -m) */
+};
+/* u with cu's own DIE; 0 or -1. */
+int dt_units_start(struct dwarf_types *dt, const struct dt_cu *cu, struct dt_units *u);
+/* Adds the unit a DW_TAG_imported_unit DIE names, if new and under the cap; 0 or -1 (memory). */
+int dt_units_import(struct dt_units *u, Dwarf_Die *import);
+void dt_units_free(struct dt_units *u);
+/* Indexes cu's top-level DIEs (and its units') if not done yet; 0 or -1. */
 int dt_index_cu(struct dwarf_types *dt, struct dt_cu *cu);
 /* Reads cu's macros if not done yet (dwarf_macros.c). */
 void dt_read_macros(struct dwarf_types *dt, struct dt_cu *cu);
