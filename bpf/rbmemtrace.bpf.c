@@ -218,6 +218,7 @@ struct walk {
 	__u32 n;
 	__u32 words;
 	__u32 failed;
+	__u32 bump; /* an allocation's path: its innermost pc moved as Ruby's hook does (below) */
 };
 
 /* One chunk of control frames: verified once, run up to depth/CFP_CHUNK times by bpf_loop. */
@@ -256,9 +257,10 @@ static long walk_chunk(__u32 i, void *ctx)
 		 * instructions: literals, getblockparam), so Ruby's allocation
 		 * hook (gc.c gc_event_hook_body) moves it one word on first, as
 		 * here.  From 3.3 pc is past it already (checked on 3.3 and 3.4
-		 * against ObjectSpace.allocation_sourceline).
+		 * against ObjectSpace.allocation_sourceline).  A watched write is
+		 * made by a call (opt_aset, opt_ltlt: never leaf), its pc past it.
 		 */
-		if (pc && iseq && i == 0 && j == 0 && cfg->bump_alloc_pc)
+		if (pc && iseq && i == 0 && j == 0 && cfg->bump_alloc_pc && w->bump)
 			pc += 8;
 		if (pc && iseq) {
 			/* Free: the receiver is in the frame just read. */
@@ -380,10 +382,12 @@ static __always_inline __u64 site_of_last_walk(struct proc_state *ps, __u32 slot
 /*
  * Walks the Ruby control frames from the innermost outward, up to the depth
  * asked for, and stores the path once.  Returns its id (a hash), 0 on failure.
+ * alloc: the path of an allocation (its innermost pc, see walk_chunk).
  */
-static __always_inline __u64 capture_stack(struct proc_state *ps, __u32 slot)
+static __always_inline __u64 capture_stack(struct proc_state *ps, __u32 slot, bool alloc)
 {
-	struct walk w = {.hash = 0xcbf29ce484222325ULL, .words = ps->stack_cfg.cfp_size / 8};
+	struct walk w = {.hash = 0xcbf29ce484222325ULL, .words = ps->stack_cfg.cfp_size / 8,
+			 .bump = alloc};
 	void *stacks = bpf_map_lookup_elem(&stacks_maps, &slot);
 	void *selves = bpf_map_lookup_elem(&selves_maps, &slot);
 	__u64 ec, vm_stack = 0, vm_stack_size = 0;
@@ -619,7 +623,7 @@ static __always_inline void track(struct proc_state *ps, __u32 slot, __u64 obj, 
 	}
 	key_of_header(&hdr, &key);
 	if (key.klass && wants_stack(ps, slot, key.klass))
-		key.stack_id = capture_stack(ps, slot);
+		key.stack_id = capture_stack(ps, slot, true);
 	counts = counts_of_key(ps, slot, class_counts, &key);
 	if (!counts) {
 		__sync_fetch_and_add(&ps->class_overflow, 1);
@@ -1514,6 +1518,73 @@ int on_ruby_exit(void *ctx)
 		ps->exit_stop_sent = 1;
 		hold_self(bpf_get_current_pid_tgid() >> 32);
 	}
+	return 0;
+}
+
+/* ---- watched containers: the writes that add entries (probe/watch.c) ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RBM_MAX_SLOTS * RBM_MAX_WATCHES);
+	__type(key, __u32);
+	__type(value, struct watch_state);
+} watches SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RBM_INSERTION_PATHS);
+	__type(key, struct insertion_key);
+	__type(value, __u64);
+} insertions SEC(".maps");
+
+/*
+ * A hardware breakpoint trapped a write to a watched word, in the writing
+ * thread, after the write: if the count grew, the Ruby frames now running
+ * are those of the code that added the entries.
+ */
+SEC("perf_event")
+int on_watched_write(struct bpf_perf_event_data *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), word, count, added, *n;
+	__u32 slot = RBM_COOKIE_SLOT(cookie), watch = cookie & (RBM_MAX_WATCHES - 1);
+	__u32 idx = slot * RBM_MAX_WATCHES + watch;
+	struct insertion_key key = {.slot = slot, .watch = watch};
+	struct proc_state *ps = bpf_map_lookup_elem(&procs, &slot);
+	struct watch_state *w = bpf_map_lookup_elem(&watches, &idx);
+
+	if (!ps || !w || !w->armed)
+		return 0;
+	__sync_fetch_and_add(&w->hits, 1);
+	if (bpf_probe_read_user(&word, sizeof(word), (void *)w->addr)) {
+		__sync_fetch_and_add(&w->unread, 1);
+		return 0;
+	}
+	count = (word & w->mask) >> (w->shift & 63);
+	/* a delete, or a rewrite of the same count: nothing added (the GVL orders the writers) */
+	if (count <= w->last) {
+		w->last = count;
+		return 0;
+	}
+	added = count - w->last;
+	w->last = count;
+	__sync_fetch_and_add(&w->added, added);
+	key.stack_id = capture_stack(ps, slot, false);
+	if (!key.stack_id) {
+		__sync_fetch_and_add(&w->no_path, added);
+		return 0;
+	}
+	n = bpf_map_lookup_elem(&insertions, &key);
+	if (n) {
+		__sync_fetch_and_add(n, added);
+		return 0;
+	}
+	if (bpf_map_update_elem(&insertions, &key, &added, BPF_NOEXIST) == 0)
+		return 0;
+	n = bpf_map_lookup_elem(&insertions, &key);
+	if (n)
+		__sync_fetch_and_add(n, added);
+	else
+		__sync_fetch_and_add(&w->no_path, added);
 	return 0;
 }
 

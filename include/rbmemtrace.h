@@ -323,6 +323,33 @@ struct new_stack_event {
 	__u64 stack_id;
 };
 
+/*
+ * A word watched by a hardware breakpoint (probe/watch.c): the count of a
+ * container's entries, (word & mask) >> shift.  Userspace writes it before
+ * the events are opened and disarms it while it moves the watch; the BPF
+ * program on each trapped write counts the increases, by the writer's
+ * Ruby call path.  Its cookie is RBM_COOKIE(slot, watch index).
+ */
+#define RBM_MAX_WATCHES 4
+#define RBM_INSERTION_PATHS 8192
+struct watch_state {
+	__u64 addr;
+	__u64 mask;
+	__u32 shift;
+	__u32 armed;
+	__u64 last;    /* the count the last trapped write left */
+	__u64 hits;    /* writes trapped */
+	__u64 added;   /* the count's increases, summed */
+	__u64 unread;  /* trapped writes whose word could not be read */
+	__u64 no_path; /* increases whose call path could not be read or kept */
+};
+
+struct insertion_key {
+	__u32 slot;
+	__u32 watch;
+	__u64 stack_id;
+};
+
 struct fork_event {
 	__u32 child;
 	__u32 parent;

@@ -8,7 +8,8 @@
 # only those files (scripts/test-sanitize.sh runs a few under the sanitizer build).
 require_relative "lib"
 
-VERSIONED = %w[test_trace.rb test_default_mode.rb test_why.rb test_starts.rb test_verdict.rb test_hostile.rb].freeze
+VERSIONED = %w[test_trace.rb test_default_mode.rb test_why.rb test_starts.rb test_verdict.rb test_hostile.rb
+               test_watch.rb].freeze
 # A series's two test builds (Debian's, ruby-build's) differ in where their layout comes from
 # (tables and code, or DWARF) and in the chroot Debian's runs in; both probe by uprobes.  The
 # census, layout and fleet tests prove that on every test Ruby from the host's run; beyond them

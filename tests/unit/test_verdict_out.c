@@ -71,3 +71,35 @@ Test(verdict_out, a_point_whose_path_moved)
 	free(t);
 	verdict_free(v);
 }
+
+/* A watched point: the line that adds first, with its share of what was counted, then the others. */
+Test(verdict_out, the_lines_that_add_when_watched)
+{
+	struct verdict *v = one_point(true);
+	struct verdict_insertions *ins = &v->points[0].ins;
+	char *t;
+
+	ins->source = verdict_intern(v, "watchpoint");
+	ins->seconds = 5;
+	ins->count = 1210;
+	ins->missed = 2;
+	ins->sites[0] = (struct verdict_insert_site){verdict_intern(v, "Posts#summary"),
+						     verdict_intern(v, "app/posts.rb"), 53, 1200};
+	ins->sites[1] = (struct verdict_insert_site){verdict_intern(v, "Posts#index"),
+						     verdict_intern(v, "app/posts.rb\x1b[31m"), 12, 8};
+	ins->nsites = 2;
+	t = text_of(v, 9);
+	cr_expect(strstr(t, "      entries added at app/posts.rb:53 in Posts#summary (watched 5.0 s: "
+			    "1,200 of 1,210 insertions)\n"),
+		  "%s", t);
+	cr_expect(strstr(t, "      and at app/posts.rb\\x1b[31m:12 in Posts#index (8)\n"), "%s", t);
+	cr_expect(strstr(t, "      (2 insertions without a readable call path)\n"), "%s", t);
+	free(t);
+	ins->source = NULL;
+	ins->nsites = 0;
+	ins->ended = verdict_intern(v, "its form cannot be watched");
+	t = text_of(v, 9);
+	cr_expect(strstr(t, "      entries added: not watched (its form cannot be watched)\n"), "%s", t);
+	free(t);
+	verdict_free(v);
+}

@@ -110,6 +110,7 @@ enum {
 	OPT_KEEP,
 	OPT_NO_WHY,
 	OPT_START_TIMEOUT,
+	OPT_WATCH,
 };
 
 static const struct argp_option opts[] = {
@@ -124,6 +125,10 @@ static const struct argp_option opts[] = {
 	{"no-why", OPT_NO_WHY, NULL, 0,
 	 "Do not walk the target's heap: no leak verdict (a walk at the start and one at the end), "
 	 "no top retainer paths for the leak suspects (rbmemtrace why); implied by --format folded",
+	 0},
+	{"watch", OPT_WATCH, "SECONDS", 0,
+	 "After the leak verdict, watch its containers for SECONDS with hardware watchpoints: the "
+	 "lines that add their entries, exact for that time (-p with one process)",
 	 0},
 	{"empty-probes", OPT_EMPTY_PROBES, "uprobe|uretprobe", 0,
 	 "Benchmark baseline: attach empty programs at the allocation functions, trace nothing", 0},
@@ -181,6 +186,24 @@ static void check_combinations(const struct trace_options *t)
 		rbm_die("-d %g is shorter than --every %g: no period would end", t->duration, every);
 	if (t->full && t->max_overhead)
 		rbm_die("give either --full or --max-overhead, not both");
+	if (t->watch_seconds &&
+	    (several || every || t->command || t->no_verdict || args.out.format == FORMAT_FOLDED))
+		rbm_die("--watch watches the leak verdict's containers of one -p PID: not with %s",
+			several		   ? "several processes"
+			: every		   ? "--every"
+			: t->command	   ? "-- COMMAND"
+			: t->no_verdict	   ? "--no-why"
+					   : "--format folded");
+}
+
+/* --watch SECONDS: more than 0, at most an hour. */
+static double watch_seconds(const char *arg)
+{
+	double v;
+
+	if (cli_real(arg, &v) || !(v > 0) || v > 3600)
+		rbm_die("invalid --watch: %s (expected seconds, more than 0, at most 3600)", arg);
+	return v;
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -203,6 +226,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_WHY:
 		args.no_why = true;
 		t->no_verdict = true;
+		break;
+	case OPT_WATCH:
+		t->watch_seconds = watch_seconds(arg);
 		break;
 	case OPT_START_TIMEOUT:
 		if (cli_real(arg, &t->start_timeout) || !(t->start_timeout > 0) ||
@@ -388,6 +414,7 @@ int cmd_trace(int argc, char **argv)
 			s.target.pid);
 	if (trace_one_report(&s, !args.no_why, &report, err, sizeof(err)))
 		goto fail;
+	trace_one_watch(&s, &report, &stop_requested);
 	warn_unmatched_classes(&report);
 	if (rbm_verbose) {
 		struct rusage ru;

@@ -40,6 +40,12 @@ int trace_one_report(struct session *s, bool retainers, struct report *r, char *
 	return 0;
 }
 
+void trace_one_watch(struct session *s, struct report *r, volatile sig_atomic_t *stop)
+{
+	if (s->opt.watch_seconds > 0 && r->verdict && !s->launched)
+		session_watch_verdict(s, r->verdict, s->opt.watch_seconds, stop);
+}
+
 int trace_one_empty_probes(struct session *s, volatile sig_atomic_t *stop, char *err,
 			   size_t errlen)
 {

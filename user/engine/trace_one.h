@@ -28,6 +28,11 @@ int trace_one_run(struct session *s, volatile sig_atomic_t *stop, char *err, siz
 int trace_one_report(struct session *s, bool retainers, struct report *r, char *err,
 		     size_t errlen);
 /*
+ * --watch: after the report's verdict, its containers watched for the
+ * seconds asked, the lines that add to them put in r's verdict.
+ */
+void trace_one_watch(struct session *s, struct report *r, volatile sig_atomic_t *stop);
+/*
  * --empty-probes instead of the trace (bench/): the command's exit status
  * (launch mode) or 0, its probes then off and s not to be closed; or
  * -errno with err, s then to close.

@@ -85,7 +85,11 @@
 	X(heap_start) \
 	X(holder) \
 	X(host) \
+	X(ended) \
+	X(form) \
 	X(insertions) \
+	X(missed) \
+	X(moves) \
 	X(interval_s) \
 	X(kind) \
 	X(label) \

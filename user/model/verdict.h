@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "callpath.h"
 #include "strpool.h"
 
 #define VERDICT_MAX 5
@@ -49,6 +50,44 @@ struct verdict_site {
 	uint64_t traced; /* traced objects of the grown ones allocated there */
 };
 
+#define VERDICT_MAX_INSERT_SITES 4
+#define VERDICT_MAX_INSERT_PATHS 3
+#define VERDICT_MAX_INSERT_FRAMES 12
+
+/* A line of the target's code that added entries to a watched container. */
+struct verdict_insert_site {
+	const char *label, *path;
+	int line;
+	uint64_t count;
+};
+
+struct verdict_insert_path {
+	struct frame frames[VERDICT_MAX_INSERT_FRAMES]; /* innermost first, interned */
+	size_t nframes;
+	bool cut; /* deeper than VERDICT_MAX_INSERT_FRAMES */
+	uint64_t count;
+};
+
+/*
+ * The writes that added entries to a point's container, trapped by a
+ * hardware watchpoint on the word that counts them (probe/watch.c) for a
+ * bounded time after the verdict: exact for the time watched.
+ */
+struct verdict_insertions {
+	const char *source; /* "watchpoint"; NULL: not watched */
+	const char *form;   /* the word watched: "st_table num_entries" */
+	const char *ended;  /* why the watch ended before its time, or NULL */
+	double seconds;
+	uint64_t count;	 /* entries added: the count's increases, summed */
+	uint64_t missed; /* of them, those whose call path could not be read */
+	uint64_t moves;	 /* the word moved (an ar_table became an st_table...): watched again */
+	int64_t size_before, size_after; /* its entries when the watch began and ended */
+	struct verdict_insert_site sites[VERDICT_MAX_INSERT_SITES];
+	size_t nsites;
+	struct verdict_insert_path paths[VERDICT_MAX_INSERT_PATHS];
+	size_t npaths;
+};
+
 struct verdict_point {
 	const char *root_kind, *root_name; /* "constant", "App::CACHE" */
 	struct verdict_edge edges[VERDICT_MAX_EDGES];
@@ -63,6 +102,9 @@ struct verdict_point {
 	uint64_t dominated_bytes, dominated_objects; /* what it keeps alive at the end */
 	struct verdict_site sites[VERDICT_MAX_SITES];
 	size_t nsites;
+	uint64_t addr; /* the container's address at the end's walk, its type (RB_T_*), its slot */
+	uint32_t type, slot_size;
+	struct verdict_insertions ins;
 };
 
 struct verdict {

@@ -71,6 +71,39 @@ static void point_path(FILE *out, const struct verdict_point *p)
 	fputc('\n', out);
 }
 
+/* The lines that added entries, when the container was watched (--watch). */
+static void point_insertions(FILE *out, const struct verdict_insertions *ins)
+{
+	char path[512], label[256], a[32], b[32], why[256];
+	size_t i;
+
+	if (!ins->source) {
+		if (ins->ended)
+			fprintf(out, "      entries added: not watched (%s)\n",
+				term_escape(ins->ended, why, sizeof(why)));
+		return;
+	}
+	if (!ins->nsites)
+		fprintf(out, "      no entry added while watched (%.1f s)\n", ins->seconds);
+	for (i = 0; i < ins->nsites; i++) {
+		fprintf(out, "      %s %s:%d in %s", i ? "and at" : "entries added at",
+			term_escape(ins->sites[i].path, path, sizeof(path)), ins->sites[i].line,
+			term_escape(ins->sites[i].label, label, sizeof(label)));
+		if (i)
+			fprintf(out, " (%s)\n", commas(ins->sites[i].count, a, sizeof(a)));
+		else
+			fprintf(out, " (watched %.1f s: %s of %s insertions)\n", ins->seconds,
+				commas(ins->sites[i].count, a, sizeof(a)),
+				commas(ins->count, b, sizeof(b)));
+	}
+	if (ins->missed)
+		fprintf(out, "      (%s insertions without a readable call path)\n",
+			commas(ins->missed, a, sizeof(a)));
+	if (ins->ended)
+		fprintf(out, "      (the watch ended early: %s)\n",
+			term_escape(ins->ended, why, sizeof(why)));
+}
+
 static void write_point(FILE *out, const struct verdict_point *p, size_t rank, double seconds,
 			bool at_exit)
 {
@@ -97,6 +130,7 @@ static void write_point(FILE *out, const struct verdict_point *p, size_t rank, d
 		human_bytes((uint64_t) p->grew_bytes, bytes, sizeof(bytes)),
 		human_bytes(p->dominated_bytes, kept, sizeof(kept)));
 	point_path(out, p);
+	point_insertions(out, &p->ins);
 	for (i = 0; i < p->nsites; i++)
 		fprintf(out, "      %s allocated at %s:%d (%" PRIu64 " traced)\n",
 			term_escape(p->sites[i].class_name, cls, sizeof(cls)),
@@ -182,18 +216,67 @@ static void write_grew_json(struct jw *w, const struct verdict_point *p)
 	jw_end(w);
 }
 
-/* Where the grown objects came from: insertions (not watched yet) and the traced allocations. */
-static void write_sources_json(struct jw *w, const struct verdict_point *p)
+static void write_insert_paths_json(struct jw *w, const struct verdict_insertions *ins)
+{
+	size_t i, j;
+
+	jw_array(w, JK(paths), JW_INLINE);
+	for (i = 0; i < ins->npaths; i++) {
+		jw_object(w, NULL, JW_INLINE);
+		jw_array(w, JK(frames), JW_INLINE);
+		for (j = 0; j < ins->paths[i].nframes; j++) {
+			jw_object(w, NULL, JW_INLINE);
+			jw_string(w, JK(label), ins->paths[i].frames[j].label);
+			jw_string(w, JK(path), ins->paths[i].frames[j].path);
+			jw_int(w, JK(line), ins->paths[i].frames[j].line);
+			jw_end(w);
+		}
+		jw_end(w);
+		jw_bool(w, JK(truncated), ins->paths[i].cut);
+		jw_u64(w, JK(count), ins->paths[i].count);
+		jw_end(w);
+	}
+	jw_end(w);
+}
+
+/* The lines that added entries: "none" when the container was not watched. */
+static void write_insertions_json(struct jw *w, const struct verdict_insertions *ins)
 {
 	size_t i;
 
 	jw_object(w, JK(insertions), JW_INLINE);
-	jw_string(w, JK(source), "none");
+	jw_string(w, JK(source), ins->source ? ins->source : "none");
+	if (ins->source) {
+		jw_string(w, JK(form), ins->form);
+		jw_double(w, JK(seconds), "%.3f", ins->seconds);
+		jw_u64(w, JK(count), ins->count);
+		jw_u64(w, JK(missed), ins->missed);
+		jw_u64(w, JK(moves), ins->moves);
+		jw_int(w, JK(size_before), ins->size_before);
+		jw_int(w, JK(size_after), ins->size_after);
+	}
+	if (ins->ended)
+		jw_string(w, JK(ended), ins->ended);
 	jw_array(w, JK(sites), JW_INLINE);
+	for (i = 0; i < ins->nsites; i++) {
+		jw_object(w, NULL, JW_INLINE);
+		jw_string(w, JK(path), ins->sites[i].path);
+		jw_int(w, JK(line), ins->sites[i].line);
+		jw_string(w, JK(label), ins->sites[i].label);
+		jw_u64(w, JK(count), ins->sites[i].count);
+		jw_end(w);
+	}
 	jw_end(w);
-	jw_array(w, JK(paths), JW_INLINE);
+	write_insert_paths_json(w, ins);
 	jw_end(w);
-	jw_end(w);
+}
+
+/* Where the grown objects came from: insertions (when watched) and the traced allocations. */
+static void write_sources_json(struct jw *w, const struct verdict_point *p)
+{
+	size_t i;
+
+	write_insertions_json(w, &p->ins);
 	jw_array(w, JK(alloc_sites), JW_INLINE);
 	for (i = 0; i < p->nsites; i++) {
 		jw_object(w, NULL, JW_INLINE);

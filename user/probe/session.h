@@ -49,6 +49,7 @@ struct trace_options {
 	double held_since;
 	double start_timeout; /* launch mode: seconds the command has to exec Ruby */
 	bool no_verdict;      /* -p: no heap walk at the start for the leak verdict */
+	double watch_seconds; /* --watch: the verdict's containers watched this long after it */
 };
 
 /*
@@ -300,6 +301,13 @@ void session_verdict_at_exit(struct session *s);
  */
 struct verdict *session_verdict_walk(struct session *s, const struct verdict_base *base,
 				     const struct census *start, const struct census *end);
+/*
+ * session_watch.c: after the verdict v of s's trace, its points' containers
+ * watched for seconds with hardware watchpoints, the lines that added their
+ * entries named into each point's insertions.  Said in them when it fails.
+ */
+void session_watch_verdict(struct session *s, struct verdict *v, double seconds,
+			   volatile sig_atomic_t *stop);
 /* The same from another start (a period's: the last period's walk and census) to end. */
 struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e,
 					const struct verdict_base *base,

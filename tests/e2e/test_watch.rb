@@ -1,0 +1,103 @@
+# --watch: after the leak verdict, its containers watched with hardware watchpoints (a
+# breakpoint on the word that counts their entries, in every thread): the lines that add
+# entries, counted exactly for the time watched, the watch following the word when the
+# container changes form.  Truth from the program: its containers' sizes around what it added
+# while watched, and the lines that add.
+
+WATCHED = { "small" => "SMALL", "slim" => "SLIM", "shared" => "SHARED" }.freeze
+
+# rbmemtrace -p on scenarios/watch_inserts.rb with --watch, the program told when the watch is
+# armed; the report, the program's truth and rbmemtrace's stderr.
+def watch_trace(seconds: 4, fast: false)
+  env = { "RBM_MODE" => "pid" }
+  env["RBM_FAST"] = "1" if fast
+  Open3.popen3(env, TARGET_RUBY, File.join(SCENARIOS, "watch_inserts.rb")) do |sin, sout, _e, sthr|
+    pid = expect_line(sout, /^ready (\d+)/, "watch_inserts.rb")[1].to_i
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "report")
+      err_r, err_w = IO.pipe
+      rbm = Process.spawn(RBM, "-p", pid.to_s, "-d", "1.5", "--watch", seconds.to_s, "-v",
+                          "--format", "json", "-o", path, err: err_w, out: File::NULL)
+      err_w.close
+      begin
+        expect_line(err_r, /(tracing|sampling) PID #{pid}/, "rbmemtrace start")
+        sin.puts "go"
+        armed = expect_line(err_r, /watch: (\d+) of (\d+) containers armed/, "the watch armed")
+        sin.puts "watched"
+        expect_line(sout, /^fast done/, "watch_inserts.rb") if fast
+        rest = Timeout.timeout(seconds + 60) { err_r.read }
+        _, st = Timeout.timeout(10) { Process.wait2(rbm) }
+        sin.puts "again" if fast
+        truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1])
+        check(st.success?, "rbmemtrace failed (#{st}): #{rest.lines.last(3).join}")
+        report = rbm_json(File.read(path, encoding: "UTF-8"))
+        check_invariants(report)
+        [report, truth, armed]
+      ensure
+        Process.kill(:KILL, rbm) rescue nil
+        sin.puts "exit" rescue nil
+        Process.kill(:KILL, sthr.pid) rescue nil
+      end
+    end
+  end
+end
+
+def watched_point(report, name)
+  report["verdict"].find { |p| p["holder"]["root"]["name"] == WATCHED.fetch(name) && p["holder"]["edges"].empty? } or
+    raise Failure, "#{name}: no verdict point held by #{WATCHED[name]}; got " +
+                   report["verdict"].map { |p| p["holder"]["root"]["name"] }.inspect
+end
+
+test "watch: the lines that add to a Hash (ar to st), an Array (embedded to heap) and a Hash four threads add to" do
+  report, truth, armed = watch_trace
+  check(armed[1].to_i >= 3, "containers armed: #{armed[0]}")
+  %w[small slim shared].each do |name|
+    ins = watched_point(report, name)["insertions"]
+    gained = truth["after"][name] - truth["before"][name]
+    check_eq(ins["source"], "watchpoint", "#{name}: source")
+    check(ins["ended"].nil?, "#{name}: the watch ended early: #{ins['ended']}")
+    # the sizes read by the tool as the watch began and ended are the program's around its adds
+    check_eq(ins["size_before"], truth["before"][name], "#{name}: size as the watch began")
+    check_eq(ins["size_after"], truth["after"][name], "#{name}: size as the watch ended")
+    check_eq(ins["count"], gained, "#{name}: insertions counted")
+    # A move of the word (a new table, the heap) misses the add that made it and those before
+    # the watcher's next look (20 ms; the program adds every 20 ms): counted, without a line.
+    check(ins["missed"] <= 3 * ins["moves"],
+          "#{name}: #{ins['missed']} insertions without a line, #{ins['moves']} moves")
+    check_eq(ins["sites"].sum { |s| s["count"] } + ins["missed"], ins["count"], "#{name}: the sites add up")
+    ins["sites"].each do |s|
+      check(s["path"].end_with?("watch_inserts.rb"), "#{name}: a site in #{s['path']}")
+    end
+  end
+  small = watched_point(report, "small")["insertions"]
+  check(small["moves"] >= 1 && small["form"] == "st_table num_entries",
+        "small: its ar_table became an st_table under the watch: #{small.slice('moves', 'form')}")
+  check_eq(small["sites"].map { |s| s["line"] }, [truth["lines"]["small_line"]], "small: the line that adds")
+  slim = watched_point(report, "slim")["insertions"]
+  check(slim["moves"] >= 1 && slim["form"] == "Array length",
+        "slim: the embedded Array moved to the heap under the watch: #{slim.slice('moves', 'form')}")
+  check_eq(slim["sites"].map { |s| s["line"] }, [truth["lines"]["slim_line"]], "slim: the line that adds")
+  # Four threads: every thread's breakpoint counts, each line with its thread's 30.
+  shared = watched_point(report, "shared")["insertions"]
+  check_eq(shared["count"], 120, "shared: insertions seen")
+  lines = (0..3).to_h { |t| [truth["lines"]["shared_line_#{t}"], 30] }
+  check_eq(shared["sites"].to_h { |s| [s["line"], s["count"]] }, lines, "shared: each thread's line")
+  path = shared["paths"].first or raise Failure, "shared: no call path"
+  check_eq(path["frames"].first["label"], "Object#add_shared", "shared: the innermost frame")
+end
+
+# Entries added as fast as Ruby can: each trapped write costs the writer ~12 us, so the watch
+# ends once the traps cost more than --max-overhead (2%), its counts exact for the time watched;
+# once rbmemtrace has exited the program adds at its own speed (no breakpoint left behind).
+test "watch: a container filled faster than the budget allows is watched a shorter time, and says so" do
+  report, truth, = watch_trace(seconds: 3, fast: true)
+  ins = watched_point(report, "small")["insertions"]
+  check_eq(ins["source"], "watchpoint", "small: source")
+  check((ins["ended"] || "").start_with?("stopped after"), "small: the watch did not end by its budget: #{ins['ended'].inspect}")
+  check(ins["seconds"] < 1.5, "small: watched #{ins['seconds']} s of 3")
+  check(ins["count"].positive?, "small: nothing counted")
+  check_eq(ins["count"], ins["size_after"] - ins["size_before"], "small: insertions against its growth while watched")
+  # Watched, an add took ~12 us here; unwatched 0.7-1.5.
+  check(truth["ns_per_add_after"] < 5000,
+        "after rbmemtrace's exit an add takes #{truth['ns_per_add_after'].round} ns: a breakpoint left behind?")
+end
