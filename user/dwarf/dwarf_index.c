@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * A CU's index: the names and enumerators of its top-level DIEs and of the units it imports,
- * sorted for dwarf_types.c's lookups.
+ * sorted for dwarf_types.c's lookups, within one budget for the whole file (dwarf_caps.h).
+ *
+ * Why one budget for the file: each CU indexes the units it imports on its own, so a unit that
+ * every CU imports is walked and kept once a CU (a crafted 153 KB file of 2000 CUs each
+ * importing one unit of 20000 types kept 40 million names: 955 MB).  An index shared by the
+ * CUs that import a unit would keep it once, but each CU would still follow its imports, and
+ * a lookup in every CU search each CU's units: the fan-out moves to the lookups.  The budget
+ * bounds the walks and what they keep, whatever the file's shape.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +16,20 @@
 #include "sort.h"
 #include "dwarf_types_impl.h"
 
-static int add_name(struct dt_cu *cu, const char *name, Dwarf_Off off, int kind)
+/* Past the budget nothing more is indexed, in this CU or any other. */
+static int budget_spent(struct dwarf_types *dt)
 {
+	dt->index_entries_left = 0;
+	dt->index_bytes_left = 0;
+	return 1;
+}
+
+/* Entries are names and enumerators: 0, 1 (the budget is spent: stop) or -1 (memory). */
+static int add_name(struct dwarf_types *dt, struct dt_cu *cu, const char *name, Dwarf_Off off,
+		    int kind)
+{
+	if (!dt->index_entries_left)
+		return budget_spent(dt);
 	if (cu->nnames == cu->capnames) {
 		size_t cap = cu->capnames ? 2 * cu->capnames : 1024;
 		struct dt_name *p = realloc(cu->names, cap * sizeof(*p));
@@ -21,6 +40,7 @@ static int add_name(struct dt_cu *cu, const char *name, Dwarf_Off off, int kind)
 		cu->capnames = cap;
 	}
 	cu->names[cu->nnames++] = (struct dt_name){name, off, kind};
+	dt->index_entries_left--;
 	return 0;
 }
 
@@ -62,7 +82,8 @@ static int enumerator_value(Dwarf_Die *e, bool is_signed, int64_t *v)
 	}
 }
 
-static int add_enumerators(struct dt_cu *cu, Dwarf_Die *type)
+/* 0, 1 (the budget is spent) or -1 (memory). */
+static int add_enumerators(struct dwarf_types *dt, struct dt_cu *cu, Dwarf_Die *type)
 {
 	Dwarf_Die child;
 	Dwarf_Attribute a;
@@ -79,6 +100,8 @@ static int add_enumerators(struct dt_cu *cu, Dwarf_Die *type)
 		if (dwarf_tag(&child) != DW_TAG_enumerator || !name ||
 		    enumerator_value(&child, is_signed, &v))
 			continue;
+		if (!dt->index_entries_left)
+			return budget_spent(dt);
 		if (cu->nenums == cu->capenums) {
 			size_t cap = cu->capenums ? 2 * cu->capenums : 1024;
 			struct dt_enumerator *p = realloc(cu->enums, cap * sizeof(*p));
@@ -89,6 +112,7 @@ static int add_enumerators(struct dt_cu *cu, Dwarf_Die *type)
 			cu->capenums = cap;
 		}
 		cu->enums[cu->nenums++] = (struct dt_enumerator){name, v};
+		dt->index_entries_left--;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
 }
@@ -125,11 +149,20 @@ static int tag_kind(int tag)
 	}
 }
 
-/* Unit i's top-level DIEs: 0 or -1 (memory). */
-static int index_children(struct dt_cu *cu, struct dt_units *units, size_t i)
+/*
+ * Unit i's top-level DIEs, its bytes taken from the budget first (the walk passes over every
+ * DIE of the unit, a type's children included): 0, 1 (the budget is spent) or -1 (memory).
+ */
+static int index_children(struct dwarf_types *dt, struct dt_cu *cu, struct dt_units *units,
+			  size_t i)
 {
+	uint64_t bytes = dt_unit_bytes(&units->die[i]);
 	Dwarf_Die child;
+	int ret;
 
+	if (bytes > dt->index_bytes_left)
+		return budget_spent(dt);
+	dt->index_bytes_left -= bytes;
 	if (dwarf_child(&units->die[i], &child)) /* an import added moves units->die */
 		return 0;
 	do {
@@ -141,10 +174,10 @@ static int index_children(struct dt_cu *cu, struct dt_units *units, size_t i)
 				return -1;
 			continue;
 		}
-		if (kind == DT_ENUM && add_enumerators(cu, &child))
-			return -1;
-		if (kind >= 0 && name && add_name(cu, name, dwarf_dieoffset(&child), kind))
-			return -1;
+		if (kind == DT_ENUM && (ret = add_enumerators(dt, cu, &child)))
+			return ret;
+		if (kind >= 0 && name && (ret = add_name(dt, cu, name, dwarf_dieoffset(&child), kind)))
+			return ret;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
 }
@@ -158,12 +191,14 @@ int dt_index_cu(struct dwarf_types *dt, struct dt_cu *cu)
 	if (cu->indexed)
 		return 0;
 	cu->indexed = true;
+	if (!dt->index_bytes_left)
+		return 0;
 	if (dt_units_start(dt, cu, &units))
 		return -1;
 	for (i = 0; i < units.n && !ret; i++)
-		ret = index_children(cu, &units, i);
+		ret = index_children(dt, cu, &units, i);
 	dt_units_free(&units);
-	if (ret)
+	if (ret < 0)
 		return -1;
 	sort_array(cu->names, cu->nnames, sizeof(*cu->names), cmp_name);
 	sort_array(cu->enums, cu->nenums, sizeof(*cu->enums), cmp_enum);
