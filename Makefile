@@ -209,6 +209,15 @@ $(OUTPUT)/fixtures/dwarf_imports/libfiximports.so: tests/unit/fixtures/dwarf_fix
 	$(CC) -shared -nostdlib -Iuser/dwarf -o $@ $<
 FIXTURES += $(OUTPUT)/fixtures/dwarf_imports/libfiximports.so
 
+# Many CUs importing one unit (dwarf_fixture_budget.S), past the file's index budget of
+# dwarf_caps.h in names and enumerators kept (names.so) or in bytes walked (bytes.so).
+DWARF_BUDGET_FIX := $(OUTPUT)/fixtures/dwarf_budget
+$(DWARF_BUDGET_FIX)/names.so $(DWARF_BUDGET_FIX)/bytes.so: $(DWARF_BUDGET_FIX)/%.so: \
+		tests/unit/fixtures/dwarf_fixture_budget.S user/dwarf/dwarf_caps.h
+	@mkdir -p $(dir $@)
+	$(CC) -shared -nostdlib -Iuser/dwarf -DSPEND_$* -o $@ $<
+FIXTURES += $(DWARF_BUDGET_FIX)/names.so $(DWARF_BUDGET_FIX)/bytes.so
+
 # Ruby 3.1's types with DWARF, from ruby-dev's MJIT header (gcc-only), for the reader's 3.1 paths.
 $(OUTPUT)/fixtures/ruby31_types.so: tests/unit/fixtures/ruby31_types.c $(OUTPUT)/mjit_offsets.h
 	$(CC) -g3 -O0 -w -shared -fPIC -I$(OUTPUT) -I$(dir $(MJIT_HEADER)) -o $@ $<

@@ -23,6 +23,8 @@
 #define DWARF_DWZ_FIX ".output/fixtures/dwarf_dwz/libfix.so"
 /* Hand-written DWARF of units importing units (fixtures/dwarf_fixture_imports.S). */
 #define DWARF_IMPORTS_FIX ".output/fixtures/dwarf_imports/libfiximports.so"
+/* Many CUs importing one unit, past the file's index budget (fixtures/dwarf_fixture_budget.S). */
+#define DWARF_BUDGET_FIX ".output/fixtures/dwarf_budget"
 /* The test Rubies `make rubies` builds (scripts/rubies.sh). */
 #define RUBIES "/var/cache/rbmemtrace/rubies"
 

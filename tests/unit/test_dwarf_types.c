@@ -509,3 +509,54 @@ Test(dwarf_types, imported_units_capped)
 	cr_expect_eq(size_in_cu(dt, "fix_imp_cap.c", "fix_imp_last"), 0, "past the cap");
 	dwarf_types_close(dt);
 }
+
+/*
+ * Every CU of fixture searched (dwarf_fixture_budget.S): the many CUs importing one unit (of a
+ * type wide, 4 bytes) spend the file's index budget, and the CU after them is indexed no more;
+ * searched first, it is.  What was indexed before the budget ran out still serves.
+ */
+static void budget_spent_by_many_cus(const char *fixture, const char *wide)
+{
+	struct dwarf_types *dt = test_dwarf_open(fixture, NULL);
+	struct timespec t0, t1;
+	uint64_t size;
+
+	cr_expect_eq(size_in_cu(dt, "fix_budget_after.c", "fix_budget_after"), 11, "searched first");
+	dwarf_types_close(dt);
+	dt = test_dwarf_open(fixture, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_expect_eq(dwarf_type_size(dt, "fix_budget_absent", &size), -1, "every CU searched");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_expect_lt(t1.tv_sec - t0.tv_sec, 2, "stopped at the budget");
+	cr_expect_eq(size_in_cu(dt, "fix_budget_after.c", "fix_budget_after"), 0, "past the budget");
+	cr_expect_eq(size_in_cu(dt, "fix_budget_many.c", wide), 4, "indexed before: kept");
+	dwarf_types_close(dt);
+}
+
+/*
+ * The names and enumerators all CUs keep are one budget, DWARF_MAX_INDEXED: each CU indexed the
+ * units it imports on its own, and 2000 CUs importing a unit of 20000 types kept 40 million
+ * names (955 MB, 4.5 s).  Here 257 CUs keep 4097 entries each, half of them enumerators.
+ */
+Test(dwarf_types, index_budget_names, .timeout = 20)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_BUDGET_FIX "/names.so", NULL);
+	int64_t v;
+
+	cr_expect_eq(size_in_cu(dt, "fix_budget_many.c", "fix_budget_wide"), 4);
+	cr_expect_eq(dwarf_enumerator(dt, "FIX_BUDGET_WIDE", &v), 0);
+	cr_expect_eq(v, 1);
+	dwarf_types_close(dt);
+	budget_spent_by_many_cus(DWARF_BUDGET_FIX "/names.so", "fix_budget_wide");
+}
+
+/*
+ * The bytes of .debug_info the walks cover, all CUs together, are one budget too,
+ * DWARF_MAX_INDEX_BYTES: a walk passes over a type's children (a struct's members) to the
+ * next, and 10000 CUs importing a unit of one struct of 50000 members took 9.1 s.  Here 4098
+ * CUs import a unit of 64 KiB.
+ */
+Test(dwarf_types, index_budget_bytes, .timeout = 20)
+{
+	budget_spent_by_many_cus(DWARF_BUDGET_FIX "/bytes.so", "fix_budget_blob");
+}

@@ -326,6 +326,21 @@ void dt_units_free(struct dt_units *u)
 	u->n = u->cap = 0;
 }
 
+/*
+ * An import may name any DIE, not only a unit's: its children are walked up to its unit's end
+ * at most.  A unit libdw cannot measure counts as the whole budget.
+ */
+uint64_t dt_unit_bytes(Dwarf_Die *unit)
+{
+	Dwarf_Off at = dwarf_dieoffset(unit), start = at - dwarf_cuoffset(unit), next;
+
+	if (dwarf_next_unit(dwarf_cu_getdwarf(unit->cu), start, &next, NULL, NULL, NULL, NULL,
+			    NULL, NULL, NULL) ||
+	    next <= at)
+		return UINT64_MAX;
+	return next - at;
+}
+
 int dwarf_types_use_cus(struct dwarf_types *dt, const char *const *names)
 {
 	size_t i, j, n = 0;
@@ -374,6 +389,8 @@ int dwarf_types_open(const char *path, const char *root, struct dwarf_types **ou
 		return -1;
 	}
 	snprintf(dt->file, sizeof(dt->file), "%s", path);
+	dt->index_entries_left = DWARF_MAX_INDEXED;
+	dt->index_bytes_left = DWARF_MAX_INDEX_BYTES;
 	if (!has_debug_info(dt->elf)) {
 		if (find_debug_file(path, root, dt->elf, debug, sizeof(debug)) &&
 		    fetch_debug_file(dt, path, debug, sizeof(debug), err, errlen))

@@ -1,26 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Types, members and enumerators, from an index of each searched CU's top-level DIEs. */
+/* Types, members and enumerators, looked up in each searched CU's index (dwarf_index.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <dwarf.h>
-#include "sort.h"
 #include "dwarf_types_impl.h"
 #include "dwarf_caps.h"
-
-static int add_name(struct dt_cu *cu, const char *name, Dwarf_Off off, int kind)
-{
-	if (cu->nnames == cu->capnames) {
-		size_t cap = cu->capnames ? 2 * cu->capnames : 1024;
-		struct dt_name *p = realloc(cu->names, cap * sizeof(*p));
-
-		if (!p)
-			return -1;
-		cu->names = p;
-		cu->capnames = cap;
-	}
-	cu->names[cu->nnames++] = (struct dt_name){name, off, kind};
-	return 0;
-}
 
 /* depth: an enum's underlying type is followed that far (a crafted one may be itself) */
 static bool type_is_signed(Dwarf_Die *type, int depth)
@@ -43,156 +27,9 @@ static bool type_is_signed(Dwarf_Die *type, int depth)
 	return enc == DW_ATE_signed || enc == DW_ATE_signed_char;
 }
 
-/* An enumerator's value: its bits as stored, sign-extended when the enum is signed. */
-static int enumerator_value(Dwarf_Die *e, bool is_signed, int64_t *v)
+bool dt_type_is_signed(Dwarf_Die *type)
 {
-	Dwarf_Attribute a;
-	Dwarf_Word u;
-	Dwarf_Sword s;
-
-	if (!dwarf_attr(e, DW_AT_const_value, &a))
-		return -1;
-	switch (dwarf_whatform(&a)) {
-	case DW_FORM_sdata:
-		if (dwarf_formsdata(&a, &s))
-			return -1;
-		*v = s;
-		return 0;
-	case DW_FORM_data1:
-	case DW_FORM_data2:
-	case DW_FORM_data4: {
-		int bits = dwarf_whatform(&a) == DW_FORM_data1	 ? 8
-			   : dwarf_whatform(&a) == DW_FORM_data2 ? 16
-								 : 32;
-
-		if (dwarf_formudata(&a, &u))
-			return -1;
-		u &= (1ULL << bits) - 1;
-		if (is_signed && (u >> (bits - 1)) & 1)
-			u |= ~0ULL << bits;
-		*v = (int64_t) u;
-		return 0;
-	}
-	default:
-		if (dwarf_formudata(&a, &u))
-			return -1;
-		*v = (int64_t) u;
-		return 0;
-	}
-}
-
-static int add_enumerators(struct dt_cu *cu, Dwarf_Die *type)
-{
-	Dwarf_Die child;
-	Dwarf_Attribute a;
-	Dwarf_Die under;
-	bool is_signed = dwarf_attr_integrate(type, DW_AT_type, &a) &&
-			 dwarf_formref_die(&a, &under) && type_is_signed(&under, 0);
-
-	if (dwarf_child(type, &child))
-		return 0;
-	do {
-		const char *name = dwarf_diename(&child);
-		int64_t v;
-
-		if (dwarf_tag(&child) != DW_TAG_enumerator || !name ||
-		    enumerator_value(&child, is_signed, &v))
-			continue;
-		if (cu->nenums == cu->capenums) {
-			size_t cap = cu->capenums ? 2 * cu->capenums : 1024;
-			struct dt_enumerator *p = realloc(cu->enums, cap * sizeof(*p));
-
-			if (!p)
-				return -1;
-			cu->enums = p;
-			cu->capenums = cap;
-		}
-		cu->enums[cu->nenums++] = (struct dt_enumerator){name, v};
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return 0;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	const struct dt_name *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-
-	return c ? c : x->kind - y->kind;
-}
-
-static int cmp_enum(const void *a, const void *b)
-{
-	return strcmp(((const struct dt_enumerator *) a)->name,
-		      ((const struct dt_enumerator *) b)->name);
-}
-
-static int index_children(struct dt_cu *cu, struct dt_units *units, size_t i)
-{
-	Dwarf_Die child;
-
-	if (dwarf_child(&units->die[i], &child)) /* an import added moves units->die */
-		return 0;
-	do {
-		const char *name = dwarf_diename(&child);
-		int kind = -1, tag = dwarf_tag(&child);
-
-		switch (tag) {
-		case DW_TAG_structure_type:
-			kind = DT_STRUCT;
-			break;
-		case DW_TAG_union_type:
-			kind = DT_UNION;
-			break;
-		case DW_TAG_enumeration_type:
-			kind = DT_ENUM;
-			if (add_enumerators(cu, &child))
-				return -1;
-			break;
-		case DW_TAG_typedef:
-			kind = DT_TYPEDEF;
-			break;
-		case DW_TAG_base_type:
-			kind = DT_BASE;
-			break;
-		case DW_TAG_imported_unit: /* dwz's partial units, as in Debian's -dbgsym files */
-			if (dt_units_import(units, &child))
-				return -1;
-			continue;
-		default:
-			continue;
-		}
-		if (name && add_name(cu, name, dwarf_dieoffset(&child), kind))
-			return -1;
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return 0;
-}
-
-int dt_index_cu(struct dwarf_types *dt, struct dt_cu *cu)
-{
-	struct dt_units units;
-	size_t i;
-	int ret = 0;
-
-	if (cu->indexed)
-		return 0;
-	cu->indexed = true;
-	if (dt_units_start(dt, cu, &units))
-		return -1;
-	for (i = 0; i < units.n && !ret; i++)
-		ret = index_children(cu, &units, i);
-	dt_units_free(&units);
-	if (ret)
-		return -1;
-	sort_array(cu->names, cu->nnames, sizeof(*cu->names), cmp_name);
-	sort_array(cu->enums, cu->nenums, sizeof(*cu->enums), cmp_enum);
-	return 0;
-}
-
-static const struct dt_name *cu_find(struct dt_cu *cu, const char *name, int kind)
-{
-	struct dt_name key = {name, 0, kind};
-
-	return search_array(&key, cu->names, cu->nnames, sizeof(key), cmp_name);
+	return type_is_signed(type, 0);
 }
 
 /* A complete definition of "struct|union|enum NAME", or the typedef or base type NAME. */
@@ -207,13 +44,9 @@ static int find_named(struct dwarf_types *dt, const char *name, int kind, bool a
 
 		if (dt_index_cu(dt, cu))
 			return -1;
-		/* bsearch finds one of equal keys: look at all of them for a definition */
-		e = cu_find(cu, name, kind);
-		if (!e)
-			continue;
-		while (e > cu->names && !cmp_name(e - 1, e))
-			e--;
-		for (; e < cu->names + cu->nnames && !strcmp(e->name, name) && e->kind == kind;
+		/* a name may be declared and defined: look at each entry for a definition */
+		e = dt_cu_find_name(cu, name, kind);
+		for (; e && e < cu->names + cu->nnames && !strcmp(e->name, name) && e->kind == kind;
 		     e++) {
 			if (dwarf_offdie(dt->dbg, e->off, out) &&
 			    !dwarf_hasattr(out, DW_AT_declaration))
@@ -548,7 +381,7 @@ int dwarf_member(struct dwarf_types *dt, const char *type, const char *path, str
 
 int dwarf_enumerator(struct dwarf_types *dt, const char *name, int64_t *value)
 {
-	struct dt_enumerator key = {name, 0}, *e;
+	const struct dt_enumerator *e;
 	size_t i;
 
 	for (i = 0; i < dt->nuse; i++) {
@@ -556,7 +389,7 @@ int dwarf_enumerator(struct dwarf_types *dt, const char *name, int64_t *value)
 
 		if (dt_index_cu(dt, cu))
 			return -1;
-		e = search_array(&key, cu->enums, cu->nenums, sizeof(key), cmp_enum);
+		e = dt_cu_find_enum(cu, name);
 		if (e) {
 			*value = e->value;
 			return 0;

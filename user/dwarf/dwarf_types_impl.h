@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Inside struct dwarf_types: shared by dwarf_open.c (files, CUs),
- * dwarf_types.c (types, enumerators), dwarf_macros.c (macros) and
- * dwarf_cexpr.c (constant expressions).  Not for other callers.
+ * Inside struct dwarf_types: shared by dwarf_open.c (files, CUs, their
+ * units), dwarf_index.c (a CU's index), dwarf_types.c (types, enumerators),
+ * dwarf_macros.c (macros) and dwarf_cexpr.c (constant expressions).  Not
+ * for other callers.
  */
 #ifndef RBM_DWARF_TYPES_IMPL_H
 #define RBM_DWARF_TYPES_IMPL_H
@@ -54,6 +55,9 @@ struct dwarf_types {
 	size_t ncus;
 	size_t *use; /* indexes into cus, in search order */
 	size_t nuse;
+	/* What indexing may still keep (names, enumerators) and walk (bytes), all CUs together */
+	uint32_t index_entries_left;
+	uint64_t index_bytes_left;
 	bool no_macros;
 	uint32_t macro_steps; /* expansions the expression being evaluated took (dt_eval) */
 };
@@ -74,8 +78,19 @@ int dt_units_start(struct dwarf_types *dt, const struct dt_cu *cu, struct dt_uni
 /* Adds the unit a DW_TAG_imported_unit DIE names, if new and under the cap; 0 or -1 (memory). */
 int dt_units_import(struct dt_units *u, Dwarf_Die *import);
 void dt_units_free(struct dt_units *u);
-/* Indexes cu's top-level DIEs (and its units') if not done yet; 0 or -1. */
+/* The bytes of .debug_info (or the alt file's) from a unit's DIE to the end of its unit. */
+uint64_t dt_unit_bytes(Dwarf_Die *unit);
+/*
+ * Indexes cu's top-level DIEs (and its units') if not done yet, within what the file's budget
+ * has left (dwarf_caps.h): once it is spent, nothing more is indexed.  0 or -1 (memory).
+ */
 int dt_index_cu(struct dwarf_types *dt, struct dt_cu *cu);
+/* The first of cu's index entries for name of kind, or NULL (cu indexed). */
+const struct dt_name *dt_cu_find_name(const struct dt_cu *cu, const char *name, int kind);
+/* An enumerator of cu named name, or NULL (cu indexed). */
+const struct dt_enumerator *dt_cu_find_enum(const struct dt_cu *cu, const char *name);
+/* Whether type is a signed integer, after typedefs and an enum's underlying type. */
+bool dt_type_is_signed(Dwarf_Die *type);
 /* Reads cu's macros if not done yet (dwarf_macros.c). */
 void dt_read_macros(struct dwarf_types *dt, struct dt_cu *cu);
 void dt_free_macros(struct dt_cu *cu);
