@@ -10,6 +10,8 @@
 # other holder is a point, the walks' seconds and memory.
 #   bench/webapp_verdict.sh [RUNS]    (root; RUNS default 10, at most 50; ~17 s a run)
 #   WEBAPP_PORT=9463  RBM_BIN=./rbmemtrace  WEBAPP_SECONDS=10 (the trace's -d)
+#   WEBAPP_WATCH=S: each run also watches the verdict's containers for S s (--watch S) and says
+#   the line it found adding to SUMMARIES (app.rb:41 is the one)
 # Installs nothing: scripts/bench-deps.sh does (ruby-sinatra, puma, wrk).  The reports stay in
 # the directory it prints.  Exit 0 when every run named the holder first.
 set -euo pipefail
@@ -20,6 +22,7 @@ APP=$REPO/tests/e2e/scenarios/webapp
 PORT=${WEBAPP_PORT:-9463}
 RUNS=${1:-10}
 SECS=${WEBAPP_SECONDS:-10}
+WATCH=${WEBAPP_WATCH:-}
 [ "$(id -u)" -eq 0 ] || { echo "webapp_verdict: needs root (BPF, uprobes)" >&2; exit 2; }
 [[ $RUNS =~ ^[0-9]+$ ]] && [ "$RUNS" -ge 1 ] && [ "$RUNS" -le 50 ] ||
 	{ echo "webapp_verdict: RUNS must be 1 to 50" >&2; exit 2; }
@@ -99,8 +102,8 @@ for r in $(seq "$RUNS"); do
 	sleep 1
 	before=$(get /count)
 	t0=$(date +%s.%N)
-	timeout $((SECS + 110)) "$RBM" -p "$PUMA" -d "$SECS" -v --format json -o "$OUT/run-$r.json" \
-		2>"$OUT/run-$r.err" &
+	timeout $((SECS + 110 + ${WATCH:-0})) "$RBM" -p "$PUMA" -d "$SECS" ${WATCH:+--watch "$WATCH"} -v \
+		--format json -o "$OUT/run-$r.json" 2>"$OUT/run-$r.err" &
 	TRACE=$!
 	st=0
 	wait $TRACE || st=$?
@@ -138,6 +141,12 @@ for r in $(seq "$RUNS"); do
 	  other = g["by_class"].sum { |k| k["objects"] } - main.sum { |k| k["objects"] }
 	  line << format(", entries %s -> %s (+%s; app %s -> %s, +%s in %.1f s: %s)", n[sb], n[sa], n[sa.to_i - sb.to_i],
 	                 n[before], n[after], n[after - before], secs, ok ? "within" : "OUTSIDE")
+	  ins = p["insertions"]
+	  if ins["source"] != "none"
+	    top = ins["sites"].first
+	    line << format(", added at %s (%s of %s in %.1f s%s)", top ? "#{File.basename(top["path"])}:#{top["line"]}" : "nowhere",
+	                   n[top ? top["count"] : 0], n[ins["count"]], ins["seconds"], ins["ended"] ? ", ended early" : "")
+	  end
 	  line << format(", grew %s objects %.1f MB (new %s: %s; other %s), keeps %.1f MB",
 	                 n[g["objects"]], g["bytes"] / 1048576.0, n[g["new_objects"]],
 	                 main.map { |k| "#{k["class"]} #{n[k["objects"]]}" }.join(", "), n[other],

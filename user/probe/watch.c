@@ -279,15 +279,16 @@ static void collect(const struct watch_target *t, struct watching *ws, size_t n)
 		bpf_map_update_elem(state_fd(t), &ws[i].index, &zero, BPF_ANY);
 	}
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct watch_result *r;
+		struct watch_path *p;
+
 		key = next;
 		prev = &key;
 		if ((int) key.slot != t->slot || key.watch >= n ||
 		    bpf_map_lookup_elem(fd, &key, &count))
 			continue;
-		struct watch_result *r = ws[key.watch].r;
-		struct watch_path *p = realloc(r->paths, (r->npaths + 1) * sizeof(*p));
-
-		if (!p)
+		r = ws[key.watch].r;
+		if (!(p = realloc(r->paths, (r->npaths + 1) * sizeof(*p))))
 			break;
 		r->paths = p;
 		r->paths[r->npaths++] = (struct watch_path){key.stack_id, count};
@@ -299,7 +300,8 @@ static void collect(const struct watch_target *t, struct watching *ws, size_t n)
 		for (k = 0; k < r->npaths; k++)
 			bpf_map_delete_elem(fd, &(struct insertion_key){(uint32_t) t->slot, (uint32_t) i,
 									 r->paths[k].stack_id});
-		qsort(r->paths, r->npaths, sizeof(*r->paths), by_count);
+		if (r->npaths)
+			qsort(r->paths, r->npaths, sizeof(*r->paths), by_count);
 	}
 }
 
