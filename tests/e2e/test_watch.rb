@@ -8,9 +8,10 @@ WATCHED = { "small" => "SMALL", "slim" => "SLIM", "shared" => "SHARED" }.freeze
 
 # rbmemtrace -p on scenarios/watch_inserts.rb with --watch, the program told when the watch is
 # armed; the report, the program's truth and rbmemtrace's stderr.
-def watch_trace(seconds: 4, fast: false)
+def watch_trace(seconds: 4, fast: false, compact: false)
   env = { "RBM_MODE" => "pid" }
   env["RBM_FAST"] = "1" if fast
+  env["RBM_COMPACT"] = "1" if compact
   Open3.popen3(env, TARGET_RUBY, File.join(SCENARIOS, "watch_inserts.rb")) do |sin, sout, _e, sthr|
     pid = expect_line(sout, /^ready (\d+)/, "watch_inserts.rb")[1].to_i
     Dir.mktmpdir do |dir|
@@ -25,10 +26,11 @@ def watch_trace(seconds: 4, fast: false)
         armed = expect_line(err_r, /watch: (\d+) of (\d+) containers armed/, "the watch armed")
         sin.puts "watched"
         expect_line(sout, /^fast done/, "watch_inserts.rb") if fast
+        truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1]) if compact
         rest = Timeout.timeout(seconds + 60) { err_r.read }
         _, st = Timeout.timeout(10) { Process.wait2(rbm) }
         sin.puts "again" if fast
-        truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1])
+        truth ||= JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1])
         check(st.success?, "rbmemtrace failed (#{st}): #{rest.lines.last(3).join}")
         report = rbm_json(File.read(path, encoding: "UTF-8"))
         check_invariants(report)
@@ -100,4 +102,23 @@ test "watch: a container filled faster than the budget allows is watched a short
   # Watched, an add took ~12 us here; unwatched 0.7-1.5.
   check(truth["ns_per_add_after"] < 5000,
         "after rbmemtrace's exit an add takes #{truth['ns_per_add_after'].round} ns: a breakpoint left behind?")
+end
+
+# GC.compact under the watch (GC.verify_compaction_references, toward empty pages): the other
+# objects it moves leave the counts exact and the program running.  A container it moves is no
+# longer at the watched address: its watch ends and says so.  Here SMALL (a constant's Hash) has
+# stayed in place in every run on every test Ruby so far; the scenario says which happened.
+test "watch: GC.compact under the watch: the counts stay exact, a moved container's watch ends, said" do
+  report, truth, = watch_trace(seconds: 2, compact: true)
+  ins = watched_point(report, "small")["insertions"]
+  check_eq(ins["source"], "watchpoint", "small: source")
+  $stderr.puts "watch compact: moved #{truth['moved']}, #{ins.slice('count', 'ended')}" if ENV["RBM_DEBUG"]
+  if truth["moved"]
+    check((ins["ended"] || "").include?("moved (GC.compact)"), "small moved: the watch says #{ins['ended'].inspect}")
+    check(ins["count"] <= 10, "small moved: #{ins['count']} counted of the 10 added")
+  else
+    check(ins["ended"].nil?, "small did not move: the watch ended: #{ins['ended']}")
+    check_eq(ins["count"], 10, "small did not move: insertions counted")
+  end
+  check_eq(truth["size"], 15, "the program went on")
 end

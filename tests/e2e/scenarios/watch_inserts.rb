@@ -57,6 +57,19 @@ $stdin.gets # go: the trace began
 end
 churner = Thread.new { loop { churn; sleep 0.002 } }
 $stdin.gets # watched: the watch is armed
+if ENV["RBM_COMPACT"]
+  # GC.compact under the watch: SMALL may move (its address in ObjectSpace.dump says).
+  require "objspace"
+  address = -> { ObjectSpace.dump(SMALL)[/"address":"(0x\h+)"/, 1] }
+  was = address.call
+  5.times { |i| add_small(300 + i) && sleep(0.02) }
+  GC.verify_compaction_references(toward: :empty)
+  moved = address.call != was
+  5.times { |i| add_small(400 + i) && sleep(0.02) }
+  puts "truth #{JSON.generate(moved: moved, size: SMALL.size)}"
+  $stdin.gets
+  exit
+end
 if ENV["RBM_FAST"]
   # Entries as fast as Ruby adds them: the watch's budget ends it, and the tool's exit lets
   # the program run at its own speed again.
