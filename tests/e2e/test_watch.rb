@@ -8,7 +8,7 @@ WATCHED = { "small" => "SMALL", "slim" => "SLIM", "shared" => "SHARED" }.freeze
 
 # rbmemtrace -p on scenarios/watch_inserts.rb with --watch, the program told when the watch is
 # armed; the report, the program's truth and rbmemtrace's stderr.
-def watch_trace(seconds: 4, fast: false, compact: false)
+def watch_trace(seconds: 2, fast: false, compact: false)
   env = { "RBM_MODE" => "pid" }
   env["RBM_FAST"] = "1" if fast
   env["RBM_COMPACT"] = "1" if compact
@@ -17,7 +17,7 @@ def watch_trace(seconds: 4, fast: false, compact: false)
     Dir.mktmpdir do |dir|
       path = File.join(dir, "report")
       err_r, err_w = IO.pipe
-      rbm = Process.spawn(RBM, "-p", pid.to_s, "-d", "1.5", "--watch", seconds.to_s, "-v",
+      rbm = Process.spawn(RBM, "-p", pid.to_s, "-d", "1", "--watch", seconds.to_s, "-v",
                           "--format", "json", "-o", path, err: err_w, out: File::NULL)
       err_w.close
       begin
@@ -109,7 +109,7 @@ end
 # longer at the watched address: its watch ends and says so.  Here SMALL (a constant's Hash) has
 # stayed in place in every run on every test Ruby so far; the scenario says which happened.
 test "watch: GC.compact under the watch: the counts stay exact, a moved container's watch ends, said" do
-  report, truth, = watch_trace(seconds: 2, compact: true)
+  report, truth, = watch_trace(seconds: 1.5, compact: true)
   ins = watched_point(report, "small")["insertions"]
   check_eq(ins["source"], "watchpoint", "small: source")
   $stderr.puts "watch compact: moved #{truth['moved']}, #{ins.slice('count', 'ended')}" if ENV["RBM_DEBUG"]
@@ -121,4 +121,53 @@ test "watch: GC.compact under the watch: the counts stay exact, a moved containe
     check_eq(ins["count"], 10, "small did not move: insertions counted")
   end
   check_eq(truth["size"], 15, "the program went on")
+end
+
+# Another tracer holds the debug registers first (a second rbmemtrace --watch on the same
+# process: x86-64 has four a thread): what can still be watched is, the rest says why, in one
+# line each, and both reports stand.  The host's Ruby only (the registers are the kernel's).
+if TARGET_LABEL == "host"
+  test "watch: no free debug register: what cannot be watched says so, the rest is exact" do
+    Open3.popen3({ "RBM_MODE" => "pid" }, TARGET_RUBY, File.join(SCENARIOS, "watch_inserts.rb")) do |sin, sout, _e, sthr|
+      pid = expect_line(sout, /^ready (\d+)/, "watch_inserts.rb")[1].to_i
+      Dir.mktmpdir do |dir|
+        runs = Array.new(2) do |k|
+          err_r, err_w = IO.pipe
+          rbm = Process.spawn(RBM, "-p", pid.to_s, "-d", "1", "--watch", "2", "-v", "--format", "json",
+                              "-o", File.join(dir, "r#{k}"), err: err_w, out: File::NULL)
+          err_w.close
+          [rbm, err_r]
+        end
+        begin
+          runs.each { |_, e| expect_line(e, /(tracing|sampling) PID #{pid}/, "rbmemtrace start") }
+          sin.puts "go"
+          runs.each { |_, e| expect_line(e, /watch: (\d+) of (\d+) containers armed/, "the watch armed") }
+          sin.puts "watched"
+          truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1])
+          points = runs.each_with_index.flat_map do |(rbm, e), k|
+            Timeout.timeout(60) { e.read }
+            _, st = Timeout.timeout(10) { Process.wait2(rbm) }
+            check(st.success?, "run #{k}: rbmemtrace failed (#{st})")
+            report = rbm_json(File.read(File.join(dir, "r#{k}"), encoding: "UTF-8"))
+            check_invariants(report)
+            %w[small slim shared].map { |name| [name, watched_point(report, name)["insertions"]] }
+          end
+          refused = points.reject { |_, ins| ins["source"] == "watchpoint" }
+          check(!refused.empty?, "two tracers watched 6 containers with 4 registers a thread")
+          refused.each do |name, ins|
+            check((ins["ended"] || "").start_with?("no breakpoint could be set"),
+                  "#{name}: not watched, and says #{ins['ended'].inspect}")
+          end
+          points.select { |_, ins| ins["source"] == "watchpoint" }.each do |name, ins|
+            check_eq(ins["count"], truth["after"][name] - truth["before"][name], "#{name}: insertions counted")
+            check(ins["missed"] <= 3 * ins["moves"], "#{name}: #{ins['missed']} insertions unseen, #{ins['moves']} moves")
+          end
+        ensure
+          runs.each { |rbm, _| Process.kill(:KILL, rbm) rescue nil }
+          sin.puts "exit" rescue nil
+          Process.kill(:KILL, sthr.pid) rescue nil
+        end
+      end
+    end
+  end
 end
