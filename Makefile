@@ -218,6 +218,15 @@ $(DWARF_BUDGET_FIX)/names.so $(DWARF_BUDGET_FIX)/bytes.so: $(DWARF_BUDGET_FIX)/%
 	$(CC) -shared -nostdlib -Iuser/dwarf -DSPEND_$* -o $@ $<
 FIXTURES += $(DWARF_BUDGET_FIX)/names.so $(DWARF_BUDGET_FIX)/bytes.so
 
+# Many CUs sharing one macro unit (dwarf_fixture_macro_budget.S), past the file's macro budget
+# of dwarf_caps.h in macros kept (macros.so) or in bytes read (bytes.so).
+DWARF_MACRO_FIX := $(OUTPUT)/fixtures/dwarf_macro_budget
+$(DWARF_MACRO_FIX)/macros.so $(DWARF_MACRO_FIX)/bytes.so: $(DWARF_MACRO_FIX)/%.so: \
+		tests/unit/fixtures/dwarf_fixture_macro_budget.S user/dwarf/dwarf_caps.h
+	@mkdir -p $(dir $@)
+	$(CC) -shared -nostdlib -Iuser/dwarf -DSPEND_$* -o $@ $<
+FIXTURES += $(DWARF_MACRO_FIX)/macros.so $(DWARF_MACRO_FIX)/bytes.so
+
 # Ruby 3.1's types with DWARF, from ruby-dev's MJIT header (gcc-only), for the reader's 3.1 paths.
 $(OUTPUT)/fixtures/ruby31_types.so: tests/unit/fixtures/ruby31_types.c $(OUTPUT)/mjit_offsets.h
 	$(CC) -g3 -O0 -w -shared -fPIC -I$(OUTPUT) -I$(dir $(MJIT_HEADER)) -o $@ $<

@@ -25,6 +25,8 @@
 #define DWARF_IMPORTS_FIX ".output/fixtures/dwarf_imports/libfiximports.so"
 /* Many CUs importing one unit, past the file's index budget (fixtures/dwarf_fixture_budget.S). */
 #define DWARF_BUDGET_FIX ".output/fixtures/dwarf_budget"
+/* Many CUs sharing one macro unit, past the file's macro budget (dwarf_fixture_macro_budget.S). */
+#define DWARF_MACRO_FIX ".output/fixtures/dwarf_macro_budget"
 /* The test Rubies `make rubies` builds (scripts/rubies.sh). */
 #define RUBIES "/var/cache/rbmemtrace/rubies"
 

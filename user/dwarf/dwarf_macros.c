@@ -4,6 +4,15 @@
  * what C keeps as macros (Ruby's STR_SHARED, HEAP_PAGE_SIZE, RVALUE_OLD_AGE...)
  * is found here and evaluated by dwarf_cexpr.c.  The last definition in the
  * CU wins and #undef is ignored.
+ *
+ * Each CU reads and keeps its own copy of the units it imports (DW_MACRO_import:
+ * gcc's units of a header's macros, shared by the CUs that include it), so a
+ * unit every CU imports is read once a CU.  What the CUs keep and read is one
+ * budget for the file (dwarf_caps.h), as indexing's: once it is spent, no
+ * macro is found in any CU, since any of them may lack its last definitions;
+ * the caller's tables serve.  Sharing one read of a unit would keep it once,
+ * but not bound the reading (a CU may import one unit 65536 times) nor what a
+ * CU's lookup must then search, unit by unit, for the last definition.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +28,8 @@ struct macro_read {
 	int depth;
 	uint32_t imports;	   /* DW_MACRO_import followed: a unit may import one many times */
 	uint64_t str_offsets_base; /* the CU's DW_AT_str_offsets_base */
+	/* the sections, found once a CU: .debug_macro, .debug_str_offsets, .debug_str */
+	Elf_Data *macro, *offs, *strs;
 };
 
 static Elf_Data *section_data(Elf *elf, const char *want)
@@ -77,8 +88,8 @@ static const char *strx_string(struct macro_read *r, Dwarf_Macro *m)
 	default:
 		return NULL;
 	}
-	offs = section_data(r->dt->elf, ".debug_str_offsets");
-	strs = section_data(r->dt->elf, ".debug_str");
+	offs = r->offs;
+	strs = r->strs;
 	/* Base and index are the file's: the sum must not wrap past the check. */
 	if (!offs || !strs || r->str_offsets_base > offs->d_size ||
 	    idx >= (offs->d_size - r->str_offsets_base) / 4)
@@ -97,9 +108,8 @@ static const char *strx_string(struct macro_read *r, Dwarf_Macro *m)
  * macros read here: a unit with one, or whose header does not fit, is
  * never handed to libdw, and its macros are not read.
  */
-static bool macro_unit_ok(struct dwarf_types *dt, uint64_t off)
+static bool macro_unit_ok(Elf_Data *d, uint64_t off)
 {
-	Elf_Data *d = section_data(dt->elf, ".debug_macro");
 	const uint8_t *p;
 	unsigned int version;
 
@@ -112,6 +122,26 @@ static bool macro_unit_ok(struct dwarf_types *dt, uint64_t off)
 
 static int macro_cb(Dwarf_Macro *m, void *arg);
 
+/* Past the budget nothing more is read, and no macro found (dt_find_macro): the caller stops. */
+static int budget_spent(struct dwarf_types *dt)
+{
+	dt->macros_left = 0;
+	dt->macro_bytes_left = 0;
+	dt->macros_cut = true;
+	return DWARF_CB_ABORT;
+}
+
+/* Takes bytes read from the budget: false when it is spent. */
+static bool charge(struct dwarf_types *dt, uint64_t bytes)
+{
+	if (bytes > dt->macro_bytes_left) {
+		budget_spent(dt);
+		return false;
+	}
+	dt->macro_bytes_left -= bytes;
+	return true;
+}
+
 static void read_macros_at(struct macro_read *r, Dwarf_Off off)
 {
 	/* 16 deep, DWARF_MAX_MACRO_IMPORTS in all: a fan-out of imports is exponential */
@@ -123,6 +153,19 @@ static void read_macros_at(struct macro_read *r, Dwarf_Off off)
 	r->depth--;
 }
 
+static bool is_define(unsigned int op)
+{
+	return op == DW_MACRO_define || op == DW_MACRO_define_strp || op == DW_MACRO_define_strx ||
+	       op == DW_MACRO_define_sup;
+}
+
+/* With a #define, the only entries whose second operand is a string: param2 reads no other. */
+static bool is_undef(unsigned int op)
+{
+	return op == DW_MACRO_undef || op == DW_MACRO_undef_strp || op == DW_MACRO_undef_strx ||
+	       op == DW_MACRO_undef_sup;
+}
+
 static int macro_cb(Dwarf_Macro *m, void *arg)
 {
 	struct macro_read *r = arg;
@@ -132,23 +175,26 @@ static int macro_cb(Dwarf_Macro *m, void *arg)
 	Dwarf_Attribute a;
 	Dwarf_Word w;
 
-	if (dwarf_macro_opcode(m, &op))
-		return DWARF_CB_OK;
+	/* an entry costs DWARF_MACRO_ENTRY_BYTES and its string's (libdw steps over an inline one) */
+	if (r->dt->macros_cut || !charge(r->dt, DWARF_MACRO_ENTRY_BYTES) ||
+	    dwarf_macro_opcode(m, &op))
+		return r->dt->macros_cut ? DWARF_CB_ABORT : DWARF_CB_OK;
 	if (op == DW_MACRO_import) {
 		if (dwarf_macro_param(m, 0, &a) == 0 && dwarf_formudata(&a, &w) == 0 &&
-		    macro_unit_ok(r->dt, w))
+		    macro_unit_ok(r->macro, w))
 			read_macros_at(r, w);
-		return DWARF_CB_OK;
+		return r->dt->macros_cut ? DWARF_CB_ABORT : DWARF_CB_OK;
 	}
-	if (op != DW_MACRO_define && op != DW_MACRO_define_strp && op != DW_MACRO_define_strx &&
-	    op != DW_MACRO_define_sup)
+	if (!is_define(op) && !is_undef(op))
 		return DWARF_CB_OK;
 	if (dwarf_macro_param2(m, NULL, &s) || !s)
 		s = op == DW_MACRO_define_strx ? strx_string(r, m) : NULL;
-	if (!s)
-		return DWARF_CB_OK;
-	if (cu->nmacros >= DWARF_MAX_MACROS)
+	if (s && !charge(r->dt, strlen(s)))
 		return DWARF_CB_ABORT;
+	if (!s || !is_define(op))
+		return DWARF_CB_OK;
+	if (!r->dt->macros_left)
+		return budget_spent(r->dt);
 	if (cu->nmacros == cu->capmacros) {
 		size_t cap = cu->capmacros ? 2 * cu->capmacros : 4096;
 		struct dt_macro *p = realloc(cu->macros, cap * sizeof(*p));
@@ -160,6 +206,7 @@ static int macro_cb(Dwarf_Macro *m, void *arg)
 	}
 	cu->macros[cu->nmacros] = (struct dt_macro){s, strcspn(s, " ("), cu->nmacros};
 	cu->nmacros++;
+	r->dt->macros_left--;
 	return DWARF_CB_OK;
 }
 
@@ -178,7 +225,9 @@ static int cmp_macro(const void *a, const void *b)
 
 void dt_read_macros(struct dwarf_types *dt, struct dt_cu *cu)
 {
-	struct macro_read r = {dt, cu, 0, 0, 0};
+	struct macro_read r = {dt, cu, 0, 0, 0, section_data(dt->elf, ".debug_macro"),
+			       section_data(dt->elf, ".debug_str_offsets"),
+			       section_data(dt->elf, ".debug_str")};
 	Dwarf_Attribute a;
 	Dwarf_Word base, off;
 	Dwarf_Die die;
@@ -193,11 +242,12 @@ void dt_read_macros(struct dwarf_types *dt, struct dt_cu *cu)
 		return;
 	cu->has_macros = true;
 	if ((dwarf_attr(&die, DW_AT_macros, &a) || dwarf_attr(&die, DW_AT_GNU_macros, &a)) &&
-	    (dwarf_formudata(&a, &off) || !macro_unit_ok(dt, off)))
+	    (dwarf_formudata(&a, &off) || !macro_unit_ok(r.macro, off)))
 		return;
 	if (dwarf_attr(&die, DW_AT_str_offsets_base, &a) && dwarf_formudata(&a, &base) == 0)
 		r.str_offsets_base = base;
-	dwarf_getmacros(&die, macro_cb, &r, DWARF_GETMACROS_START);
+	if (!dt->macros_cut)
+		dwarf_getmacros(&die, macro_cb, &r, DWARF_GETMACROS_START);
 	sort_array(cu->macros, cu->nmacros, sizeof(*cu->macros), cmp_macro);
 }
 
@@ -212,7 +262,7 @@ const struct dt_macro *dt_find_macro(struct dwarf_types *dt, const char *name, s
 {
 	size_t i;
 
-	if (dt->no_macros)
+	if (dt->no_macros || dt->macros_cut)
 		return NULL;
 	for (i = 0; i < dt->nuse; i++) {
 		struct dt_cu *cu = &dt->cus[dt->use[i]];
@@ -220,6 +270,8 @@ const struct dt_macro *dt_find_macro(struct dwarf_types *dt, const char *name, s
 		size_t lo = 0, hi;
 
 		dt_read_macros(dt, cu);
+		if (dt->macros_cut)
+			return NULL;
 		/* the last entry before where (name, seq = max) would go */
 		hi = cu->nmacros;
 		while (lo < hi) {
@@ -258,10 +310,14 @@ void dwarf_types_ignore_macros(struct dwarf_types *dt)
 
 int dwarf_constant(struct dwarf_types *dt, const char *name, int64_t *value)
 {
+	int ret;
+
 	if (!dt_find_macro(dt, name, strlen(name))) {
 		if (dwarf_enumerator(dt, name, value) == 0)
 			return 0;
 		return dwarf_types_has_macros(dt) ? -1 : -2;
 	}
-	return dt_eval(dt, name, strlen(name), value);
+	ret = dt_eval(dt, name, strlen(name), value);
+	/* the budget spent on the way: a macro the value uses may have gone unread */
+	return dt->macros_cut ? -1 : ret;
 }

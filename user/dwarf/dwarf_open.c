@@ -391,6 +391,8 @@ int dwarf_types_open(const char *path, const char *root, struct dwarf_types **ou
 	snprintf(dt->file, sizeof(dt->file), "%s", path);
 	dt->index_entries_left = DWARF_MAX_INDEXED;
 	dt->index_bytes_left = DWARF_MAX_INDEX_BYTES;
+	dt->macros_left = DWARF_MAX_MACROS;
+	dt->macro_bytes_left = DWARF_MAX_MACRO_BYTES;
 	if (!has_debug_info(dt->elf)) {
 		if (find_debug_file(path, root, dt->elf, debug, sizeof(debug)) &&
 		    fetch_debug_file(dt, path, debug, sizeof(debug), err, errlen))

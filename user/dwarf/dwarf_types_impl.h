@@ -58,6 +58,13 @@ struct dwarf_types {
 	/* What indexing may still keep (names, enumerators) and walk (bytes), all CUs together */
 	uint32_t index_entries_left;
 	uint64_t index_bytes_left;
+	/*
+	 * What reading macros may still keep and read, all CUs together (dwarf_macros.c); once
+	 * spent, macros_cut: no macro is found any more, in any CU.
+	 */
+	uint32_t macros_left;
+	uint64_t macro_bytes_left;
+	bool macros_cut;
 	bool no_macros;
 	uint32_t macro_steps; /* expansions the expression being evaluated took (dt_eval) */
 };
