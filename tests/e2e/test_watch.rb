@@ -108,19 +108,23 @@ end
 # objects it moves leave the counts exact and the program running.  A container it moves is no
 # longer at the watched address: its watch ends and says so.  Here SMALL (a constant's Hash) has
 # stayed in place in every run on every test Ruby so far; the scenario says which happened.
-test "watch: GC.compact under the watch: the counts stay exact, a moved container's watch ends, said" do
-  report, truth, = watch_trace(seconds: 1.5, compact: true)
-  ins = watched_point(report, "small")["insertions"]
-  check_eq(ins["source"], "watchpoint", "small: source")
-  $stderr.puts "watch compact: moved #{truth['moved']}, #{ins.slice('count', 'ended')}" if ENV["RBM_DEBUG"]
-  if truth["moved"]
-    check((ins["ended"] || "").include?("moved (GC.compact)"), "small moved: the watch says #{ins['ended'].inspect}")
-    check(ins["count"] <= 10, "small moved: #{ins['count']} counted of the 10 added")
-  else
-    check(ins["ended"].nil?, "small did not move: the watch ended: #{ins['ended']}")
-    check_eq(ins["count"], 10, "small did not move: insertions counted")
+# The host's Ruby only: the compaction's moves are Ruby's, the watch's reading of them the same on
+# every test Ruby (passed on 3.3.8 and 3.4.11 when written; CI's time).
+if TARGET_LABEL == "host"
+  test "watch: GC.compact under the watch: the counts stay exact, a moved container's watch ends, said" do
+    report, truth, = watch_trace(seconds: 1.5, compact: true)
+    ins = watched_point(report, "small")["insertions"]
+    check_eq(ins["source"], "watchpoint", "small: source")
+    $stderr.puts "watch compact: moved #{truth['moved']}, #{ins.slice('count', 'ended')}" if ENV["RBM_DEBUG"]
+    if truth["moved"]
+      check((ins["ended"] || "").include?("moved (GC.compact)"), "small moved: the watch says #{ins['ended'].inspect}")
+      check(ins["count"] <= 10, "small moved: #{ins['count']} counted of the 10 added")
+    else
+      check(ins["ended"].nil?, "small did not move: the watch ended: #{ins['ended']}")
+      check_eq(ins["count"], 10, "small did not move: insertions counted")
+    end
+    check_eq(truth["size"], 15, "the program went on")
   end
-  check_eq(truth["size"], 15, "the program went on")
 end
 
 # Another tracer holds the debug registers first (a second rbmemtrace --watch on the same
