@@ -67,3 +67,26 @@ Test(dwarf_macros, macro_budget_bytes, .timeout = 20)
 {
 	budget_spent_by_many_cus(DWARF_MACRO_FIX "/bytes.so");
 }
+
+/*
+ * A macro of a 64 KB body used twice per level: FIX_FAT16 expands it 2^17 times, 100,000 at the
+ * step cap (6.5 GB to scan); the text cap (1 MiB an expression) stops it at 16.  FIX_FAT3, 8
+ * expansions (520 KB), evaluates.
+ */
+Test(dwarf_macros, fat_bodies_bounded_in_text, .timeout = 20)
+{
+	struct dwarf_types *dt = test_dwarf_open(DWARF_MACRO_FIX "/macros.so", NULL);
+	const char *const after[] = {"fix_mac_after.c", NULL};
+	struct timespec t0, t1;
+	int64_t v;
+
+	dwarf_types_use_cus(dt, after);
+	cr_expect_eq(dwarf_constant(dt, "FIX_FAT3", &v), 0, "8 expansions: within the cap");
+	cr_expect_eq(v, 8);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_expect_eq(dwarf_constant(dt, "FIX_FAT16", &v), -1, "6.5 GB of text: past the cap");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_expect_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 500,
+		     "refused at the cap, not evaluated");
+	dwarf_types_close(dt);
+}

@@ -56,5 +56,11 @@
 #define DWARF_MACRO_ENTRY_BYTES 16
 /* Macro expansions one constant expression may take (a macro used twice per level doubles). */
 #define DWARF_MAX_MACRO_STEPS 100000
+/*
+ * Bytes of text one constant expression may evaluate, its macros' bodies each time they are
+ * expanded: a crafted body of 64 KB expanded DWARF_MAX_MACRO_STEPS times is 6.5 GB to scan.
+ * Ruby's take at most 132 (3.3.8 and 3.4.5 ruby-build, every expression a census evaluates).
+ */
+#define DWARF_MAX_MACRO_TEXT (1ull << 20)
 
 #endif

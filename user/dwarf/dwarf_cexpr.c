@@ -560,7 +560,8 @@ static int eval_text(struct dwarf_types *dt, const char *text, size_t len,
 	struct ev e = {dt, NULL, active, depth, false};
 
 	/* depth bounds the nesting; steps the whole (a macro used twice per level doubles) */
-	if (depth > 32 || ++dt->macro_steps > DWARF_MAX_MACRO_STEPS)
+	if (depth > 32 || ++dt->macro_steps > DWARF_MAX_MACRO_STEPS ||
+	    (dt->macro_text += len) > DWARF_MAX_MACRO_TEXT)
 		return -1;
 	/* text is a slice (a macro's expansion has no NUL): copied whole, then ended */
 	buf = malloc(len + 1);
@@ -582,6 +583,7 @@ int dt_eval(struct dwarf_types *dt, const char *text, size_t len, int64_t *value
 	struct val v;
 
 	dt->macro_steps = 0;
+	dt->macro_text = 0;
 	if (eval_text(dt, text, len, NULL, 0, &v))
 		return -1;
 	*value = (int64_t) v.v;

@@ -67,6 +67,7 @@ struct dwarf_types {
 	bool macros_cut;
 	bool no_macros;
 	uint32_t macro_steps; /* expansions the expression being evaluated took (dt_eval) */
+	uint64_t macro_text;  /* bytes of text it evaluated, its macros' bodies included */
 };
 
 /*
