@@ -8,39 +8,59 @@ WATCHED = { "small" => "SMALL", "slim" => "SLIM", "shared" => "SHARED" }.freeze
 
 # rbmemtrace -p on scenarios/watch_inserts.rb with --watch, the program told when the watch is
 # armed; the report, the program's truth and rbmemtrace's stderr.
+# rbmemtrace -p PID -d 1 --watch SECONDS -v, its report to path: [pid, stderr].
+def spawn_watch(pid, path, seconds)
+  err_r, err_w = IO.pipe
+  rbm = Process.spawn(RBM, "-p", pid.to_s, "-d", "1", "--watch", seconds.to_s, "-v",
+                      "--format", "json", "-o", path, err: err_w, out: File::NULL)
+  err_w.close
+  [rbm, err_r]
+end
+
+# The end of a spawn_watch: its exit checked, its report read and checked.
+def finish_watch(rbm, err_r, path, seconds)
+  rest = Timeout.timeout(seconds + 60) { err_r.read }
+  _, st = Timeout.timeout(10) { Process.wait2(rbm) }
+  check(st.success?, "rbmemtrace failed (#{st}): #{rest.lines.last(3).join}")
+  report = rbm_json(File.read(path, encoding: "UTF-8"))
+  check_invariants(report)
+  report
+end
+
+# scenarios/watch_inserts.rb in pid mode, its stdin and stdout and pid given to the block, and a
+# directory; the program and what the block spawned (pids it returns from spawned) killed after.
+def with_watch_target(env = {})
+  spawned = []
+  Open3.popen3({ "RBM_MODE" => "pid" }.merge(env), TARGET_RUBY,
+               File.join(SCENARIOS, "watch_inserts.rb")) do |sin, sout, _e, sthr|
+    pid = expect_line(sout, /^ready (\d+)/, "watch_inserts.rb")[1].to_i
+    Dir.mktmpdir { |dir| yield sin, sout, pid, dir, spawned }
+  ensure
+    spawned.each { |p| Process.kill(:KILL, p) rescue nil }
+    sin.puts "exit" rescue nil
+    Process.kill(:KILL, sthr.pid) rescue nil
+  end
+end
+
+# One watched trace of the program, told when the watch is armed: [report, truth, armed match].
 def watch_trace(seconds: 2, fast: false, compact: false)
-  env = { "RBM_MODE" => "pid" }
+  env = {}
   env["RBM_FAST"] = "1" if fast
   env["RBM_COMPACT"] = "1" if compact
-  Open3.popen3(env, TARGET_RUBY, File.join(SCENARIOS, "watch_inserts.rb")) do |sin, sout, _e, sthr|
-    pid = expect_line(sout, /^ready (\d+)/, "watch_inserts.rb")[1].to_i
-    Dir.mktmpdir do |dir|
-      path = File.join(dir, "report")
-      err_r, err_w = IO.pipe
-      rbm = Process.spawn(RBM, "-p", pid.to_s, "-d", "1", "--watch", seconds.to_s, "-v",
-                          "--format", "json", "-o", path, err: err_w, out: File::NULL)
-      err_w.close
-      begin
-        expect_line(err_r, /(tracing|sampling) PID #{pid}/, "rbmemtrace start")
-        sin.puts "go"
-        armed = expect_line(err_r, /watch: (\d+) of (\d+) containers armed/, "the watch armed")
-        sin.puts "watched"
-        expect_line(sout, /^fast done/, "watch_inserts.rb") if fast
-        truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1]) if compact
-        rest = Timeout.timeout(seconds + 60) { err_r.read }
-        _, st = Timeout.timeout(10) { Process.wait2(rbm) }
-        sin.puts "again" if fast
-        truth ||= JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1])
-        check(st.success?, "rbmemtrace failed (#{st}): #{rest.lines.last(3).join}")
-        report = rbm_json(File.read(path, encoding: "UTF-8"))
-        check_invariants(report)
-        [report, truth, armed]
-      ensure
-        Process.kill(:KILL, rbm) rescue nil
-        sin.puts "exit" rescue nil
-        Process.kill(:KILL, sthr.pid) rescue nil
-      end
-    end
+  with_watch_target(env) do |sin, sout, pid, dir, spawned|
+    path = File.join(dir, "report")
+    rbm, err_r = spawn_watch(pid, path, seconds)
+    spawned << rbm
+    expect_line(err_r, /(tracing|sampling) PID #{pid}/, "rbmemtrace start")
+    sin.puts "go"
+    armed = expect_line(err_r, /watch: (\d+) of (\d+) containers armed/, "the watch armed")
+    sin.puts "watched"
+    expect_line(sout, /^fast done/, "watch_inserts.rb") if fast
+    truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1]) if compact
+    report = finish_watch(rbm, err_r, path, seconds)
+    sin.puts "again" if fast
+    truth ||= JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1])
+    [report, truth, armed]
   end
 end
 
@@ -132,45 +152,27 @@ end
 # line each, and both reports stand.  The host's Ruby only (the registers are the kernel's).
 if TARGET_LABEL == "host"
   test "watch: no free debug register: what cannot be watched says so, the rest is exact" do
-    Open3.popen3({ "RBM_MODE" => "pid" }, TARGET_RUBY, File.join(SCENARIOS, "watch_inserts.rb")) do |sin, sout, _e, sthr|
-      pid = expect_line(sout, /^ready (\d+)/, "watch_inserts.rb")[1].to_i
-      Dir.mktmpdir do |dir|
-        runs = Array.new(2) do |k|
-          err_r, err_w = IO.pipe
-          rbm = Process.spawn(RBM, "-p", pid.to_s, "-d", "1", "--watch", "2", "-v", "--format", "json",
-                              "-o", File.join(dir, "r#{k}"), err: err_w, out: File::NULL)
-          err_w.close
-          [rbm, err_r]
-        end
-        begin
-          runs.each { |_, e| expect_line(e, /(tracing|sampling) PID #{pid}/, "rbmemtrace start") }
-          sin.puts "go"
-          runs.each { |_, e| expect_line(e, /watch: (\d+) of (\d+) containers armed/, "the watch armed") }
-          sin.puts "watched"
-          truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1])
-          points = runs.each_with_index.flat_map do |(rbm, e), k|
-            Timeout.timeout(60) { e.read }
-            _, st = Timeout.timeout(10) { Process.wait2(rbm) }
-            check(st.success?, "run #{k}: rbmemtrace failed (#{st})")
-            report = rbm_json(File.read(File.join(dir, "r#{k}"), encoding: "UTF-8"))
-            check_invariants(report)
-            %w[small slim shared].map { |name| [name, watched_point(report, name)["insertions"]] }
-          end
-          refused = points.reject { |_, ins| ins["source"] == "watchpoint" }
-          check(!refused.empty?, "two tracers watched 6 containers with 4 registers a thread")
-          refused.each do |name, ins|
-            check((ins["ended"] || "").start_with?("no breakpoint could be set"),
-                  "#{name}: not watched, and says #{ins['ended'].inspect}")
-          end
-          points.select { |_, ins| ins["source"] == "watchpoint" }.each do |name, ins|
-            check_eq(ins["count"], truth["after"][name] - truth["before"][name], "#{name}: insertions counted")
-            check(ins["missed"] <= 3 * ins["moves"], "#{name}: #{ins['missed']} insertions unseen, #{ins['moves']} moves")
-          end
-        ensure
-          runs.each { |rbm, _| Process.kill(:KILL, rbm) rescue nil }
-          sin.puts "exit" rescue nil
-          Process.kill(:KILL, sthr.pid) rescue nil
-        end
+    with_watch_target do |sin, sout, pid, dir, spawned|
+      runs = Array.new(2) { |k| spawn_watch(pid, File.join(dir, "r#{k}"), 2) }
+      spawned.concat(runs.map(&:first))
+      runs.each { |_, e| expect_line(e, /(tracing|sampling) PID #{pid}/, "rbmemtrace start") }
+      sin.puts "go"
+      runs.each { |_, e| expect_line(e, /watch: (\d+) of (\d+) containers armed/, "the watch armed") }
+      sin.puts "watched"
+      truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1])
+      points = runs.each_with_index.flat_map do |(rbm, e), k|
+        report = finish_watch(rbm, e, File.join(dir, "r#{k}"), 2)
+        %w[small slim shared].map { |name| [name, watched_point(report, name)["insertions"]] }
+      end
+      refused = points.reject { |_, ins| ins["source"] == "watchpoint" }
+      check(!refused.empty?, "two tracers watched 6 containers with 4 registers a thread")
+      refused.each do |name, ins|
+        check((ins["ended"] || "").start_with?("no breakpoint could be set"),
+              "#{name}: not watched, and says #{ins['ended'].inspect}")
+      end
+      points.select { |_, ins| ins["source"] == "watchpoint" }.each do |name, ins|
+        check_eq(ins["count"], truth["after"][name] - truth["before"][name], "#{name}: insertions counted")
+        check(ins["missed"] <= 3 * ins["moves"], "#{name}: #{ins['missed']} insertions unseen, #{ins['moves']} moves")
       end
     end
   end
