@@ -152,13 +152,13 @@ static int fill_point(struct verdict_end *e, struct why_context *c, struct refgr
 		      const struct dominators *d, const struct ranked *r, size_t rank)
 {
 	struct verdict_point *vp = &e->out->points[rank];
-	const struct census_class *cc = verdict_census_class(e, verdict_node_class(e, r->p->node));
+	uint32_t hash = verdict_node_class(e, r->p->node);
+	const struct census_class *cc = verdict_census_class(e, hash);
 	struct rg_selected *sel;
 	char name[32];
 	size_t i;
 
-	vp->container_class =
-	    verdict_intern(e->out, verdict_class_name(c, e, verdict_node_class(e, r->p->node)));
+	vp->container_class = verdict_intern(e->out, verdict_class_name(c, e, hash));
 	vp->addr = refgraph_addr(g, r->p->node, &vp->slot_size);
 	vp->type = cc ? RBM_KIND_TYPE(cc->kind) : 0;
 	vp->grew_objects = r->grew_objects;
