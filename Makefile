@@ -55,7 +55,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
-.PHONY: all deps demo test check unit e2e bench clean vmlinux format rubies gen-tables man test-man test-completion \
+.PHONY: all deps demo test check unit e2e e2e-deps bench clean vmlinux format rubies gen-tables man test-man test-completion \
 	install uninstall test-install version deb test-deb sanitize test-sanitize fuzz fuzz-build fuzz-replay
 all: $(BIN)
 
@@ -300,6 +300,10 @@ fuzz-replay:
 	@status=0; for b in $(REPLAY_BINS); do n=$$(basename $$b); n=$${n#fuzz_}; \
 		printf 'fuzz-replay %-10s ' $$n; $$b tests/fuzz/corpus/$$n || status=1; \
 	done; exit $$status
+
+# What the end-to-end tests need built, for running one file of them by hand:
+#   make e2e-deps && RBM_E2E_FILES="test_x.rb" ruby tests/e2e/run.rb
+e2e-deps: rbmemtrace $(FIXTURES) $(E2E_FIXTURES)
 
 # The whole suite on the host's Ruby, then the version-dependent tests on every test Ruby
 # that make rubies cached (each one's failures are reported; the target fails at the end).
