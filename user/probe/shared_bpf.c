@@ -56,7 +56,8 @@ static struct bpf_map *outer_map(struct rbmemtrace_bpf *skel, enum inner_map m)
 }
 
 /* The stacks maps sized for depth; the programs of the link kind (multi or one per probe). */
-static void shape_programs(struct rbmemtrace_bpf *skel, unsigned long depth, bool multi)
+static void shape_programs(struct rbmemtrace_bpf *skel, unsigned long depth, bool multi,
+			   bool watch)
 {
 	/* Store only the frames asked for: a 128-deep value for a depth of 8 wastes memory. */
 	bpf_map__set_value_size(bpf_map__inner_map(skel->maps.stacks_maps),
@@ -77,6 +78,8 @@ static void shape_programs(struct rbmemtrace_bpf *skel, unsigned long depth, boo
 		bpf_program__set_autoload(skel->progs.on_alloc_sweep, false);
 		bpf_program__set_autoload(skel->progs.on_alloc_store_entry_multi, false);
 	}
+	if (!watch)
+		bpf_program__set_autoload(skel->progs.on_watched_write, false);
 }
 
 /* Each per-process inner map's shape, as its template in the object says. */
@@ -97,7 +100,7 @@ static void read_shapes(struct rbmemtrace_bpf *skel, struct inner_shape *shapes)
 	}
 }
 
-int shared_bpf_load(unsigned long depth, bool multi)
+int shared_bpf_load(unsigned long depth, bool multi, bool watch)
 {
 	struct inner_shape shapes[INNER_MAPS];
 	struct rbmemtrace_bpf *skel;
@@ -110,7 +113,7 @@ int shared_bpf_load(unsigned long depth, bool multi)
 	skel = rbmemtrace_bpf__open();
 	if (!skel)
 		return -errno;
-	shape_programs(skel, depth, multi);
+	shape_programs(skel, depth, multi, watch);
 	read_shapes(skel, shapes);
 	err = rbmemtrace_bpf__load(skel);
 	if (err) {

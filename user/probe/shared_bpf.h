@@ -55,9 +55,11 @@ struct proc_slot {
 struct shared_bpf *shared_bpf(void);
 /*
  * Loads it, with call path values for depth frames, with or without the
- * uprobe_multi programs.  0 or -errno, nothing loaded then.
+ * uprobe_multi programs, and the watchpoint's program only when a container
+ * will be watched (its verification takes ~0.2 s).  0 or -errno, nothing
+ * loaded then.
  */
-int shared_bpf_load(unsigned long depth, bool multi);
+int shared_bpf_load(unsigned long depth, bool multi, bool watch);
 /*
  * Starts creating the first process's live-object map (preallocated: ~0.2 s
  * at a million entries) on a thread of its own, while the object loads;
