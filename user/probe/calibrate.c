@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
 #include <time.h>
@@ -89,38 +91,89 @@ static double median3(double a, double b, double c)
 	return c < a ? a : c > b ? b : c;
 }
 
-static int calibrate_one(struct rbmemtrace_bpf *skel, const char *exe, const char *name,
-			 void *(*fn)(void *), double *seconds)
+/*
+ * A uprobe's detach waits for the kernel's grace period, ~0.1 s each here:
+ * the calibration's links are let go on a thread of their own, while the
+ * trace goes on, instead of before its first window.
+ */
+static struct {
+	pthread_t thread;
+	bool started;
+	struct bpf_link *links[2];
+} release;
+
+static void *destroy_links(void *arg)
+{
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < 2; i++)
+		bpf_link__destroy(release.links[i]);
+	return NULL;
+}
+
+static void release_links(struct bpf_link *a, struct bpf_link *b)
+{
+	release.links[0] = a;
+	release.links[1] = b;
+	release.started = !pthread_create(&release.thread, NULL, destroy_links, NULL);
+	if (!release.started)
+		destroy_links(NULL);
+}
+
+void calibrate_release_wait(void)
+{
+	if (release.started)
+		pthread_join(release.thread, NULL);
+	release.started = false;
+}
+
+static struct bpf_link *attach_empty(struct rbmemtrace_bpf *skel, const char *exe,
+				     const char *name, void *(*fn)(void *))
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = true);
 	uint64_t vaddr, offset;
-	struct bpf_link *link;
-	double bare, probed;
-	int err;
 
-	if (elf_symbol_value(exe, name, &vaddr, NULL) || elf_vaddr_to_offset(exe, vaddr, &offset))
-		return -ENOENT;
+	if (elf_symbol_value(exe, name, &vaddr, NULL) || elf_vaddr_to_offset(exe, vaddr, &offset)) {
+		errno = ENOENT;
+		return NULL;
+	}
 	offset += uprobe_entry_classify((const unsigned char *)fn, ENDBR64_LEN + 2).skip;
-	link = bpf_program__attach_uprobe_opts(skel->progs.on_alloc_return_empty, getpid(), exe,
+	return bpf_program__attach_uprobe_opts(skel->progs.on_alloc_return_empty, getpid(), exe,
 					       offset, &opts);
-	if (!link)
-		return -errno;
-	time_calls(fn); /* warm: the first hits fault in the probe's pages */
-	probed = median3(time_calls(fn), time_calls(fn), time_calls(fn));
-	err = bpf_link__destroy(link);
-	bare = median3(time_calls(fn), time_calls(fn), time_calls(fn));
-	if (err)
-		return err;
-	*seconds = (probed - bare) / CALIBRATION_CALLS;
-	return *seconds > 0 ? 0 : -ERANGE;
+}
+
+static double median_time(void *(*fn)(void *))
+{
+	return median3(time_calls(fn), time_calls(fn), time_calls(fn));
 }
 
 int calibrate_uretprobe_costs(struct rbmemtrace_bpf *skel, double *emulated, double *stepped)
 {
+	double bare_emulated, bare_stepped, probed_emulated, probed_stepped;
+	struct bpf_link *link_emulated, *link_stepped;
 	char exe[64];
+	int err;
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", getpid());
-	return calibrate_one(skel, exe, "rbm_calibrate_emulated", rbm_calibrate_emulated,
-			     emulated) ?:
-	       calibrate_one(skel, exe, "rbm_calibrate_stepped", rbm_calibrate_stepped, stepped);
+	bare_emulated = median_time(rbm_calibrate_emulated);
+	bare_stepped = median_time(rbm_calibrate_stepped);
+	link_emulated = attach_empty(skel, exe, "rbm_calibrate_emulated", rbm_calibrate_emulated);
+	if (!link_emulated)
+		return -errno;
+	link_stepped = attach_empty(skel, exe, "rbm_calibrate_stepped", rbm_calibrate_stepped);
+	if (!link_stepped) {
+		err = -errno;
+		bpf_link__destroy(link_emulated);
+		return err;
+	}
+	/* warm: the first hits fault in the probes' pages */
+	time_calls(rbm_calibrate_emulated);
+	time_calls(rbm_calibrate_stepped);
+	probed_emulated = median_time(rbm_calibrate_emulated);
+	probed_stepped = median_time(rbm_calibrate_stepped);
+	release_links(link_emulated, link_stepped);
+	*emulated = (probed_emulated - bare_emulated) / CALIBRATION_CALLS;
+	*stepped = (probed_stepped - bare_stepped) / CALIBRATION_CALLS;
+	return *emulated > 0 && *stepped > 0 ? 0 : -ERANGE;
 }

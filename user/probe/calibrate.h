@@ -11,5 +11,7 @@ struct rbmemtrace_bpf;
  * emulates the first instruction and where it single-steps it.  0 or -errno.
  */
 int calibrate_uretprobe_costs(struct rbmemtrace_bpf *skel, double *emulated, double *stepped);
+/* Waits for the calibration's probes to be detached (they go in the background). */
+void calibrate_release_wait(void);
 
 #endif

@@ -280,6 +280,7 @@ uint32_t windows_weight_of(const struct windows *w, uint64_t tag)
 
 void windows_free(struct windows *w)
 {
+	calibrate_release_wait();
 	free(w->opened_at);
 	free(w->opened_weight);
 	w->opened_at = NULL;
