@@ -1,4 +1,4 @@
-# --watch: after the leak verdict, its containers watched with hardware watchpoints (a
+# The lines that add to the leak verdict's containers, watched with hardware watchpoints (a
 # breakpoint on the word that counts their entries, in every thread): the lines that add
 # entries, counted exactly for the time watched, the watch following the word when the
 # container changes form.  Truth from the program: its containers' sizes around what it added
@@ -8,10 +8,13 @@ WATCHED = { "small" => "SMALL", "slim" => "SLIM", "shared" => "SHARED" }.freeze
 
 # rbmemtrace -p on scenarios/watch_inserts.rb with --watch, the program told when the watch is
 # armed; the report, the program's truth and rbmemtrace's stderr.
-# rbmemtrace -p PID -d 1 --watch SECONDS -v, its report to path: [pid, stderr].
-def spawn_watch(pid, path, seconds)
+# rbmemtrace -p PID -v, its report to path: [pid, stderr].  Within the trace (the default):
+# -d twice seconds, the containers named by a walk at half of it and watched for the rest;
+# after it (after: true): -d 1 --watch SECONDS.
+def spawn_watch(pid, path, seconds, after: false)
   err_r, err_w = IO.pipe
-  rbm = Process.spawn(RBM, "-p", pid.to_s, "-d", "1", "--watch", seconds.to_s, "-v",
+  how = after ? ["-d", "1", "--watch", seconds.to_s] : ["-d", (2 * seconds).to_s]
+  rbm = Process.spawn(RBM, "-p", pid.to_s, *how, "-v",
                       "--format", "json", "-o", path, err: err_w, out: File::NULL)
   err_w.close
   [rbm, err_r]
@@ -43,13 +46,13 @@ def with_watch_target(env = {})
 end
 
 # One watched trace of the program, told when the watch is armed: [report, truth, armed match].
-def watch_trace(seconds: 2, fast: false, compact: false)
+def watch_trace(seconds: 2, fast: false, compact: false, after: false)
   env = {}
   env["RBM_FAST"] = "1" if fast
   env["RBM_COMPACT"] = "1" if compact
   with_watch_target(env) do |sin, sout, pid, dir, spawned|
     path = File.join(dir, "report")
-    rbm, err_r = spawn_watch(pid, path, seconds)
+    rbm, err_r = spawn_watch(pid, path, seconds, after: after)
     spawned << rbm
     expect_line(err_r, /(tracing|sampling) PID #{pid}/, "rbmemtrace start")
     sin.puts "go"
@@ -57,7 +60,7 @@ def watch_trace(seconds: 2, fast: false, compact: false)
     sin.puts "watched"
     expect_line(sout, /^fast done/, "watch_inserts.rb") if fast
     truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1]) if compact
-    report = finish_watch(rbm, err_r, path, seconds)
+    report = finish_watch(rbm, err_r, path, after ? seconds : 2 * seconds)
     sin.puts "again" if fast
     truth ||= JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1])
     [report, truth, armed]
@@ -112,11 +115,11 @@ end
 # ends once the traps cost more than --max-overhead (2%), its counts exact for the time watched;
 # once rbmemtrace has exited the program adds at its own speed (no breakpoint left behind).
 test "watch: a container filled faster than the budget allows is watched a shorter time, and says so" do
-  report, truth, = watch_trace(seconds: 3, fast: true)
+  report, truth, = watch_trace(seconds: 1.5, fast: true)
   ins = watched_point(report, "small")["insertions"]
   check_eq(ins["source"], "watchpoint", "small: source")
   check((ins["ended"] || "").start_with?("stopped after"), "small: the watch did not end by its budget: #{ins['ended'].inspect}")
-  check(ins["seconds"] < 1.5, "small: watched #{ins['seconds']} s of 3")
+  check(ins["seconds"] < 1.2, "small: watched #{ins["seconds"]} s of 1.5")
   check(ins["count"].positive?, "small: nothing counted")
   check_eq(ins["count"], ins["size_after"] - ins["size_before"], "small: insertions against its growth while watched")
   # Watched, an add took ~12 us here; unwatched 0.7-1.5.
@@ -132,7 +135,7 @@ end
 # every test Ruby (passed on 3.3.8 and 3.4.11 when written; CI's time).
 if TARGET_LABEL == "host"
   test "watch: GC.compact under the watch: the counts stay exact, a moved container's watch ends, said" do
-    report, truth, = watch_trace(seconds: 1.5, compact: true)
+    report, truth, = watch_trace(seconds: 1.5, compact: true, after: true)
     ins = watched_point(report, "small")["insertions"]
     check_eq(ins["source"], "watchpoint", "small: source")
     $stderr.puts "watch compact: moved #{truth['moved']}, #{ins.slice('count', 'ended')}" if ENV["RBM_DEBUG"]

@@ -70,6 +70,7 @@ static struct trace_args {
 	struct report_opts report;
 	struct common_opts common;
 	bool no_why;	    /* --no-why: the suspects without their retainer paths */
+	bool no_watch;	    /* --no-watch: no watch within the trace */
 	unsigned long keep; /* --every's newest files kept per process */
 } args = {
 	.trace = {.start_timeout = 30},
@@ -111,6 +112,7 @@ enum {
 	OPT_NO_WHY,
 	OPT_START_TIMEOUT,
 	OPT_WATCH,
+	OPT_NO_WATCH,
 };
 
 static const struct argp_option opts[] = {
@@ -127,8 +129,12 @@ static const struct argp_option opts[] = {
 	 "no top retainer paths for the leak suspects (rbmemtrace why); implied by --format folded",
 	 0},
 	{"watch", OPT_WATCH, "SECONDS", 0,
-	 "After the leak verdict, watch its containers for SECONDS with hardware watchpoints: the "
-	 "lines that add their entries, exact for that time (-p with one process)",
+	 "Watch the leak verdict's containers after the trace, for SECONDS, instead of within it "
+	 "(-p with one process watches them by default from half the duration, 10 s at most, to "
+	 "the end: the lines that add their entries, exact for that time)",
+	 0},
+	{"no-watch", OPT_NO_WATCH, NULL, 0,
+	 "Do not watch the leak verdict's containers (no walk at half the duration to name them)",
 	 0},
 	{"empty-probes", OPT_EMPTY_PROBES, "uprobe|uretprobe", 0,
 	 "Benchmark baseline: attach empty programs at the allocation functions, trace nothing", 0},
@@ -206,6 +212,28 @@ static double watch_seconds(const char *arg)
 	return v;
 }
 
+/* Once every option is read: the options filled, checked, and what follows from them. */
+static void finish_options(struct trace_options *t)
+{
+	fill_trace_options(t);
+	check_combinations(t);
+	/* Folded stacks have no place for a verdict or a path: no heap walk for them. */
+	if (args.out.format == FORMAT_FOLDED) {
+		args.no_why = true;
+		t->no_verdict = true;
+	}
+	/* One -p's verdict: its growing containers watched as the trace goes on. */
+	t->watch_in_run = t->pid && !t->command && args.target.npids <= 1 && !args.target.all &&
+			  !args.target.match && !args.time.every && !t->no_verdict &&
+			  !t->watch_seconds && !args.no_watch && !t->empty_probes;
+	if (!t->depth && (args.report.text.tree || args.out.format == FORMAT_FOLDED))
+		rbm_warn("--depth 0 records no call paths: %s will be empty",
+			 args.report.text.tree ? "the tree" : "the folded output");
+	limit_opts_finish(&args.limits,
+			  args.target.npids > 1 || args.target.all || args.target.match, t->full);
+	t->max_objects = args.limits.max_objects;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	struct trace_options *t = &args.trace;
@@ -230,6 +258,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_WATCH:
 		t->watch_seconds = watch_seconds(arg);
 		break;
+	case OPT_NO_WATCH:
+		args.no_watch = true;
+		break;
 	case OPT_START_TIMEOUT:
 		if (cli_real(arg, &t->start_timeout) || !(t->start_timeout > 0) ||
 		    t->start_timeout > 86400)
@@ -247,20 +278,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		t->command = state->argv + state->next;
 		break;
 	case ARGP_KEY_END:
-		fill_trace_options(t);
-		check_combinations(t);
-		/* Folded stacks have no place for a verdict or a path: no heap walk for them. */
-		if (args.out.format == FORMAT_FOLDED) {
-			args.no_why = true;
-			t->no_verdict = true;
-		}
-		if (!t->depth && (args.report.text.tree || args.out.format == FORMAT_FOLDED))
-			rbm_warn("--depth 0 records no call paths: %s will be empty",
-				 args.report.text.tree ? "the tree" : "the folded output");
-		limit_opts_finish(&args.limits,
-				  args.target.npids > 1 || args.target.all || args.target.match,
-				  t->full);
-		t->max_objects = args.limits.max_objects;
+		finish_options(t);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -44,6 +44,8 @@ void trace_one_watch(struct session *s, struct report *r, volatile sig_atomic_t 
 {
 	if (s->opt.watch_seconds > 0 && r->verdict && !s->launched)
 		session_watch_verdict(s, r->verdict, s->opt.watch_seconds, stop);
+	else
+		session_watch_fill(s, r->verdict);
 }
 
 int trace_one_empty_probes(struct session *s, volatile sig_atomic_t *stop, char *err,

@@ -28,8 +28,9 @@ int trace_one_run(struct session *s, volatile sig_atomic_t *stop, char *err, siz
 int trace_one_report(struct session *s, bool retainers, struct report *r, char *err,
 		     size_t errlen);
 /*
- * --watch: after the report's verdict, its containers watched for the
- * seconds asked, the lines that add to them put in r's verdict.
+ * The lines that add to the verdict's containers into r's verdict: watched
+ * within the trace (the default), or, with --watch, after it for the
+ * seconds asked.
  */
 void trace_one_watch(struct session *s, struct report *r, volatile sig_atomic_t *stop);
 /*

@@ -28,6 +28,7 @@
 #include "tracer_cpu.h"
 #include "u64map.h"
 #include "verdict_run.h"
+#include "watch.h"
 #include "windows.h"
 
 #define MAX_CLASS_FILTERS 64
@@ -50,6 +51,8 @@ struct trace_options {
 	double start_timeout; /* launch mode: seconds the command has to exec Ruby */
 	bool no_verdict;      /* -p: no heap walk at the start for the leak verdict */
 	double watch_seconds; /* --watch: the verdict's containers watched this long after it */
+	/* Watch the growing containers within the trace (one -p, a verdict, no --watch) */
+	bool watch_in_run;
 };
 
 /*
@@ -64,6 +67,9 @@ struct trace_options {
  *   session_snapshot.c the censuses: the heap's at the start and the end,
  *                      the final pass over the tracked objects (struct
  *                      session_snapshot)
+ *   session_verdict.c  the leak verdict from the censuses and the walks
+ *   session_watch.c    its containers watched, within the trace or after
+ *                      it (struct session_watching)
  *   session_poll.c     the start and the poll loop (struct session_loop,
  *                      struct session_budget): reads attach's results,
  *                      takes the final census when the target ends
@@ -141,6 +147,19 @@ struct session_snapshot {
 	bool traced_indexed;
 };
 
+/*
+ * The watch within the trace (session_watch.c): at its time a walk names
+ * the containers that grew since the start, watched until the trace ends.
+ */
+struct session_watching {
+	double at; /* when the naming walk runs; 0: no watch within the trace */
+	bool started;
+	struct watch_run *run; /* while watching */
+	struct watch_result r[RBM_MAX_WATCHES];
+	size_t n;
+	double walk_seconds; /* the naming walk's */
+};
+
 struct session {
 	/* What the front ends (cli/) read and set by name: the target, the clock, the end. */
 	struct trace_options opt; /* a copy: the session may turn stacks off */
@@ -162,6 +181,7 @@ struct session {
 	struct session_loop loop;
 	struct session_budget budget;
 	struct session_snapshot snap;
+	struct session_watching watching;
 };
 
 /*
@@ -312,6 +332,18 @@ struct verdict *session_verdict_walk(struct session *s, const struct verdict_bas
  */
 void session_watch_verdict(struct session *s, struct verdict *v, double seconds,
 			   volatile sig_atomic_t *stop);
+/* The watch within the trace: planned at its start (opt.watch_in_run), when it begins. */
+void session_watch_plan(struct session *s);
+/*
+ * One turn of the poll loop at t: the naming walk when its time comes, then
+ * the watch's ticks and its traps charged to the budget.  Returns the most
+ * the loop may wait before the next turn.
+ */
+double session_watch_poll(struct session *s, double t);
+/* The watch within the trace ended (its last counts read, every event closed). */
+void session_watch_end(struct session *s);
+/* Its results into the end verdict v's points of the same containers; then freed. */
+void session_watch_fill(struct session *s, struct verdict *v);
 /* The same from another start (a period's: the last period's walk and census) to end. */
 struct verdict *session_verdict_open_at(struct session *s, struct verdict_end *e,
 					const struct verdict_base *base,

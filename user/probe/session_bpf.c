@@ -55,10 +55,13 @@ int session_shared_bpf(unsigned long depth, bool watch, struct shared_bpf **shp,
 
 int session_load_bpf(struct session *s, char *msg, size_t msglen)
 {
+	/* the watchpoint's program only for a trace that will watch: ~0.2 s to verify */
+	bool watch = s->opt.watch_seconds > 0 ||
+		     (s->opt.watch_in_run && watch_fits_trace(s->opt.duration));
 	struct shared_bpf *sh;
 	int err;
 
-	if ((err = session_shared_bpf(s->opt.depth, s->opt.watch_seconds > 0, &sh, msg, msglen)))
+	if ((err = session_shared_bpf(s->opt.depth, watch, &sh, msg, msglen)))
 		return err;
 	s->at.skel = sh->skel;
 	s->at.use_multi = sh->use_multi;

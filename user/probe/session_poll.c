@@ -315,7 +315,7 @@ static bool poll_passes(struct session *s, double t, double *next)
 	return true;
 }
 
-double session_poll(struct session *s, double t)
+static double poll_turn(struct session *s, double t)
 {
 	double next = 0.02;
 
@@ -337,6 +337,13 @@ double session_poll(struct session *s, double t)
 		ruby_target_gc_counts(&s->target, &s->snap.counts_last);
 	}
 	return s->sampling ? wait_until(windows_next(&s->windows), next) : 0.05;
+}
+
+double session_poll(struct session *s, double t)
+{
+	double watch = session_watch_poll(s, t), wait = poll_turn(s, t);
+
+	return wait < 0 || wait < watch ? wait : watch;
 }
 
 int session_run(struct session *s, volatile sig_atomic_t *stop)
@@ -425,5 +432,6 @@ int session_start(struct session *s, char *err, size_t errlen)
 				      : "; ",
 			until);
 	s->start = now_seconds();
+	session_watch_plan(s);
 	return 0;
 }

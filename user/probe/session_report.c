@@ -29,6 +29,7 @@
 
 void session_finish(struct session *s)
 {
+	session_watch_end(s);
 	session_final_census(s);
 	/* The allocation probes are off; the rest can come off after we exit. */
 	shared_bpf_release_after_exit();
@@ -242,6 +243,9 @@ void session_detach_start(struct session *s)
 
 void session_close(struct session *s)
 {
+	session_watch_end(s);
+	watch_results_free(s->watching.r, s->watching.n);
+	s->watching.n = 0;
 	session_heap_free(s);
 	windows_free(&s->windows);
 	/* Last: a launched command that never ran Ruby is killed, the probes taken off. */

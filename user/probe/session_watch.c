@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* session.h: the verdict's containers watched after it, the lines that add to them named. */
+/*
+ * session.h: the verdict's containers watched within the trace or after it,
+ * the lines that add to them named.
+ */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "clock.h"
 #include "diag.h"
 #include "new_stacks.h"
 #include "refs.h"
@@ -80,18 +85,11 @@ static void fill(struct session *s, struct verdict *v, struct verdict_insertions
 	qsort(ins->sites, ins->nsites, sizeof(ins->sites[0]), by_site_count);
 }
 
-void session_watch_verdict(struct session *s, struct verdict *v, double seconds,
-			   volatile sig_atomic_t *stop)
+/* The verdict's first growing Hashes and Arrays into r (RBM_MAX_WATCHES at most), at[] their points. */
+static size_t pick_containers(struct verdict *v, struct watch_result *r, struct verdict_point **at)
 {
-	struct watch_result r[RBM_MAX_WATCHES] = {0};
-	struct verdict_point *at[RBM_MAX_WATCHES];
-	struct watch_target t = {s->target.pid, s->at.slot.index, s->at.skel, s->at.heap_layout,
-				 s->opt.full ? 0 : s->opt.max_overhead};
-	char err[256];
 	size_t i, n = 0;
 
-	if (!v || v->none || seconds <= 0 || s->target_exited || !t.l || t.slot < 0)
-		return;
 	for (i = 0; i < v->n && n < RBM_MAX_WATCHES; i++) {
 		struct verdict_point *p = &v->points[i];
 
@@ -99,19 +97,161 @@ void session_watch_verdict(struct session *s, struct verdict *v, double seconds,
 			continue;
 		r[n] = (struct watch_result){.addr = p->addr, .type = p->type,
 					     .slot_size = p->slot_size};
-		at[n++] = p;
+		if (at)
+			at[n] = p;
+		n++;
 	}
-	if (!n)
-		return;
-	if (watch_containers(&t, r, n, seconds, stop, err, sizeof(err)))
-		rbm_warn("the verdict's containers were not watched: %s", err);
+	return n;
+}
+
+static struct watch_target target_of(struct session *s)
+{
+	return (struct watch_target){s->target.pid, s->at.slot.index, s->at.skel,
+				     s->at.heap_layout, s->opt.full ? 0 : s->opt.max_overhead};
+}
+
+/* Each result into its point (at[i]); names taken under the names lock. */
+static void fill_points(struct session *s, struct verdict *v, struct watch_result *r,
+			struct verdict_point **at, size_t n)
+{
+	size_t i;
+
 	new_stacks_flush();
 	pthread_mutex_lock(&s->names.lock);
 	for (i = 0; i < n; i++)
-		if (r[i].watched)
+		if (!at[i])
+			continue;
+		else if (r[i].watched)
 			fill(s, v, &at[i]->ins, &r[i]);
 		else
 			at[i]->ins.ended = verdict_intern(v, r[i].ended);
 	pthread_mutex_unlock(&s->names.lock);
+}
+
+void session_watch_verdict(struct session *s, struct verdict *v, double seconds,
+			   volatile sig_atomic_t *stop)
+{
+	struct watch_result r[RBM_MAX_WATCHES] = {0};
+	struct verdict_point *at[RBM_MAX_WATCHES];
+	struct watch_target t = target_of(s);
+	char err[256];
+	size_t n;
+
+	if (!v || v->none || seconds <= 0 || s->target_exited || !t.l || t.slot < 0)
+		return;
+	if (!(n = pick_containers(v, r, at)))
+		return;
+	if (watch_containers(&t, r, n, seconds, stop, err, sizeof(err)))
+		rbm_warn("the verdict's containers were not watched: %s", err);
+	fill_points(s, v, r, at, n);
 	watch_results_free(r, n);
+}
+
+void session_watch_plan(struct session *s)
+{
+	double d = s->opt.duration;
+
+	memset(&s->watching, 0, sizeof(s->watching));
+	if (!s->opt.watch_in_run || s->launched || s->opt.no_verdict || !s->at.heap_layout ||
+	    !watch_fits_trace(d))
+		return;
+	s->watching.at = s->start + watch_naming_after(d);
+}
+
+/* The verdict so far (a census now, a walk), its growing containers armed. */
+static void start_in_run(struct session *s, double t)
+{
+	struct session_watching *w = &s->watching;
+	struct watch_target wt = target_of(s);
+	struct census now = {0};
+	struct verdict *v;
+	char err[256];
+
+	if (s->target_exited || !s->snap.verdict || !s->snap.verdict->taken ||
+	    !s->snap.have_census_start || wt.slot < 0 || session_heap_unreadable(s, err, sizeof(err)))
+		return;
+	/* a window open through the walk would stay open, its time charged as the target's */
+	if (s->sampling)
+		windows_cut(&s->windows, t);
+	if (census_take(&now, s->target.pid, s->at.heap_layout, s->target.objspace, true, err,
+			sizeof(err))) {
+		census_free(&now);
+		rbm_info("watch: no census to name the containers by: %s", err);
+		return;
+	}
+	v = session_verdict_walk(s, s->snap.verdict, &s->snap.census_start, &now);
+	census_free(&now);
+	w->walk_seconds = now_seconds() - t;
+	if (v && v->none)
+		rbm_info("watch: no verdict to name the containers by: %s", v->none);
+	else if (v && !(w->n = pick_containers(v, w->r, NULL)))
+		rbm_info("watch: no growing Hash or Array among the verdict's %zu points", v->n);
+	verdict_free(v);
+	rbm_info("watch: containers named by a walk in %.2f s", w->walk_seconds);
+	if (w->n && watch_run_start(&w->run, &wt, w->r, w->n, 0, err, sizeof(err)))
+		rbm_info("watch: %s", err);
+}
+
+/* The traps since the last look, charged to the budget the windows spend. */
+static void charge(struct session *s)
+{
+	uint64_t hits = watch_run_new_hits(s->watching.run);
+
+	if (s->sampling && hits)
+		windows_charge(&s->windows, (double) hits * WATCH_TRAP_COST_S);
+}
+
+void session_watch_end(struct session *s)
+{
+	if (!s->watching.run)
+		return;
+	charge(s);
+	watch_run_finish(s->watching.run);
+	s->watching.run = NULL;
+}
+
+double session_watch_poll(struct session *s, double t)
+{
+	struct session_watching *w = &s->watching;
+
+	if (!w->at)
+		return 1;
+	if (!w->started) {
+		if (t < w->at)
+			return w->at - t;
+		w->started = true;
+		start_in_run(s, t);
+		return 0;
+	}
+	if (!w->run)
+		return 1;
+	if (!watch_run_step(w->run, t)) {
+		session_watch_end(s);
+		return 1;
+	}
+	charge(s);
+	return watch_run_next(w->run) > t ? watch_run_next(w->run) - t : 0;
+}
+
+void session_watch_fill(struct session *s, struct verdict *v)
+{
+	struct session_watching *w = &s->watching;
+	struct verdict_point *at[RBM_MAX_WATCHES] = {0};
+	size_t i, k;
+
+	session_watch_end(s);
+	if (!w->n)
+		return;
+	for (i = 0; v && !v->none && i < w->n; i++) {
+		for (k = 0; k < v->n && !at[i]; k++)
+			if (v->points[k].addr == w->r[i].addr && v->points[k].type == w->r[i].type)
+				at[i] = &v->points[k];
+		if (!at[i])
+			rbm_info("watch: the container at 0x%" PRIx64 " is not among the verdict's points",
+				 w->r[i].addr);
+	}
+	if (v && !v->none)
+		fill_points(s, v, w->r, at, w->n);
+	watch_results_free(w->r, w->n);
+	w->n = 0;
 }

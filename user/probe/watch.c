@@ -321,58 +321,130 @@ static bool over_budget(const struct watch_target *t, struct watching *ws, size_
 	return hits * WATCH_TRAP_COST_S > elapsed * t->budget_percent / 100;
 }
 
-/* Over ~60 lines: the watches' start, their ticks until the time is up, their end. */
+struct watch_run {
+	struct watch_target t;
+	struct watching ws[RBM_MAX_WATCHES];
+	struct watch_result *r;
+	size_t n;
+	double t0, end, next_tick;
+	uint64_t hits_charged;
+	bool gone, over;
+};
+
+int watch_run_start(struct watch_run **out, const struct watch_target *t, struct watch_result *r,
+		    size_t n, double seconds, char *err, size_t errlen)
+{
+	struct watch_run *w = calloc(1, sizeof(*w));
+	size_t i, active = 0;
+
+	*out = NULL;
+	if (!w)
+		return -ENOMEM;
+	w->t = *t;
+	w->r = r;
+	w->n = n > RBM_MAX_WATCHES ? RBM_MAX_WATCHES : n;
+	w->t0 = now_seconds();
+	w->end = seconds > 0 ? w->t0 + seconds : 0;
+	w->next_tick = w->t0 + WATCH_TICK_MS / 1e3;
+	for (i = 0; i < w->n; i++) {
+		w->ws[i] = (struct watching){.r = &r[i], .i = (uint32_t) i,
+					     .index = (uint32_t) t->slot * RBM_MAX_WATCHES + (uint32_t) i};
+		if (start_one(t, &w->ws[i]) == 0)
+			active++;
+	}
+	if (seconds > 0)
+		rbm_info("watch: %zu of %zu containers armed, for %.1f s", active, w->n, seconds);
+	else
+		rbm_info("watch: %zu of %zu containers armed, until the trace ends", active, w->n);
+	if (!active) {
+		snprintf(err, errlen, "no container could be watched: %s",
+			 w->n ? r[0].ended : "none asked");
+		w->gone = true; /* nothing to step: finished as it is */
+		watch_run_finish(w);
+		return -EBUSY;
+	}
+	*out = w;
+	return 0;
+}
+
+double watch_run_next(const struct watch_run *w)
+{
+	return w->next_tick;
+}
+
+bool watch_run_step(struct watch_run *w, double now)
+{
+	size_t i;
+
+	if (w->gone || w->over || (w->end && now >= w->end))
+		return false;
+	if (now < w->next_tick)
+		return true;
+	w->next_tick = now + WATCH_TICK_MS / 1e3;
+	for (i = 0; i < w->n && !w->gone; i++)
+		if (w->ws[i].active && tick(&w->t, &w->ws[i]) == -ESRCH)
+			w->gone = true;
+	w->over = over_budget(&w->t, w->ws, w->n, now - w->t0);
+	return !w->gone && !w->over;
+}
+
+uint64_t watch_run_new_hits(struct watch_run *w)
+{
+	struct watch_state st;
+	uint64_t hits = 0, add;
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (bpf_map_lookup_elem(state_fd(&w->t), &w->ws[i].index, &st) == 0)
+			hits += st.hits;
+	add = hits > w->hits_charged ? hits - w->hits_charged : 0;
+	w->hits_charged = hits;
+	return add;
+}
+
+void watch_run_finish(struct watch_run *w)
+{
+	size_t i;
+
+	if (!w)
+		return;
+	for (i = 0; i < w->n; i++) {
+		struct watch_result *r = w->ws[i].r;
+
+		if (w->ws[i].active && !w->gone)
+			tick(&w->t, &w->ws[i]); /* its last count */
+		r->seconds = now_seconds() - w->t0;
+		if (w->over && w->ws[i].active)
+			snprintf(r->ended, sizeof(r->ended),
+				 "stopped after %.1f s: its writes cost more than %.1f%% of the target's "
+				 "time (%.0f us each)",
+				 r->seconds, w->t.budget_percent, WATCH_TRAP_COST_S * 1e6);
+		end_watch(&w->ws[i], w->gone && w->ws[i].active ? "the target is gone" : NULL);
+	}
+	collect(&w->t, w->ws, w->n);
+	for (i = 0; i < w->n; i++) {
+		free(w->ws[i].tids);
+		free(w->ws[i].links);
+	}
+	free(w);
+}
+
 int watch_containers(const struct watch_target *t, struct watch_result *r, size_t n,
 		     double seconds, volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
-	struct watching ws[RBM_MAX_WATCHES] = {0};
 	struct timespec tick_len = {0, WATCH_TICK_MS * 1000000L};
-	double t0 = now_seconds(), end = t0 + seconds;
-	size_t i, active = 0;
-	bool gone = false, over = false;
+	struct watch_run *w;
+	int ret = watch_run_start(&w, t, r, n, seconds, err, errlen);
 
-	if (n > RBM_MAX_WATCHES)
-		n = RBM_MAX_WATCHES;
-	for (i = 0; i < n; i++) {
-		ws[i] = (struct watching){.r = &r[i], .i = (uint32_t) i,
-					  .index = (uint32_t) t->slot * RBM_MAX_WATCHES + (uint32_t) i};
-		if (start_one(t, &ws[i]) == 0)
-			active++;
-	}
-	rbm_info("watch: %zu of %zu containers armed, for %.1f s", active, n, seconds);
-	if (!active) {
-		snprintf(err, errlen, "no container could be watched: %s",
-			 n ? r[0].ended : "none asked");
-		for (i = 0; i < n; i++)
-			end_watch(&ws[i], NULL);
-		collect(t, ws, n);
-		goto out;
-	}
-	while (!gone && !over && !(stop && *stop) && now_seconds() < end) {
+	if (ret)
+		return ret;
+	while (!(stop && *stop)) {
 		nanosleep(&tick_len, NULL);
-		for (i = 0; i < n && !gone; i++)
-			if (ws[i].active && tick(t, &ws[i]) == -ESRCH)
-				gone = true;
-		over = over_budget(t, ws, n, now_seconds() - t0);
+		if (!watch_run_step(w, now_seconds()))
+			break;
 	}
-	for (i = 0; i < n; i++) {
-		if (ws[i].active)
-			tick(t, &ws[i]); /* its last count */
-		r[i].seconds = now_seconds() - t0;
-		if (over && ws[i].active)
-			snprintf(r[i].ended, sizeof(r[i].ended),
-				 "stopped after %.1f s: its writes cost more than %.1f%% of the target's "
-				 "time (%.0f us each)",
-				 r[i].seconds, t->budget_percent, WATCH_TRAP_COST_S * 1e6);
-		end_watch(&ws[i], gone ? "the target is gone" : NULL);
-	}
-	collect(t, ws, n);
-out:
-	for (i = 0; i < n; i++) {
-		free(ws[i].tids);
-		free(ws[i].links);
-	}
-	return active ? 0 : -EBUSY;
+	watch_run_finish(w);
+	return 0;
 }
 
 void watch_results_free(struct watch_result *r, size_t n)

@@ -37,6 +37,23 @@
 /* Threads watched per container: each costs an event and a debug register in the thread. */
 #define WATCH_MAX_THREADS 1024
 
+/*
+ * Within a trace: the walk that names the containers at half the duration,
+ * WATCH_NAMING_MAX_S at most (the rest watched); without a duration,
+ * WATCH_NAMING_MAX_S in.  A trace under WATCH_IN_RUN_MIN_S has no time to
+ * do both, and no watch.
+ */
+#define WATCH_NAMING_MAX_S 10.0
+#define WATCH_IN_RUN_MIN_S 1.0
+static inline bool watch_fits_trace(double duration)
+{
+	return !duration || duration >= WATCH_IN_RUN_MIN_S;
+}
+static inline double watch_naming_after(double duration)
+{
+	return duration && duration / 2 < WATCH_NAMING_MAX_S ? duration / 2 : WATCH_NAMING_MAX_S;
+}
+
 struct rbmemtrace_bpf;
 
 struct watch_path {
@@ -82,6 +99,24 @@ struct watch_target {
  */
 int watch_containers(const struct watch_target *t, struct watch_result *r, size_t n,
 		     double seconds, volatile sig_atomic_t *stop, char *err, size_t errlen);
+
+/*
+ * The same in steps, for a caller with a loop of its own (a trace watching
+ * as it goes).  watch_run_start arms r[0 .. n) for seconds (0: until
+ * finished): 0 and *w, or -errno with err (r then says why, nothing left
+ * open).  watch_run_step at now ticks when watch_run_next says, false once
+ * every watch is over (time, budget, the target gone).  watch_run_new_hits:
+ * the writes trapped since it was last asked (for a budget shared with
+ * others).  watch_run_finish reads the last counts into r, closes every
+ * event and frees w.
+ */
+struct watch_run;
+int watch_run_start(struct watch_run **w, const struct watch_target *t, struct watch_result *r,
+		    size_t n, double seconds, char *err, size_t errlen);
+double watch_run_next(const struct watch_run *w);
+bool watch_run_step(struct watch_run *w, double now);
+uint64_t watch_run_new_hits(struct watch_run *w);
+void watch_run_finish(struct watch_run *w);
 void watch_results_free(struct watch_result *r, size_t n);
 
 #endif
