@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "dwarf_types.h"
 #include "elfinfo.h"
@@ -264,4 +265,9 @@ char *test_report_json(const struct report *r)
 	report_write_json(f, r);
 	fclose(f);
 	return buf;
+}
+
+double test_seconds_between(const struct timespec *t0, const struct timespec *t1)
+{
+	return (double)(t1->tv_sec - t0->tv_sec) + (double)(t1->tv_nsec - t0->tv_nsec) / 1e9;
 }

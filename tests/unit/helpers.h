@@ -30,6 +30,15 @@
 /* The test Rubies `make rubies` builds (scripts/rubies.sh). */
 #define RUBIES "/var/cache/rbmemtrace/rubies"
 
+/*
+ * The bound a test puts on work its caps must stop: far above what it takes on a loaded machine
+ * (0.3-1.7 s seen), far below what it took uncapped (minutes).
+ */
+#define CAPPED_SECONDS 5.0
+struct timespec;
+/* Seconds from t0 to t1 (CLOCK_MONOTONIC readings). */
+double test_seconds_between(const struct timespec *t0, const struct timespec *t1);
+
 struct dwarf_types;
 /* dwarf_types_open of path (root as there); the test fails if path is missing or has no DWARF. */
 struct dwarf_types *test_dwarf_open(const char *path, const char *root);
