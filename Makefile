@@ -82,8 +82,12 @@ $(BUILD)/obj/%.o: user/%.c $(HEADERS) $(OUTPUT)/rbmemtrace.skel.h | $(OUTPUT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# The calibration's two functions (probe/calibrate.c) in .dynsym too: a stripped binary (the
+# Debian package's, the image's) still finds them to time a uretprobe on itself.
+CALIBRATE_SYMS := -Wl,--export-dynamic-symbol=rbm_calibrate_emulated \
+	-Wl,--export-dynamic-symbol=rbm_calibrate_stepped
 $(BIN): $(BUILD)/obj/cli/main.o $(USER_OBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $(CALIBRATE_SYMS) $^ $(LDLIBS) -o $@
 
 # Man pages: man/*.8.scd through scdoc, each OPTIONS section made from the binary's own --help
 # (scripts/man-page.sh), so that a page and argp never disagree.
