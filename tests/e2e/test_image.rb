@@ -17,6 +17,7 @@ IMAGE_TAR = File.join(ROOT, ".output", "image", "rbmemtrace-#{IMAGE_VERSION}.tar
 IMAGE = "localhost/rbmemtrace:#{IMAGE_VERSION}"
 PODMAN = File.join(ROOT, "scripts", "podman.sh")
 MANIFEST = File.join(ROOT, "deploy", "kubernetes", "rbmemtrace.yaml")
+JOB = File.join(ROOT, "deploy", "kubernetes", "oneshot-job.yaml")
 # What the DaemonSet adds, as podman run flags.
 CAPS = %w[BPF PERFMON SYS_ADMIN SYS_PTRACE].freeze
 
@@ -177,7 +178,7 @@ def pod_flags(pod, c, token_dir)
     m = c["volumeMounts"].find { |vm| vm["name"] == v["name"] } or next
     flags += v["secret"] ? ["-v", "#{token_dir}:#{m['mountPath']}:ro"] : ["--tmpfs", m["mountPath"]]
   end
-  c["env"].each { |e| flags += ["-e", "#{e['name']}=#{e['value'] || '127.0.0.1'}"] }
+  (c["env"] || []).each { |e| flags += ["-e", "#{e['name']}=#{e['value'] || '127.0.0.1'}"] }
   flags
 end
 
@@ -264,6 +265,44 @@ test "k8s: the DaemonSet's fields; its pod run with podman: ready on /healthz, s
       CensusDriver.stop(io, facts["pid"])
     end
     check(st&.success?, "serve in the container did not exit 0 on SIGTERM (#{st.inspect})")
+  end
+end
+
+test "k8s: the one-shot Job's container on two nodes, its log filtered as the docs say, merge sums" do
+  image_ready
+  marker = "rbm-oneshot-#{Process.pid}"
+  job = YAML.load(File.read(JOB).gsub("@NODE@", "node-a").gsub("@MATCH@", marker).gsub("@SECONDS@", "2"))
+  pod = job["spec"]["template"]["spec"]
+  c = pod["containers"].first
+  check_eq([job["kind"], pod["nodeName"], pod["hostPID"], pod["restartPolicy"]], ["Job", "node-a", true, "Never"],
+           "kind, nodeName, hostPID, restartPolicy")
+  check_eq(c["securityContext"]["capabilities"]["add"].sort, CAPS.sort, "capabilities added")
+  check_eq(c["args"], ["trace", "--match", marker, "-d", "2", "--format", "json"], "args")
+  # 5,000 Oneshot objects kept, and a little garbage for the trace to see.
+  app = Process.spawn("ruby", "-e", "class Oneshot; end; K = Array.new(5000) { Oneshot.new }; GC.start; " \
+                                    "loop { 'x' * 10; sleep 0.001 }", marker)
+  Dir.mktmpdir("rbm-oneshot-") do |dir|
+    50.times { break if File.read("/proc/#{app}/maps").include?("libruby"); sleep 0.1 }
+    # Two nodes: the Job's container run twice at once, each log kept as `kubectl logs` gives it
+    # (both streams in one).
+    %w[node-a node-b].map do |node|
+      Thread.new do
+        [node, *Open3.capture2e(PODMAN, "run", "--rm", "--name", container_name(node),
+                                *pod_flags(pod, c, nil), c["image"], *c["args"])]
+      end
+    end.map(&:value).each do |node, log, st|
+      check(st.success?, "the Job's container on #{node}: #{log.lines.last(3).join}")
+      File.write(File.join(dir, "#{node}.json"), log.lines.reject { |l| l.start_with?("rbmemtrace: ") }.join)
+    end
+    out, err, st = Open3.capture3(RBM, "merge", "--format", "json", *Dir[File.join(dir, "*.json")].sort)
+    check(st.success?, "merge: #{err}")
+    merged = rbm_json(out)
+    check_eq(merged["processes"].map { |pr| pr["pid"] }, [app, app], "the processes merged")
+    row = merged["summary"]["classes"].find { |k| k["name"] == "Oneshot" } or raise Failure, "no Oneshot row"
+    check_eq(row["live_end"], 10_000, "Oneshot live at the end, summed over the two nodes")
+  ensure
+    Process.kill("KILL", app)
+    Process.wait(app)
   end
 end
 
