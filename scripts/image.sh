@@ -13,6 +13,8 @@
 # Debian mirror for a cold base.  Prints the image tar's path last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "image: needs root (mmdebstrap --mode=root, podman's store)" >&2; exit 1; }
+./scripts/podman.sh --can-run
 version=$(make -s --no-print-directory version)
 cache=${RBM_IMAGE_CACHE:-/var/cache/rbmemtrace/image}
 suite=bookworm
@@ -55,7 +57,7 @@ if [ ! -f "$base" ]; then
 fi
 
 # 3. The image, by the base and the .deb.
-key=$( (cat "$base.sha256" 2>/dev/null || sha256sum "$base" | tee "$base.sha256";
+key=$( (cat "$base.sha256" 2>/dev/null || sha256sum <"$base" | cut -c1-64 | tee "$base.sha256";
 	sha256sum <"$deb"; sed -n '/[#] image-recipe/,/[#] end/p' "$0") | sha256sum | cut -c1-16)
 cached=$cache/rbmemtrace-$version-$key.tar
 if [ ! -f "$cached" ]; then

@@ -188,7 +188,7 @@ def http_get_auth(port, path, token)
   end
 end
 
-test "k8s: the DaemonSet's fields; its pod run with podman: ready on /healthz, serve --all scraped" do
+test "k8s: the DaemonSet's manifest, every field docs/deploy.md relies on" do
   ds = daemonset
   pod = ds["spec"]["template"]["spec"]
   c = pod["containers"].first
@@ -213,8 +213,32 @@ test "k8s: the DaemonSet's fields; its pod run with podman: ready on /healthz, s
   check_eq(File.dirname(token_path), mount["mountPath"], "--token-file is in the Secret's mount")
   check_eq(mount["readOnly"], true, "the Secret's mount is read-only")
   check_eq(c["image"], IMAGE, "the image make image builds")
+  env = c["env"].find { |e| e["name"] == "POD_IP" }
+  check_eq(env&.dig("valueFrom", "fieldRef", "fieldPath"), "status.podIP", "POD_IP from the pod's status")
 
+  # The scrapers find these pods, this port and this token (Parca's YAML; Alloy's by its text).
+  label = ds["spec"]["template"]["metadata"]["labels"].map { |k, v| "#{k}=#{v}" }.first
+  job = YAML.load(File.read(File.join(ROOT, "deploy", "kubernetes", "parca.yaml")))["scrape_configs"].first
+  sd = job["kubernetes_sd_configs"].first
+  check_eq([sd["role"], sd["namespaces"]["names"], sd["selectors"].first["label"]], ["pod", ["rbmemtrace"], label],
+           "Parca's discovery")
+  check_eq(job["relabel_configs"].first.values_at("source_labels", "regex", "action"),
+           [["__meta_kubernetes_pod_container_port_name"], port["name"], "keep"], "Parca keeps the pprof port")
+  check_eq(job["authorization"]["credentials_file"], token_path, "Parca's token file")
+  check_eq(job["profiling_config"]["pprof_config"]["memory"]["path"], "/debug/pprof/heap", "Parca's path")
+  alloy = File.read(File.join(ROOT, "deploy", "kubernetes", "alloy.alloy"))
+  ["label = \"#{label}\"", "names = [\"rbmemtrace\"]", "regex         = \"#{port['name']}\"",
+   "bearer_token_file = \"#{token_path}\"", "path    = \"/debug/pprof/heap\""].each do |line|
+    check(alloy.include?(line), "alloy.alloy lacks #{line}")
+  end
+end
+
+test "k8s: the DaemonSet's pod run with podman: ready on /healthz, serve --all scraped from the host" do
   image_ready
+  pod = daemonset["spec"]["template"]["spec"]
+  c = pod["containers"].first
+  probe = c["readinessProbe"]["httpGet"]
+  token_path = c["args"][c["args"].index("--token-file") + 1]
   io, facts = CensusDriver.start("hold", 20_000)
   name = container_name("pod")
   Dir.mktmpdir("rbm-secret-") do |secret|
@@ -268,16 +292,29 @@ test "k8s: the DaemonSet's fields; its pod run with podman: ready on /healthz, s
   end
 end
 
+# The one-shot Job with its placeholders filled as docs/deploy.md's loop fills them.
+def oneshot_job(node, match, seconds)
+  YAML.load(File.read(JOB).gsub("@NODE@", node).gsub("@MATCH@", match).gsub("@SECONDS@", seconds.to_s))
+end
+
+test "k8s: the one-shot Job's manifest: pinned to its node, the host's pids, the capabilities" do
+  job = oneshot_job("node-a", "puma", 60)
+  pod = job["spec"]["template"]["spec"]
+  c = pod["containers"].first
+  check_eq([job["kind"], job["metadata"]["name"], pod["nodeName"], pod["hostPID"], pod["restartPolicy"]],
+           ["Job", "rbmemtrace-oneshot-node-a", "node-a", true, "Never"], "kind, name, nodeName, hostPID, restartPolicy")
+  check_eq(job["spec"]["backoffLimit"], 0, "backoffLimit")
+  check_eq(c["securityContext"]["capabilities"]["add"].sort, CAPS.sort, "capabilities added")
+  check_eq(c["args"], %w[trace --match puma -d 60 --format json], "args")
+  check_eq(job["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"], "rbmemtrace-oneshot",
+           "the label docs/deploy.md's kubectl wait selects")
+end
+
 test "k8s: the one-shot Job's container on two nodes, its log filtered as the docs say, merge sums" do
   image_ready
   marker = "rbm-oneshot-#{Process.pid}"
-  job = YAML.load(File.read(JOB).gsub("@NODE@", "node-a").gsub("@MATCH@", marker).gsub("@SECONDS@", "2"))
-  pod = job["spec"]["template"]["spec"]
+  pod = oneshot_job("node-a", marker, 2)["spec"]["template"]["spec"]
   c = pod["containers"].first
-  check_eq([job["kind"], pod["nodeName"], pod["hostPID"], pod["restartPolicy"]], ["Job", "node-a", true, "Never"],
-           "kind, nodeName, hostPID, restartPolicy")
-  check_eq(c["securityContext"]["capabilities"]["add"].sort, CAPS.sort, "capabilities added")
-  check_eq(c["args"], ["trace", "--match", marker, "-d", "2", "--format", "json"], "args")
   # 5,000 Oneshot objects kept, and a little garbage for the trace to see.
   app = Process.spawn("ruby", "-e", "class Oneshot; end; K = Array.new(5000) { Oneshot.new }; GC.start; " \
                                     "loop { 'x' * 10; sleep 0.001 }", marker)
