@@ -114,6 +114,10 @@ test "image: census -p of a host Ruby exact; -p PID -d 3 --full exact; its size"
   image_ready
   size = File.size(IMAGE_TAR)
   check(size < 64 << 20, "the image is #{size >> 20} MB")
+  # docker load's format (docker-archive): manifest.json names the tag, the config and the layer.
+  manifest = JSON.parse(IO.popen(["tar", "-xOf", IMAGE_TAR, "manifest.json"], &:read))
+  check_eq(manifest.map { |m| m["RepoTags"] }, [[IMAGE]], "manifest.json's RepoTags")
+  check_eq(manifest.first["Layers"].size, 1, "layers")
   io, facts = CensusDriver.start("hold", 50_000)
   begin
     out, err, st = podman(*run_flags(container_name("census")), IMAGE, "census", "-p", facts["pid"].to_s,
