@@ -70,6 +70,7 @@ if [ ! -f "$cached" ]; then
 	dpkg-deb -x "$deb" "$work/root"
 	(cd "$work/root" && rm -rf usr/share/doc usr/share/man usr/share/bash-completion)
 	tar --sort=name --numeric-owner -cf "$work/root.tar" -C "$work/root" .
+	old_id=$(./scripts/podman.sh image inspect -f '{{.Id}}' "$tag" 2>/dev/null || true)
 	./scripts/podman.sh import -q \
 		--change 'ENTRYPOINT ["/usr/sbin/rbmemtrace"]' --change 'CMD ["--help"]' \
 		--change "LABEL org.opencontainers.image.title=rbmemtrace" \
@@ -77,6 +78,8 @@ if [ ! -f "$cached" ]; then
 		--change 'ENV DEBUGINFOD_CACHE_PATH=/tmp/debuginfod' \
 		"$work/root.tar" "$tag" >/dev/null
 	./scripts/podman.sh save -q --format docker-archive -o "$work/image.tar" "$tag"
+	# The image the tag named before, untagged now: removed unless a container or a tag holds it.
+	[ -z "$old_id" ] || ./scripts/podman.sh rmi "$old_id" >/dev/null 2>&1 || true
 	# end
 	mv "$work/image.tar" "$cached.tmp" && mv "$cached.tmp" "$cached"
 	# The older images of this version go; bases stay (a few MB each, rarely new).

@@ -15,6 +15,7 @@ require_relative "census_checks"
 IMAGE_VERSION = IO.popen(["make", "-s", "--no-print-directory", "-C", ROOT, "version"], &:read).strip
 IMAGE_TAR = File.join(ROOT, ".output", "image", "rbmemtrace-#{IMAGE_VERSION}.tar")
 IMAGE = "localhost/rbmemtrace:#{IMAGE_VERSION}"
+TEST_IMAGE = "localhost/rbmemtrace-test:#{Process.pid}"
 PODMAN = File.join(ROOT, "scripts", "podman.sh")
 MANIFEST = File.join(ROOT, "deploy", "kubernetes", "rbmemtrace.yaml")
 JOB = File.join(ROOT, "deploy", "kubernetes", "oneshot-job.yaml")
@@ -36,15 +37,22 @@ def image_ready
   _, err, st, = run_bounded([PODMAN, "--can-run"], 10)
   raise NotApplicable, err.strip unless st&.success?
   check(File.file?(IMAGE_TAR), "#{IMAGE_TAR} is missing: make image (make test-image runs it first)")
+  old_id, = podman("image", "inspect", "-f", "{{.Id}}", IMAGE)
   out, err, st = podman("load", "-q", "-i", IMAGE_TAR)
   check(st.success?, "podman load -i #{IMAGE_TAR}: #{err.strip}")
   check(out.include?(IMAGE), "podman load named #{out.strip.inspect}, not #{IMAGE}")
-  out, err, st = podman("run", "--rm", "--network=none", IMAGE, "--version", limit: 30)
+  # Our own tag at once: another session's make image may retag IMAGE while these tests run.
+  _, err, st = podman("tag", IMAGE, TEST_IMAGE)
+  check(st.success?, "podman tag: #{err.strip}")
+  at_exit { run_bounded([PODMAN, "rmi", TEST_IMAGE], 30) }
+  new_id, = podman("image", "inspect", "-f", "{{.Id}}", TEST_IMAGE)
+  run_bounded([PODMAN, "rmi", old_id.strip], 30) unless old_id.strip.empty? || old_id == new_id
+  out, err, st = podman("run", "--rm", "--network=none", TEST_IMAGE, "--version", limit: 30)
   if !st.success? && err =~ /OCI runtime|runc|crun|cgroup/i
     raise NotApplicable, "podman cannot start a container here: #{err.lines.last.to_s.strip}"
   end
   check_eq(out.strip, "rbmemtrace #{IMAGE_VERSION}", "the image's rbmemtrace --version (#{err.strip})")
-  $image_ready = IMAGE
+  $image_ready = TEST_IMAGE
 end
 
 # podman run with the DaemonSet's privileges (the host's pids, its capabilities only).
@@ -77,7 +85,7 @@ def image_trace_exact(what, io, pid)
   name = container_name("trace")
   err_r, err_w = IO.pipe
   out_r, out_w = IO.pipe
-  rbm = Process.spawn(PODMAN, *run_flags(name), IMAGE, "-p", pid.to_s, "--full", "-d", "3",
+  rbm = Process.spawn(PODMAN, *run_flags(name), TEST_IMAGE, "-p", pid.to_s, "--full", "-d", "3",
                       "--format", "json", out: out_w, err: err_w, in: File::NULL)
   [out_w, err_w].each(&:close)
   expect_line(err_r, /tracing PID #{pid}/, "#{what}: rbmemtrace start")
@@ -120,7 +128,7 @@ test "image: census -p of a host Ruby exact; -p PID -d 3 --full exact; its size"
   check_eq(manifest.first["Layers"].size, 1, "layers")
   io, facts = CensusDriver.start("hold", 50_000)
   begin
-    out, err, st = podman(*run_flags(container_name("census")), IMAGE, "census", "-p", facts["pid"].to_s,
+    out, err, st = podman(*run_flags(container_name("census")), TEST_IMAGE, "census", "-p", facts["pid"].to_s,
                           "--format", "json")
     check(st.success?, "census in the container: #{err}")
     check_census_exact(io, facts["pid"], out, "image census")
@@ -241,6 +249,7 @@ test "k8s: the DaemonSet's pod run with podman: ready on /healthz, serve --all s
   image_ready
   pod = daemonset["spec"]["template"]["spec"]
   c = pod["containers"].first
+  check_eq(c["image"], IMAGE, "the pod's image (run under this test's own tag of it)")
   probe = c["readinessProbe"]["httpGet"]
   token_path = c["args"][c["args"].index("--token-file") + 1]
   io, facts = CensusDriver.start("hold", 20_000)
@@ -250,7 +259,7 @@ test "k8s: the DaemonSet's pod run with podman: ready on /healthz, serve --all s
     File.write(File.join(secret, File.basename(token_path)), token)
     # $(POD_IP) as the kubelet expands it (POD_IP is 127.0.0.1 here); port 0: any free one.
     args = c["args"].map { |a| a.gsub("$(POD_IP)", "127.0.0.1").sub(/:6060\z/, ":0") }
-    help, = podman("run", "--rm", "--network=none", IMAGE, "serve", "--help", limit: 30)
+    help, = podman("run", "--rm", "--network=none", TEST_IMAGE, "serve", "--help", limit: 30)
     unless help.include?("--token-file")
       puts "note   k8s: this build's serve has no --token-file yet: the pod runs without it"
       i = args.index("--token-file")
@@ -258,7 +267,7 @@ test "k8s: the DaemonSet's pod run with podman: ready on /healthz, serve --all s
       token = nil
     end
     err_r, err_w = IO.pipe
-    rbm = Process.spawn(PODMAN, "run", "--rm", "--name", name, *pod_flags(pod, c, secret), c["image"], *args,
+    rbm = Process.spawn(PODMAN, "run", "--rm", "--name", name, *pod_flags(pod, c, secret), TEST_IMAGE, *args,
                         out: File::NULL, err: err_w, in: File::NULL)
     err_w.close
     begin
@@ -329,7 +338,7 @@ test "k8s: the one-shot Job's container on two nodes, its log filtered as the do
     %w[node-a node-b].map do |node|
       Thread.new do
         [node, *Open3.capture2e(PODMAN, "run", "--rm", "--name", container_name(node),
-                                *pod_flags(pod, c, nil), c["image"], *c["args"])]
+                                *pod_flags(pod, c, nil), TEST_IMAGE, *c["args"])]
       end
     end.map(&:value).each do |node, log, st|
       check(st.success?, "the Job's container on #{node}: #{log.lines.last(3).join}")
@@ -359,7 +368,7 @@ test "image: without --pid=host, without the capabilities: one line naming what 
      [%w[--pid=host --cap-add=SYS_PTRACE], ["-p", pid.to_s, "-d", "1"], /missing CAP_SYS_ADMIN \(/],
      [%w[--pid=host], %w[serve --all --listen 127.0.0.1:0], /missing CAP_SYS_ADMIN CAP_SYS_PTRACE \(/]]
       .each do |flags, args, pattern|
-      out, err, st = podman(*base, *flags, IMAGE, *args, limit: 30)
+      out, err, st = podman(*base, *flags, TEST_IMAGE, *args, limit: 30)
       what = "#{flags.join(' ')} #{args.join(' ')}"
       check_eq(st.exitstatus, 1, "#{what}: exit status (#{err.inspect})")
       check_eq(err.lines.size, 1, "#{what}: lines on stderr (#{err.inspect})")
