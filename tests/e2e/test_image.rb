@@ -133,6 +133,7 @@ test "image: census -p of a host Ruby exact; -p PID -d 3 --full exact; its size"
     check(st.success?, "census in the container: #{err}")
     check_census_exact(io, facts["pid"], out, "image census")
   ensure
+    remove_container(container_name("census")) unless st # podman killed: its container may be left
     CensusDriver.stop(io, facts["pid"])
   end
   Open3.popen2({ "RBM_MODE" => "pid" }, "ruby", File.join(SCENARIOS, "classes.rb")) do |sin, sout, thr|
