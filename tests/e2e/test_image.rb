@@ -2,12 +2,12 @@
 # scripts/podman.sh sets it up: census and trace of a Ruby on the host, exact against the
 # program's own counts; a Ruby in another container traced by its host pid; the DaemonSet of
 # deploy/kubernetes/ read field by field and its pod's container run with podman's equivalent
-# flags, ready on /healthz and scraped from the host with go tool pprof; what the image says
-# without --pid=host or the capabilities.  `make test-image` runs it (after make image); run.rb
+# flags, ready on /healthz and scraped from the host with go tool pprof; the one-shot Job's
+# container on two "nodes", its logs summed by merge; what the image says without --pid=host or
+# the capabilities.  `make test-image` runs it (after make image); run.rb
 # runs it only when RBM_E2E_FILES names it.  Where podman cannot start a container, each test
 # says so in one line and is not run.
 require "net/http"
-require "socket"
 require "yaml"
 require_relative "census_lib"
 require_relative "census_checks"
