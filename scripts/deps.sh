@@ -18,6 +18,8 @@ packages=(
 	ruby-sinatra puma wrk # tests/e2e/test_verdict.rb: a web app under load, its leak's verdict
 	scdoc man-db # make man builds the pages; tests/man checks them with man --warnings
 	debhelper dpkg-dev lintian # make deb, and tests/package/test_deb.sh
+	systemd # tests/package/test_deb.sh: systemd-analyze verify and security of rbmemtrace.service
+	podman runc mmdebstrap # make image (scripts/image.sh), tests/e2e/test_image.rb (scripts/podman.sh)
 )
 
 missing=()

@@ -106,6 +106,53 @@ grep -q "^rbmemtrace census: PID $ruby_pid, ruby " <<<"$census" ||
 	fail "census header missing:"$'\n'"$census"
 grep -qE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  String$' <<<"$census" ||
 	fail "census has no String row:"$'\n'"$census"
+
+# 5b. The service: installed, not enabled; systemd-analyze verify clean; its exposure recorded;
+# its ExecStart run as systemd would confine it (the unit's CapabilityBoundingSet, no new
+# privileges, / read-only, /home and /var/cache hidden; no systemd runs here) serves a profile of
+# the Ruby, scraped with curl.
+unit=/lib/systemd/system/rbmemtrace.service
+for f in "$unit" /etc/default/rbmemtrace; do
+	grep -qx "$f" <<<"$files" || fail "the package lacks $f"
+done
+[ -e /etc/systemd/system/multi-user.target.wants/rbmemtrace.service ] && fail "the service is enabled on install"
+verify=$(systemd-analyze verify "$unit" 2>&1) || fail "systemd-analyze verify $unit: $verify"
+[ -z "$verify" ] || fail "systemd-analyze verify $unit: $verify"
+exposure=$(systemd-analyze security --offline=true "$unit" 2>&1 | sed -n 's/.*Overall exposure level for rbmemtrace.service: \([0-9.]*\) \([A-Z]*\).*/\1 \2/p')
+case "$exposure" in
+[0-4].*" OK") ;;
+*) fail "systemd-analyze security: exposure \"$exposure\" (4.9 or less, OK, expected)" ;;
+esac
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr ' ' '\n' | sed 's/^CAP_/+/' | tr 'A-Z' 'a-z' | paste -sd,)
+exec_args=$(sed -n 's|^ExecStart=/usr/sbin/rbmemtrace \(.*\) \$RBMEMTRACE_SERVE_ARGS$|\1|p' "$unit")
+[ "$exec_args" = serve ] || fail "ExecStart is not rbmemtrace serve \$RBMEMTRACE_SERVE_ARGS"
+grep -q '^NoNewPrivileges=yes' "$unit" || fail "no NoNewPrivileges=yes"
+grep -q '^ProtectSystem=strict' "$unit" || fail "no ProtectSystem=strict"
+timeout 30 unshare -m sh -c 'mount -t tmpfs none /home && mount -t tmpfs none /var/cache &&
+	mount -o remount,bind,ro / && exec setpriv --no-new-privs --bounding-set=-all,'"$caps"' \
+	/usr/sbin/rbmemtrace serve -p '"$ruby_pid"' --listen 127.0.0.1:0 --every 1' 2>"$work/serve.err" &
+serve_pid=$!
+port=""
+for _ in $(seq 100); do
+	port=$(sed -n 's|.*serving http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/serve.err")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+if [ -z "$port" ]; then
+	fail "serve confined as the unit says did not start: $(cat "$work/serve.err")"
+else
+	for _ in $(seq 50); do
+		code=$(curl -s -o "$work/heap.pb.gz" -w '%{http_code}' --max-time 10 \
+			"http://127.0.0.1:$port/debug/pprof/heap?pid=$ruby_pid")
+		[ "$code" = 200 ] && break
+		sleep 0.2
+	done
+	[ "$code" = 200 ] || fail "serve confined as the unit says: /debug/pprof/heap answered $code"
+	gzip -t "$work/heap.pb.gz" 2>/dev/null || fail "serve confined as the unit says: the profile is not gzip"
+fi
+kill "$serve_pid" 2>/dev/null
+wait "$serve_pid" 2>/dev/null
+
 kill "$ruby_pid" 2>/dev/null
 wait "$ruby_pid" 2>/dev/null
 ruby_pid=""
@@ -128,7 +175,8 @@ nobody_build=""
 
 if [ "$failures" -eq 0 ]; then
 	echo "ok     deb: $(basename "$deb") built (also as nobody), lintian clean, installed," \
-		"--version, census of PID, removed and purged"
+		"--version, census of PID, the service verified (exposure $exposure) and served" \
+		"confined, removed and purged"
 	exit 0
 fi
 exit 1

@@ -33,6 +33,12 @@ void cli_check_bpf_privileges(void);
 /* The same, said without dying: 0, or 1 (the exit status) with what is missing said. */
 int cli_need_bpf_privileges(void);
 bool cli_have_bpf_privileges(void);
+/*
+ * In a container without the host's pid namespace (bpf: the probes need host pids; else only
+ * if pid is not there) or, as root, without the capabilities (CAP_SYS_PTRACE; bpf:
+ * CAP_SYS_ADMIN too): 1 (the exit status) with the one line that names what is missing; or 0.
+ */
+int cli_need_host_view(bool bpf, pid_t pid);
 
 #include <sys/types.h>
 struct outfile;

@@ -74,7 +74,8 @@ int cmd_census(int argc, char **argv)
 	FILE *out;
 	int status;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL) ||
+	    cli_need_host_view(false, target_process_of(args.target.pids[0])))
 		return 1;
 	cli_output_open(&of, args.out.output);
 	cli_signal_drops_output(&of, "rbmemtrace: census: interrupted before its report was "

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "cli.h"
@@ -39,9 +40,16 @@ static bool have_capability(const struct __user_cap_data_struct *caps, int cap)
 	return caps[cap / 32].effective & (1U << (cap % 32));
 }
 
-bool cli_have_bpf_privileges(void)
+/* The effective capabilities; false if they cannot be read. */
+static bool read_capabilities(struct __user_cap_data_struct caps[2])
 {
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+
+	return syscall(SYS_capget, &hdr, caps) == 0;
+}
+
+bool cli_have_bpf_privileges(void)
+{
 	struct __user_cap_data_struct caps[2] = {};
 
 	if (geteuid() == 0)
@@ -51,13 +59,47 @@ bool cli_have_bpf_privileges(void)
 	 * says; CAP_BPF with CAP_PERFMON passes here, and an attach that the
 	 * kernel refuses says what is missing (session.c).
 	 */
-	return syscall(SYS_capget, &hdr, caps) == 0 &&
+	return read_capabilities(caps) &&
 	       ((have_capability(caps, CAP_BPF) && have_capability(caps, CAP_PERFMON)) ||
 		have_capability(caps, CAP_SYS_ADMIN));
 }
 
+/* The kernel's first pid namespace, the host's (PROC_PID_INIT_INO). */
+#define HOST_PIDNS_INO 0xEFFFFFFCU
+
+/*
+ * A container run without the host's pid namespace or without the capabilities
+ * (root in it has only some): one line naming what is missing, and 1; or 0.
+ * bpf: the probes' needs too (host pids, CAP_SYS_ADMIN), else reading only, of pid:
+ * a census in the namespace of the app it reads (a pod's shared one) is fine.
+ */
+int cli_need_host_view(bool bpf, pid_t pid)
+{
+	struct __user_cap_data_struct caps[2] = {};
+	struct stat st;
+
+	if (!stat("/proc/self/ns/pid", &st) && st.st_ino != HOST_PIDNS_INO &&
+	    (bpf || (kill(pid, 0) && errno == ESRCH))) {
+		rbm_error("not in the host's pid namespace: a container needs --pid=host "
+			  "(Kubernetes: hostPID: true), see docs/deploy.md");
+		return 1;
+	}
+	if (geteuid() || !read_capabilities(caps))
+		return 0;
+	if ((bpf && !have_capability(caps, CAP_SYS_ADMIN)) || !have_capability(caps, CAP_SYS_PTRACE)) {
+		rbm_error("not enough privileges in this container: missing%s%s (--cap-add "
+			  "BPF,PERFMON,SYS_ADMIN,SYS_PTRACE or --privileged), see docs/deploy.md",
+			  bpf && !have_capability(caps, CAP_SYS_ADMIN) ? " CAP_SYS_ADMIN" : "",
+			  have_capability(caps, CAP_SYS_PTRACE) ? "" : " CAP_SYS_PTRACE");
+		return 1;
+	}
+	return 0;
+}
+
 int cli_need_bpf_privileges(void)
 {
+	if (cli_need_host_view(true, 0))
+		return 1;
 	if (cli_have_bpf_privileges())
 		return 0;
 	rbm_error("not enough privileges: run as root, or with CAP_SYS_ADMIN "
