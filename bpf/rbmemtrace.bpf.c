@@ -1545,7 +1545,7 @@ struct {
 SEC("perf_event")
 int on_watched_write(struct bpf_perf_event_data *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), word, count, added, *n;
+	__u64 cookie = bpf_get_attach_cookie(ctx), word, flags, count, added, *n;
 	__u32 slot = RBM_COOKIE_SLOT(cookie), watch = cookie & (RBM_MAX_WATCHES - 1);
 	__u32 idx = slot * RBM_MAX_WATCHES + watch;
 	struct insertion_key key = {.slot = slot, .watch = watch};
@@ -1557,6 +1557,12 @@ int on_watched_write(struct bpf_perf_event_data *ctx)
 	__sync_fetch_and_add(&w->hits, 1);
 	if (bpf_probe_read_user(&word, sizeof(word), (void *)w->addr)) {
 		__sync_fetch_and_add(&w->unread, 1);
+		return 0;
+	}
+	/* the slot freed (T_NONE), moved away (T_MOVED), another object's or form: none of its adds */
+	if (bpf_probe_read_user(&flags, sizeof(flags), (void *)w->obj) ||
+	    (flags & w->flags_mask) != w->flags_want) {
+		__sync_fetch_and_add(&w->foreign, 1);
 		return 0;
 	}
 	count = (word & w->mask) >> (w->shift & 63);

@@ -342,6 +342,15 @@ struct watch_state {
 	__u64 added;   /* the count's increases, summed */
 	__u64 unread;  /* trapped writes whose word could not be read */
 	__u64 no_path; /* increases whose call path could not be read or kept */
+	/*
+	 * The container's form: a write counts only while (flags & flags_mask) ==
+	 * flags_want, its flags read at obj (the slot freed, moved away, taken by
+	 * another object or form: not its entries)
+	 */
+	__u64 obj;
+	__u64 flags_mask;
+	__u64 flags_want;
+	__u64 foreign; /* writes trapped while the form was another */
 };
 
 struct insertion_key {

@@ -46,10 +46,11 @@ def with_watch_target(env = {})
 end
 
 # One watched trace of the program, told when the watch is armed: [report, truth, armed match].
-def watch_trace(seconds: 2, fast: false, compact: false, after: false)
+def watch_trace(seconds: 2, fast: false, compact: false, free: false, after: false)
   env = {}
   env["RBM_FAST"] = "1" if fast
   env["RBM_COMPACT"] = "1" if compact
+  env["RBM_FREE"] = "1" if free
   with_watch_target(env) do |sin, sout, pid, dir, spawned|
     path = File.join(dir, "report")
     rbm, err_r = spawn_watch(pid, path, seconds, after: after)
@@ -59,7 +60,7 @@ def watch_trace(seconds: 2, fast: false, compact: false, after: false)
     armed = expect_line(err_r, /watch: (\d+) of (\d+) containers armed/, "the watch armed")
     sin.puts "watched"
     expect_line(sout, /^fast done/, "watch_inserts.rb") if fast
-    truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1]) if compact
+    truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1]) if compact || free
     report = finish_watch(rbm, err_r, path, after ? seconds : 2 * seconds)
     sin.puts "again" if fast
     truth ||= JSON.parse(expect_line(sout, /^truth (.*)$/, "watch_inserts.rb")[1])
@@ -148,6 +149,19 @@ if TARGET_LABEL == "host"
     end
     check_eq(truth["size"], 15, "the program went on")
   end
+end
+
+# A container freed under the watch (a global's Hash dropped, a full GC, then 20,000 new small
+# Hashes, one of which may take its slot): its watch ends and says so, with the adds made before
+# the free, none of another Hash's.  After the trace (--watch): the end verdict names it alive.
+test "watch: a container freed under the watch: its watch ends, said, with the adds before the free" do
+  report, truth, = watch_trace(seconds: 1.5, free: true, after: true)
+  point = report["verdict"].find { |p| p["holder"]["root"].values_at("kind", "name") == %w[global $temp] } or
+    raise Failure, "no verdict point for $temp: #{report['verdict'].map { |p| p['holder']['root']['name'] }}"
+  ins = point["insertions"]
+  check_eq(ins["source"], "watchpoint", "$temp: source")
+  check((ins["ended"] || "").include?("freed or moved"), "$temp: the watch says #{ins['ended'].inspect}")
+  check_eq(ins["count"], truth["added_before_free"], "$temp: insertions before the free")
 end
 
 # Another tracer holds the debug registers first (a second rbmemtrace --watch on the same

@@ -45,6 +45,9 @@ Test(watch_word, hashes_ar_then_st)
 	cr_expect_eq(ww.addr, ADDR, "the flags");
 	cr_expect_eq(watch_count(&ww, w[0]), 5);
 	cr_expect_eq(watch_count(&ww, w[0] | 0xfff), 5, "other flag bits are not the count");
+	cr_expect_eq(w[0] & ww.flags_mask, ww.flags_want, "its form, as armed");
+	cr_expect_neq((w[0] | l.hash_st_flag) & ww.flags_mask, ww.flags_want, "an st_table's is not");
+	cr_expect_neq(0 & ww.flags_mask, ww.flags_want, "a freed slot's (T_NONE) is not");
 	/* its ninth entry: an st_table, apart from the slot before 3.3 */
 	w[0] = RB_T_HASH | l.hash_st_flag;
 	w[l.hash_tbl / 8] = 0x5000;
@@ -65,6 +68,10 @@ Test(watch_word, a_table_in_the_slot)
 	cr_assert_eq(watch_word_of(&l, RB_T_HASH, ADDR, w, 160, &ww), 0);
 	cr_expect_eq(ww.form, WATCH_HASH_ST);
 	cr_expect_eq(ww.addr, ADDR + l.hash_tbl + l.st_bins - 8);
+	/* the word is in the slot: a small Hash or another object there later is not this table */
+	cr_expect_eq(w[0] & ww.flags_mask, ww.flags_want, "its form, as armed");
+	cr_expect_neq(RB_T_HASH & ww.flags_mask, ww.flags_want, "an ar_table Hash's is not");
+	cr_expect_neq((RB_T_STRING | l.hash_st_flag) & ww.flags_mask, ww.flags_want, "a String's is not");
 	cr_expect_eq(watch_word_of(&l, RB_T_HASH, ADDR, w, 40, &ww), -EINVAL, "past its slot");
 	cr_expect_eq(watch_word_of(&l, RB_T_STRUCT, ADDR, w, 160, &ww), -EINVAL);
 	cr_expect_eq(watch_word_of(&l, RB_T_HASH, ADDR + 4, w, 160, &ww), -EINVAL);

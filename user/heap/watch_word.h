@@ -26,6 +26,8 @@ struct watch_word {
 	uint64_t addr; /* 8-byte aligned */
 	uint64_t mask; /* the count is (word & mask) >> shift */
 	uint32_t shift;
+	/* the container still in this form: (its flags & flags_mask) == flags_want */
+	uint64_t flags_mask, flags_want;
 };
 
 /*

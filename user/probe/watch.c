@@ -16,6 +16,7 @@
 #include "diag.h"
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
+#include "slot_pages.h"
 #include "target_mem.h"
 #include "watch.h"
 
@@ -26,6 +27,9 @@ struct watching {
 	uint32_t index; /* in the BPF watches map: slot * RBM_MAX_WATCHES + i */
 	uint32_t i;
 	bool active;
+	/* its age when armed: a younger object in its slot is another one (see slot_renewed) */
+	bool aged;
+	uint8_t age;
 	pid_t *tids;
 	struct bpf_link **links;
 	size_t n, cap;
@@ -133,17 +137,49 @@ static int watch_new_threads(const struct watch_target *t, struct watching *w)
 	return 0;
 }
 
-/* The container's word now, and the count it holds.  0, or -errno (gone, or another form). */
-static int read_word(const struct watch_target *t, const struct watch_result *r,
-		     struct watch_word *ww, uint64_t *count)
+/* The GC age of the object at addr (flags: its first word); false when it says nothing. */
+static bool slot_age_now(const struct watch_target *t, uint64_t addr, uint64_t flags,
+			 uint8_t *age)
 {
+	struct slot_pages sp = {0};
+	struct slot_facts fact;
+	const uint64_t header[1][2] = {{flags, 0}};
+	bool known = slot_pages_read(&sp, t->pid, t->l, &addr, header, 1, &fact) == 0 &&
+		     fact.known && !fact.unprotected;
+
+	slot_pages_free(&sp);
+	*age = fact.age;
+	return known;
+}
+
+/*
+ * Whether the slot holds another object than the one armed: a container
+ * is old (a verdict's point gathered new objects), and ages only grow; one
+ * freed and its slot taken by a new object of its type between two looks
+ * is younger.  (An object the write barrier does not protect never ages:
+ * nothing is known then.)
+ */
+static bool slot_renewed(const struct watch_target *t, struct watching *w, uint64_t flags)
+{
+	uint8_t age;
+
+	if (!w->aged || !slot_age_now(t, w->r->addr, flags, &age))
+		return false;
+	return age < w->age;
+}
+
+/* The container's word now, and the count it holds.  0, or -errno (gone, or another form). */
+static int read_word(const struct watch_target *t, struct watching *w, struct watch_word *ww,
+		     uint64_t *count)
+{
+	const struct watch_result *r = w->r;
 	uint64_t words[64], word;
 	uint32_t len = r->slot_size < sizeof(words) ? r->slot_size : sizeof(words);
 	int err;
 
 	if ((err = target_read(t->pid, r->addr, words, len)))
 		return err;
-	if ((words[0] & 0x1f) != r->type)
+	if ((words[0] & 0x1f) != r->type || slot_renewed(t, w, words[0]))
 		return -ENOENT; /* freed, or moved away by GC.compact */
 	if ((err = watch_word_of(t->l, r->type, r->addr, words, len, ww)) ||
 	    (err = target_read(t->pid, ww->addr, &word, sizeof(word))))
@@ -169,6 +205,9 @@ static void arm(const struct watch_target *t, struct watching *w, const struct w
 	st.addr = word->addr;
 	st.mask = word->mask;
 	st.shift = word->shift;
+	st.obj = w->r->addr;
+	st.flags_mask = word->flags_mask;
+	st.flags_want = word->flags_want;
 	st.last = count;
 	st.armed = 1;
 	bpf_map_update_elem(state_fd(t), &w->index, &st, BPF_ANY);
@@ -188,7 +227,7 @@ static int tick(const struct watch_target *t, struct watching *w)
 {
 	struct watch_word now;
 	uint64_t count;
-	int err = read_word(t, w->r, &now, &count);
+	int err = read_word(t, w, &now, &count);
 
 	if (err == -ESRCH)
 		return err;
@@ -212,8 +251,8 @@ static int tick(const struct watch_target *t, struct watching *w)
 static int start_one(const struct watch_target *t, struct watching *w)
 {
 	struct watch_word ww;
-	uint64_t count;
-	int err = read_word(t, w->r, &ww, &count);
+	uint64_t count, flags;
+	int err = read_word(t, w, &ww, &count);
 
 	if (err) {
 		snprintf(w->r->ended, sizeof(w->r->ended), "%s",
@@ -222,6 +261,8 @@ static int start_one(const struct watch_target *t, struct watching *w)
 	}
 	w->r->form = ww.form;
 	w->r->size_before = w->r->size_after = count;
+	w->aged = target_read_u64(t->pid, w->r->addr, &flags) == 0 &&
+		  slot_age_now(t, w->r->addr, flags, &w->age) && w->age > 0;
 	arm(t, w, &ww, count);
 	if ((err = watch_new_threads(t, w)))
 		return err;

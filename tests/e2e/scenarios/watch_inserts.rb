@@ -44,6 +44,8 @@ def churn
   $churn.shift if $churn.size > 50
 end
 
+$temp = { "seed" => 0 }
+3.times { GC.start } # old before the trace: the verdict's points are old containers
 $stdout.sync = true
 puts "ready #{Process.pid}"
 $stdin.gets # go: the trace began
@@ -55,8 +57,25 @@ $stdin.gets # go: the trace began
   10.times { churn }
   sleep 0.1
 end
+# A container only a global holds, there before the trace, grown most during it (the
+# verdict's first point), freed under the watch.
+40.times { |i| $temp["temp #{i}"] = Note.new(i) } if ENV["RBM_FREE"]
 churner = Thread.new { loop { churn; sleep 0.002 } }
 $stdin.gets # watched: the watch is armed
+if ENV["RBM_FREE"]
+  5.times do |i|
+    $temp["watched #{i}"] = Note.new(i)
+    sleep 0.02
+  end
+  $temp = nil
+  GC.start
+  # new Hashes of a few entries each: one may take the freed slot, its adds none of the watch's
+  fill = Array.new(20_000) { |i| { i => i, -i => i } }
+  sleep 0.1
+  puts "truth #{JSON.generate(added_before_free: 5, fill: fill.size)}"
+  $stdin.gets
+  exit
+end
 if ENV["RBM_COMPACT"]
   # GC.compact under the watch: SMALL may move (its address in ObjectSpace.dump says).
   require "objspace"
