@@ -123,8 +123,9 @@ test "watch: a container filled faster than the budget allows is watched a short
   check(ins["seconds"] < 1.2, "small: watched #{ins["seconds"]} s of 1.5")
   check(ins["count"].positive?, "small: nothing counted")
   check_eq(ins["count"], ins["size_after"] - ins["size_before"], "small: insertions against its growth while watched")
-  # Watched, an add took ~12 us here; unwatched 0.7-1.5.
-  check(truth["ns_per_add_after"] < 5000,
+  # Watched, an add takes 11.5-13 us more here; unwatched 0.7-1.5 us on an idle machine, and the
+  # least of five batches 3.6-5.0 us on one at load 6.
+  check(truth["ns_per_add_after"] < 8000,
         "after rbmemtrace's exit an add takes #{truth['ns_per_add_after'].round} ns: a breakpoint left behind?")
 end
 

@@ -333,7 +333,7 @@ static void watch_starts(struct many *m)
 
 	m->last_scan = now_seconds();
 	scan(m);
-	if (!m->failed && (ret = session_shared_bpf(mo->trace.depth, false, &sh, msg, sizeof(msg))))
+	if (!m->failed && (ret = session_shared_bpf(mo->trace.depth, &sh, msg, sizeof(msg))))
 		many_fail(m, ret, "%s", msg);
 	/* None yet is no error while the starts are watched: a cron job's Ruby will come. */
 	ret = m->failed ? 0 : exec_watch_start(sh->skel, true);

@@ -269,12 +269,8 @@ void session_name_new_stack(void *ctx, uint64_t stack_id);
 void session_class_moved(void *ctx, uint64_t from, uint64_t to);
 
 /* session_bpf.c: the run's BPF object */
-/*
- * The run's BPF object into *sh, loaded by the first caller (with the watchpoint's program
- * if watch): 0, or -errno with why.
- */
-int session_shared_bpf(unsigned long depth, bool watch, struct shared_bpf **sh, char *err,
-		       size_t errlen);
+/* The run's BPF object into *sh, loaded by the first caller: 0, or -errno with why. */
+int session_shared_bpf(unsigned long depth, struct shared_bpf **sh, char *err, size_t errlen);
 /* The run's BPF object and a slot of it for s: 0, or -errno with why. */
 int session_load_bpf(struct session *s, char *err, size_t errlen);
 void session_quiet_libbpf(bool quiet);

@@ -25,19 +25,18 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
  * The run's BPF object is loaded by its first session, and every session
  * takes a slot of it: the 16th process of a run costs its maps, not a load.
  */
-int session_shared_bpf(unsigned long depth, bool watch, struct shared_bpf **shp, char *msg,
-		       size_t msglen)
+int session_shared_bpf(unsigned long depth, struct shared_bpf **shp, char *msg, size_t msglen)
 {
 	struct shared_bpf *sh = shared_bpf();
 	int err;
 
 	if (!sh) {
 		libbpf_set_print(NULL); /* a kernel without uprobe_multi is not an error */
-		err = shared_bpf_load(depth, true, watch);
+		err = shared_bpf_load(depth, true);
 		libbpf_set_print(libbpf_print);
 		if (err) {
 			rbm_info("no uprobe_multi links here; one link per probe");
-			err = shared_bpf_load(depth, false, watch);
+			err = shared_bpf_load(depth, false);
 		}
 		if (err) {
 			snprintf(
@@ -55,13 +54,10 @@ int session_shared_bpf(unsigned long depth, bool watch, struct shared_bpf **shp,
 
 int session_load_bpf(struct session *s, char *msg, size_t msglen)
 {
-	/* the watchpoint's program only for a trace that will watch: ~0.2 s to verify */
-	bool watch = s->opt.watch_seconds > 0 ||
-		     (s->opt.watch_in_run && watch_fits_trace(s->opt.duration));
 	struct shared_bpf *sh;
 	int err;
 
-	if ((err = session_shared_bpf(s->opt.depth, watch, &sh, msg, msglen)))
+	if ((err = session_shared_bpf(s->opt.depth, &sh, msg, msglen)))
 		return err;
 	s->at.skel = sh->skel;
 	s->at.use_multi = sh->use_multi;

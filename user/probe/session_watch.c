@@ -106,8 +106,11 @@ static size_t pick_containers(struct verdict *v, struct watch_result *r, struct 
 
 static struct watch_target target_of(struct session *s)
 {
-	return (struct watch_target){s->target.pid, s->at.slot.index, s->at.skel,
-				     s->at.heap_layout, s->opt.full ? 0 : s->opt.max_overhead};
+	return (struct watch_target){.pid = s->target.pid,
+				     .slot = s->at.slot.index,
+				     .skel = s->at.skel,
+				     .l = s->at.heap_layout,
+				     .budget_percent = s->opt.full ? 0 : s->opt.max_overhead};
 }
 
 /* Each result into its point (at[i]); names taken under the names lock. */

@@ -56,8 +56,7 @@ static struct bpf_map *outer_map(struct rbmemtrace_bpf *skel, enum inner_map m)
 }
 
 /* The stacks maps sized for depth; the programs of the link kind (multi or one per probe). */
-static void shape_programs(struct rbmemtrace_bpf *skel, unsigned long depth, bool multi,
-			   bool watch)
+static void shape_programs(struct rbmemtrace_bpf *skel, unsigned long depth, bool multi)
 {
 	/* Store only the frames asked for: a 128-deep value for a depth of 8 wastes memory. */
 	bpf_map__set_value_size(bpf_map__inner_map(skel->maps.stacks_maps),
@@ -78,8 +77,7 @@ static void shape_programs(struct rbmemtrace_bpf *skel, unsigned long depth, boo
 		bpf_program__set_autoload(skel->progs.on_alloc_sweep, false);
 		bpf_program__set_autoload(skel->progs.on_alloc_store_entry_multi, false);
 	}
-	if (!watch)
-		bpf_program__set_autoload(skel->progs.on_watched_write, false);
+	bpf_program__set_autoload(skel->progs.on_watched_write, false);
 }
 
 /* Each per-process inner map's shape, as its template in the object says. */
@@ -100,7 +98,7 @@ static void read_shapes(struct rbmemtrace_bpf *skel, struct inner_shape *shapes)
 	}
 }
 
-int shared_bpf_load(unsigned long depth, bool multi, bool watch)
+int shared_bpf_load(unsigned long depth, bool multi)
 {
 	struct inner_shape shapes[INNER_MAPS];
 	struct rbmemtrace_bpf *skel;
@@ -113,7 +111,7 @@ int shared_bpf_load(unsigned long depth, bool multi, bool watch)
 	skel = rbmemtrace_bpf__open();
 	if (!skel)
 		return -errno;
-	shape_programs(skel, depth, multi, watch);
+	shape_programs(skel, depth, multi);
 	read_shapes(skel, shapes);
 	err = rbmemtrace_bpf__load(skel);
 	if (err) {
@@ -135,6 +133,57 @@ int shared_bpf_load(unsigned long depth, bool multi, bool watch)
 				     .states_size = size};
 	memcpy(shared.shapes, shapes, sizeof(shapes));
 	return 0;
+}
+
+static struct {
+	pthread_mutex_t lock;
+	struct rbmemtrace_bpf *skel;
+	int err;
+} watcher = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The object again, with on_watched_write alone, each of its maps the loaded object's. */
+static int load_watcher(struct rbmemtrace_bpf **out)
+{
+	struct rbmemtrace_bpf *w = rbmemtrace_bpf__open();
+	struct bpf_program *p;
+	struct bpf_map *m;
+	int err = 0;
+
+	if (!w)
+		return -errno;
+	bpf_object__for_each_program(p, w->obj)
+		bpf_program__set_autoload(p, p == w->progs.on_watched_write);
+	bpf_object__for_each_map(m, w->obj) {
+		struct bpf_map *own = bpf_object__find_map_by_name(shared.skel->obj, bpf_map__name(m));
+
+		if (!own)
+			err = -ENOENT;
+		else
+			err = bpf_map__reuse_fd(m, bpf_map__fd(own));
+		if (err)
+			break;
+	}
+	if (!err)
+		err = rbmemtrace_bpf__load(w);
+	if (err) {
+		rbmemtrace_bpf__destroy(w);
+		return err;
+	}
+	*out = w;
+	return 0;
+}
+
+int shared_bpf_watch_program(struct bpf_program **prog)
+{
+	int err;
+
+	pthread_mutex_lock(&watcher.lock);
+	if (!watcher.skel && !watcher.err)
+		watcher.err = shared.skel ? load_watcher(&watcher.skel) : -EINVAL;
+	*prog = watcher.skel ? watcher.skel->progs.on_watched_write : NULL;
+	err = watcher.err;
+	pthread_mutex_unlock(&watcher.lock);
+	return err;
 }
 
 /* The live-object map being made ahead (shared_bpf_prepare_live_map). */

@@ -14,6 +14,7 @@
 #include "rbmemtrace.h"
 
 struct rbmemtrace_bpf;
+struct bpf_program;
 
 /* An inner map's shape, as the template had it (libbpf frees templates once loaded). */
 struct inner_shape {
@@ -55,11 +56,17 @@ struct proc_slot {
 struct shared_bpf *shared_bpf(void);
 /*
  * Loads it, with call path values for depth frames, with or without the
- * uprobe_multi programs, and the watchpoint's program only when a container
- * will be watched (its verification takes ~0.2 s).  0 or -errno, nothing
- * loaded then.
+ * uprobe_multi programs; the watchpoint's program comes apart, when first
+ * asked for (shared_bpf_watch_program).  0 or -errno, nothing loaded then.
  */
-int shared_bpf_load(unsigned long depth, bool multi, bool watch);
+int shared_bpf_load(unsigned long depth, bool multi);
+/*
+ * The watchpoint's program (on_watched_write) into *prog, loaded on first
+ * use: its verification takes ~0.2 s, which a trace that watches nothing
+ * need not pay.  A second instance of the object with only that program,
+ * every map the loaded one's.  0, or -errno (then on every call).
+ */
+int shared_bpf_watch_program(struct bpf_program **prog);
 /*
  * Starts creating the first process's live-object map (preallocated: ~0.2 s
  * at a million entries) on a thread of its own, while the object loads;

@@ -16,6 +16,7 @@
 #include "diag.h"
 #include "rbmemtrace.h"
 #include "rbmemtrace.skel.h"
+#include "shared_bpf.h"
 #include "slot_pages.h"
 #include "target_mem.h"
 #include "watch.h"
@@ -84,7 +85,7 @@ static int watch_thread(const struct watch_target *t, struct watching *w, pid_t 
 	fd = open_breakpoint(tid, w->word.addr);
 	if (fd < 0)
 		return -errno;
-	link = bpf_program__attach_perf_event_opts(t->skel->progs.on_watched_write, fd, &o);
+	link = bpf_program__attach_perf_event_opts(t->prog, fd, &o);
 	if (!link) {
 		err = -errno;
 		close(fd);
@@ -373,15 +374,24 @@ struct watch_run {
 };
 
 int watch_run_start(struct watch_run **out, const struct watch_target *t, struct watch_result *r,
-		    size_t n, double seconds, char *err, size_t errlen)
+		    size_t n, double seconds, char *err_msg, size_t errlen)
 {
 	struct watch_run *w = calloc(1, sizeof(*w));
 	size_t i, active = 0;
+	int err;
 
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
 	w->t = *t;
+	if ((err = shared_bpf_watch_program(&w->t.prog))) {
+		snprintf(err_msg, errlen, "no watchpoint program: %s", strerror(-err));
+		for (i = 0; i < n && i < RBM_MAX_WATCHES; i++)
+			snprintf(r[i].ended, sizeof(r[i].ended), "no watchpoint program: %s",
+				 strerror(-err));
+		free(w);
+		return err;
+	}
 	w->r = r;
 	w->n = n > RBM_MAX_WATCHES ? RBM_MAX_WATCHES : n;
 	w->t0 = now_seconds();
@@ -390,7 +400,7 @@ int watch_run_start(struct watch_run **out, const struct watch_target *t, struct
 	for (i = 0; i < w->n; i++) {
 		w->ws[i] = (struct watching){.r = &r[i], .i = (uint32_t) i,
 					     .index = (uint32_t) t->slot * RBM_MAX_WATCHES + (uint32_t) i};
-		if (start_one(t, &w->ws[i]) == 0)
+		if (start_one(&w->t, &w->ws[i]) == 0)
 			active++;
 	}
 	if (seconds > 0)
@@ -398,7 +408,7 @@ int watch_run_start(struct watch_run **out, const struct watch_target *t, struct
 	else
 		rbm_info("watch: %zu of %zu containers armed, until the trace ends", active, w->n);
 	if (!active) {
-		snprintf(err, errlen, "no container could be watched: %s",
+		snprintf(err_msg, errlen, "no container could be watched: %s",
 			 w->n ? r[0].ended : "none asked");
 		w->gone = true; /* nothing to step: finished as it is */
 		watch_run_finish(w);

@@ -55,6 +55,7 @@ static inline double watch_naming_after(double duration)
 }
 
 struct rbmemtrace_bpf;
+struct bpf_program;
 
 struct watch_path {
 	uint64_t stack_id, count;
@@ -85,6 +86,7 @@ struct watch_target {
 	pid_t pid;
 	int slot; /* its slot of the run's BPF object */
 	struct rbmemtrace_bpf *skel;
+	struct bpf_program *prog; /* on_watched_write (watch_run_start loads it) */
 	const struct ruby_layout *l;
 	/* the share of the target's time (percent) the traps may take; 0: no cap (--full) */
 	double budget_percent;
