@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 struct fleet_host {
-	char dest[320]; /* [user@]host, as ssh takes it */
+	char dest[384]; /* [user@]host, as ssh takes it: a user of 127 bytes, a host of 255 */
 	char name[256]; /* the host alone: what its reports' "host" field says */
 	char port[8];   /* "" for ssh's default */
 };
