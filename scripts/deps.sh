@@ -18,6 +18,7 @@ packages=(
 	ruby-sinatra puma wrk # tests/e2e/test_verdict.rb: a web app under load, its leak's verdict
 	scdoc man-db # make man builds the pages; tests/man checks them with man --warnings
 	debhelper dpkg-dev lintian # make deb, and tests/package/test_deb.sh
+	chromium chromium-driver python3-selenium # tests/e2e/test_html.rb: the HTML pages in a browser
 )
 
 missing=()

@@ -79,6 +79,31 @@ static void read_layout(struct json_reader *rd, const json_t *o, const char *whe
 		l->groups[n].status = -1;
 }
 
+/*
+ * A period's report (trace --every) read back: which period and when, for
+ * a series (the HTML page's); its period counts are not read, so it is
+ * not on (period.h): merged, it sums as any report does.
+ */
+static void read_period(struct json_reader *rd, struct report *r, const json_t *o,
+			const char *where)
+{
+	json_t *v = jr_get_obj(rd, o, where, JK(period), false);
+	json_t *t = json_object_get(v, JK(time));
+	char at[300];
+
+	if (!v)
+		return;
+	snprintf(at, sizeof(at), "%s%speriod", where, *where ? "." : "");
+	r->period.read_back = true;
+	r->period.number = jr_get_u64(rd, v, at, JK(number), false);
+	r->period.duration_s = jr_get_real(rd, v, at, JK(duration_s));
+	/* Unix seconds: past jr_get_real's bound, and never more than a 64-bit second count. */
+	if (json_is_number(t) && json_number_value(t) >= 0 && json_number_value(t) < 1e12)
+		r->period.time = json_number_value(t);
+	else if (t)
+		jr_fail(rd, at, JK(time), "expected Unix seconds");
+}
+
 static void read_header(struct json_reader *rd, struct report *r, const json_t *o, const char *where)
 {
 	const char *s;
@@ -138,6 +163,7 @@ static void read_header(struct json_reader *rd, struct report *r, const json_t *
 	jr_read_heap(rd, o, where, JK(heap_start), &r->heap_start);
 	jr_read_heap(rd, o, where, JK(heap_end), &r->heap_end);
 	jr_check_age_buckets(rd, o, where);
+	read_period(rd, r, o, where);
 }
 
 static struct report *read_report(struct json_reader *rd, const json_t *o, const char *where)

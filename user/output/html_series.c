@@ -141,7 +141,7 @@ int html_series_members(struct jw *w, const struct model *m)
 		return -ENOMEM;
 	}
 	for (i = 0; i < m->nprocs; i++)
-		if (m->procs[i]->period.on)
+		if (m->procs[i]->period.on || m->procs[i]->period.read_back)
 			order[n++] = i;
 	sort_model = m;
 	sort_array(order, n, sizeof(*order), by_process_then_time);

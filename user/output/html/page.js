@@ -74,8 +74,8 @@
       add(box, el('div', {}, '#' + (i + 1) + ' ' + p.container + ' grew by ' +
         signed(p.grew_objects) + ' objects (' + signed(p.grew_bytes, bytes) + '); keeps alive ' +
         bytes(p.dominated_bytes) + ' (dominated_bytes) in ' + num(p.dominated_objects) +
-        ' objects' + (p.size_after >= 0 ? '; entries ' + num(p.size_before) + ' → ' +
-        num(p.size_after) : '')));
+        ' objects' + (p.size_after >= 0 ? '; entries ' + (p.size_before >= 0 ?
+        num(p.size_before) : '?') + ' → ' + num(p.size_after) : '')));
       add(box, el('div', { class: 'holder' }, 'held by ' + holderPath(p)));
       if (p.by_class.length)
         add(box, el('div', {}, 'gathered: ' + p.by_class.map(function (c) {
@@ -334,7 +334,10 @@
       for (let k = 0; k < 3; k++)
         cols.push({ title: t.figures[k] + ' change', get: function (r) { return r.change[k]; },
           show: signed, sign: true });
-      add(main, table(cols, t.rows.slice(), 'diff-' + ti));
+      const changed = t.rows.filter(function (r) { return r.change.some(function (c) { return c; }); });
+      add(main, table(cols, changed, 'diff-' + ti));
+      if (changed.length < t.rows.length)
+        note(num(t.rows.length - changed.length) + ' rows without a change not shown.');
       if (t.rows_left_out) note(num(t.rows_left_out) + ' more rows left out of the page.');
     });
   }
