@@ -154,6 +154,7 @@ test "html: trace, merge --every and merge --diff pages in Chromium, network off
   check_eq(numbers(sorted["after_second"]), numbers(sorted["after_second"]).sort, "then up")
   row = tp["names_after_sort"].index("HtmlLeak")
   check_eq(row && numbers(sorted["after_second"])[row], truth_t["retained"]["HtmlLeak"], "HtmlLeak's retained in the table")
+  check(tp["safety"]["text"].include?("held by constant KEPT"), "the verdict's holder path on the page")
   check_inert(tp, truth_t, "trace page")
   check_eq(dp["kind"], "diff", "diff page")
   check(dp["diff_names"].include?("HtmlLeak"), "diff: HtmlLeak's row")
@@ -179,6 +180,10 @@ test "diff: text and JSON per class, site and path; reports that share no class 
   check_eq(leak["base"][0], class_row(rb, "HtmlLeak")["retained"], "base figure, the base report's")
   site = d["diff"]["tables"].find { |t| t["name"] == "sites" }["rows"].find { |r| r["name"].start_with?("HtmlLeak ") }
   check_eq(site && site["change"][0], 3000, "the leak's site")
+  # The verdict's holder, read back from both reports: KEPT keeps the array and 2 objects per n.
+  holders = d["diff"]["tables"].find { |t| t["name"] == "holders" }["rows"]
+  kept = holders.find { |r| r["name"] == "constant KEPT" }
+  check_eq(kept && kept["change"][1], 2 * (tn["n"] - tb["n"]), "KEPT's dominated_objects change: #{holders.map { |r| r['name'] }}")
   text, = Open3.capture3(RBM, "merge", "--diff", base, newer, "--top", "3")
   check(text =~ /^\s+\d+\s+\d+\s+\+3000  HtmlLeak$/, "text: HtmlLeak's line: #{text[0, 400]}")
   other = File.join(html_dir, "other.json")

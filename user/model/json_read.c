@@ -20,6 +20,7 @@
 #include "rbmemtrace.h" /* MAX_STACK_DEPTH */
 #include "json_read.h"
 #include "json_read_rows.h"
+#include "verdict_read.h"
 
 /*
  * Copies a string the text writer prints as it is (the Ruby version, why
@@ -163,7 +164,6 @@ static void read_header(struct json_reader *rd, struct report *r, const json_t *
 	jr_read_heap(rd, o, where, JK(heap_start), &r->heap_start);
 	jr_read_heap(rd, o, where, JK(heap_end), &r->heap_end);
 	jr_check_age_buckets(rd, o, where);
-	read_period(rd, r, o, where);
 }
 
 static struct report *read_report(struct json_reader *rd, const json_t *o, const char *where)
@@ -180,6 +180,8 @@ static struct report *read_report(struct json_reader *rd, const json_t *o, const
 		jr_fail(rd, where, NULL, "expected a report object");
 	else
 		read_header(rd, r, o, where);
+	read_period(rd, r, o, where);
+	r->verdict = jr_read_verdict(rd, o, where);
 	totals = rd->failed ? NULL : jr_get_obj(rd, o, where, JK(totals), true);
 	if (totals) {
 		snprintf(at, sizeof(at), "%s%stotals", where, *where ? "." : "");

@@ -27,7 +27,9 @@ static void text_table(FILE *out, const struct diff_table *t, size_t top)
 			!r->in_base ? " (new)" : !r->in_new ? " (gone)" : "");
 		shown++;
 	}
-	if (!shown)
+	if (!t->n)
+		fputs("  (none in either report)\n", out);
+	else if (!shown)
 		fputs("  (no change)\n", out);
 	else if (i < t->n)
 		fprintf(out, "  ... %zu more rows (--top 0: all)\n", t->n - i);
