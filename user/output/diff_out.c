@@ -13,7 +13,7 @@
 static void text_table(FILE *out, const struct diff_table *t, size_t top)
 {
 	char name[REPORT_NAME_MAX * 2];
-	size_t i, shown = 0;
+	size_t i, shown = 0, more = 0;
 
 	fprintf(out, "\n%s, largest change of %s first:\n", t->title, t->figures[0]);
 	fprintf(out, "  %14s %14s %14s  %s\n", "base", "new", "change", "name");
@@ -31,8 +31,10 @@ static void text_table(FILE *out, const struct diff_table *t, size_t top)
 		fputs("  (none in either report)\n", out);
 	else if (!shown)
 		fputs("  (no change)\n", out);
-	else if (i < t->n)
-		fprintf(out, "  ... %zu more rows (--top 0: all)\n", t->n - i);
+	for (; i < t->n; i++)
+		more += t->v[i].now[0] != t->v[i].base[0];
+	if (more)
+		fprintf(out, "  ... %zu more that changed (--top 0: all)\n", more);
 }
 
 void diff_write_text(FILE *out, const struct report_diff *d, size_t top)
