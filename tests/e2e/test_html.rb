@@ -1,5 +1,5 @@
 # What people look at: --format speedscope (speedscope's own format, held to its schema and to
-# the report's totals), --format html pages of trace, merge (a --every series) and merge --diff,
+# the report's totals), --format html pages of trace, merge (a --every series), merge --diff and why,
 # loaded from disk in Debian's headless Chromium with the network off and acted on (a click on
 # a column, on a frame, a search, the range of a series), with a target whose frames are named
 # to inject into the page (scenarios/html_hostile.rb).  The truth is the traced program's own
@@ -94,6 +94,23 @@ ensure
   io&.close rescue nil
 end
 
+# why --class HtmlLeak of the hostile leak, as a page; [path, truth].
+def why_page(dir)
+  page = File.join(dir, "why.html")
+  Open3.popen2({ "RBM_MODE" => "pid", "HTML_LEAK_N" => "2500" }, TARGET_RUBY,
+               File.join(SCENARIOS, "html_hostile.rb")) do |sin, sout, thr|
+    pid = expect_line(sout, /^ready (\d+)/, "html_hostile.rb")[1].to_i
+    sin.puts "go"
+    truth = JSON.parse(expect_line(sout, /^truth (.*)$/, "html_hostile.rb")[1])
+    _, err, status = Open3.capture3(RBM, "why", "-p", pid.to_s, "--class", "HtmlLeak", "--format", "html", "-o", page)
+    sin.puts "exit"
+    sin.close
+    thr.join
+    check(status.success?, "why --format html failed: #{err}")
+    [page, truth]
+  end
+end
+
 def browser_pages(spec)
   spec_path = File.join(html_dir, "spec.json")
   File.write(spec_path, JSON.generate(spec))
@@ -120,7 +137,7 @@ end
 
 def numbers(cells) = cells.map { |c| c.delete(",+").to_i }
 
-test "html: trace, merge --every and merge --diff pages in Chromium, network off, hostile names inert" do
+test "html: trace, merge --every, merge --diff and why pages in Chromium, network off, hostile names inert" do
   skip_why = [BROWSER, DRIVER, "/usr/bin/python3"].reject { |f| File.executable?(f) }
   raise Failure, "no browser: #{skip_why.join(', ')} (scripts/deps.sh installs chromium, chromium-driver, python3-selenium)" unless skip_why.empty?
 
@@ -138,11 +155,13 @@ test "html: trace, merge --every and merge --diff pages in Chromium, network off
   series_page = File.join(dir, "series.html")
   _, err, status = Open3.capture3(RBM, "merge", *files, "--format", "html", "-o", series_page)
   check(status.success?, "merge --format html of a series failed: #{err}")
+  why_html, truth_w = why_page(dir)
   shot = ENV["RBM_HTML_SCREENSHOT"] || File.join(dir, "trace.png")
   pages = browser_pages("pages" => [
     { "path" => trace_page, "zoom" => "Class#new", "search" => "HtmlLeak", "screenshot" => shot },
-    { "path" => diff_page }, { "path" => series_page, "search" => "PeriodicLeak" }])
-  tp, dp, sp = pages
+    { "path" => diff_page }, { "path" => series_page, "search" => "PeriodicLeak" },
+    { "path" => why_html, "zoom" => "constant KEPT" }])
+  tp, dp, sp, wp = pages
   check_eq(tp.values_at("ready", "kind"), ["1", "report"], "trace page drawn")
   check(tp["frames"] > 5 && tp["frame_names"].include?("HtmlLeak"), "icicle frames: #{tp['frames']}")
   check_eq([tp["focus"], tp["zoom_root_width"]], ["Class#new", 1200], "zoom on a click: the frame spans the graph")
@@ -164,6 +183,12 @@ test "html: trace, merge --every and merge --diff pages in Chromium, network off
   check_eq(sp["periods"], 3, "periods in the range's choice")
   check_eq(sp["range"]["PeriodicLeak"].delete(",+").to_i, counts[2] - counts[0], "PeriodicLeak's growth from the first period to the last")
   check_inert(sp, nil, "series page")
+  check_eq(wp["kind"], "why", "why page")
+  check_eq([wp["focus"], wp["zoom_root_width"]], ["constant KEPT", 1200], "why: zoom on the root")
+  check(wp["frame_names"].include?("[] HtmlLeak"), "why: the path's edge: #{wp['frame_names']}")
+  row = wp["names_after_sort"].index("HtmlLeak")
+  check_eq(row && numbers(wp["sort"]["after_second"])[row], truth_w["retained"]["HtmlLeak"], "why: HtmlLeak's live, ObjectSpace's")
+  check_inert(wp, nil, "why page")
 end
 
 test "diff: text and JSON per class, site and path; reports that share no class refused in one line" do
