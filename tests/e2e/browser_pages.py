@@ -129,6 +129,7 @@ def observe(d, page):
     if d.find_elements(By.ID, "diff-0"):
         out["diff_names"] = column(d, "diff-0", 0)
     out["safety"] = safety(d)
+    out["injected"] = d.execute_script("return window.__injected === 1")
     if page.get("screenshot"):
         d.find_element(By.ID, "reset").click() if d.find_elements(By.ID, "reset") else None
         d.execute_script("window.scrollTo(0, 0)")

@@ -156,12 +156,16 @@ test "html: trace, merge --every, merge --diff and why pages in Chromium, networ
   _, err, status = Open3.capture3(RBM, "merge", *files, "--format", "html", "-o", series_page)
   check(status.success?, "merge --format html of a series failed: #{err}")
   why_html, truth_w = why_page(dir)
+  # Were an escape ever missed, the page's policy runs its own script only: one planted is not run.
+  planted = File.join(dir, "planted.html")
+  File.write(planted, File.read(trace_page).sub("</body>", "<script>window.__injected = 1</script></body>"))
   shot = ENV["RBM_HTML_SCREENSHOT"] || File.join(dir, "trace.png")
   pages = browser_pages("pages" => [
     { "path" => trace_page, "zoom" => "Class#new", "search" => "HtmlLeak", "screenshot" => shot },
     { "path" => diff_page }, { "path" => series_page, "search" => "PeriodicLeak" },
-    { "path" => why_html, "zoom" => "constant KEPT" }])
-  tp, dp, sp, wp = pages
+    { "path" => why_html, "zoom" => "constant KEPT" }, { "path" => planted }])
+  tp, dp, sp, wp, pp = pages
+  check_eq([pp["ready"], pp["injected"]], ["1", false], "a planted script under the page's policy: the page drawn, the plant not run")
   check_eq(tp.values_at("ready", "kind"), ["1", "report"], "trace page drawn")
   check(tp["frames"] > 5 && tp["frame_names"].include?("HtmlLeak"), "icicle frames: #{tp['frames']}")
   check_eq([tp["focus"], tp["zoom_root_width"]], ["Class#new", 1200], "zoom on a click: the frame spans the graph")

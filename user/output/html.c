@@ -8,7 +8,8 @@
  * or update.  The data is JSON in a <script type="application/json">
  * (html_data.c), which the script reads with JSON.parse and puts into the
  * page only through textContent and attribute setters; the page's Content
- * Security Policy allows no network request and no script but its own.
+ * Security Policy allows no network request and no script but its own (by
+ * its SHA-256, computed at build time: html_assets.h).
  */
 #include <errno.h>
 #include "html.h"
@@ -20,7 +21,7 @@ static void page_begin(FILE *out, struct jw *w, const char *kind)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+	      "script-src 'sha256-" HTML_PAGE_JS_SHA256 "'; style-src 'unsafe-inline'\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width\">\n"
 	      "<title>rbmemtrace</title>\n<style>\n",
 	      out);
