@@ -107,6 +107,9 @@ def series(d, out):
     if not out["series_lines"]:
         return
     out["periods"] = len(d.find_elements(By.CSS_SELECTOR, "#t0 option"))
+    out["holder_lines"] = d.execute_script(
+        "return Array.from(document.querySelectorAll('#holders-chart polyline'))"
+        ".map(function (p) { return p.getAttribute('data-holder'); })")
     out["range"] = {}
     for row in d.find_elements(By.CSS_SELECTOR, "#range-table tbody tr"):
         cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]

@@ -12,6 +12,7 @@
  * its SHA-256, computed at build time: html_assets.h).
  */
 #include <errno.h>
+#include <string.h>
 #include "html.h"
 #include "html_assets.h"
 #include "diff_out.h"
@@ -54,15 +55,40 @@ int report_write_html(FILE *out, const struct report *r)
 	return page_end(out, &w, html_report_members(&w, r));
 }
 
+/*
+ * The report a model's page draws above its series: the one process's own
+ * (with its verdict and retainers, which a summary has not), or the last
+ * period when every report is a period of one process (each is cumulative:
+ * their sum would count the early objects once per period), or the summary.
+ */
+static const struct report *page_report(const struct model_view *v)
+{
+	const struct model *m = v->model;
+	const struct report *last = m->procs[0];
+	size_t i;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct report *r = m->procs[i];
+
+		if (!(r->period.on || r->period.read_back) || r->pid != last->pid ||
+		    strcmp(r->host, last->host))
+			return m->nprocs == 1 ? m->procs[0] : v->summary;
+		if (r->period.number > last->period.number)
+			last = r;
+	}
+	return last;
+}
+
 int model_write_html(FILE *out, const struct model_view *v)
 {
+	const struct report *r = page_report(v);
 	struct jw w;
 	int err;
 
 	page_begin(out, &w, v->model->nprocs > 1 ? "merge" : "report");
 	jw_u64(&w, "processes", v->model->nprocs);
-	/* One process: its own report, with its verdict and retainers (a summary has none). */
-	err = html_report_members(&w, v->model->nprocs == 1 ? v->model->procs[0] : v->summary);
+	jw_bool(&w, "last_period", r != v->summary && v->model->nprocs > 1);
+	err = html_report_members(&w, r);
 	if (!err)
 		err = html_series_members(&w, v->model);
 	return page_end(out, &w, err);

@@ -40,7 +40,8 @@
       (f.command ? ' of ' + f.command : '');
     add(main, el('h1', {}, 'rbmemtrace ' + (what[D.kind] || D.kind)));
     const parts = [];
-    if (D.processes > 1) parts.push(D.processes + ' reports merged');
+    if (D.last_period) parts.push(D.processes + ' periods of one process: the last one drawn');
+    else if (D.processes > 1) parts.push(D.processes + ' reports merged');
     else if (f.pid) parts.push('pid ' + f.pid + (f.command ? ' (' + f.command + ')' : ''));
     if (f.host) parts.push('host ' + f.host);
     if (f.ruby_version) parts.push('Ruby ' + f.ruby_version);
@@ -239,7 +240,77 @@
     draw();
   }
 
-  // A series of periods: each class's live objects (or bytes) at each period's end.
+  // A line chart of some named series over n periods, the range [a, b] shaded; returns a
+  // function that moves the range.  attr names each line's data attribute (for tests).
+  function chart(id, lines, n, fmt, attr, title) {
+    add(main, el('div', { class: 'facts' }, title));
+    const svg = add(main, sv('svg', { class: 'chart', id: id, viewBox: '0 0 1000 300' }));
+    const legend = add(main, el('div', { class: 'legend' }));
+    const max = Math.max(1, ...lines.map(function (l) { return Math.max(...l.values); }));
+    const x = function (k) { return 80 + 900 * (n > 1 ? k / (n - 1) : 0); };
+    const y = function (v) { return 280 - 260 * v / max; };
+    add(svg, sv('line', { class: 'axis', x1: 80, y1: 280, x2: 980, y2: 280 }));
+    add(svg, sv('line', { class: 'axis', x1: 80, y1: 20, x2: 80, y2: 280 }));
+    add(svg, sv('text', { x: 2, y: 24 }, fmt(max)));
+    add(svg, sv('text', { x: 2, y: 284 }, fmt(0)));
+    const range = add(svg, sv('rect', { class: 'range', y: 20, height: 260 }));
+    lines.forEach(function (l, i) {
+      const col = 'hsl(' + (i * 47 % 360) + ',70%,45%)';
+      const pl = add(svg, sv('polyline', { fill: 'none', stroke: col, 'stroke-width': 2,
+        points: l.values.map(function (v, k) { return x(k) + ',' + y(v); }).join(' ') }));
+      pl.setAttribute(attr, l.name);
+      add(pl, sv('title', {}, l.name));
+      const sp = add(legend, el('span'));
+      add(sp, el('i', { style: 'background:' + col }));
+      add(sp, document.createTextNode(l.name + ' ' + l.note));
+    });
+    return function (a, b) {
+      range.setAttribute('x', x(a));
+      range.setAttribute('width', Math.max(2, x(b) - x(a)));
+    };
+  }
+
+  // The verdict's holders of a series, each a line of what it keeps alive per period.
+  function holderLines(s, n) {
+    const by = new Map();
+    for (const h of s.holders) {
+      const name = h.root + (h.edges.length ? ' > ' + h.edges.join(' > ') : '');
+      if (!by.has(name)) by.set(name, { name: name, values: new Array(n).fill(0) });
+      by.get(name).values[h.period] = h.dominated_bytes;
+    }
+    return Array.from(by.values()).map(function (l) {
+      l.note = bytes(l.values[n - 1]);
+      return l;
+    }).sort(function (p, q) { return q.values[n - 1] - p.values[n - 1]; }).slice(0, 8);
+  }
+
+  function rangeTables(holder, s, a, b, label) {
+    holder.textContent = '';
+    add(holder, el('p', {}, 'Change of each class\'s live objects (the censuses\') from ' +
+      label(a) + ' to ' + label(b) + ':'));
+    const rows = s.classes.map(function (c) {
+      return { name: c.name, d: c.live[b] - c.live[a], db: c.bytes[b] - c.bytes[a], at: c.live[b] };
+    }).filter(function (r) { return r.d || r.db; });
+    rows.sort(function (p, q) { return q.d - p.d; });
+    add(holder, table([
+      { title: 'class', name: true, get: function (r) { return r.name; } },
+      { title: 'live change', get: function (r) { return r.d; }, show: signed, sign: true },
+      { title: 'bytes change', get: function (r) { return r.db; }, show: function (v) { return signed(v, bytes); }, sign: true },
+      { title: 'live at the end', get: function (r) { return r.at; }, show: num }], rows, 'range-table'));
+    if (rows.length < s.classes.length)
+      add(holder, el('p', { class: 'note' }, num(s.classes.length - rows.length) +
+        ' classes without a change not shown.'));
+    const hs = s.holders.filter(function (h) { return h.period >= a && h.period <= b; });
+    if (hs.length)
+      add(holder, table([
+        { title: 'period', get: function (h) { return s.numbers[h.period]; } },
+        { title: 'holder', name: true, get: function (h) { return h.root + ' ' + h.edges.join(' > '); } },
+        { title: 'keeps alive (dominated_bytes)', get: function (h) { return h.dominated_bytes; }, show: bytes },
+        { title: 'grew (objects)', get: function (h) { return h.grew_objects; }, show: signed }],
+      hs, 'holders-table'));
+  }
+
+  // A series of periods: each class's live objects, each holder's dominated bytes, by period.
   function series() {
     if (!D.series || !D.series.length) return;
     for (const s of D.series) {
@@ -261,59 +332,27 @@
       const t0 = pick('t0', 0);
       add(ctl, el('span', {}, 'to'));
       const t1 = pick('t1', n - 1);
-      const svg = add(main, sv('svg', { class: 'chart', id: 'series-chart', viewBox: '0 0 1000 300' }));
-      const legend = add(main, el('div', { class: 'legend' }));
-      const holder = add(main, el('div'));
-      function growth(c) { return c.live[n - 1] - c.live[0]; }
+      const growth = function (c) { return c.live[n - 1] - c.live[0]; };
       const top = s.classes.slice().sort(function (a, b) { return growth(b) - growth(a); })
-        .slice(0, 8);
-      const max = Math.max(1, ...top.map(function (c) { return Math.max(...c.live); }));
-      const x = function (k) { return 50 + 930 * (n > 1 ? k / (n - 1) : 0); };
-      const y = function (v) { return 280 - 260 * v / max; };
-      add(svg, sv('line', { class: 'axis', x1: 50, y1: 280, x2: 980, y2: 280 }));
-      add(svg, sv('line', { class: 'axis', x1: 50, y1: 20, x2: 50, y2: 280 }));
-      add(svg, sv('text', { x: 2, y: 24 }, num(max)));
-      const range = add(svg, sv('rect', { class: 'range', y: 20, height: 260 }));
-      top.forEach(function (c, i) {
-        const col = 'hsl(' + (i * 47 % 360) + ',70%,45%)';
-        add(svg, sv('polyline', { fill: 'none', stroke: col, 'stroke-width': 2,
-          points: c.live.map(function (v, k) { return x(k) + ',' + y(v); }).join(' '),
-          'data-class': c.name }));
-        const sp = add(legend, el('span'));
-        add(sp, el('i', { style: 'background:' + col }));
-        add(sp, document.createTextNode(c.name + ' ' + signed(growth(c))));
-      });
+        .slice(0, 8).map(function (c) { return { name: c.name, values: c.live, note: signed(growth(c)) }; });
+      const moves = [chart('series-chart', top, n, num, 'data-class',
+        'Live objects at each period\'s end (the census), the 8 classes that grew most:')];
+      const hl = holderLines(s, n);
+      if (hl.length)
+        moves.push(chart('holders-chart', hl, n, bytes, 'data-holder',
+          'What the leak verdict\'s holders keep alive (dominated_bytes) at each period\'s end:'));
+      const holder = add(main, el('div'));
       function update() {
         let a = Number(t0.value), b = Number(t1.value);
         if (a > b) { const t = a; a = b; b = t; }
-        range.setAttribute('x', x(a));
-        range.setAttribute('width', Math.max(2, x(b) - x(a)));
-        holder.textContent = '';
-        add(holder, el('p', {}, 'Change of each class\'s live objects (the censuses\') from ' +
-          label(a) + ' to ' + label(b) + ':'));
-        const rows = s.classes.map(function (c) {
-          return { name: c.name, d: c.live[b] - c.live[a], db: c.bytes[b] - c.bytes[a], at: c.live[b] };
-        });
-        rows.sort(function (p, q) { return q.d - p.d; });
-        add(holder, table([
-          { title: 'class', name: true, get: function (r) { return r.name; } },
-          { title: 'live change', get: function (r) { return r.d; }, show: signed, sign: true },
-          { title: 'bytes change', get: function (r) { return r.db; }, show: function (v) { return signed(v, bytes); }, sign: true },
-          { title: 'live at the end', get: function (r) { return r.at; }, show: num }], rows, 'range-table'));
-        const hs = s.holders.filter(function (h) { return h.period >= a && h.period <= b; });
-        if (hs.length)
-          add(holder, table([
-            { title: 'period', get: function (h) { return s.numbers[h.period]; } },
-            { title: 'holder', name: true, get: function (h) { return h.root + ' ' + h.edges.join(' > '); } },
-            { title: 'keeps alive (dominated_bytes)', get: function (h) { return h.dominated_bytes; }, show: bytes },
-            { title: 'grew (objects)', get: function (h) { return h.grew_objects; }, show: signed }],
-          hs, 'holders-table'));
+        for (const m of moves) m(a, b);
+        rangeTables(holder, s, a, b, label);
       }
       t0.addEventListener('change', update);
       t1.addEventListener('change', update);
       update();
       note('"Allocated between t0 and t1 and still alive at t2" needs birth cohorts per ' +
-        'period, which the periods\' reports do not carry yet: the chart shows live objects ' +
+        'period, which the periods\' reports do not carry yet: the charts show what is live ' +
         'at each period\'s end.');
     }
   }
