@@ -11,8 +11,9 @@ _rbmemtrace_subcommands="trace census top why merge fleet serve"
 # and of cli/option_groups.c for census and top, merge and fleet).
 _rbmemtrace_formats() {
 	case $1 in
-	trace | merge | why) echo "text json folded pprof" ;;
-	fleet) echo "text json pprof" ;;
+	trace | merge) echo "text json folded pprof speedscope html" ;;
+	why) echo "text json folded pprof html" ;;
+	fleet) echo "text json pprof speedscope html" ;;
 	serve) echo "" ;; # serve has no --format: it serves pprof
 	*) echo "text json" ;;
 	esac

@@ -28,6 +28,7 @@ done
 owner[rbmemtrace.h]=include
 owner[rbmemtrace.skel.h]=probe
 owner[profile.pb-c.h]=output
+owner[html_assets.h]=output # the HTML page's script and style (Makefile)
 rank[include]=-1
 
 status=0

@@ -20,6 +20,7 @@ packages=(
 	debhelper dpkg-dev lintian # make deb, and tests/package/test_deb.sh
 	systemd # tests/package/test_deb.sh: systemd-analyze verify and security of rbmemtrace.service
 	podman runc mmdebstrap # make image (scripts/image.sh), tests/e2e/test_image.rb (scripts/podman.sh)
+	chromium chromium-driver python3-selenium # tests/e2e/test_html.rb: the HTML pages in a browser
 )
 
 missing=()

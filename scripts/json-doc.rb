@@ -7,7 +7,7 @@ require "json"
 ROOT = File.expand_path("..", __dir__)
 SCHEMA = JSON.parse(File.read(File.join(ROOT, "docs", "json-schema.json")))
 OUT = File.join(ROOT, "docs", "json.md")
-ORDER = %w[report class_row site stack frame suspect heap sampling period layout layout_group limits_reached model failed_host census top_frame top_proc verdict_point why why_target why_path why_part site_ref].freeze
+ORDER = %w[report class_row site stack frame suspect heap sampling period layout layout_group limits_reached model failed_host census top_frame top_proc verdict_point why why_target why_path why_part site_ref diff diff_table diff_row].freeze
 
 def type_of(node)
   # The anchor is the heading itself: GitHub keeps "_" in an anchor.

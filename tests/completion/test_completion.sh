@@ -55,14 +55,14 @@ expect_absent() {
 
 expect "census" ce
 expect "census fleet merge serve top trace why" ""
-expect "folded json pprof text" --format ""
+expect "folded html json pprof speedscope text" --format ""
 expect "json" --format j
-expect "folded json pprof text" trace --format ""
+expect "folded html json pprof speedscope text" trace --format ""
 expect "json text" census --format ""
 expect "json text" top --format ""
-expect "folded json pprof text" merge --format ""
-expect "json pprof text" fleet --format ""
-expect "folded json pprof text" --format = ""
+expect "folded html json pprof speedscope text" merge --format ""
+expect "html json pprof speedscope text" fleet --format ""
+expect "folded html json pprof speedscope text" --format = ""
 expect "json text" census --format = ""
 expect "--top" census --to
 expect "--max-objects --max-overhead --max-stacks" --max
@@ -94,7 +94,7 @@ done
 # The formats and sort keys offered are those the parsers take, and no more.
 for sub in trace census top why merge fleet serve; do
 	offered=" $(complete_line "$sub" --format "") "
-	for format in text json folded pprof; do
+	for format in text json folded pprof speedscope html; do
 		checks=$((checks + 1))
 		accepted=no
 		"$binary" "$sub" --format "$format" --help >/dev/null 2>&1 && accepted=yes

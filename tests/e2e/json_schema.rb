@@ -20,6 +20,14 @@ module JsonSchema
     errors
   end
 
+  # The problems of value against another schema (speedscope's), in the same subset.
+  def problems_in(other, value)
+    saved, @schema = @schema, other
+    problems(value)
+  ensure
+    @schema = saved
+  end
+
   def resolve(node)
     node = schema.dig("$defs", node["$ref"].delete_prefix("#/$defs/")) while node.key?("$ref")
     node

@@ -649,3 +649,17 @@ Test(escape, folded_frames)
 	cr_expect_str_eq(got, "Foo:Bar \\x1b\\u{202e}\\xc2\\x85\\\\x");
 	free(got);
 }
+
+/* For JSON inside an HTML <script>: nothing can close the element, nor break a JS line. */
+Test(escape, json_for_html_escapes_markup)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_not_null(f);
+	json_write_string_html(f, "</script><!-- a&b \xe2\x80\xa8\xe2\x80\xae\"");
+	fclose(f);
+	cr_expect_str_eq(buf, "\"\\u003c/script\\u003e\\u003c!-- a\\u0026b \\u2028\\u202e\\\"\"");
+	free(buf);
+}

@@ -59,8 +59,11 @@ int cli_output_commit(struct outfile *o);
  * go but its output file.
  */
 void cli_signal_drops_output(struct outfile *o, const char *line);
-/* Merge and fleet: a model written as text, json, pprof or folded stacks (the summary's). */
-enum { MODEL_TEXT, MODEL_JSON, MODEL_PPROF, MODEL_FOLDED };
+/*
+ * Merge and fleet: a model written as text, json, pprof, folded stacks or speedscope (the
+ * summary's), or an HTML page (the summary, and the series of a continuous trace's periods).
+ */
+enum { MODEL_TEXT, MODEL_JSON, MODEL_PPROF, MODEL_FOLDED, MODEL_SPEEDSCOPE, MODEL_HTML };
 struct model_view;
 struct text_options;
 /* Writes v to path (stdout if NULL) in format; 0, or -errno with a warning printed. */

@@ -41,7 +41,9 @@
 #define VERSION_CHECK_TIMEOUT 30.0 /* --version answers at once: only ssh takes time */
 
 static const struct option_doc output_docs[] = {
-	{GROUP_OPT_FORMAT, "text (default), json or pprof (with -o)"}, {}};
+	{GROUP_OPT_FORMAT, "text (default), json, pprof (with -o), speedscope or html (one "
+			   "self-contained page)"},
+	{}};
 static const struct option_doc common_docs[] = {{'v', "Print each ssh command as it starts"}, {}};
 
 static struct fleet_args {
@@ -58,7 +60,7 @@ static struct fleet_args {
 	int ntrace;
 } args = {
 	.out = {.docs = output_docs, .formats = formats_model_no_folded,
-		.expected = "text, json, pprof"},
+		.expected = "text, json, pprof, speedscope or html"},
 	.report = {.text = {.top = 30, .top_stacks = 10, .prune = 5}},
 	.common = {.docs = common_docs},
 	.parallel = 8,

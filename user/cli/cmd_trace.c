@@ -21,16 +21,20 @@
 #include "trace_every.h"
 #include "trace_many.h"
 #include "trace_one.h"
+#include "html.h"
+#include "speedscope.h"
 #include "writers.h"
 
 _Static_assert(TARGET_MAX_PIDS == MANY_MAX, "the -p of a run are a many_options' pids");
 
-enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF };
+enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_FOLDED, FORMAT_PPROF, FORMAT_SPEEDSCOPE, FORMAT_HTML };
 
 static const struct format_name formats[] = {{"text", FORMAT_TEXT},
 					     {"json", FORMAT_JSON},
 					     {"folded", FORMAT_FOLDED},
 					     {"pprof", FORMAT_PPROF},
+					     {"speedscope", FORMAT_SPEEDSCOPE},
+					     {"html", FORMAT_HTML},
 					     {}};
 
 static const struct option_doc target_docs[] = {
@@ -41,8 +45,9 @@ static const struct option_doc target_docs[] = {
 	{}};
 static const struct option_doc output_docs[] = {
 	{GROUP_OPT_FORMAT,
-	 "Report format: text (default), json, folded (flame graph input, by retained), or pprof "
-	 "(gzipped profile.proto: go tool pprof; needs -o)"},
+	 "Report format: text (default), json, folded (flame graph input, by retained), pprof "
+	 "(gzipped profile.proto: go tool pprof; needs -o), speedscope (its JSON: retained objects "
+	 "and bytes) or html (one self-contained page: verdict, icicle, classes)"},
 	{'o', "Write the report to FILE instead of standard output; with --every, a PATTERN: "
 	      "%{pid}, %{time} (ISO 8601, UTC) and %{host} are expanded, %% is a %"},
 	{}};
@@ -77,7 +82,7 @@ static struct trace_args {
 	.target = {.docs = target_docs, .max_pids = TARGET_MAX_PIDS,
 		   .too_many = "too many -p (at most %d)"},
 	.out = {.docs = output_docs, .formats = formats,
-		.expected = "text, json, folded or pprof"},
+		.expected = "text, json, folded, pprof, speedscope or html"},
 	.time = {.docs = time_docs},
 	.budget = {.docs = budget_docs},
 	.limits = {.depth = 128, .max_stacks = 65536},
@@ -126,7 +131,8 @@ static const struct argp_option opts[] = {
 	 0},
 	{"no-why", OPT_NO_WHY, NULL, 0,
 	 "Do not walk the target's heap: no leak verdict (a walk at the start and one at the end), "
-	 "no top retainer paths for the leak suspects (rbmemtrace why); implied by --format folded",
+	 "no top retainer paths for the leak suspects (rbmemtrace why); implied by --format folded "
+	 "and speedscope",
 	 0},
 	{"watch", OPT_WATCH, "SECONDS", 0,
 	 "Watch the leak verdict's containers after the trace, for SECONDS, instead of within it "
@@ -193,13 +199,14 @@ static void check_combinations(const struct trace_options *t)
 	if (t->full && t->max_overhead)
 		rbm_die("give either --full or --max-overhead, not both");
 	if (t->watch_seconds &&
-	    (several || every || t->command || t->no_verdict || args.out.format == FORMAT_FOLDED))
+	    (several || every || t->command || t->no_verdict || args.out.format == FORMAT_FOLDED ||
+	     args.out.format == FORMAT_SPEEDSCOPE))
 		rbm_die("--watch watches the leak verdict's containers of one -p PID: not with %s",
 			several		   ? "several processes"
 			: every		   ? "--every"
 			: t->command	   ? "-- COMMAND"
 			: t->no_verdict	   ? "--no-why"
-					   : "--format folded");
+					   : "--format folded or speedscope");
 }
 
 /* --watch SECONDS: more than 0, at most an hour. */
@@ -218,7 +225,7 @@ static void finish_options(struct trace_options *t)
 	fill_trace_options(t);
 	check_combinations(t);
 	/* Folded stacks have no place for a verdict or a path: no heap walk for them. */
-	if (args.out.format == FORMAT_FOLDED) {
+	if (args.out.format == FORMAT_FOLDED || args.out.format == FORMAT_SPEEDSCOPE) {
 		args.no_why = true;
 		t->no_verdict = true;
 	}
@@ -336,6 +343,10 @@ static int write_report(FILE *out, struct report *r)
 		report_write_json(out, r);
 	else if (args.out.format == FORMAT_FOLDED)
 		report_write_folded(out, r);
+	else if (args.out.format == FORMAT_SPEEDSCOPE)
+		return report_write_speedscope(out, r);
+	else if (args.out.format == FORMAT_HTML)
+		return report_write_html(out, r);
 	else
 		report_write_text(out, r, &args.report.text);
 	return 0;
@@ -356,7 +367,8 @@ static int trace_several(void)
 	static struct many_output out;
 	static struct every_options eo;
 	static const int model_formats[] = {[FORMAT_TEXT] = MODEL_TEXT, [FORMAT_JSON] = MODEL_JSON,
-				      [FORMAT_FOLDED] = MODEL_FOLDED, [FORMAT_PPROF] = MODEL_PPROF};
+				      [FORMAT_FOLDED] = MODEL_FOLDED, [FORMAT_PPROF] = MODEL_PPROF,
+				      [FORMAT_SPEEDSCOPE] = MODEL_SPEEDSCOPE, [FORMAT_HTML] = MODEL_HTML};
 
 	mo.trace = args.trace;
 	memcpy(mo.pids, args.target.pids, sizeof(mo.pids));
@@ -392,6 +404,17 @@ static int run_empty_probes(struct session *s, struct outfile *out)
 	}
 	outfile_abort(out);
 	return status < 0 ? 1 : status;
+}
+
+/* -v: the tracer's own peak memory, before the report is written. */
+static void say_peak_rss(void)
+{
+	struct rusage ru;
+
+	if (!rbm_verbose)
+		return;
+	getrusage(RUSAGE_SELF, &ru);
+	rbm_info("peak RSS %ld KB", ru.ru_maxrss);
 }
 
 int cmd_trace(int argc, char **argv)
@@ -434,14 +457,10 @@ int cmd_trace(int argc, char **argv)
 		goto fail;
 	trace_one_watch(&s, &report, &stop_requested);
 	warn_unmatched_classes(&report);
-	if (rbm_verbose) {
-		struct rusage ru;
-
-		getrusage(RUSAGE_SELF, &ru);
-		rbm_info("peak RSS %ld KB", ru.ru_maxrss);
-	}
+	say_peak_rss();
 	if (write_report(outfile_stream(&out), &report)) {
-		snprintf(err, sizeof(err), "cannot write the pprof profile");
+		snprintf(err, sizeof(err), "cannot write the %s report",
+			 formats[args.out.format].name);
 		goto fail;
 	}
 	status = cli_output_commit(&out) ?: trace_one_exit_status(&s);

@@ -24,18 +24,21 @@
 #include "report.h"
 #include "retainers.h"
 #include "ruby_target.h"
+#include "html.h"
 #include "why_out.h"
 #include "why_select.h"
 
-enum why_format { WHY_TEXT, WHY_JSON, WHY_FOLDED, WHY_PPROF };
+enum why_format { WHY_TEXT, WHY_JSON, WHY_FOLDED, WHY_PPROF, WHY_HTML };
 
 static const struct format_name formats[] = {
-    {"text", WHY_TEXT}, {"json", WHY_JSON}, {"folded", WHY_FOLDED}, {"pprof", WHY_PPROF}, {}};
+    {"text", WHY_TEXT}, {"json", WHY_JSON}, {"folded", WHY_FOLDED}, {"pprof", WHY_PPROF},
+    {"html", WHY_HTML},	{}};
 
 static const struct option_doc target_docs[] = {{'p', "Ruby process to read"}, {}};
 static const struct option_doc output_docs[] = {
     {GROUP_OPT_FORMAT, "text (default), json, folded (chains, root first) or pprof (gzipped "
-		       "profile.proto, the chain as the stack: go tool pprof; needs -o)"},
+		       "profile.proto, the chain as the stack: go tool pprof; needs -o) or html (one "
+		       "self-contained page: the paths as an icicle, the classes)"},
     {}};
 static const struct option_doc time_docs[] = {
     {'d', "Trace for SECONDS to find leak suspects or --site objects (default 5)"}, {}};
@@ -52,7 +55,7 @@ static struct why_args {
 } args = {
     .target = {.docs = target_docs, .max_pids = 1},
     .out = {.docs = output_docs, .formats = formats,
-	    .expected = "text, json, folded or pprof"},
+	    .expected = "text, json, folded, pprof or html"},
     .time = {.docs = time_docs, .duration = 5},
     .common = {.docs = common_docs},
     .paths = 5,
@@ -175,13 +178,17 @@ static int write_why(struct outfile *of, const struct why_report *report)
 	case WHY_PPROF:
 		ret = why_write_pprof(out, report);
 		break;
+	case WHY_HTML:
+		ret = why_write_html(out, report);
+		break;
 	default:
 		why_write_text(out, report, args.paths);
 		break;
 	}
 	if (ret) {
 		outfile_abort(of);
-		rbm_error("cannot write the pprof profile");
+		rbm_error("cannot write the %s",
+			  args.out.format == WHY_HTML ? "page" : "pprof profile");
 		return 1;
 	}
 	return cli_output_commit(of);

@@ -6,6 +6,8 @@
 #include "cli.h"
 #include "outfile.h"
 #include "diag.h"
+#include "html.h"
+#include "speedscope.h"
 #include "writers.h"
 
 int cli_write_model_stream(FILE *out, const struct model_view *v, int format,
@@ -22,6 +24,13 @@ int cli_write_model_stream(FILE *out, const struct model_view *v, int format,
 		break;
 	case MODEL_FOLDED:
 		report_write_folded(out, v->summary);
+		break;
+	case MODEL_SPEEDSCOPE:
+		err = report_write_speedscope(out, v->model->nprocs == 1 ? v->model->procs[0]
+									  : v->summary);
+		break;
+	case MODEL_HTML:
+		err = model_write_html(out, v);
 		break;
 	default:
 		model_write_text(out, v, topts);

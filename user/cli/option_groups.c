@@ -106,10 +106,12 @@ const struct argp output_argp[2] = {
 
 const struct format_name formats_text_json[] = {{"text", MODEL_TEXT}, {"json", MODEL_JSON}, {}};
 const struct format_name formats_model[] = {
-	{"text", MODEL_TEXT}, {"json", MODEL_JSON}, {"pprof", MODEL_PPROF}, {"folded", MODEL_FOLDED},
+	{"text", MODEL_TEXT},	  {"json", MODEL_JSON}, {"pprof", MODEL_PPROF},
+	{"folded", MODEL_FOLDED}, {"speedscope", MODEL_SPEEDSCOPE}, {"html", MODEL_HTML},
 	{}};
 const struct format_name formats_model_no_folded[] = {
-	{"text", MODEL_TEXT}, {"json", MODEL_JSON}, {"pprof", MODEL_PPROF}, {}};
+	{"text", MODEL_TEXT},		  {"json", MODEL_JSON}, {"pprof", MODEL_PPROF},
+	{"speedscope", MODEL_SPEEDSCOPE}, {"html", MODEL_HTML}, {}};
 
 static const struct argp_option time_options[] = {
 	[OPTS_TIME_EVERY] = {"every", GROUP_OPT_EVERY, "SECONDS", 0,

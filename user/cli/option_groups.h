@@ -134,8 +134,8 @@ extern const struct argp common_argp[2];
 
 /* The --format lists the subcommands share (values MODEL_* of cli.h). */
 extern const struct format_name formats_text_json[];	/* census, top */
-extern const struct format_name formats_model[];	/* merge: text, json, pprof, folded */
-extern const struct format_name formats_model_no_folded[]; /* fleet */
+extern const struct format_name formats_model[]; /* merge: text, json, pprof, folded, speedscope, html */
+extern const struct format_name formats_model_no_folded[]; /* fleet: no folded */
 
 /*
  * At ARGP_KEY_INIT: each child's input, the struct its group fills, in the

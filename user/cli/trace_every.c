@@ -17,6 +17,8 @@
 #include "outpattern.h"
 #include "periodic.h"
 #include "trace_every.h"
+#include "html.h"
+#include "speedscope.h"
 #include "writers.h"
 
 struct files {
@@ -87,6 +89,10 @@ static void write_report(FILE *out, const struct report *r, int format,
 		model_write_json(out, &v);
 	else if (format == MODEL_FOLDED)
 		report_write_folded(out, r);
+	else if (format == MODEL_SPEEDSCOPE)
+		*err = report_write_speedscope(out, r);
+	else if (format == MODEL_HTML)
+		*err = report_write_html(out, r);
 	else
 		report_write_text(out, r, text);
 }

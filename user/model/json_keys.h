@@ -16,6 +16,7 @@
 	X(allocated) \
 	X(allocs_per_s) \
 	X(at_exit) \
+	X(base) \
 	X(budget_percent) \
 	X(burst_windows) \
 	X(by_all_retained) \
@@ -37,6 +38,7 @@
 	X(container) \
 	X(count) \
 	X(covered) \
+	X(diff) \
 	X(dominated_bytes) \
 	X(dominated_objects) \
 	X(dominators_seconds) \
@@ -56,9 +58,11 @@
 	X(est_retained) \
 	X(est_source) \
 	X(estimate_rough) \
+	X(estimated) \
 	X(estimated_overhead_percent) \
 	X(exit_status) \
 	X(failed_hosts) \
+	X(figures) \
 	X(followed) \
 	X(fraction) \
 	X(frame) \
@@ -110,6 +114,7 @@
 	X(moves_left_out) \
 	X(moves_unknown) \
 	X(name) \
+	X(new) \
 	X(new_alive) \
 	X(new_bytes) \
 	X(new_objects) \
@@ -151,8 +156,11 @@
 	X(root) \
 	X(roots) \
 	X(roots_cut) \
+	X(rows) \
+	X(rows_left_out) \
 	X(rss_bytes) \
 	X(ruby_version) \
+	X(same_process) \
 	X(sample) \
 	X(sampling) \
 	X(scale) \
@@ -177,6 +185,7 @@
 	X(sweeping) \
 	X(table) \
 	X(table_read_cut) \
+	X(tables) \
 	X(target_exited) \
 	X(targets) \
 	X(time) \

@@ -20,6 +20,7 @@
 #include "rbmemtrace.h" /* MAX_STACK_DEPTH */
 #include "json_read.h"
 #include "json_read_rows.h"
+#include "verdict_read.h"
 
 /*
  * Copies a string the text writer prints as it is (the Ruby version, why
@@ -77,6 +78,31 @@ static void read_layout(struct json_reader *rd, const json_t *o, const char *whe
 	}
 	for (; n < REPORT_LAYOUT_GROUPS; n++)
 		l->groups[n].status = -1;
+}
+
+/*
+ * A period's report (trace --every) read back: which period and when, for
+ * a series (the HTML page's); its period counts are not read, so it is
+ * not on (period.h): merged, it sums as any report does.
+ */
+static void read_period(struct json_reader *rd, struct report *r, const json_t *o,
+			const char *where)
+{
+	json_t *v = jr_get_obj(rd, o, where, JK(period), false);
+	json_t *t = json_object_get(v, JK(time));
+	char at[300];
+
+	if (!v)
+		return;
+	snprintf(at, sizeof(at), "%s%speriod", where, *where ? "." : "");
+	r->period.read_back = true;
+	r->period.number = jr_get_u64(rd, v, at, JK(number), false);
+	r->period.duration_s = jr_get_real(rd, v, at, JK(duration_s));
+	/* Unix seconds: past jr_get_real's bound, and never more than a 64-bit second count. */
+	if (json_is_number(t) && json_number_value(t) >= 0 && json_number_value(t) < 1e12)
+		r->period.time = json_number_value(t);
+	else if (t)
+		jr_fail(rd, at, JK(time), "expected Unix seconds");
 }
 
 static void read_header(struct json_reader *rd, struct report *r, const json_t *o, const char *where)
@@ -154,6 +180,8 @@ static struct report *read_report(struct json_reader *rd, const json_t *o, const
 		jr_fail(rd, where, NULL, "expected a report object");
 	else
 		read_header(rd, r, o, where);
+	read_period(rd, r, o, where);
+	r->verdict = jr_read_verdict(rd, o, where);
 	totals = rd->failed ? NULL : jr_get_obj(rd, o, where, JK(totals), true);
 	if (totals) {
 		snprintf(at, sizeof(at), "%s%stotals", where, *where ? "." : "");

@@ -183,6 +183,8 @@ struct period_info {
 	bool estimated;		/* est_allocated holds estimates (sampling) */
 	bool untraced;		/* sampling: Ruby allocated, no window traced any of it */
 	bool target_gone;	/* the process is gone: its last profile */
+	/* Not on: a period's report read back from JSON, number, time and duration only. */
+	bool read_back;
 };
 
 /* The heap as a census read it (rbmemtrace census, and trace's start and end). */

@@ -54,7 +54,8 @@ bool unicode_is_unsafe(unsigned int cp)
 	       cp == 0x2028 || cp == 0x2029;	 /* line and paragraph separators */
 }
 
-void json_write_string(FILE *out, const char *str)
+/* html: '<', '>' and '&' as \u escapes too, for JSON inside an HTML <script>. */
+static void json_string(FILE *out, const char *str, bool html)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t len;
@@ -62,6 +63,14 @@ void json_write_string(FILE *out, const char *str)
 	fputc('"', out);
 	while (*s) {
 		switch (*s) {
+		case '<':
+		case '>':
+		case '&':
+			if (html)
+				fprintf(out, "\\u%04x", *s);
+			else
+				fputc(*s, out);
+			break;
 		case '"':
 			fputs("\\\"", out);
 			break;
@@ -100,6 +109,16 @@ void json_write_string(FILE *out, const char *str)
 		s++;
 	}
 	fputc('"', out);
+}
+
+void json_write_string(FILE *out, const char *s)
+{
+	json_string(out, s, false);
+}
+
+void json_write_string_html(FILE *out, const char *s)
+{
+	json_string(out, s, true);
 }
 
 /*

@@ -8,6 +8,12 @@
 
 /* Writes s as a JSON string literal, quotes included; invalid UTF-8 becomes U+FFFD. */
 void json_write_string(FILE *out, const char *s);
+/*
+ * The same for JSON put inside an HTML <script> element: '<', '>' and '&'
+ * are written as \u003c, \u003e and \u0026 too (U+2028 and U+2029 already
+ * are), so no string can close the element or open a comment in it.
+ */
+void json_write_string_html(FILE *out, const char *s);
 
 /*
  * Copies s into buf (size n, always terminated) with control characters and

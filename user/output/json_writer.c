@@ -8,6 +8,7 @@ void jw_init(struct jw *w, FILE *out, unsigned indent)
 	w->out = out;
 	w->depth = 0;
 	w->indent = indent;
+	w->html = false;
 }
 
 static enum jw_style style(const struct jw *w)
@@ -118,7 +119,9 @@ void jw_double(struct jw *w, const char *key, const char *fmt, double v)
 void jw_string(struct jw *w, const char *key, const char *s)
 {
 	member(w, key);
-	if (s)
+	if (s && w->html)
+		json_write_string_html(w->out, s);
+	else if (s)
 		json_write_string(w->out, s);
 	else
 		fputs("null", w->out);

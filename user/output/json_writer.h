@@ -33,6 +33,7 @@ struct jw {
 	int depth; /* open containers */
 	struct jw_level level[JW_MAX_DEPTH];
 	unsigned indent; /* where the outermost container opens (a report inside a model) */
+	bool html;	 /* strings for an HTML page's <script> (json_write_string_html) */
 };
 
 /* A writer to out whose first container opens at column indent. */
