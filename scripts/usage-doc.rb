@@ -26,6 +26,8 @@ FOREIGN = {
   "--multiversion" => "debuginfod(8)", "--purge" => "apt-get(8)", "--warnings" => "man(1)",
   "--serve" => "the scenario of docs/continuous.md",
   "--decompress-debug-sections" => "objcopy(1)", "--debug-dump" => "readelf(1)",
+  "--runtime" => "podman(1)", "--cgroup-manager" => "podman(1)", "--filter" => "podman-ps(1)",
+  "--privileged" => "podman-run(1)", "--field-selector" => "kubectl-get(1)",
 }.freeze
 
 check = ARGV.delete("--check")
