@@ -27,7 +27,7 @@ FOREIGN = {
   "--serve" => "the scenario of docs/continuous.md",
   "--decompress-debug-sections" => "objcopy(1)", "--debug-dump" => "readelf(1)",
   "--runtime" => "podman(1)", "--cgroup-manager" => "podman(1)", "--filter" => "podman-ps(1)",
-  "--privileged" => "podman-run(1)", "--field-selector" => "kubectl-get(1)",
+  "--privileged" => "podman-run(1)", "--field-selector" => "kubectl-get(1)", "--cacert" => "curl(1)",
 }.freeze
 
 check = ARGV.delete("--check")
