@@ -28,6 +28,7 @@ FOREIGN = {
   "--decompress-debug-sections" => "objcopy(1)", "--debug-dump" => "readelf(1)",
   "--runtime" => "podman(1)", "--cgroup-manager" => "podman(1)", "--filter" => "podman-ps(1)",
   "--privileged" => "podman-run(1)", "--field-selector" => "kubectl-get(1)", "--cacert" => "curl(1)",
+  "--hostname" => "podman-run(1)", "--cgroup-parent" => "podman-run(1)",
 }.freeze
 
 check = ARGV.delete("--check")

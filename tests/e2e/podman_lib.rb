@@ -13,10 +13,12 @@ def podman(env, *args, timeout: 60)
   Open3.capture2e(env, "timeout", "-k", "5", timeout.to_s, *PODMAN, *args)
 end
 
-# Yields (env, {name => full id}) with a container per name, each running `sleep` in its own
-# pid namespace unless given extra run options (e.g. --pid=host --privileged), with mounts
-# ("HOST:CONTAINER[:ro]"); every one removed after.
-def with_containers(names, mounts: [], run_opts: [], env: {})
+# Yields (env, {name => full id}) with a container per name, each running command (`sleep` by
+# default) in its own pid namespace unless given extra run options (e.g. --pid=host
+# --privileged; a Hash of name => options for each its own), with mounts ("HOST:CONTAINER[:ro]")
+# and files written into their root (path => text); every one removed after.
+def with_containers(names, mounts: [], run_opts: [], env: {}, files: {},
+                    command: ["/usr/bin/sleep", "300"])
   which("podman") rescue raise(NotApplicable, "podman is not installed (scripts/deps.sh installs it)")
   Dir.mktmpdir("rbm-podman-") do |dir|
     conf = File.join(dir, "containers.conf")
@@ -25,13 +27,18 @@ def with_containers(names, mounts: [], run_opts: [], env: {})
     root = File.join(dir, "root")
     %w[usr etc tmp proc dev sys].each { |d| FileUtils.mkdir_p(File.join(root, d)) }
     %w[bin lib lib64 sbin].each { |d| File.symlink("usr/#{d}", File.join(root, d)) }
+    files.each do |path, text|
+      FileUtils.mkdir_p(File.dirname(File.join(root, path)))
+      File.write(File.join(root, path), text)
+    end
     ids = {}
     begin
       names.each do |name|
-        out, st = podman(penv, "run", "-d", "--name", name, "--network=none", *run_opts,
+        opts = run_opts.is_a?(Hash) ? run_opts.fetch(name, []) : run_opts
+        out, st = podman(penv, "run", "-d", "--name", name, "--network=none", *opts,
                          *env.flat_map { |k, v| ["-e", "#{k}=#{v}"] },
                          "-v", "/usr:/usr:ro", *mounts.flat_map { |m| ["-v", m] },
-                         "--rootfs", root, "/usr/bin/sleep", "300")
+                         "--rootfs", root, *command)
         unless st.success?
           raise NotApplicable, "podman cannot start a container here: " \
                                "#{out.lines.last.to_s.strip[0, 200]}"

@@ -129,7 +129,7 @@ end
 test "fleet --via podman exec: two containers merge, a missing one is podman's error" do
   names = %w[a b].map { |n| "rbm-fleet-#{Process.pid}-#{n}" }
   mounts = ["#{RBM}:/rbm/rbmemtrace:ro", "#{__dir__}:/e2e:ro"]
-  with_containers(names, mounts: mounts, run_opts: %w[--privileged --pid=host]) do |env, _|
+  with_containers(names, mounts: mounts, run_opts: %w[--privileged --pid=host]) do |env, ids|
     Dir.mktmpdir do |dir|
       json = File.join(dir, "fleet.json")
       via = [*PODMAN, "exec", "%h"].join(" ")
@@ -147,6 +147,8 @@ test "fleet --via podman exec: two containers merge, a missing one is podman's e
       check_eq(m["processes"].map { |p| p["host"] }.sort, names, "one process per container")
       m["processes"].each do |p|
         check_eq(class_row(p, "FleetLeak")["retained"], 30_000, "#{p["host"]} FleetLeak retained")
+        # Its container, as the report said it and fleet read it back (docs/reports.md).
+        check_eq(p["container_id"], ids[p["host"]], "#{p["host"]}'s process: its container's id")
       end
       check_eq(class_row(m["summary"], "FleetLeak")["retained"], 60_000, "summary FleetLeak")
 

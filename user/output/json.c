@@ -290,6 +290,15 @@ void report_write_json_members(struct jw *w, const struct report *r, bool identi
 		jw_string(w, JK(host), r->host);
 		jw_string(w, JK(command), r->command);
 	}
+	/* Where it runs, when known: what a fleet groups by. */
+	if (r->container_id[0])
+		jw_string(w, JK(container_id), r->container_id);
+	if (r->pod_uid[0])
+		jw_string(w, JK(pod_uid), r->pod_uid);
+	if (r->pod_name[0])
+		jw_string(w, JK(pod_name), r->pod_name);
+	if (r->pod_namespace[0])
+		jw_string(w, JK(pod_namespace), r->pod_namespace);
 	jw_string(w, JK(ruby_version), r->ruby_version);
 	report_write_layout_json(w, &r->layout);
 	jw_double(w, JK(duration_s), "%.3f", r->duration_s);
