@@ -33,9 +33,11 @@ def with_auth_serve(*args, scheme: "http", listen: "#{AUTH_ADDR}:0")
   end
   yield "#{scheme}://#{AUTH_ADDR}:#{$1}", target.to_i
   Process.kill("TERM", rbm)
-  Timeout.timeout(10) { Process.wait(rbm) }
+  status = Timeout.timeout(10) { Process.wait2(rbm)[1] }
   rbm = nil
-  said + err_r.read
+  said << err_r.read
+  check(status.success?, "serve's exit after SIGTERM: #{status}: #{said}")
+  said
 ensure
   Process.kill("KILL", rbm) rescue nil if rbm
   if io

@@ -49,7 +49,8 @@
 
 static const struct option_doc output_docs[] = {
 	{GROUP_OPT_FORMAT, "text (default), json or pprof (with -o)"}, {}};
-static const struct option_doc common_docs[] = {{'v', "Print each ssh command as it starts"}, {}};
+static const struct option_doc common_docs[] = {
+	{'v', "Print each host's command (ssh, or the --via transport) as it starts"}, {}};
 
 static struct fleet_args {
 	struct output_opts out;
