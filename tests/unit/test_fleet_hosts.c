@@ -210,6 +210,12 @@ Test(fleet_hosts, reasons_of_another_transport)
 					 .transport = "kubectl",
 					 .stderr_tail = "rbmemtrace: process 42 not found\n"},
 		  "rbmemtrace exited with status 1: rbmemtrace: process 42 not found");
+	/* kubectl exec says how the remote command ended after it: rbmemtrace's line wins. */
+	reason_is((struct fleet_outcome){.wait_status = 1 << 8,
+					 .transport = "kubectl",
+					 .stderr_tail = "rbmemtrace: not enough privileges: run as root\n"
+							"command terminated with exit code 1\n"},
+		  "rbmemtrace exited with status 1: rbmemtrace: not enough privileges: run as root");
 	reason_is((struct fleet_outcome){.wait_status = 255 << 8,
 					 .transport = "kubectl",
 					 .stderr_tail = "boom\n"},
