@@ -127,7 +127,7 @@ _rbmemtrace() {
 		_rbmemtrace_reply -W "127.0.0.1:6060 127.0.0.1:0 [::1]:6060" -- "$cur"
 		return 0
 		;;
-	-o | --output | --hosts | --remote-path)
+	-o | --output | --hosts | --remote-path | --token-file | --basic-auth-file | --tls-cert | --tls-key)
 		compopt -o filenames 2>/dev/null
 		_rbmemtrace_reply -f -- "$cur"
 		return 0

@@ -13,6 +13,7 @@ packages=(
 	curl # tests/e2e/test_continuous.rb: a real client of serve (and go tool pprof, from golang-go)
 	golang-go openssh-client openssh-server
 	debuginfod iproute2 # tests/e2e: a local debuginfod server in a network namespace
+	podman runc # tests/e2e: fleet --via 'podman exec %h', and labels of processes in containers
 	ruby ruby-dev
 	rubocop # tests/e2e/test_real.rb traces it
 	ruby-sinatra puma wrk # tests/e2e/test_verdict.rb: a web app under load, its leak's verdict

@@ -32,11 +32,9 @@ FOREIGN = {
   "--profile" => "kubectl debug", "--image" => "kubectl debug", "--from-file" => "kubectl create",
   "--for" => "kubectl wait", "--timeout" => "kubectl wait", "--now" => "systemctl enable",
   "--variant" => "mmdebstrap(1)", "--can-run" => "scripts/podman.sh --can-run",
-  # serve's and fleet's options of issue 35 (items 4 and 6), on another branch: once it is
-  # merged, --help lists them and these entries go.
-  "--token-file" => "serve (issue 35, item 6)", "--basic-auth-file" => "serve (issue 35, item 6)",
-  "--tls-cert" => "serve (issue 35, item 6)", "--tls-key" => "serve (issue 35, item 6)",
-  "--via" => "fleet (issue 35, item 4)", "--hosts-from" => "fleet (issue 35, item 4)",
+  "--runtime" => "podman(1)", "--cgroup-manager" => "podman(1)", "--filter" => "podman-ps(1)",
+  "--field-selector" => "kubectl-get(1)", "--cacert" => "curl(1)",
+  "--hostname" => "podman-run(1)", "--cgroup-parent" => "podman-run(1)",
 }.freeze
 
 check = ARGV.delete("--check")

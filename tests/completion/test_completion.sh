@@ -77,7 +77,7 @@ expect "--listen" serve --lis
 expect "127.0.0.1:0 127.0.0.1:6060" serve --listen 127
 expect "--every" trace --eve
 # fleet: its own options before --, the remote trace's after it.
-expect "--hosts" fleet --ho
+expect "--hosts --hosts-from" fleet --ho
 expect "--full" fleet --hosts h -- --fu
 expect "" fleet --hosts h -- --hos
 # trace: after --, a command, then its files.

@@ -3,6 +3,7 @@
 # Each "host" runs the built rbmemtrace on a scenario; the reports merge.
 require "socket"
 require_relative "census_lib"
+require_relative "podman_lib"
 
 FLEET_SCENARIO = File.join(SCENARIOS, "fleet_leak.rb")
 RBM_VERSION = File.read(File.join(ROOT, "Makefile"))[/^VERSION := (\S+)$/, 1]
@@ -73,10 +74,10 @@ def with_sshds(addrs)
 end
 
 # Runs rbmemtrace fleet, bounded: [stdout, stderr, status].
-def run_fleet(*argv, timeout: 60)
+def run_fleet(*argv, timeout: 60, env: {})
   out = err = nil
   status = nil
-  Open3.popen3(RBM, "fleet", *argv) do |sin, sout, serr, thr|
+  Open3.popen3(env, RBM, "fleet", *argv) do |sin, sout, serr, thr|
     sin.close
     reader = Thread.new { [sout.read, serr.read] }
     unless thr.join(timeout)
@@ -120,6 +121,61 @@ test "fleet: two hosts merge, a dead one is reported, exit 4" do
       end
     end
   end
+end
+
+# --via 'podman exec %h': two containers, each with the binary, trace a Ruby each launches; a
+# third name is no container, and its reason is podman's own error.  --hosts-from lists them with
+# podman ps, as kubectl get pods -o name would list the pods.
+test "fleet --via podman exec: two containers merge, a missing one is podman's error" do
+  names = %w[a b].map { |n| "rbm-fleet-#{Process.pid}-#{n}" }
+  mounts = ["#{RBM}:/rbm/rbmemtrace:ro", "#{__dir__}:/e2e:ro"]
+  with_containers(names, mounts: mounts, run_opts: %w[--privileged --pid=host]) do |env, ids|
+    Dir.mktmpdir do |dir|
+      json = File.join(dir, "fleet.json")
+      via = [*PODMAN, "exec", "%h"].join(" ")
+      missing = "rbm-fleet-#{Process.pid}-none"
+      _, err, status = run_fleet("--via", via, "--hosts", [*names, missing].join(","),
+                                 "--remote-path", "/rbm/rbmemtrace", "--timeout", "50",
+                                 "--format", "json", "-o", json, "--", "--depth", "16", "--",
+                                 "ruby", "/e2e/scenarios/fleet_leak.rb", env: env)
+      check_eq(status.exitstatus, 4, "exit status (stderr: #{err})")
+      reason = "podman exited with status 125: Error: no container with name or ID " \
+               "\"#{missing}\" found: no such container"
+      check(err.include?("rbmemtrace: warning: #{missing}: #{reason}\n"), "missing container: #{err}")
+      m = rbm_json(File.read(json))
+      check_eq(m["failed_hosts"], [{ "host" => missing, "reason" => reason }], "failed hosts")
+      check_eq(m["processes"].map { |p| p["host"] }.sort, names, "one process per container")
+      m["processes"].each do |p|
+        check_eq(class_row(p, "FleetLeak")["retained"], 30_000, "#{p["host"]} FleetLeak retained")
+        # Its container, as the report said it and fleet read it back (docs/reports.md).
+        check_eq(p["container_id"], ids[p["host"]], "#{p["host"]}'s process: its container's id")
+      end
+      check_eq(class_row(m["summary"], "FleetLeak")["retained"], 60_000, "summary FleetLeak")
+
+      # The hosts from a command's output, one a line; the version check still comes first.
+      list = [*PODMAN, "ps", "--filter", "name=rbm-fleet-#{Process.pid}-", "--format",
+              "{{.Names}}"].join(" ")
+      out, err, status = run_fleet("--via", via, "--hosts-from", list, "--remote-path",
+                                   "/nonexistent/rbmemtrace", "--", "-p", "1", env: env)
+      check_eq(status.exitstatus, 1, "exit status (stderr: #{err})")
+      names.each do |n|
+        check(err.include?("#{n}: rbmemtrace is not installed on #{n} at /nonexistent/rbmemtrace"),
+              "#{n} from --hosts-from, without rbmemtrace: #{err}")
+      end
+      check(out.include?("2 hosts failed"), out)
+    end
+  end
+end
+
+test "fleet: a --via without %h, and a failing --hosts-from, are one line each" do
+  _, err, status = run_fleet("--via", "podman exec", "--hosts", "a", "--", "-p", "1")
+  check_eq([status.exitstatus, err.lines.size], [2, 1], "no %h: #{err}")
+  check(err.include?("--via 'podman exec' has no %h"), err)
+  _, err, status = run_fleet("--via", "podman exec %h", "--hosts-from",
+                             "sh -c 'echo \"no \033[31mpods\" >&2; exit 3'", "--", "-p", "1")
+  check_eq([status.exitstatus, err],
+           [1, "rbmemtrace: fleet: --hosts-from: sh exited with status 3: no \\x1b[31mpods\n"],
+           "a failing --hosts-from")
 end
 
 # ssh's end does not reach a remote command without a terminal: the test stops it.

@@ -191,3 +191,35 @@ Test(fleet_hosts, version_check_wants_the_same_major_minor)
 		     "the rbmemtrace on web1 says it is \"rbmemtrace ?[31mdev\", not a version this "
 		     "rbmemtrace 0.1.0 can compare: install the rbmemtrace package " HINT);
 }
+
+Test(fleet_hosts, reasons_of_another_transport)
+{
+	reason_is((struct fleet_outcome){.wait_status = 125 << 8,
+					 .transport = "podman",
+					 .stderr_tail = "Error: no container with name or ID \"c9\" "
+							"found: no such container\n"},
+		  "podman exited with status 125: Error: no container with name or ID \"c9\" "
+		  "found: no such container");
+	reason_is((struct fleet_outcome){.wait_status = 1 << 8,
+					 .transport = "kubectl",
+					 .stderr_tail = "Error from server (NotFound): pods \"x\" not "
+							"found\n"},
+		  "kubectl exited with status 1: Error from server (NotFound): pods \"x\" not "
+		  "found");
+	reason_is((struct fleet_outcome){.wait_status = 1 << 8,
+					 .transport = "kubectl",
+					 .stderr_tail = "rbmemtrace: process 42 not found\n"},
+		  "rbmemtrace exited with status 1: rbmemtrace: process 42 not found");
+	/* kubectl exec says how the remote command ended after it: rbmemtrace's line wins. */
+	reason_is((struct fleet_outcome){.wait_status = 1 << 8,
+					 .transport = "kubectl",
+					 .stderr_tail = "rbmemtrace: not enough privileges: run as root\n"
+							"command terminated with exit code 1\n"},
+		  "rbmemtrace exited with status 1: rbmemtrace: not enough privileges: run as root");
+	reason_is((struct fleet_outcome){.wait_status = 255 << 8,
+					 .transport = "kubectl",
+					 .stderr_tail = "boom\n"},
+		  "kubectl exited with status 255: boom");
+	reason_is((struct fleet_outcome){.wait_status = SIGKILL, .transport = "podman"},
+		  "podman killed by signal 9");
+}

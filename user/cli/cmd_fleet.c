@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * rbmemtrace fleet --hosts ... -- TRACE OPTIONS: asks every host's rbmemtrace
- * its version over OpenSSH, then runs `rbmemtrace --format json TRACE
- * OPTIONS` on those whose version writes reports this one reads, a few at a
- * time, reads the reports they print and merges them into one model (each
- * host's processes kept, their sum the summary).  A host that fails is listed
- * with why, and the others still merge.  ssh runs in its own process group,
- * killed on timeout and on Ctrl-C: nothing is left behind here.
+ * its version over OpenSSH (or the --via transport: kubectl exec, podman exec),
+ * then runs `rbmemtrace --format json TRACE OPTIONS` on those whose version
+ * writes reports this one reads, a few at a time, reads the reports they print
+ * and merges them into one model (each host's processes kept, their sum the
+ * summary).  A host that fails is listed with why, and the others still merge.
+ * Each transport runs in its own process group, killed on timeout and on
+ * Ctrl-C: nothing is left behind here.
  *
  * Over ~600 lines: the ssh children's life (started, read, timed out,
  * reaped, killed on every path) shares the job table and the signal flag
  * with the command; the pure parts (hosts, the remote command, why a host
- * failed) are fleet_hosts.c's.
+ * failed) are fleet_hosts.c's, the transports' (templates, argv, --hosts-from's
+ * command) fleet_transport.c's.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <argp.h>
@@ -28,7 +30,9 @@
 #include "clock.h"
 #include "cli.h"
 #include "diag.h"
+#include "escape.h"
 #include "fleet_hosts.h"
+#include "fleet_transport.h"
 #include "json_read.h"
 #include "option_groups.h"
 #include "writers.h"
@@ -39,18 +43,25 @@
 #define DEFAULT_TIMEOUT 120.0
 #define DURATION_MARGIN 30.0 /* attach, final pass and ssh set-up, beyond -d */
 #define VERSION_CHECK_TIMEOUT 30.0 /* --version answers at once: only ssh takes time */
+#define HOSTS_FROM_TIMEOUT 60.0
+#define HOSTS_FROM_MAX (1UL << 20)
+#define EXIT_USAGE 2
 
 static const struct option_doc output_docs[] = {
 	{GROUP_OPT_FORMAT, "text (default), json, pprof (with -o), speedscope or html (one "
 			   "self-contained page)"},
 	{}};
-static const struct option_doc common_docs[] = {{'v', "Print each ssh command as it starts"}, {}};
+static const struct option_doc common_docs[] = {
+	{'v', "Print each host's command (ssh, or the --via transport) as it starts"}, {}};
 
 static struct fleet_args {
 	struct output_opts out;
 	struct report_opts report;
 	struct common_opts common;
 	const char *hosts;
+	const char *hosts_from;
+	const char *via_template;
+	struct fleet_via via;
 	const char *ssh_options[MAX_SSH_OPTIONS];
 	int nssh_options;
 	unsigned long parallel;
@@ -65,22 +76,40 @@ static struct fleet_args {
 	.common = {.docs = common_docs},
 	.parallel = 8,
 	.remote_path = "rbmemtrace",
+	.via_template = "ssh %h",
 };
 
+/* The two commands each host runs: the version check's, then the trace's. */
+static struct fleet_cmd version_cmd, trace_cmd;
+
 static const char doc[] =
-	"Trace Ruby processes on many hosts over ssh and merge their reports: runs "
-	"`REMOTE_PATH --version` on each host (ssh -o BatchMode=yes), then, where it is of this "
+	"Trace Ruby processes on many hosts over ssh (or another transport: --via) and merge "
+	"their reports: runs `REMOTE_PATH --version` on each host (ssh -o BatchMode=yes), then, "
+	"where it is of this "
 	"rbmemtrace's major.minor version, `REMOTE_PATH --format json TRACE OPTIONS`; collects "
 	"the JSON reports and writes their model, each host's processes and their sum.\n"
 	"\n"
 	"HOSTS: a file with one [user@]host[:port] per line (# comments), or a comma-separated "
-	"list.  Exit status: 0 when every host answered; 4 when some failed (each listed with "
-	"its reason on stderr and in the output) but at least one merged; 1 when none did.\n"
+	"list; or, with --hosts-from, the lines a command prints.  Exit status: 0 when every host "
+	"answered; 4 when some failed (each listed with its reason on stderr and in the output) "
+	"but at least one merged; 1 when none did; 2 for a --via or --hosts-from that cannot "
+	"be used.\n"
+	"\n"
+	"TRANSPORTS: --via TEMPLATE is split into words as a shell would split it (quotes, "
+	"backslashes) but never run by a shell; %h in a word is the host (%% a %), and the "
+	"rbmemtrace command is appended as separate arguments.  For ssh (the default, `ssh %h`) "
+	"the command is one string, each word quoted, and BatchMode, --ssh-option and a "
+	"[user@]host[:port] apply; any other transport takes the host as it is written (a "
+	"container, pod/NAME).\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    rbmemtrace fleet --hosts web1,web2 -- -p 1234 -d 30\n"
 	"    rbmemtrace fleet --hosts hosts.txt --format pprof -o fleet.pb.gz \\\n"
-	"        -- -p 1234 -d 10";
+	"        -- -p 1234 -d 10\n"
+	"    rbmemtrace fleet --via 'podman exec %h' --hosts app1,app2 -- --all -d 10\n"
+	"    rbmemtrace fleet --via 'kubectl exec -n rbmemtrace %h --' \\\n"
+	"        --hosts-from 'kubectl get pods -n rbmemtrace -l app=rbmemtrace -o name' \\\n"
+	"        -- --match puma -d 30";
 
 enum {
 	OPT_HOSTS = 0x100,
@@ -88,10 +117,18 @@ enum {
 	OPT_PARALLEL,
 	OPT_TIMEOUT,
 	OPT_REMOTE_PATH,
+	OPT_VIA,
+	OPT_HOSTS_FROM,
 };
 
 static const struct argp_option opts[] = {
 	{"hosts", OPT_HOSTS, "FILE|H1,H2,...", 0, "The hosts: a file, or a comma-separated list", 0},
+	{"hosts-from", OPT_HOSTS_FROM, "COMMAND", 0,
+	 "The hosts: the lines COMMAND prints (split into words, no shell), e.g. "
+	 "'kubectl get pods -n rbmemtrace -l app=rbmemtrace -o name'", 0},
+	{"via", OPT_VIA, "TEMPLATE", 0,
+	 "The command that runs rbmemtrace on a host, %h the host (default: 'ssh %h'), e.g. "
+	 "'kubectl exec -n rbmemtrace %h --' or 'podman exec %h'", 0},
 	{"ssh-option", OPT_SSH_OPTION, "OPT", 0,
 	 "Passed to ssh as -o OPT (repeatable), e.g. IdentityFile=~/.ssh/fleet", 0},
 	{"parallel", OPT_PARALLEL, "N", 0, "Hosts traced at once (default 8)", 0},
@@ -134,6 +171,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_REMOTE_PATH:
 		args.remote_path = arg;
 		break;
+	case OPT_VIA:
+		args.via_template = arg;
+		break;
+	case OPT_HOSTS_FROM:
+		args.hosts_from = arg;
+		break;
 	case ARGP_KEY_ARG:
 		rbm_die("fleet: unexpected %s: trace options go after -- (see --help)", arg);
 	default:
@@ -168,42 +211,8 @@ static void on_signal(int sig)
 	stop_requested = sig;
 }
 
-/* ssh -o BatchMode=yes [-o OPT]... [-p PORT] DEST 'PATH' --format json 'ARG'... */
-static void exec_ssh(const struct job *j, const char *command)
-{
-	const char *argv[2 * MAX_SSH_OPTIONS + 16];
-	char connect_timeout[64];
-	int i, n = 0, devnull;
-
-	argv[n++] = "ssh";
-	argv[n++] = "-o";
-	argv[n++] = "BatchMode=yes"; /* never a password prompt: fail instead */
-	/* The user's options first: for ssh the first value given wins. */
-	for (i = 0; i < args.nssh_options; i++) {
-		argv[n++] = "-o";
-		argv[n++] = args.ssh_options[i];
-	}
-	snprintf(connect_timeout, sizeof(connect_timeout), "ConnectTimeout=%d",
-		 j->timeout < 30 ? (int) j->timeout + 1 : 30);
-	argv[n++] = "-o";
-	argv[n++] = connect_timeout;
-	if (j->host.port[0]) {
-		argv[n++] = "-p";
-		argv[n++] = j->host.port;
-	}
-	argv[n++] = j->host.dest;
-	argv[n++] = command;
-	argv[n] = NULL;
-	devnull = open("/dev/null", O_RDONLY);
-	if (devnull >= 0)
-		dup2(devnull, STDIN_FILENO);
-	execvp("ssh", (char **)argv);
-	fprintf(stderr, "cannot run ssh: %s\n", strerror(errno));
-	_exit(FLEET_EXIT_NO_SSH);
-}
-
 /* 0, or -1 with the error said (what it made is closed). */
-static int start(struct job *j, const char *command)
+static int start(struct job *j, const struct fleet_cmd *c)
 {
 	int out[2] = {-1, -1}, err[2] = {-1, -1};
 
@@ -211,8 +220,7 @@ static int start(struct job *j, const char *command)
 		rbm_error("pipe: %s", strerror(errno));
 		goto fail;
 	}
-	rbm_info("%s: ssh%s%s %s %s", j->host.name, j->host.port[0] ? " -p " : "", j->host.port,
-		 j->host.dest, command);
+	fleet_say_command(&args.via, &j->host, c);
 	j->pid = fork();
 	if (j->pid < 0) {
 		rbm_error("fork: %s", strerror(errno));
@@ -225,7 +233,7 @@ static int start(struct job *j, const char *command)
 		signal(SIGTERM, SIG_DFL);
 		dup2(out[1], STDOUT_FILENO);
 		dup2(err[1], STDERR_FILENO);
-		exec_ssh(j, command);
+		fleet_exec(&args.via, &j->host, j->timeout, c);
 	}
 	setpgid(j->pid, j->pid); /* also here: no race with a kill before the child ran */
 	close(out[1]);
@@ -406,6 +414,7 @@ static struct fleet_outcome outcome_of(const struct job *j, bool version_check)
 				      .wait_status = j->wait_status,
 				      .stderr_tail = j->err_tail,
 				      .host = j->host.name,
+				      .transport = args.via.ssh ? NULL : args.via.words.v[0],
 				      .remote_path = args.remote_path};
 }
 
@@ -439,7 +448,7 @@ static void collect(struct job *j, struct model *m, struct host_failures *failed
 {
 	struct fleet_outcome o = outcome_of(j, false);
 	size_t before = m->nprocs, i, at;
-	char err[512], reason[640], name[300];
+	char err[512], reason[640], name[300], shown[1024];
 
 	snprintf(name, sizeof(name), "%s's report", j->host.name);
 	if (j->not_traced[0]) {
@@ -460,7 +469,7 @@ static void collect(struct job *j, struct model *m, struct host_failures *failed
 	}
 	fleet_failure_reason(&o, reason, sizeof(reason));
 failed:
-	rbm_warn("%s: %s", j->host.name, reason);
+	rbm_warn("%s: %s", j->host.name, term_escape(reason, shown, sizeof(shown)));
 	if (host_failures_add(failed, j->host.name, reason)) {
 		rbm_error("out of memory");
 		run_failed = true;
@@ -483,7 +492,7 @@ static void job_reset(struct job *j, double timeout)
  * Runs command on every host not ruled out, --parallel at a time, until
  * each ended.  0, or -1 after an error (said), every ssh killed and reaped.
  */
-static int run_all(const char *command, double timeout)
+static int run_all(const struct fleet_cmd *command, double timeout)
 {
 	size_t next = 0, nrunning = 0;
 
@@ -511,6 +520,23 @@ static int run_all(const char *command, double timeout)
 	return run_failed ? -1 : 0;
 }
 
+/* A --via that cannot be used: one line, exit 2. */
+static void parse_via(void)
+{
+	char err[256];
+
+	if (fleet_via_parse(args.via_template, &args.via, err, sizeof(err))) {
+		rbm_error("fleet: %s", err);
+		exit(EXIT_USAGE);
+	}
+	if (!args.via.ssh && args.nssh_options) {
+		rbm_error("fleet: --ssh-option is for ssh, not for --via '%s'", args.via_template);
+		exit(EXIT_USAGE);
+	}
+	args.via.ssh_options = args.ssh_options;
+	args.via.nssh_options = args.nssh_options;
+}
+
 /* Ours before "--", the remote rbmemtrace's after it, untouched; dies on what cannot run. */
 static void parse_args(int argc, char **argv)
 {
@@ -526,8 +552,10 @@ static void parse_args(int argc, char **argv)
 	}
 	if (argp_parse(&argp, i, argv, 0, NULL, NULL))
 		exit(1);
-	if (!args.hosts)
-		rbm_die("fleet: give --hosts FILE or --hosts H1,H2,... (see --help)");
+	if (!args.hosts == !args.hosts_from)
+		rbm_die("fleet: give --hosts FILE, --hosts H1,H2,... or --hosts-from COMMAND (one "
+			"of them; see --help)");
+	parse_via();
 	if (!args.ntrace)
 		rbm_die("fleet: give what to trace after --, e.g. -- -p PID -d 10");
 	bad = fleet_forbidden_option(args.trace, args.ntrace);
@@ -539,13 +567,35 @@ static void parse_args(int argc, char **argv)
 						     DEFAULT_TIMEOUT);
 }
 
+/* The hosts --hosts-from's command printed, one a line; dies if it failed. */
+static size_t hosts_from(struct fleet_host **hosts)
+{
+	struct fleet_words w;
+	char err[1024], *out;
+	size_t n;
+
+	if (fleet_split_words(args.hosts_from, &w, err, sizeof(err))) {
+		rbm_error("fleet: --hosts-from '%s': %s", args.hosts_from, err);
+		exit(EXIT_USAGE);
+	}
+	if (fleet_capture(w.v, HOSTS_FROM_TIMEOUT, HOSTS_FROM_MAX, &out, err, sizeof(err)))
+		rbm_die("fleet: --hosts-from: %s", err);
+	fleet_words_free(&w);
+	n = fleet_hosts_from_text(out, !args.via.ssh, "--hosts-from", hosts);
+	free(out);
+	return n;
+}
+
 /* A job per host of the list, none started; dies before any ssh if it cannot. */
 static void make_jobs(void)
 {
 	struct fleet_host *hosts;
 	size_t i;
 
-	njobs = fleet_read_hosts(args.hosts, &hosts);
+	if (args.hosts_from)
+		njobs = hosts_from(&hosts);
+	else
+		njobs = fleet_read_hosts(args.hosts, !args.via.ssh, &hosts);
 	jobs = calloc(njobs, sizeof(*jobs));
 	if (!jobs)
 		rbm_die("out of memory");
@@ -583,26 +633,24 @@ int cmd_fleet(int argc, char **argv)
 {
 	struct host_failures failed = {};
 	struct model model = {};
-	char *command, *version_command;
 	size_t i;
 	int status;
 
 	parse_args(argc, argv);
 	make_jobs();
-	command = fleet_remote_command(args.remote_path, args.trace, args.ntrace);
-	version_command = fleet_version_command(args.remote_path);
-	if (!command || !version_command)
-		rbm_die("out of memory"); /* before any ssh */
+	if (fleet_make_commands(args.remote_path, args.trace, args.ntrace, &version_cmd,
+				&trace_cmd))
+		rbm_die("out of memory"); /* before any host is reached */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
-	status = run_all(version_command, args.timeout < VERSION_CHECK_TIMEOUT
+	status = run_all(&version_cmd, args.timeout < VERSION_CHECK_TIMEOUT
 						  ? args.timeout
 						  : VERSION_CHECK_TIMEOUT);
 	if (!status) {
 		rule_out_incompatible();
-		status = run_all(command, args.timeout);
+		status = run_all(&trace_cmd, args.timeout);
 	}
 	for (i = 0; !status && i < njobs && !run_failed; i++)
 		collect(&jobs[i], &model, &failed);
@@ -610,8 +658,9 @@ int cmd_fleet(int argc, char **argv)
 	for (i = 0; i < njobs; i++)
 		free(jobs[i].out);
 	free(jobs);
-	free(command);
-	free(version_command);
+	fleet_cmd_free(&version_cmd);
+	fleet_cmd_free(&trace_cmd);
+	fleet_words_free(&args.via.words);
 	model_free(&model);
 	host_failures_free(&failed);
 	return status;

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "diag.h"
+#include "http_auth.h"
 #include "http_route.h"
 #include "http_server.h"
 #include "option_groups.h"
@@ -52,6 +53,8 @@ static struct serve_args {
 	struct common_opts common;
 	const char *listen;
 	struct http_limits lim;
+	struct http_auth_files auth_files;
+	bool insecure_no_auth;
 } args = {
     .target = {.docs = target_docs, .max_pids = TARGET_MAX_PIDS,
 	       .too_many = "too many -p (at most %d)"},
@@ -77,12 +80,25 @@ static const char doc[] =
     "EXAMPLES:\n"
     "    rbmemtrace serve -p 1234      # on 127.0.0.1:6060\n"
     "    rbmemtrace serve --match puma --listen 127.0.0.1:6061 --every 15\n"
-    "    go tool pprof -top http://127.0.0.1:6060/debug/pprof/heap";
+    "    go tool pprof -top http://127.0.0.1:6060/debug/pprof/heap\n"
+    "    rbmemtrace serve --all --listen 0.0.0.0:6060 --token-file /etc/rbmemtrace/token \\\n"
+    "        --tls-cert cert.pem --tls-key key.pem\n"
+    "\n"
+    "AUTHENTICATION: off loopback, serve answers only requests that carry the token "
+    "(Authorization: Bearer TOKEN) or the user and password (basic auth) read from their "
+    "file at start, and refuses to start without one unless --insecure-no-auth says so.  "
+    "Any other request gets 401 and nothing else, but /healthz, which says only \"ok\" "
+    "to it (a readiness probe has no token).  --tls-cert and --tls-key serve HTTPS.";
 
 enum {
 	OPT_LISTEN = 0x100,
 	OPT_TIMEOUT,
 	OPT_MAX_CLIENTS,
+	OPT_TOKEN_FILE,
+	OPT_BASIC_AUTH_FILE,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_INSECURE_NO_AUTH,
 };
 
 static const struct argp_option opts[] = {
@@ -98,6 +114,19 @@ static const struct argp_option opts[] = {
     {"max-clients", OPT_MAX_CLIENTS, "N", 0,
      "Connections at once, 1 to 1000 (default 32; 16 from one address): a new one closes "
      "the one that waited longest without sending a whole request",
+     0},
+    {"token-file", OPT_TOKEN_FILE, "FILE", 0,
+     "Answer only requests with Authorization: Bearer TOKEN, the token the file's one line "
+     "holds",
+     0},
+    {"basic-auth-file", OPT_BASIC_AUTH_FILE, "FILE", 0,
+     "Answer only requests with this basic auth: the file's one line, user:password", 0},
+    {"tls-cert", OPT_TLS_CERT, "FILE", 0, "Serve HTTPS with this PEM certificate (and --tls-key)",
+     0},
+    {"tls-key", OPT_TLS_KEY, "FILE", 0, "The PEM private key of --tls-cert", 0},
+    {"insecure-no-auth", OPT_INSECURE_NO_AUTH, NULL, 0,
+     "Listen off loopback without a token or password: whoever reaches the address reads "
+     "the profiles (class names, file paths, command names)",
      0},
     {},
 };
@@ -144,6 +173,21 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		args.lim.max_clients = cli_number(arg, "--max-clients", 1, 1000);
 		if (args.lim.max_per_ip > args.lim.max_clients)
 			args.lim.max_per_ip = args.lim.max_clients;
+		break;
+	case OPT_TOKEN_FILE:
+		args.auth_files.token = arg;
+		break;
+	case OPT_BASIC_AUTH_FILE:
+		args.auth_files.basic = arg;
+		break;
+	case OPT_TLS_CERT:
+		args.auth_files.cert = arg;
+		break;
+	case OPT_TLS_KEY:
+		args.auth_files.key = arg;
+		break;
+	case OPT_INSECURE_NO_AUTH:
+		args.insecure_no_auth = true;
 		break;
 	case ARGP_KEY_ARG:
 		rbm_die("serve takes no arguments (%s): give -p PID, --all or --match REGEX", arg);
@@ -419,11 +463,70 @@ static void say_stats(void)
 	fprintf(stderr,
 		"rbmemtrace: served %llu requests on %llu connections; %llu cut past "
 		"--request-timeout, %llu closed for a newcomer, %llu refused; fresh profiles: %llu "
-		"refused (too many), %llu late, %llu left by their client\n",
+		"refused (too many), %llu late, %llu left by their client; %llu unauthorized\n",
 		(unsigned long long) st.requests, (unsigned long long) st.connections,
 		(unsigned long long) st.timed_out, (unsigned long long) st.evicted,
 		(unsigned long long) st.refused, (unsigned long long) st.fresh_refused,
-		(unsigned long long) st.fresh_late, (unsigned long long) st.fresh_abandoned);
+		(unsigned long long) st.fresh_late, (unsigned long long) st.fresh_abandoned,
+		(unsigned long long) st.unauthorized);
+}
+
+/*
+ * Who may read, from the files given; dies (nothing is open yet) on a file that cannot be
+ * read, and off loopback without a token or password unless --insecure-no-auth.
+ */
+static void load_auth(struct http_auth *auth, bool loopback)
+{
+	const struct http_auth_files *f = &args.auth_files;
+	char err[RBM_ERR_LEN];
+
+	if (!f->cert != !f->key)
+		rbm_die("serve: give --tls-cert and --tls-key together");
+	if (args.insecure_no_auth && (f->token || f->basic))
+		rbm_die("serve: --insecure-no-auth and a --token-file or --basic-auth-file "
+			"contradict each other: give one");
+	if (http_auth_load(auth, f, err, sizeof(err)))
+		rbm_die("serve: %s", err);
+	if (!loopback && !http_auth_required(auth) && !args.insecure_no_auth)
+		rbm_die("serve: %s is not a loopback address: give --token-file or "
+			"--basic-auth-file (whoever reaches it would read class names, file paths "
+			"and command names), or --insecure-no-auth",
+			args.listen);
+}
+
+/*
+ * The socket bound (before anything is traced: a busy port or a bad address fails at once) and
+ * who may read set; 0, or 1 with the error said (dies while nothing else is open).  *tls: HTTPS.
+ */
+static int open_server(char *bound, size_t boundlen, bool *tls)
+{
+	struct sockaddr_storage ss;
+	struct http_auth auth;
+	char err[RBM_ERR_LEN];
+	socklen_t sslen;
+	bool loopback;
+
+	if (http_parse_listen(args.listen, &ss, &sslen, &loopback, err, sizeof(err)))
+		rbm_die("%s", err);
+	load_auth(&auth, loopback);
+	*tls = auth.cert_pem != NULL;
+	cli_check_bpf_privileges();
+	if (http_server_open(&sv.http, &ss, sslen, &args.lim, args.time.every, bound, boundlen,
+			     err, sizeof(err))) {
+		http_auth_free(&auth);
+		rbm_die("%s", err);
+	}
+	if (http_server_secure(sv.http, &auth, err, sizeof(err))) {
+		rbm_error("serve: %s", err);
+		http_server_stop(sv.http);
+		return 1;
+	}
+	if (!loopback && args.insecure_no_auth)
+		rbm_warn("serving on %s, which is not a loopback address, without a token or "
+			 "password (--insecure-no-auth): whoever reaches it reads the profiles (class "
+			 "names, file paths, command names)",
+			 bound);
+	return 0;
 }
 
 int cmd_serve(int argc, char **argv)
@@ -431,26 +534,15 @@ int cmd_serve(int argc, char **argv)
 	static const struct argp argp = {opts, parse_arg, NULL, doc, children, 0, 0};
 	static struct periodic p;
 	struct periodic_sink sink = {.publish = publish, .gone = gone, .turn = turn};
-	struct sockaddr_storage ss;
-	socklen_t sslen;
 	char err[RBM_ERR_LEN], bound[96];
-	bool loopback;
+	bool tls;
 	size_t i;
 	int ret;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
-	if (http_parse_listen(args.listen, &ss, &sslen, &loopback, err, sizeof(err)))
-		rbm_die("%s", err);
-	cli_check_bpf_privileges();
-	/* Bound before anything is traced: a busy port or a bad address fails at once. */
-	if (http_server_open(&sv.http, &ss, sslen, &args.lim, args.time.every, bound, sizeof(bound), err,
-			     sizeof(err)))
-		rbm_die("%s", err);
-	if (!loopback)
-		rbm_warn("serving on %s, which is not a loopback address: whoever reaches it reads "
-			 "the profiles (class names, file paths, command names)",
-			 bound);
+	if (open_server(bound, sizeof(bound), &tls))
+		return 1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -463,8 +555,8 @@ int cmd_serve(int argc, char **argv)
 	if (!ret) {
 		publish_all(&p);
 		fprintf(stderr,
-			"rbmemtrace: serving http://%s/debug/pprof/heap (a profile every %g s)\n",
-			bound, args.time.every);
+			"rbmemtrace: serving http%s://%s/debug/pprof/heap (a profile every %g s)\n",
+			tls ? "s" : "", bound, args.time.every);
 		ret = periodic_loop(&p, &stop_requested, err, sizeof(err));
 	}
 	if (ret)

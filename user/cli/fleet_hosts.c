@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include "cli.h"
 #include "diag.h"
+#include "escape.h"
 #include "fleet_hosts.h"
 
 static bool valid_port(const char *p)
@@ -62,8 +63,26 @@ int fleet_parse_host(const char *spec, struct fleet_host *h, char *err, size_t e
 	return 0;
 }
 
+int fleet_parse_literal_host(const char *spec, struct fleet_host *h, char *err, size_t errlen)
+{
+	const unsigned char *p;
+
+	memset(h, 0, sizeof(*h));
+	for (p = (const unsigned char *) spec; *p; p++)
+		if (*p <= ' ' || *p == 0x7f || strchr("'\"\\`$;|&", *p))
+			break;
+	if (!*spec || *spec == '-' || *p || strlen(spec) >= sizeof(h->name)) {
+		snprintf(err, errlen, "invalid host \"%.200s\" (a name without blanks, quotes or "
+			 "controls, not starting with -)", spec);
+		return -1;
+	}
+	snprintf(h->name, sizeof(h->name), "%s", spec);
+	snprintf(h->dest, sizeof(h->dest), "%s", spec);
+	return 0;
+}
+
 static void add_host(struct fleet_host **hosts, size_t *n, size_t *cap, const char *spec,
-		     const char *where)
+		     bool literal, const char *where)
 {
 	char err[512];
 
@@ -73,8 +92,12 @@ static void add_host(struct fleet_host **hosts, size_t *n, size_t *cap, const ch
 		if (!*hosts)
 			rbm_die("out of memory");
 	}
-	if (fleet_parse_host(spec, &(*hosts)[*n], err, sizeof(err)))
-		rbm_die("%s: %s", where, err);
+	if ((literal ? fleet_parse_literal_host : fleet_parse_host)(spec, &(*hosts)[*n], err,
+								    sizeof(err))) {
+		char shown[600];
+
+		rbm_die("%s: %s", where, term_escape(err, shown, sizeof(shown)));
+	}
 	(*n)++;
 }
 
@@ -90,7 +113,34 @@ static char *trim(char *s)
 	return s;
 }
 
-size_t fleet_read_hosts(const char *arg, struct fleet_host **hosts)
+/* One host a line, # comments. */
+static void add_line(struct fleet_host **hosts, size_t *n, size_t *cap, char *line,
+		     bool literal, const char *where)
+{
+	char *s = trim(line), *hash = strchr(s, '#');
+
+	if (hash)
+		*hash = '\0';
+	s = trim(s);
+	if (*s)
+		add_host(hosts, n, cap, s, literal, where);
+}
+
+size_t fleet_hosts_from_text(char *text, bool literal, const char *where,
+			     struct fleet_host **hosts)
+{
+	size_t n = 0, cap = 0;
+	char *line, *save = NULL;
+
+	*hosts = NULL;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		add_line(hosts, &n, &cap, line, literal, where);
+	if (!n)
+		rbm_die("%s: no hosts in its output", where);
+	return n;
+}
+
+size_t fleet_read_hosts(const char *arg, bool literal, struct fleet_host **hosts)
 {
 	size_t n = 0, cap = 0;
 	char line[1024], *copy, *tok, *save = NULL;
@@ -98,15 +148,8 @@ size_t fleet_read_hosts(const char *arg, struct fleet_host **hosts)
 
 	*hosts = NULL;
 	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			char *s = trim(line), *hash = strchr(s, '#');
-
-			if (hash)
-				*hash = '\0';
-			s = trim(s);
-			if (*s)
-				add_host(hosts, &n, &cap, s, arg);
-		}
+		while (fgets(line, sizeof(line), f))
+			add_line(hosts, &n, &cap, line, literal, arg);
 		fclose(f);
 		if (!n)
 			rbm_die("%s: no hosts in it", arg);
@@ -117,7 +160,7 @@ size_t fleet_read_hosts(const char *arg, struct fleet_host **hosts)
 		rbm_die("out of memory");
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (*trim(tok))
-			add_host(hosts, &n, &cap, trim(tok), "--hosts");
+			add_host(hosts, &n, &cap, trim(tok), literal, "--hosts");
 	free(copy);
 	if (!n)
 		rbm_die("--hosts: no hosts given");
@@ -343,11 +386,12 @@ void fleet_failure_reason(const struct fleet_outcome *o, char *buf, size_t n)
 	else if (o->too_big)
 		snprintf(buf, n, "its report was larger than %lu MiB", MAX_REPORT_MIB);
 	else if (WIFSIGNALED(o->wait_status))
-		snprintf(buf, n, "ssh killed by signal %d", WTERMSIG(o->wait_status));
-	else if (code == 255)
+		snprintf(buf, n, "%s killed by signal %d", o->transport ? o->transport : "ssh",
+			 WTERMSIG(o->wait_status));
+	else if (code == 255 && !o->transport)
 		snprintf(buf, n, "%s%s", strncmp(line, "ssh: ", 5) ? "ssh: " : "",
 			 *line ? line : "connection failed");
-	else if (code == 127) /* the remote shell's "not found" */
+	else if (code == 127) /* the remote shell's (or the container's) "not found" */
 		snprintf(buf, n,
 			 "rbmemtrace is not installed on %s%s: install the rbmemtrace "
 			 "package (" INSTALL_HINT ")",
@@ -357,6 +401,10 @@ void fleet_failure_reason(const struct fleet_outcome *o, char *buf, size_t n)
 			 *line ? " (" : "", line, *line ? ")" : "");
 	else if (code == FLEET_EXIT_NO_SSH)
 		snprintf(buf, n, "%s", *line ? line : "cannot run ssh");
+	else if (code != 0 && o->transport && strncmp(line, "rbmemtrace: ", 12))
+		/* Not rbmemtrace's own line: the transport's (no such pod, no such container). */
+		snprintf(buf, n, "%s exited with status %d%s%s", o->transport, code,
+			 *line ? ": " : "", line);
 	else if (code != 0)
 		snprintf(buf, n, "rbmemtrace exited with status %d%s%s", code, *line ? ": " : "",
 			 line);

@@ -15,10 +15,19 @@ struct fleet_host {
 /* "[user@]host[:port]", "[user@][v6addr]:port" or a bare IPv6 address; 0 or -1 with err. */
 int fleet_parse_host(const char *spec, struct fleet_host *h, char *err, size_t errlen);
 /*
- * The hosts of --hosts: the file it names (one per line, # comments) or a
- * comma-separated list.  Dies with a one-line error on a bad host.
+ * A host of another transport (a container, a pod/NAME): taken as it is, but never one
+ * that looks like an option or holds blanks, quotes or controls.  0 or -1 with err.
  */
-size_t fleet_read_hosts(const char *arg, struct fleet_host **hosts);
+int fleet_parse_literal_host(const char *spec, struct fleet_host *h, char *err, size_t errlen);
+/*
+ * The hosts of --hosts: the file it names (one per line, # comments) or a
+ * comma-separated list; literal: fleet_parse_literal_host's (not ssh).  Dies with a
+ * one-line error on a bad host.
+ */
+size_t fleet_read_hosts(const char *arg, bool literal, struct fleet_host **hosts);
+/* The hosts of text, one a line (# comments), as --hosts-from's command printed them. */
+size_t fleet_hosts_from_text(char *text, bool literal, const char *where,
+			     struct fleet_host **hosts);
 /* PATH --format json ARGS, each word quoted for the remote shell; malloc'ed. */
 char *fleet_remote_command(const char *path, char *const *trace, int ntrace);
 /* PATH --version, quoted for the remote shell; malloc'ed.  Asked of each host before tracing. */
@@ -52,6 +61,7 @@ struct fleet_outcome {
 	int wait_status;       /* from waitpid */
 	const char *stderr_tail; /* the last bytes ssh and the remote printed on stderr */
 	const char *host;
+	const char *transport;   /* the --via command's name; NULL: ssh */
 	const char *remote_path;
 	const char *read_error;  /* json_read's message, when a report was printed but bad */
 };

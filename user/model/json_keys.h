@@ -213,7 +213,11 @@
 	X(why) \
 	X(window_s) \
 	X(windows) \
-	X(young)
+	X(young) \
+	X(container_id) \
+	X(pod_uid) \
+	X(pod_name) \
+	X(pod_namespace)
 // clang-format on
 
 enum json_key {

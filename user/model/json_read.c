@@ -105,6 +105,22 @@ static void read_period(struct json_reader *rd, struct report *r, const json_t *
 		jr_fail(rd, at, JK(time), "expected Unix seconds");
 }
 
+/* Where the process ran, when the report says: kept printable, within their fields. */
+static void read_labels(struct json_reader *rd, struct report *r, const json_t *o,
+			const char *where)
+{
+	const char *s;
+
+	if ((s = jr_get_str(rd, o, where, JK(container_id), false)))
+		copy_printable(r->container_id, sizeof(r->container_id), s);
+	if ((s = jr_get_str(rd, o, where, JK(pod_uid), false)))
+		copy_printable(r->pod_uid, sizeof(r->pod_uid), s);
+	if ((s = jr_get_str(rd, o, where, JK(pod_name), false)))
+		copy_printable(r->pod_name, sizeof(r->pod_name), s);
+	if ((s = jr_get_str(rd, o, where, JK(pod_namespace), false)))
+		copy_printable(r->pod_namespace, sizeof(r->pod_namespace), s);
+}
+
 static void read_header(struct json_reader *rd, struct report *r, const json_t *o, const char *where)
 {
 	const char *s;
@@ -119,6 +135,7 @@ static void read_header(struct json_reader *rd, struct report *r, const json_t *
 	snprintf(r->host, sizeof(r->host), "%s", s ? s : "");
 	s = jr_get_str(rd, o, where, JK(command), false);
 	snprintf(r->command, sizeof(r->command), "%s", s ? s : "");
+	read_labels(rd, r, o, where);
 	copy_printable(r->ruby_version, sizeof(r->ruby_version),
 		       jr_get_str(rd, o, where, JK(ruby_version), true));
 	read_layout(rd, o, where, &r->layout);

@@ -255,6 +255,11 @@ struct report {
 	pid_t ns_pid;          /* its pid in its own namespace; 0: the same or unknown */
 	char host[256];        /* "" for this host */
 	char command[256];     /* its command name; "" if unknown */
+	/* Where it runs (process/proc_labels.h), read from the target: "" when not known. */
+	char container_id[65];
+	char pod_uid[37];
+	char pod_name[254];
+	char pod_namespace[64];
 	char ruby_version[32];
 	struct report_layout layout;
 

@@ -182,6 +182,22 @@ static enum MHD_Result answer_page(struct http_server *s, struct MHD_Connection 
 	return ret;
 }
 
+/* 401 and a line, nothing of what is served. */
+static enum MHD_Result send_unauthorized(struct http_server *s, struct MHD_Connection *conn)
+{
+	static const char line[] = "401 unauthorized\n";
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+	    sizeof(line) - 1, (void *) line, MHD_RESPMEM_PERSISTENT);
+
+	if (resp)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					s->auth.basic ? "Basic realm=\"rbmemtrace\"" : "Bearer");
+	pthread_mutex_lock(&s->lock);
+	s->stats.unauthorized++;
+	pthread_mutex_unlock(&s->lock);
+	return queue(conn, MHD_HTTP_UNAUTHORIZED, resp, "text/plain; charset=utf-8");
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **req_cls)
@@ -201,6 +217,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	pthread_mutex_unlock(&s->lock);
 	http_route(method, url, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "pid"),
 		   MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds"), &r);
+	if (!http_auth_check(&s->auth, MHD_lookup_connection_value(
+					   conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION))) {
+		/* A readiness probe has no token: it learns that the server is up, no more. */
+		if (r.kind == ROUTE_HEALTHZ)
+			return send_text(conn, MHD_HTTP_OK, "text/plain; charset=utf-8", "ok\n");
+		return send_unauthorized(s, conn);
+	}
 	switch (r.kind) {
 	case ROUTE_ERROR:
 		return http_send_line(conn, (unsigned) r.status, r.why);
@@ -261,8 +284,58 @@ int http_server_open(struct http_server **out, const void *addr, unsigned len,
 	return 0;
 }
 
+/* libmicrohttpd's complaint about a certificate, kept for the one line said. */
+static void keep_log(void *cls, const char *fmt, va_list ap)
+{
+	char *line = cls;
+	size_t len;
+
+	if (line[0])
+		return; /* the first says why */
+	vsnprintf(line, 256, fmt, ap);
+	len = strlen(line);
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '.'))
+		line[--len] = '\0';
+}
+
+/* The certificate and key as libmicrohttpd will take them, tried on a daemon with no socket. */
+static int try_tls(struct http_server *s, char *err, size_t n)
+{
+	char why[256] = "";
+	struct MHD_Daemon *d;
+
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(err, n, "this libmicrohttpd was built without TLS: serve without "
+			 "--tls-cert, or behind a TLS proxy");
+		return -ENOTSUP;
+	}
+	d = MHD_start_daemon(MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG, 0, NULL,
+			     NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, keep_log, why,
+			     MHD_OPTION_HTTPS_MEM_KEY, s->auth.key_pem, MHD_OPTION_HTTPS_MEM_CERT,
+			     s->auth.cert_pem, MHD_OPTION_END);
+	if (!d) {
+		snprintf(err, n, "the TLS certificate and key were refused: %s",
+			 why[0] ? why : "not a PEM certificate and its key");
+		return -EINVAL;
+	}
+	MHD_stop_daemon(d);
+	return 0;
+}
+
+int http_server_secure(struct http_server *s, struct http_auth *auth, char *err, size_t n)
+{
+	s->auth = *auth;
+	memset(auth, 0, sizeof(*auth));
+	return s->auth.cert_pem ? try_tls(s, err, n) : 0;
+}
+
 int http_server_start(struct http_server *s, char *err, size_t n)
 {
+	struct MHD_OptionItem tls[] = {
+	    {MHD_OPTION_HTTPS_MEM_KEY, 0, s->auth.key_pem},
+	    {MHD_OPTION_HTTPS_MEM_CERT, 0, s->auth.cert_pem},
+	    {MHD_OPTION_END, 0, NULL},
+	};
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
 			 MHD_USE_ERROR_LOG;
 	int ret = http_watchdog_start(s);
@@ -273,6 +346,8 @@ int http_server_start(struct http_server *s, char *err, size_t n)
 	}
 	if (s->family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	if (s->auth.cert_pem)
+		flags |= MHD_USE_TLS;
 	/*
 	 * No MHD_OPTION_PER_IP_CONNECTION_LIMIT: it refuses a newcomer where
 	 * http_limits.c closes an idle connection of its address instead.
@@ -286,7 +361,8 @@ int http_server_start(struct http_server *s, char *err, size_t n)
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) s->lim.memory,
 				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 				MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, s,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_ARRAY,
+				s->auth.cert_pem ? tls : tls + 2, MHD_OPTION_END);
 	if (!s->d) {
 		pthread_mutex_lock(&s->lock);
 		s->stopping = true;
@@ -378,6 +454,7 @@ void http_server_stop(struct http_server *s)
 	for (i = 0; i < s->nblobs; i++)
 		drop_shared(s->blobs[i].data);
 	free(s->blobs);
+	http_auth_free(&s->auth);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

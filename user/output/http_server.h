@@ -51,6 +51,13 @@ int http_server_open(struct http_server **out, const void *addr, unsigned len,
 /* The listening socket of addr: its fd, or -errno with a one-line reason (http_listen.c). */
 int http_listen_socket(const void *addr, unsigned len, char *bound, size_t boundlen, char *err,
 		       size_t n);
+struct http_auth;
+/*
+ * Who may read, and TLS: the server takes auth's strings over (auth is
+ * emptied).  A certificate and key are tried at once, so a bad one fails
+ * before anything is traced.  0, or -errno with a one-line reason in err.
+ */
+int http_server_secure(struct http_server *s, struct http_auth *auth, char *err, size_t n);
 /* Starts answering, on the server's own thread.  0 or -errno with err. */
 int http_server_start(struct http_server *s, char *err, size_t n);
 
@@ -90,6 +97,7 @@ struct http_stats {
 	uint64_t fresh_refused;	  /* fresh requests answered 503: too many under way */
 	uint64_t fresh_late;	  /* fresh requests answered 503: not made by the deadline */
 	uint64_t fresh_abandoned; /* fresh requests whose client went away first */
+	uint64_t unauthorized;	  /* answered 401: no or a wrong token or password */
 };
 void http_server_stats(struct http_server *s, struct http_stats *out);
 

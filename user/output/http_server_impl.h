@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "http_auth.h"
 #include "http_server.h"
 
 #define MAX_FRESH 16
@@ -80,6 +81,7 @@ struct http_server {
 	uint64_t next_id;
 	struct conn *conns;
 	struct http_stats stats;
+	struct http_auth auth; /* who may read: none on loopback; TLS if a certificate */
 	bool stopping;
 };
 

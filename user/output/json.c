@@ -280,16 +280,32 @@ static void write_gc_stat(struct jw *w, const struct report *r)
 	jw_end(w);
 }
 
-void report_write_json_members(struct jw *w, const struct report *r, bool identity)
+/* Which process, and where it runs when known: what a fleet groups by. */
+static void write_who(struct jw *w, const struct report *r, bool identity)
 {
-	size_t i;
-
 	jw_int(w, JK(pid), r->pid);
 	if (identity) { /* which process: a model's reports (merge, fleet), where several meet */
 		jw_int(w, JK(ns_pid), r->ns_pid);
 		jw_string(w, JK(host), r->host);
 		jw_string(w, JK(command), r->command);
+	} else if (r->command[0]) { /* one process: who it is, with where it runs */
+		jw_string(w, JK(command), r->command);
 	}
+	if (r->container_id[0])
+		jw_string(w, JK(container_id), r->container_id);
+	if (r->pod_uid[0])
+		jw_string(w, JK(pod_uid), r->pod_uid);
+	if (r->pod_name[0])
+		jw_string(w, JK(pod_name), r->pod_name);
+	if (r->pod_namespace[0])
+		jw_string(w, JK(pod_namespace), r->pod_namespace);
+}
+
+void report_write_json_members(struct jw *w, const struct report *r, bool identity)
+{
+	size_t i;
+
+	write_who(w, r, identity);
 	jw_string(w, JK(ruby_version), r->ruby_version);
 	report_write_layout_json(w, &r->layout);
 	jw_double(w, JK(duration_s), "%.3f", r->duration_s);

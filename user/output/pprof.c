@@ -64,6 +64,14 @@ static void add_sample(struct builder *b, const struct report *r, const struct p
 		pb_add_label(e, b, "host", r->host, 0);
 	if (r->command[0])
 		pb_add_label(e, b, "process", r->command, 0);
+	if (r->container_id[0])
+		pb_add_label(e, b, "container_id", r->container_id, 0);
+	if (r->pod_uid[0])
+		pb_add_label(e, b, "pod_uid", r->pod_uid, 0);
+	if (r->pod_name[0])
+		pb_add_label(e, b, "pod", r->pod_name, 0);
+	if (r->pod_namespace[0])
+		pb_add_label(e, b, "namespace", r->pod_namespace, 0);
 	pb_add_label(e, b, "ruby_version", r->ruby_version, 0);
 	/*
 	 * Young objects (age 0) and those of unknown age get none: pprof drops a

@@ -22,7 +22,7 @@ typedef Perftools__Profiles__Function Function;
 typedef Perftools__Profiles__ValueType ValueType;
 
 #define NVALUES 4
-#define MAX_LABELS 6
+#define MAX_LABELS 10
 
 /*
  * Unique ids for strings: the string table, and keys that stand for a

@@ -18,6 +18,7 @@
 #include "forks.h"
 #include "gc_watch.h"
 #include "census_model.h"
+#include "proc_labels.h"
 #include "classnames.h"
 #include "report.h"
 #include "ruby_symbols.h"
@@ -165,6 +166,7 @@ struct session {
 	struct trace_options opt; /* a copy: the session may turn stacks off */
 	struct ruby_target target;
 	char command[64]; /* its command name, read while it runs (untrusted) */
+	struct proc_labels labels; /* its container and pod, read as it is attached */
 	bool launched;
 	bool sampling;		/* --max-overhead: probes attached in windows */
 	struct windows windows; /* sampling's windows (top's drill-down cuts them) */

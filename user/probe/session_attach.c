@@ -135,6 +135,7 @@ static int open_names(struct session *s, char *msg, size_t msglen)
 	int ret;
 
 	proc_command(s->target.pid, s->command, sizeof(s->command));
+	proc_labels_read(s->target.pid, &s->labels);
 	s->at.ns_pid = proc_ns_pid(s->target.pid);
 	if ((ret = ruby_target_global(&s->target, "rb_cObject", &object_class, msg, msglen)))
 		return ret;

@@ -109,6 +109,10 @@ static void run_facts(struct session *s, struct report *r)
 	r->pid = s->target.pid;
 	r->ns_pid = s->at.ns_pid;
 	snprintf(r->command, sizeof(r->command), "%s", s->command);
+	snprintf(r->container_id, sizeof(r->container_id), "%s", s->labels.container_id);
+	snprintf(r->pod_uid, sizeof(r->pod_uid), "%s", s->labels.pod_uid);
+	snprintf(r->pod_name, sizeof(r->pod_name), "%s", s->labels.pod_name);
+	snprintf(r->pod_namespace, sizeof(r->pod_namespace), "%s", s->labels.pod_namespace);
 	snprintf(r->ruby_version, sizeof(r->ruby_version), "%s", s->target.version);
 	layout_to_report(&s->target, &r->layout);
 	r->duration_s = s->end - s->start;
