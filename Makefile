@@ -58,7 +58,7 @@ HEADERS := $(wildcard include/*.h user/*/*.h) $(PROTO_SRCS:.c=.h)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 
 .PHONY: all deps demo test check unit e2e e2e-deps bench clean vmlinux format rubies gen-tables man test-man test-completion \
-	install uninstall test-install version deb test-deb image test-image sanitize test-sanitize fuzz fuzz-build fuzz-replay
+	install uninstall test-install version deb test-deb image test-image sanitize test-sanitize fuzz fuzz-build fuzz-replay replay-bins
 all: $(BIN)
 
 deps:
@@ -331,8 +331,10 @@ $(OUTPUT)/sanitize/replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c t
 	$(CC) $(CFLAGS) $(LDFLAGS) -D_GNU_SOURCE -Itests/fuzz $< tests/fuzz/replay_main.c \
 		$(filter-out $(FUZZ_SKIP_fuzz_$*),$(USER_OBJS)) $(LDLIBS) -o $@
 
-fuzz-replay:
+replay-bins:
 	$(MAKE) -j$(JOBS) SANITIZE=1 $(REPLAY_BINS)
+
+fuzz-replay: replay-bins
 	@status=0; for b in $(REPLAY_BINS); do n=$$(basename $$b); n=$${n#fuzz_}; \
 		printf 'fuzz-replay %-10s ' $$n; $$b tests/fuzz/corpus/$$n || status=1; \
 	done; exit $$status
