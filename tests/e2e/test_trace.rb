@@ -236,6 +236,8 @@ test "--max-objects: a full map is counted, not silent" do
 end
 
 test "--max-overhead (the -p default): sampled, scaled, the leak found" do
+  # The sampler does not depend on where the layout came from: its 10 s once a series (CI's time).
+  raise NotApplicable, "sampled on the series's other build (test_default_mode.rb there)" if BUILD_ONLY_RUN
   report, truth, _, status = sampled_leak_trace
   check(status.success?, "rbmemtrace exited #{status}")
   s = report["sampling"] or raise Failure, "no sampling section"
