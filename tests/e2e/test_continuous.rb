@@ -73,6 +73,9 @@ test "every: --every 2 for 9 s, 4 whole profiles, the leak as the target counts 
           comments.match?(/^ 1\. KEPT  Array 1,000 -> 3,000 entries over [12]\.\d s$/) &&
           comments.include?("grew by 2,000 objects (PeriodicLeak 2,000)"),
           "the second period's verdict:\n#{comments}")
+    # The first period's container, watched through the second: the line that added its 2,000.
+    check(comments.match?(/entries added at \S*periodic_leak\.rb:#{leak_line} in block in Object#keep_some \(watched [012]\.\d s: 2,000 of 2,000 insertions\)/),
+          "the second period's insertions:\n#{comments}")
     raw, = go_pprof("-raw", seen[1])
     check(raw.match?(/^Duration: 2\.\d\ds?$/) || raw.match?(/^Duration: 1\.9\d/), "a period's duration:\n#{raw[0, 400]}")
     check(raw.include?("Time: "), "time_nanos set")

@@ -233,6 +233,9 @@ static void finish_options(struct trace_options *t)
 	t->watch_in_run = t->pid && !t->command && args.target.npids <= 1 && !args.target.all &&
 			  !args.target.match && !args.time.every && !t->no_verdict &&
 			  !t->watch_seconds && !args.no_watch && !t->empty_probes;
+	/* --every: each period's containers through the next period */
+	t->watch_periods = args.time.every && !t->command && !t->no_verdict && !args.no_watch &&
+			   !t->empty_probes;
 	if (!t->depth && (args.report.text.tree || args.out.format == FORMAT_FOLDED))
 		rbm_warn("--depth 0 records no call paths: %s will be empty",
 			 args.report.text.tree ? "the tree" : "the folded output");

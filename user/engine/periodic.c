@@ -79,6 +79,11 @@ static void take_period(struct periodic *p, size_t i, double now)
 	err = session_report_census_keep(s, &r, verdict ? &census : NULL, why, sizeof(why));
 	if (!err && verdict && period_verdict(s, pp, &r, &census))
 		err = -ENOMEM;
+	if (!err && verdict) {
+		/* the last period's containers, watched through this one; this one's, through the next */
+		session_watch_fill(s, r.verdict);
+		session_watch_points(s, r.verdict);
+	}
 	if (err) {
 		report_free(&r);
 		/* A process gone is noticed by the next poll; one whose heap cannot be read, said

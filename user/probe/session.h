@@ -54,6 +54,8 @@ struct trace_options {
 	double watch_seconds; /* --watch: the verdict's containers watched this long after it */
 	/* Watch the growing containers within the trace (one -p, a verdict, no --watch) */
 	bool watch_in_run;
+	/* --every: each period's containers watched through the next (session_watch_points) */
+	bool watch_periods;
 };
 
 /*
@@ -340,6 +342,8 @@ void session_watch_plan(struct session *s);
 double session_watch_poll(struct session *s, double t);
 /* The watch within the trace ended (its last counts read, every event closed). */
 void session_watch_end(struct session *s);
+/* --every: v's growing containers watched from now to the next period's end (opt.watch_periods). */
+void session_watch_points(struct session *s, struct verdict *v);
 /* Its results into the end verdict v's points of the same containers; then freed. */
 void session_watch_fill(struct session *s, struct verdict *v);
 /* The same from another start (a period's: the last period's walk and census) to end. */

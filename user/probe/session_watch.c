@@ -155,6 +155,8 @@ void session_watch_plan(struct session *s)
 	double d = s->opt.duration;
 
 	memset(&s->watching, 0, sizeof(s->watching));
+	if (s->opt.watch_periods)
+		shared_bpf_watch_prepare();
 	if (!s->opt.watch_in_run || s->launched || s->opt.no_verdict || !s->at.heap_layout ||
 	    !watch_fits_trace(d))
 		return;
@@ -206,6 +208,7 @@ static void charge(struct session *s)
 
 void session_watch_end(struct session *s)
 {
+	shared_bpf_watch_join();
 	if (!s->watching.run)
 		return;
 	charge(s);
@@ -217,11 +220,12 @@ double session_watch_poll(struct session *s, double t)
 {
 	struct session_watching *w = &s->watching;
 
-	if (!w->at)
-		return 1;
-	if (!w->started) {
+	if (w->at && !w->started) {
+		/* its program loaded ahead, on a thread, from a second before */
+		if (t >= w->at - 1)
+			shared_bpf_watch_prepare();
 		if (t < w->at)
-			return w->at - t;
+			return w->at - t > 1 && t < w->at - 1 ? w->at - 1 - t : w->at - t;
 		w->started = true;
 		start_in_run(s, t);
 		return 0;
@@ -234,6 +238,21 @@ double session_watch_poll(struct session *s, double t)
 	}
 	charge(s);
 	return watch_run_next(w->run) > t ? watch_run_next(w->run) - t : 0;
+}
+
+void session_watch_points(struct session *s, struct verdict *v)
+{
+	struct session_watching *w = &s->watching;
+	struct watch_target wt = target_of(s);
+	char err[256];
+
+	if (!s->opt.watch_periods || w->run || !v || v->none || s->target_exited || wt.slot < 0 ||
+	    !wt.l)
+		return;
+	watch_results_free(w->r, w->n);
+	if ((w->n = pick_containers(v, w->r, NULL)) &&
+	    watch_run_start(&w->run, &wt, w->r, w->n, 0, err, sizeof(err)))
+		rbm_info("watch: PID %d: %s", s->target.pid, err);
 }
 
 void session_watch_fill(struct session *s, struct verdict *v)

@@ -139,6 +139,8 @@ static struct {
 	pthread_mutex_t lock;
 	struct rbmemtrace_bpf *skel;
 	int err;
+	pthread_t thread;
+	bool started; /* loading ahead (shared_bpf_watch_prepare) */
 } watcher = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The object again, with on_watched_write alone, each of its maps the loaded object's. */
@@ -171,6 +173,35 @@ static int load_watcher(struct rbmemtrace_bpf **out)
 	}
 	*out = w;
 	return 0;
+}
+
+static void *load_ahead(void *arg)
+{
+	struct bpf_program *prog;
+
+	(void) arg;
+	shared_bpf_watch_program(&prog);
+	return NULL;
+}
+
+void shared_bpf_watch_prepare(void)
+{
+	pthread_mutex_lock(&watcher.lock);
+	if (!watcher.started && !watcher.skel && !watcher.err && shared.skel)
+		watcher.started = !pthread_create(&watcher.thread, NULL, load_ahead, NULL);
+	pthread_mutex_unlock(&watcher.lock);
+}
+
+void shared_bpf_watch_join(void)
+{
+	bool started;
+
+	pthread_mutex_lock(&watcher.lock);
+	started = watcher.started;
+	watcher.started = false;
+	pthread_mutex_unlock(&watcher.lock);
+	if (started)
+		pthread_join(watcher.thread, NULL);
 }
 
 int shared_bpf_watch_program(struct bpf_program **prog)

@@ -68,6 +68,13 @@ int shared_bpf_load(unsigned long depth, bool multi);
  */
 int shared_bpf_watch_program(struct bpf_program **prog);
 /*
+ * Starts loading it on a thread of its own, for a trace that will watch: a
+ * period's or the trace's loop then does not wait ~0.2 s for it.  Joined by
+ * shared_bpf_watch_join (at the session's close).
+ */
+void shared_bpf_watch_prepare(void);
+void shared_bpf_watch_join(void);
+/*
  * Starts creating the first process's live-object map (preallocated: ~0.2 s
  * at a million entries) on a thread of its own, while the object loads;
  * proc_slot_open takes it if the sizes agree.
