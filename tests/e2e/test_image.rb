@@ -275,14 +275,19 @@ test "k8s: the DaemonSet's pod run with podman: ready on /healthz, serve --all s
       port = expect_line(err_r, %r{serving https?://127\.0\.0\.1:(\d+)/}, "serve start")[1].to_i
       Thread.new { err_r.read rescue nil } # drained: --all's lines about other sessions' Rubies
       ready = nil
+      # With the token /healthz says how each process is; the kubelet's probe has none: "ok" alone.
       60.times do
-        ready = http_get_auth(port, probe["path"], nil) rescue nil
+        ready = http_get_auth(port, probe["path"], token) rescue nil
         break if ready&.code == "200" && ready.body.include?(facts["pid"].to_s)
 
         sleep 0.25
       end
       check_eq(ready&.code, "200", "readiness: GET /healthz")
       check(ready.body.include?(facts["pid"].to_s), "/healthz does not name PID #{facts['pid']}: #{ready.body[0, 300]}")
+      if token
+        bare = http_get_auth(port, probe["path"], nil)
+        check_eq([bare.code, bare.body.strip], %w[200 ok], "the readiness probe's GET /healthz, without the token")
+      end
       check_eq(http_get_auth(port, "/debug/pprof/heap", nil).code, "401", "no token") if token
       res = http_get_auth(port, "/debug/pprof/heap?pid=#{facts['pid']}", token)
       check_eq(res.code, "200", "the profile of PID #{facts['pid']}")
