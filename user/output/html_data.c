@@ -68,6 +68,19 @@ static void names_free(struct names *ns)
 	u64map_free(&ns->index, NULL);
 }
 
+/* An icicle row as the page reads it: [count, bytes, name index, ...], root first. */
+static void write_row(struct jw *w, uint64_t count, uint64_t bytes, const long *idx, size_t n)
+{
+	size_t i;
+
+	jw_array(w, NULL, JW_COMPACT);
+	jw_u64(w, NULL, count);
+	jw_u64(w, NULL, bytes);
+	for (i = 0; i < n; i++)
+		jw_u64(w, NULL, (uint64_t)idx[i]);
+	jw_end(w);
+}
+
 /* One icicle path: [objects, bytes, name index, ...], root first, the class its leaf. */
 static int write_path(struct jw *w, struct names *ns, const struct retained_path *p)
 {
@@ -84,12 +97,7 @@ static int write_path(struct jw *w, struct names *ns, const struct retained_path
 	for (i = 0; i < n; i++)
 		if ((idx[i] = name_index(ns, path[i])) < 0)
 			return (int)idx[i];
-	jw_array(w, NULL, JW_COMPACT);
-	jw_u64(w, NULL, p->objects);
-	jw_u64(w, NULL, p->bytes);
-	for (i = 0; i < n; i++)
-		jw_u64(w, NULL, (uint64_t)idx[i]);
-	jw_end(w);
+	write_row(w, p->objects, p->bytes, idx, n);
 	return 0;
 }
 
@@ -294,12 +302,7 @@ static int write_why_path(struct jw *w, struct names *ns, const struct why_targe
 	for (i = 0; i < n; i++)
 		if (idx[i] < 0)
 			return (int)idx[i];
-	jw_array(w, NULL, JW_COMPACT);
-	jw_u64(w, NULL, p->count);
-	jw_u64(w, NULL, p->bytes);
-	for (i = 0; i < n; i++)
-		jw_u64(w, NULL, (uint64_t)idx[i]);
-	jw_end(w);
+	write_row(w, p->count, p->bytes, idx, n);
 	return 0;
 }
 
