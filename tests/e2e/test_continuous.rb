@@ -139,7 +139,7 @@ test "every: each period's verdict counts from the last period's walk" do
   io, pid, = start_leaky
   Dir.mktmpdir("rbm-every-") do |dir|
     err_r, err_w = IO.pipe
-    rbm = Process.spawn(RBM, "-p", pid.to_s, "--every", "1", "-d", "4", "--format", "json",
+    rbm = Process.spawn(RBM, "-p", pid.to_s, "--every", "1", "-d", "5", "--format", "json",
                         "-o", File.join(dir, "r-%{time}.json"), err: err_w)
     err_w.close
     wait_for_stderr(err_r, /tracing 1 process/, "rbmemtrace start")
@@ -149,8 +149,11 @@ test "every: each period's verdict counts from the last period's walk" do
     _, status = Process.wait2(rbm)
     check(status.success?, "rbmemtrace exit #{status}: #{err_r.read}")
     docs = Dir[File.join(dir, "r-*.json")].sort.map { |f| rbm_json(File.read(f)) }
-    check(docs.size >= 3 && docs.map { |d| d["period"]["number"] }.first(3) == [1, 2, 3],
-          "periods: #{docs.map { |d| d['period']['number'] }}")
+    # A period the loop was too late for (a loaded machine) is skipped, not made up: the next
+    # one's verdict counts from the last walk taken, so the second report holds the growth.
+    numbers = docs.map { |d| d["period"]["number"] }
+    check(docs.size >= 3 && numbers.first == 1 && numbers.each_cons(2).all? { |a, b| b > a },
+          "periods: #{numbers}")
     grown = docs[1]
     check(grown["verdict_walk"]["none"].nil?, "period 2: no verdict: #{grown['verdict_walk']['none']}")
     first = grown["verdict"].first or raise Failure, "period 2: an empty verdict"
