@@ -1,9 +1,9 @@
 # The lines that add to the leak verdict's containers, watched with hardware watchpoints (a
 # breakpoint on the word that counts their entries, in every thread): the lines that add
 # entries, counted exactly for the time watched, the watch following the word when the
-# container changes form; where no breakpoint can be had, uprobes on Ruby's insertion functions
-# (the fallback), with the same truth.  Truth from the program: its containers' sizes around what it added
-# while watched, and the lines that add.
+# container changes form; where no breakpoint can be had, uprobes on Ruby's insertion
+# functions (the fallback), with the same truth.  Truth from the program: its containers' sizes
+# around what it added while watched, and the lines that add.
 
 WATCHED = { "small" => "SMALL", "slim" => "SLIM", "shared" => "SHARED" }.freeze
 
