@@ -1613,6 +1613,14 @@ struct {
 	__type(value, __u64);
 } watch_calls SEC(".maps");
 
+/* Set by userspace as a watch by calls ends: the count it reads then is the end's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RBM_MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} call_watch_off SEC(".maps");
+
 /* The entries of the container at obj, by the watch's rule (obj: the container, or an Array like it). */
 static __always_inline int call_count(const struct call_watch *w, __u64 obj, __u64 *count)
 {
@@ -1701,10 +1709,14 @@ static __always_inline int container_call(void *ctx, __u64 recv, __u64 a2, __u64
 	__u32 slot = RBM_COOKIE_SLOT(cookie), rule = cookie & 0xff, i, idx;
 	struct call_watch *w = NULL;
 	struct proc_state *ps;
+	__u32 *off;
 
 	calls = bpf_map_lookup_elem(&watch_calls, &slot);
 	if (calls)
 		__sync_fetch_and_add(calls, 1);
+	off = bpf_map_lookup_elem(&call_watch_off, &slot);
+	if (!off || *off)
+		return 0;
 	for (i = 0; i < RBM_MAX_WATCHES; i++) {
 		idx = slot * RBM_MAX_WATCHES + i;
 		w = bpf_map_lookup_elem(&call_watches, &idx);

@@ -48,8 +48,10 @@ def with_watch_target(env = {})
 end
 
 # One watched trace of the program, told when the watch is armed: [report, truth, armed match].
-def watch_trace(seconds: 2, fast: false, compact: false, free: false, after: false, rbm_env: {})
+def watch_trace(seconds: 2, fast: false, compact: false, free: false, after: false, rbm_env: {},
+                code: false)
   env = {}
+  env["RBM_CODE"] = "1" if code
   env["RBM_FAST"] = "1" if fast
   env["RBM_COMPACT"] = "1" if compact
   env["RBM_FREE"] = "1" if free
@@ -161,6 +163,31 @@ test "watch: a container filled faster than the budget allows is watched a short
   # least of five batches 3.6-5.0 us on one at load 6.
   check(truth["ns_per_add_after"] < 8000,
         "after rbmemtrace's exit an add takes #{truth['ns_per_add_after'].round} ns: a breakpoint left behind?")
+end
+
+# The same under the fallback: its probes trap on every call (~3 us on the watched Hash), so the
+# budget ends the watch within a few tenths of a second, its count the Hash's growth for that
+# time.  Once rbmemtrace has exited, rb_hash_aset's first bytes, read by the program itself, are
+# as before the trace (under the watch they hold the uprobe's int3): no probe left behind.
+# The host's Ruby only: the budget and the detach are the same on every Ruby (the forced test
+# above runs on each).
+if TARGET_LABEL == "host"
+  test "watch: the uprobe fallback's calls are charged to the budget, and no probe stays behind" do
+    report, truth, = watch_trace(seconds: 1.5, fast: true, code: true,
+                                 rbm_env: { "RBM_WATCH_FORCE_UPROBE" => "1" })
+    ins = watched_point(report, "small")["insertions"]
+    $stderr.puts "watch fallback budget: #{ins.except('paths')}, #{truth}" if ENV["RBM_DEBUG"]
+    check_eq(ins["source"], "uprobe", "small: source")
+    check((ins["ended"] || "").start_with?("stopped after"), "small: the watch did not end by its budget: #{ins['ended'].inspect}")
+    check(ins["seconds"] < 1.2, "small: watched #{ins['seconds']} s of 1.5")
+    check(ins["count"].positive?, "small: nothing counted")
+    check_eq(ins["count"], ins["size_after"] - ins["size_before"], "small: insertions against its growth while watched")
+    check_eq(ins["sites"].sum { |s| s["count"] } + ins["missed"], ins["count"], "small: the sites add up")
+    check(ins["sites"].all? { |s| s["path"].end_with?("watch_inserts.rb") }, "small: sites #{ins['sites']}")
+    check(truth["code_watched"] != truth["code_before"],
+          "rb_hash_aset's code under the watch is as before it: #{truth['code_watched']}: no uprobe?")
+    check_eq(truth["code_after"], truth["code_before"], "rb_hash_aset's code after rbmemtrace's exit")
+  end
 end
 
 # GC.compact under the watch (GC.verify_compaction_references, toward empty pages): the other

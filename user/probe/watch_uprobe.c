@@ -262,10 +262,11 @@ static int start_calls(struct watch_calls *c, char *err, size_t errlen)
 	size_t k, on = 0, n;
 	int ret;
 
-	uint32_t slot = (uint32_t) c->t.slot;
+	uint32_t slot = (uint32_t) c->t.slot, on_ = 0;
 	uint64_t zero = 0;
 
 	bpf_map_update_elem(bpf_map__fd(c->t.skel->maps.watch_calls), &slot, &zero, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(c->t.skel->maps.call_watch_off), &slot, &on_, BPF_ANY);
 	for (k = 0; k < c->n; k++)
 		if ((c->on[k] = arm_one(c, k) == 0))
 			on++;
@@ -401,15 +402,27 @@ static void settle_last(struct watch_calls *c, size_t k, struct call_watch *cw, 
 		cw->no_path += given;
 }
 
+/*
+ * The end: the program told to ignore the calls, each container's count read
+ * at once (the end's: what a tight loop adds while the probes come off is
+ * after it), then the probes off, then the last call settled against it.
+ */
 void watch_calls_finish(struct watch_calls *c, const char *stopped)
 {
 	struct call_watch cw, zero = {0};
-	enum watch_form form;
-	uint64_t count;
+	uint64_t counts[RBM_MAX_WATCHES];
+	enum watch_form forms[RBM_MAX_WATCHES];
+	bool read[RBM_MAX_WATCHES] = {0};
+	uint32_t slot, off = 1;
 	size_t k;
 
 	if (!c)
 		return;
+	slot = (uint32_t) c->t.slot;
+	bpf_map_update_elem(bpf_map__fd(c->t.skel->maps.call_watch_off), &slot, &off, BPF_ANY);
+	for (k = 0; k < c->n; k++)
+		read[k] = c->on[k] && bpf_map_lookup_elem(states_fd(c), &(uint32_t){index_of(c, k)}, &cw) == 0 &&
+			  read_count(c, &c->r[c->which[k]], &cw, &counts[k], &forms[k]) == 0;
 	detach(c);
 	for (k = 0; k < c->n; k++) {
 		struct watch_result *r = &c->r[c->which[k]];
@@ -417,10 +430,10 @@ void watch_calls_finish(struct watch_calls *c, const char *stopped)
 
 		if (!r->by_call || bpf_map_lookup_elem(states_fd(c), &idx, &cw))
 			continue;
-		if (c->on[k] && read_count(c, r, &cw, &count, &form) == 0) {
-			settle_last(c, k, &cw, count);
-			r->size_after = count;
-			r->form = form;
+		if (read[k]) {
+			settle_last(c, k, &cw, counts[k]);
+			r->size_after = counts[k] > cw.last ? counts[k] : cw.last;
+			r->form = forms[k];
 		}
 		if (c->on[k] && stopped && !r->ended[0])
 			snprintf(r->ended, sizeof(r->ended), "%s", stopped);
