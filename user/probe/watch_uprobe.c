@@ -421,8 +421,10 @@ void watch_calls_finish(struct watch_calls *c, const char *stopped)
 	slot = (uint32_t) c->t.slot;
 	bpf_map_update_elem(bpf_map__fd(c->t.skel->maps.call_watch_off), &slot, &off, BPF_ANY);
 	for (k = 0; k < c->n; k++)
-		read[k] = c->on[k] && bpf_map_lookup_elem(states_fd(c), &(uint32_t){index_of(c, k)}, &cw) == 0 &&
-			  read_count(c, &c->r[c->which[k]], &cw, &counts[k], &forms[k]) == 0;
+		read[k] =
+		    c->on[k] &&
+		    bpf_map_lookup_elem(states_fd(c), &(uint32_t){index_of(c, k)}, &cw) == 0 &&
+		    read_count(c, &c->r[c->which[k]], &cw, &counts[k], &forms[k]) == 0;
 	detach(c);
 	for (k = 0; k < c->n; k++) {
 		struct watch_result *r = &c->r[c->which[k]];
