@@ -245,6 +245,7 @@ if TARGET_LABEL == "host"
         report = finish_watch(rbm, e, File.join(dir, "r#{k}"), 2)
         %w[small slim shared].map { |name| [name, watched_point(report, name)["insertions"]] }
       end
+      $stderr.puts "watch registers: #{points.map { |n, i| [n, i['source'], i['ended']] }}" if ENV["RBM_DEBUG"]
       by_calls = points.reject { |_, ins| ins["source"] == "watchpoint" }
       check(!by_calls.empty?, "two tracers watched 6 containers with 4 registers a thread")
       by_calls.each { |name, ins| check_by_calls(name, ins, truth) }

@@ -378,6 +378,25 @@ struct watch_run {
 };
 
 /*
+ * w started, or -EBUSY for the fallback: no breakpoint at all, or one in
+ * some threads only (the others' writes would go unseen, and their
+ * increases be counted at the next trap, on its line), or forced.
+ */
+static int start_or_fall_back(const struct watch_target *t, struct watching *w, bool forced)
+{
+	int err = forced ? -EBUSY : start_one(t, w);
+
+	if (err || !w->r->threads_refused)
+		return err;
+	end_watch(w, NULL);
+	w->r->watched = false;
+	snprintf(w->r->ended, sizeof(w->r->ended),
+		 "a breakpoint in %u threads only, %u refused (no free debug register)",
+		 w->r->threads, w->r->threads_refused);
+	return -EBUSY;
+}
+
+/*
  * The containers no breakpoint could be had for (which[0 .. n)), watched by
  * uprobes instead; their results say so, or why not.  Returns how many.
  */
@@ -432,7 +451,7 @@ int watch_run_start(struct watch_run **out, const struct watch_target *t, struct
 	for (i = 0; i < w->n; i++) {
 		w->ws[i] = (struct watching){.r = &r[i], .i = (uint32_t) i,
 					     .index = (uint32_t) t->slot * RBM_MAX_WATCHES + (uint32_t) i};
-		if (forced || start_one(&w->t, &w->ws[i]) == -EBUSY)
+		if (start_or_fall_back(&w->t, &w->ws[i], forced) == -EBUSY)
 			fallback[nfallback++] = (uint32_t) i;
 		else if (w->ws[i].active)
 			active++;
