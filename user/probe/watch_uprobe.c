@@ -65,8 +65,7 @@ bool watch_calls_forced(void)
 	return v && !strcmp(v, "1");
 }
 
-/* How the BPF program reads a container's count, by its type and the layout. */
-static int rule_of(const struct ruby_layout *l, uint32_t type, struct call_watch *cw)
+int watch_call_rule(const struct ruby_layout *l, uint32_t type, struct call_watch *cw)
 {
 	if (type == RB_T_ARRAY) {
 		cw->form_flag = cw->in_flags = l->rarray_embed_flag;
@@ -138,7 +137,7 @@ static int arm_one(struct watch_calls *c, size_t k)
 	uint64_t count;
 	int err;
 
-	if ((err = rule_of(c->t.l, r->type, &cw)) ||
+	if ((err = watch_call_rule(c->t.l, r->type, &cw)) ||
 	    (err = read_count(c, r, &cw, &count, &r->form))) {
 		snprintf(r->ended, sizeof(r->ended), "%s",
 			 err == -ESRCH ? "the target is gone" : "its form cannot be watched");

@@ -36,6 +36,14 @@
 /* RBM_WATCH_FORCE_UPROBE=1 (a test aid): the fallback for every container, no breakpoint tried. */
 bool watch_calls_forced(void);
 
+struct call_watch;
+/*
+ * How the BPF program reads a container's count (rbmemtrace.h's struct
+ * call_watch: its form from its flags, then the flags' bits or the word),
+ * by its type (RB_T_HASH, RB_T_ARRAY) and the layout: 0, or -EINVAL.
+ */
+int watch_call_rule(const struct ruby_layout *l, uint32_t type, struct call_watch *cw);
+
 struct watch_calls;
 
 /*
