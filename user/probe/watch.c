@@ -415,7 +415,7 @@ static size_t start_fallback(struct watch_run *w, const uint32_t *which, size_t 
 
 		if (r->by_call)
 			on++;
-		else if (ret)
+		else if (ret && ret != -EINVAL) /* -EINVAL: each result says why */
 			snprintf(r->ended + len, sizeof(r->ended) - len, "%suprobes: %s",
 				 len ? "; " : "", err);
 	}

@@ -139,8 +139,12 @@ static int arm_one(struct watch_calls *c, size_t k)
 
 	if ((err = watch_call_rule(c->t.l, r->type, &cw)) ||
 	    (err = read_count(c, r, &cw, &count, &r->form))) {
-		snprintf(r->ended, sizeof(r->ended), "%s",
-			 err == -ESRCH ? "the target is gone" : "its form cannot be watched");
+		size_t len = strlen(r->ended); /* after why no breakpoint */
+
+		snprintf(r->ended + len, sizeof(r->ended) - len, "%s%s", len ? "; " : "",
+			 err == -ESRCH	  ? "the target is gone"
+			 : err == -EINVAL ? "no uprobe fallback for its type"
+					  : "uprobes: its count could not be read");
 		return err;
 	}
 	cw.last = count;
