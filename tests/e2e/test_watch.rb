@@ -226,6 +226,22 @@ test "watch: a container freed under the watch: its watch ends, said, with the a
   check_eq(ins["count"], truth["added_before_free"], "$temp: insertions before the free")
 end
 
+# The same under the uprobe fallback, whose probes filter by the address: the slot's object read
+# at each look (its type, its GC age) ends the watch, with the adds before the free.  The host's
+# Ruby only (the looks are the breakpoints', passed on each test Ruby with them).
+if TARGET_LABEL == "host"
+  test "watch: the uprobe fallback: a container freed under the watch ends its watch, said" do
+    report, truth, = watch_trace(seconds: 1.5, free: true, after: true,
+                                 rbm_env: { "RBM_WATCH_FORCE_UPROBE" => "1" })
+    point = report["verdict"].find { |p| p["holder"]["root"].values_at("kind", "name") == %w[global $temp] } or
+      raise Failure, "no verdict point for $temp: #{report['verdict'].map { |p| p['holder']['root']['name'] }}"
+    ins = point["insertions"]
+    check_eq(ins["source"], "uprobe", "$temp: source")
+    check((ins["ended"] || "").include?("freed or moved"), "$temp: the watch says #{ins['ended'].inspect}")
+    check_eq(ins["count"], truth["added_before_free"], "$temp: insertions before the free")
+  end
+end
+
 # Another tracer holds the debug registers first (a second rbmemtrace on the same process: x86-64
 # has four a thread): the containers the second could get no breakpoint for are watched by its
 # fallback, uprobes on the insertion functions, with the same truth; both reports stand.  The

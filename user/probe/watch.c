@@ -140,8 +140,7 @@ static int watch_new_threads(const struct watch_target *t, struct watching *w)
 }
 
 /* The GC age of the object at addr (flags: its first word); false when it says nothing. */
-static bool slot_age_now(const struct watch_target *t, uint64_t addr, uint64_t flags,
-			 uint8_t *age)
+bool watch_slot_age(const struct watch_target *t, uint64_t addr, uint64_t flags, uint8_t *age)
 {
 	struct slot_pages sp = {0};
 	struct slot_facts fact;
@@ -165,7 +164,7 @@ static bool slot_renewed(const struct watch_target *t, struct watching *w, uint6
 {
 	uint8_t age;
 
-	if (!w->aged || !slot_age_now(t, w->r->addr, flags, &age))
+	if (!w->aged || !watch_slot_age(t, w->r->addr, flags, &age))
 		return false;
 	return age < w->age;
 }
@@ -264,7 +263,7 @@ static int start_one(const struct watch_target *t, struct watching *w)
 	w->r->form = ww.form;
 	w->r->size_before = w->r->size_after = count;
 	w->aged = target_read_u64(t->pid, w->r->addr, &flags) == 0 &&
-		  slot_age_now(t, w->r->addr, flags, &w->age) && w->age > 0;
+		  watch_slot_age(t, w->r->addr, flags, &w->age) && w->age > 0;
 	arm(t, w, &ww, count);
 	if ((err = watch_new_threads(t, w)))
 		return err;

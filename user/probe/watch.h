@@ -127,5 +127,12 @@ uint64_t watch_run_new_hits(struct watch_run *w);
 double watch_run_new_cost(struct watch_run *w);
 void watch_run_finish(struct watch_run *w);
 void watch_results_free(struct watch_result *r, size_t n);
+/*
+ * The GC age of the object at addr (flags: its first word) into *age; false
+ * when its page says nothing.  A container is old and ages only grow: a
+ * younger object of its type in its slot is another one (freed, the slot
+ * taken).
+ */
+bool watch_slot_age(const struct watch_target *t, uint64_t addr, uint64_t flags, uint8_t *age);
 
 #endif

@@ -51,6 +51,9 @@ struct watch_calls {
 	struct watch_result *r;
 	uint32_t which[RBM_MAX_WATCHES];
 	bool on[RBM_MAX_WATCHES];
+	/* its age when armed: a younger object in its slot is another (watch_slot_age) */
+	bool aged[RBM_MAX_WATCHES];
+	uint8_t age[RBM_MAX_WATCHES];
 	size_t n;
 	struct bpf_program *prog; /* on_container_call(_multi), loaded apart */
 	int multi_fd;		  /* the uprobe_multi link, or */
@@ -91,18 +94,32 @@ int watch_call_rule(const struct ruby_layout *l, uint32_t type, struct call_watc
 	return 0;
 }
 
-/* The container's count now, as the BPF program reads it; its form.  -ENOENT: no longer it. */
-static int read_count(const struct watch_calls *c, const struct watch_result *r,
-		      const struct call_watch *cw, uint64_t *count, enum watch_form *form)
+/* Whether the slot of watch k holds another object of its type than the one armed. */
+static bool renewed(const struct watch_calls *c, size_t k, uint64_t flags)
 {
+	uint8_t age;
+
+	if (!c->aged[k] || !watch_slot_age(&c->t, c->r[c->which[k]].addr, flags, &age))
+		return false;
+	return age < c->age[k];
+}
+
+/*
+ * Watch k's container's count now, as the BPF program reads it; its form.
+ * -ENOENT: no longer it (freed, moved by GC.compact, its slot taken).
+ */
+static int read_count(const struct watch_calls *c, size_t k, const struct call_watch *cw,
+		      uint64_t *count, enum watch_form *form)
+{
+	const struct watch_result *r = &c->r[c->which[k]];
 	uint64_t flags, at;
 	bool in_flags;
 	int err;
 
 	if ((err = target_read_u64(c->t.pid, r->addr, &flags)))
 		return err;
-	if ((flags & RB_T_MASK) != r->type)
-		return -ENOENT; /* freed, or moved away by GC.compact */
+	if ((flags & RB_T_MASK) != r->type || renewed(c, k, flags))
+		return -ENOENT;
 	in_flags = (flags & cw->form_flag) == cw->in_flags;
 	if (r->type == RB_T_ARRAY)
 		*form = in_flags ? WATCH_ARRAY_EMBEDDED : WATCH_ARRAY_HEAP;
@@ -137,8 +154,12 @@ static int arm_one(struct watch_calls *c, size_t k)
 	uint64_t count;
 	int err;
 
+	uint64_t flags;
+
+	c->aged[k] = target_read_u64(c->t.pid, r->addr, &flags) == 0 &&
+		     watch_slot_age(&c->t, r->addr, flags, &c->age[k]) && c->age[k] > 0;
 	if ((err = watch_call_rule(c->t.l, r->type, &cw)) ||
-	    (err = read_count(c, r, &cw, &count, &r->form))) {
+	    (err = read_count(c, k, &cw, &count, &r->form))) {
 		size_t len = strlen(r->ended); /* after why no breakpoint */
 
 		snprintf(r->ended + len, sizeof(r->ended) - len, "%s%s", len ? "; " : "",
@@ -348,7 +369,7 @@ int watch_calls_tick(struct watch_calls *c)
 
 		if (!c->on[k] || bpf_map_lookup_elem(states_fd(c), &idx, &cw))
 			continue;
-		err = read_count(c, r, &cw, &count, &form);
+		err = read_count(c, k, &cw, &count, &form);
 		if (err == -ESRCH)
 			return err;
 		if (err) {
@@ -427,7 +448,7 @@ void watch_calls_finish(struct watch_calls *c, const char *stopped)
 		read[k] =
 		    c->on[k] &&
 		    bpf_map_lookup_elem(states_fd(c), &(uint32_t){index_of(c, k)}, &cw) == 0 &&
-		    read_count(c, &c->r[c->which[k]], &cw, &counts[k], &forms[k]) == 0;
+		    read_count(c, k, &cw, &counts[k], &forms[k]) == 0;
 	detach(c);
 	for (k = 0; k < c->n; k++) {
 		struct watch_result *r = &c->r[c->which[k]];
