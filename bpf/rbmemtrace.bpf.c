@@ -1594,4 +1594,162 @@ int on_watched_write(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* ---- the fallback: calls of Ruby's insertion functions on a container (probe/watch_uprobe.c) ---- */
+
+#define RB_T_ARRAY_TYPE 0x07
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RBM_MAX_SLOTS * RBM_MAX_WATCHES);
+	__type(key, __u32);
+	__type(value, struct call_watch);
+} call_watches SEC(".maps");
+
+/* Every call of a probed function, on any container, per slot: what the budget is charged. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RBM_MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} watch_calls SEC(".maps");
+
+/* Set by userspace as a watch by calls ends: the count it reads then is the end's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RBM_MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} call_watch_off SEC(".maps");
+
+/* The entries of the container at obj, by the watch's rule (obj: the container, or an Array like it). */
+static __always_inline int call_count(const struct call_watch *w, __u64 obj, __u64 *count)
+{
+	__u64 flags, at;
+
+	if (bpf_probe_read_user(&flags, sizeof(flags), (void *)obj))
+		return -1;
+	if ((flags & w->form_flag) == w->in_flags) {
+		*count = (flags & w->mask) >> (w->shift & 63);
+		return 0;
+	}
+	at = obj + w->off;
+	if (w->deref) {
+		if (bpf_probe_read_user(&at, sizeof(at), (void *)at))
+			return -1;
+		at += w->deref_off;
+	}
+	return bpf_probe_read_user(count, sizeof(*count), (void *)at) ? -1 : 0;
+}
+
+/* The most entries the call now starting can add (~0: no bound known). */
+static __always_inline __u64 call_bound(__u32 rule, const struct call_watch *w, __u64 count,
+					__u64 a2, __u64 a3)
+{
+	__u64 flags, n;
+
+	switch (rule) {
+	case RBM_CALL_ADDS_ONE:
+		return 1;
+	case RBM_CALL_ADDS_ARG3:
+		return a3;
+	case RBM_CALL_ADDS_TO_INDEX:
+		/* a negative index counts from the end: nothing added */
+		return (__s64)a2 >= 0 && a2 >= count ? a2 - count + 1 : 0;
+	case RBM_CALL_ADDS_ARRAY:
+		if (!bpf_probe_read_user(&flags, sizeof(flags), (void *)a2) &&
+		    (flags & RB_T_MASK) == RB_T_ARRAY_TYPE && !call_count(w, a2, &n))
+			return n;
+	}
+	return ~0ULL;
+}
+
+/* The increase since the last call on the container, given to that call's path (up to its bound). */
+static __always_inline void settle_call(struct call_watch *w, __u32 slot, __u32 watch, __u64 count)
+{
+	struct insertion_key key = {.slot = slot, .watch = watch, .stack_id = w->pending};
+	__u64 added, given, *n;
+
+	if (count <= w->last) {
+		w->last = count; /* a delete: nothing added */
+		return;
+	}
+	added = count - w->last;
+	w->last = count;
+	w->added += added;
+	given = added < w->bound ? added : w->bound;
+	w->no_path += added - given;
+	if (!given)
+		return;
+	if (!w->pending) {
+		w->no_path += given;
+		return;
+	}
+	n = bpf_map_lookup_elem(&insertions, &key);
+	if (n) {
+		__sync_fetch_and_add(n, given);
+		return;
+	}
+	if (bpf_map_update_elem(&insertions, &key, &given, BPF_NOEXIST) == 0)
+		return;
+	n = bpf_map_lookup_elem(&insertions, &key);
+	if (n)
+		__sync_fetch_and_add(n, given);
+	else
+		w->no_path += given;
+}
+
+/*
+ * A probed insertion function called: counted for the budget; on a watched
+ * container, the last call's additions settled and this call's path kept.
+ * The GVL orders the calls on a container, so its fields need no atomics.
+ */
+static __always_inline int container_call(void *ctx, __u64 recv, __u64 a2, __u64 a3)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), count, *calls;
+	__u32 slot = RBM_COOKIE_SLOT(cookie), rule = cookie & 0xff, i, idx;
+	struct call_watch *w = NULL;
+	struct proc_state *ps;
+	__u32 *off;
+
+	calls = bpf_map_lookup_elem(&watch_calls, &slot);
+	if (calls)
+		__sync_fetch_and_add(calls, 1);
+	off = bpf_map_lookup_elem(&call_watch_off, &slot);
+	if (!off || *off)
+		return 0;
+	for (i = 0; i < RBM_MAX_WATCHES; i++) {
+		idx = slot * RBM_MAX_WATCHES + i;
+		w = bpf_map_lookup_elem(&call_watches, &idx);
+		if (w && w->armed && w->container == recv)
+			break;
+		w = NULL;
+	}
+	if (!w || !(ps = bpf_map_lookup_elem(&procs, &slot)))
+		return 0;
+	w->hits++;
+	if (call_count(w, recv, &count)) {
+		w->unread++;
+		w->pending = 0;
+		return 0;
+	}
+	settle_call(w, slot, i, count);
+	w->bound = call_bound(rule, w, count, a2, a3);
+	w->pending = capture_stack(ps, slot, false);
+	return 0;
+}
+
+/* One perf-event uprobe per function (a kernel without uprobe_multi). */
+SEC("uprobe")
+int BPF_KPROBE(on_container_call, __u64 recv, __u64 a2, __u64 a3)
+{
+	return container_call(ctx, recv, a2, a3);
+}
+
+/* The same as one uprobe_multi link (the loader sets the attach type). */
+SEC("uprobe")
+int BPF_KPROBE(on_container_call_multi, __u64 recv, __u64 a2, __u64 a3)
+{
+	return container_call(ctx, recv, a2, a3);
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

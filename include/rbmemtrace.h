@@ -359,6 +359,47 @@ struct insertion_key {
 	__u64 stack_id;
 };
 
+/*
+ * The fallback of a watch where no breakpoint can be had (probe/watch_uprobe.c):
+ * uprobes on Ruby's insertion functions (rb_hash_aset, rb_ary_push, ...), one
+ * program for all, filtered by the container's address (the functions'
+ * first argument).  At each call on the container the program reads its
+ * count from the container itself (its form read from its flags, so the
+ * count follows an ar_table into an st_table, an embedded Array to the heap),
+ * gives the increase since the last call to that call's path (pending: under
+ * the GVL the calls on a container are one after another), at most what
+ * that call could add (bound), and keeps this call's path as pending.  The
+ * cookie is RBM_COOKIE(slot, function's RBM_CALL_ADDS_* rule).
+ */
+enum call_adds {
+	RBM_CALL_ADDS_ONE = 1,	    /* rb_hash_aset, rb_ary_push, rb_ary_unshift */
+	RBM_CALL_ADDS_ARG3 = 2,	    /* rb_ary_cat(ary, ptr, len) */
+	RBM_CALL_ADDS_TO_INDEX = 3, /* rb_ary_store(ary, idx, val): up to idx */
+	RBM_CALL_ADDS_ARRAY = 4,    /* rb_ary_concat(ary, other): other's length */
+};
+
+struct call_watch {
+	__u64 container; /* the Hash's or Array's address */
+	/* the count is (flags & mask) >> shift when (flags & form_flag) == in_flags */
+	__u64 form_flag;
+	__u64 in_flags;
+	__u64 mask;
+	__u32 shift;
+	/* otherwise it is the word at container + off, or at *(container + off) + deref_off */
+	__u32 off;
+	__u32 deref;
+	__u32 deref_off;
+	__u32 armed;
+	__u32 pad;
+	__u64 last;    /* the count at the last call on it */
+	__u64 pending; /* the last call's path (0: none yet, or unread) */
+	__u64 bound;   /* the most the last call can have added */
+	__u64 hits;    /* calls on the container */
+	__u64 added;   /* the count's increases, summed */
+	__u64 no_path; /* of them, not given to a path (none pending, or past its bound) */
+	__u64 unread;  /* calls whose count could not be read */
+};
+
 struct fork_event {
 	__u32 child;
 	__u32 parent;

@@ -124,6 +124,7 @@
 	X(no_site) \
 	X(none) \
 	X(not_followed) \
+	X(note) \
 	X(not_walked) \
 	X(ns_pid) \
 	X(number) \

@@ -74,9 +74,10 @@ struct verdict_insert_path {
  * bounded time after the verdict: exact for the time watched.
  */
 struct verdict_insertions {
-	const char *source; /* "watchpoint"; NULL: not watched */
+	const char *source; /* "watchpoint" or "uprobe"; NULL: not watched */
 	const char *form;   /* the word watched: "st_table num_entries" */
 	const char *ended;  /* why the watch ended before its time, or NULL */
+	const char *note;   /* what the source cannot see ("uprobe": inlined callers), or NULL */
 	double seconds;
 	uint64_t count;	 /* entries added: the count's increases, summed */
 	uint64_t missed; /* of them, those whose call path could not be read */

@@ -102,6 +102,8 @@ static void point_insertions(FILE *out, const struct verdict_insertions *ins)
 	if (ins->ended)
 		fprintf(out, "      (the watch ended early: %s)\n",
 			term_escape(ins->ended, why, sizeof(why)));
+	if (ins->note)
+		fprintf(out, "      (no breakpoint: %s)\n", term_escape(ins->note, why, sizeof(why)));
 }
 
 static void write_point(FILE *out, const struct verdict_point *p, size_t rank, double seconds,
@@ -257,6 +259,8 @@ static void write_insertions_json(struct jw *w, const struct verdict_insertions 
 	}
 	if (ins->ended)
 		jw_string(w, JK(ended), ins->ended);
+	if (ins->note)
+		jw_string(w, JK(note), ins->note);
 	jw_array(w, JK(sites), JW_INLINE);
 	for (i = 0; i < ins->nsites; i++) {
 		jw_object(w, NULL, JW_INLINE);

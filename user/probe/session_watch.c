@@ -61,7 +61,8 @@ static void fill(struct session *s, struct verdict *v, struct verdict_insertions
 {
 	size_t k;
 
-	ins->source = verdict_intern(v, "watchpoint");
+	ins->source = verdict_intern(v, r->by_call ? "uprobe" : "watchpoint");
+	ins->note = r->note[0] ? verdict_intern(v, r->note) : NULL;
 	ins->form = verdict_intern(v, watch_form_name(r->form));
 	ins->ended = r->ended[0] ? verdict_intern(v, r->ended) : NULL;
 	ins->seconds = r->seconds;
@@ -110,7 +111,9 @@ static struct watch_target target_of(struct session *s)
 				     .slot = s->at.slot.index,
 				     .skel = s->at.skel,
 				     .l = s->at.heap_layout,
-				     .budget_percent = s->opt.full ? 0 : s->opt.max_overhead};
+				     .budget_percent = s->opt.full ? 0 : s->opt.max_overhead,
+				     .binary = s->at.probes.binary,
+				     .use_multi = s->at.use_multi};
 }
 
 /* Each result into its point (at[i]); names taken under the names lock. */
@@ -200,10 +203,10 @@ static void start_in_run(struct session *s, double t)
 /* The traps since the last look, charged to the budget the windows spend. */
 static void charge(struct session *s)
 {
-	uint64_t hits = watch_run_new_hits(s->watching.run);
+	double cost = watch_run_new_cost(s->watching.run);
 
-	if (s->sampling && hits)
-		windows_charge(&s->windows, (double) hits * WATCH_TRAP_COST_S);
+	if (s->sampling && cost > 0)
+		windows_charge(&s->windows, cost);
 }
 
 void session_watch_end(struct session *s)

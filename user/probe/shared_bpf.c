@@ -77,7 +77,10 @@ static void shape_programs(struct rbmemtrace_bpf *skel, unsigned long depth, boo
 		bpf_program__set_autoload(skel->progs.on_alloc_sweep, false);
 		bpf_program__set_autoload(skel->progs.on_alloc_store_entry_multi, false);
 	}
+	/* the watch's programs: loaded with the watcher (shared_bpf_watch_program) */
 	bpf_program__set_autoload(skel->progs.on_watched_write, false);
+	bpf_program__set_autoload(skel->progs.on_container_call, false);
+	bpf_program__set_autoload(skel->progs.on_container_call_multi, false);
 }
 
 /* Each per-process inner map's shape, as its template in the object says. */
@@ -143,18 +146,30 @@ static struct {
 	bool started; /* loading ahead (shared_bpf_watch_prepare) */
 } watcher = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+static int load_apart(struct rbmemtrace_bpf *w, struct bpf_program *prog,
+		      struct rbmemtrace_bpf **out);
+
 /* The object again, with on_watched_write alone, each of its maps the loaded object's. */
 static int load_watcher(struct rbmemtrace_bpf **out)
 {
 	struct rbmemtrace_bpf *w = rbmemtrace_bpf__open();
+
+	return w ? load_apart(w, w->progs.on_watched_write, out) : -errno;
+}
+
+/*
+ * The object again, with prog alone (w's), each of its maps the loaded
+ * object's: a program loaded apart, when first asked for.
+ */
+static int load_apart(struct rbmemtrace_bpf *w, struct bpf_program *prog,
+		      struct rbmemtrace_bpf **out)
+{
 	struct bpf_program *p;
 	struct bpf_map *m;
 	int err = 0;
 
-	if (!w)
-		return -errno;
 	bpf_object__for_each_program(p, w->obj)
-		bpf_program__set_autoload(p, p == w->progs.on_watched_write);
+		bpf_program__set_autoload(p, p == prog);
 	bpf_object__for_each_map(m, w->obj) {
 		struct bpf_map *own = bpf_object__find_map_by_name(shared.skel->obj, bpf_map__name(m));
 
@@ -214,6 +229,41 @@ int shared_bpf_watch_program(struct bpf_program **prog)
 	*prog = watcher.skel ? watcher.skel->progs.on_watched_write : NULL;
 	err = watcher.err;
 	pthread_mutex_unlock(&watcher.lock);
+	return err;
+}
+
+/* The watch's uprobe fallback's program, loaded apart as the watcher is, only where it is used. */
+static struct {
+	pthread_mutex_t lock;
+	struct rbmemtrace_bpf *skel;
+	int err;
+} caller = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int load_caller(struct rbmemtrace_bpf **out)
+{
+	struct rbmemtrace_bpf *w = rbmemtrace_bpf__open();
+
+	if (!w)
+		return -errno;
+	if (!shared.use_multi)
+		return load_apart(w, w->progs.on_container_call, out);
+	bpf_program__set_expected_attach_type(w->progs.on_container_call_multi,
+					      RBM_BPF_TRACE_UPROBE_MULTI);
+	return load_apart(w, w->progs.on_container_call_multi, out);
+}
+
+int shared_bpf_watch_call_program(struct bpf_program **prog)
+{
+	int err;
+
+	pthread_mutex_lock(&caller.lock);
+	if (!caller.skel && !caller.err)
+		caller.err = shared.skel ? load_caller(&caller.skel) : -EINVAL;
+	*prog = !caller.skel	   ? NULL
+		: shared.use_multi ? caller.skel->progs.on_container_call_multi
+				   : caller.skel->progs.on_container_call;
+	err = caller.err;
+	pthread_mutex_unlock(&caller.lock);
 	return err;
 }
 

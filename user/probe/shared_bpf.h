@@ -75,6 +75,12 @@ int shared_bpf_watch_program(struct bpf_program **prog);
 void shared_bpf_watch_prepare(void);
 void shared_bpf_watch_join(void);
 /*
+ * The watch's uprobe fallback's program (on_container_call, or its
+ * uprobe_multi twin as the object's links are) into *prog, loaded apart
+ * on first use as the watchpoint's is.  0, or -errno.
+ */
+int shared_bpf_watch_call_program(struct bpf_program **prog);
+/*
  * Starts creating the first process's live-object map (preallocated: ~0.2 s
  * at a million entries) on a thread of its own, while the object loads;
  * proc_slot_open takes it if the sizes agree.

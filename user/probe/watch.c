@@ -20,6 +20,7 @@
 #include "slot_pages.h"
 #include "target_mem.h"
 #include "watch.h"
+#include "watch_uprobe.h"
 
 /* One container's watch: its word, and an event (a link) per thread. */
 struct watching {
@@ -139,8 +140,7 @@ static int watch_new_threads(const struct watch_target *t, struct watching *w)
 }
 
 /* The GC age of the object at addr (flags: its first word); false when it says nothing. */
-static bool slot_age_now(const struct watch_target *t, uint64_t addr, uint64_t flags,
-			 uint8_t *age)
+bool watch_slot_age(const struct watch_target *t, uint64_t addr, uint64_t flags, uint8_t *age)
 {
 	struct slot_pages sp = {0};
 	struct slot_facts fact;
@@ -164,7 +164,7 @@ static bool slot_renewed(const struct watch_target *t, struct watching *w, uint6
 {
 	uint8_t age;
 
-	if (!w->aged || !slot_age_now(t, w->r->addr, flags, &age))
+	if (!w->aged || !watch_slot_age(t, w->r->addr, flags, &age))
 		return false;
 	return age < w->age;
 }
@@ -263,7 +263,7 @@ static int start_one(const struct watch_target *t, struct watching *w)
 	w->r->form = ww.form;
 	w->r->size_before = w->r->size_after = count;
 	w->aged = target_read_u64(t->pid, w->r->addr, &flags) == 0 &&
-		  slot_age_now(t, w->r->addr, flags, &w->age) && w->age > 0;
+		  watch_slot_age(t, w->r->addr, flags, &w->age) && w->age > 0;
 	arm(t, w, &ww, count);
 	if ((err = watch_new_threads(t, w)))
 		return err;
@@ -312,7 +312,8 @@ static void collect(const struct watch_target *t, struct watching *ws, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (bpf_map_lookup_elem(state_fd(t), &ws[i].index, &st) == 0) {
+		/* a watch by calls has its figures from watch_calls_finish */
+		if (!ws[i].r->by_call && bpf_map_lookup_elem(state_fd(t), &ws[i].index, &st) == 0) {
 			ws[i].r->count = st.added;
 			ws[i].r->missed = st.no_path + st.unread;
 			ws[i].r->hits = st.hits;
@@ -347,9 +348,9 @@ static void collect(const struct watch_target *t, struct watching *ws, size_t n)
 	}
 }
 
-/* Whether the traps so far cost more than the budget allows (each watch's hits read). */
+/* Whether the traps so far cost more than the budget allows (each watch's hits read, calls). */
 static bool over_budget(const struct watch_target *t, struct watching *ws, size_t n,
-			double elapsed)
+			double elapsed, double calls_cost)
 {
 	struct watch_state st;
 	uint64_t hits = 0;
@@ -360,7 +361,7 @@ static bool over_budget(const struct watch_target *t, struct watching *ws, size_
 	for (i = 0; i < n; i++)
 		if (bpf_map_lookup_elem(state_fd(t), &ws[i].index, &st) == 0)
 			hits += st.hits;
-	return hits * WATCH_TRAP_COST_S > elapsed * t->budget_percent / 100;
+	return hits * WATCH_TRAP_COST_S + calls_cost > elapsed * t->budget_percent / 100;
 }
 
 struct watch_run {
@@ -370,14 +371,63 @@ struct watch_run {
 	size_t n;
 	double t0, end, next_tick;
 	uint64_t hits_charged;
+	double calls_charged; /* seconds */
+	struct watch_calls *calls; /* the fallback's uprobes (watch_uprobe.h), or NULL */
 	bool gone, over;
 };
+
+/*
+ * w started, or -EBUSY for the fallback: no breakpoint at all, or one in
+ * some threads only (the others' writes would go unseen, and their
+ * increases be counted at the next trap, on its line), or forced.
+ */
+static int start_or_fall_back(const struct watch_target *t, struct watching *w, bool forced)
+{
+	int err = forced ? -EBUSY : start_one(t, w);
+
+	if (err || !w->r->threads_refused)
+		return err;
+	end_watch(w, NULL);
+	w->r->watched = false;
+	snprintf(w->r->ended, sizeof(w->r->ended),
+		 "a breakpoint in %u threads only, %u refused (no free debug register)",
+		 w->r->threads, w->r->threads_refused);
+	return -EBUSY;
+}
+
+/*
+ * The containers no breakpoint could be had for (which[0 .. n)), watched by
+ * uprobes instead; their results say so, or why not.  Returns how many.
+ */
+static size_t start_fallback(struct watch_run *w, const uint32_t *which, size_t n)
+{
+	char err[160];
+	size_t k, on = 0;
+	int ret;
+
+	if (!n)
+		return 0;
+	ret = watch_calls_start(&w->calls, &w->t, w->r, which, n, err, sizeof(err));
+	for (k = 0; k < n; k++) {
+		struct watch_result *r = &w->r[which[k]];
+		size_t len = strlen(r->ended);
+
+		if (r->by_call)
+			on++;
+		else if (ret && ret != -EINVAL) /* -EINVAL: each result says why */
+			snprintf(r->ended + len, sizeof(r->ended) - len, "%suprobes: %s",
+				 len ? "; " : "", err);
+	}
+	return on;
+}
 
 int watch_run_start(struct watch_run **out, const struct watch_target *t, struct watch_result *r,
 		    size_t n, double seconds, char *err_msg, size_t errlen)
 {
 	struct watch_run *w = calloc(1, sizeof(*w));
-	size_t i, active = 0;
+	uint32_t fallback[RBM_MAX_WATCHES];
+	size_t i, active = 0, nfallback = 0;
+	bool forced = watch_calls_forced();
 	int err;
 
 	*out = NULL;
@@ -400,9 +450,12 @@ int watch_run_start(struct watch_run **out, const struct watch_target *t, struct
 	for (i = 0; i < w->n; i++) {
 		w->ws[i] = (struct watching){.r = &r[i], .i = (uint32_t) i,
 					     .index = (uint32_t) t->slot * RBM_MAX_WATCHES + (uint32_t) i};
-		if (start_one(&w->t, &w->ws[i]) == 0)
+		if (start_or_fall_back(&w->t, &w->ws[i], forced) == -EBUSY)
+			fallback[nfallback++] = (uint32_t) i;
+		else if (w->ws[i].active)
 			active++;
 	}
+	active += start_fallback(w, fallback, nfallback);
 	if (seconds > 0)
 		rbm_info("watch: %zu of %zu containers armed, for %.1f s", active, w->n, seconds);
 	else
@@ -435,7 +488,9 @@ bool watch_run_step(struct watch_run *w, double now)
 	for (i = 0; i < w->n && !w->gone; i++)
 		if (w->ws[i].active && tick(&w->t, &w->ws[i]) == -ESRCH)
 			w->gone = true;
-	w->over = over_budget(&w->t, w->ws, w->n, now - w->t0);
+	if (!w->gone && watch_calls_tick(w->calls) == -ESRCH)
+		w->gone = true;
+	w->over = over_budget(&w->t, w->ws, w->n, now - w->t0, watch_calls_cost(w->calls));
 	return !w->gone && !w->over;
 }
 
@@ -453,12 +508,27 @@ uint64_t watch_run_new_hits(struct watch_run *w)
 	return add;
 }
 
+double watch_run_new_cost(struct watch_run *w)
+{
+	double calls = watch_calls_cost(w->calls);
+	double add = calls > w->calls_charged ? calls - w->calls_charged : 0;
+
+	w->calls_charged = calls;
+	return (double) watch_run_new_hits(w) * WATCH_TRAP_COST_S + add;
+}
+
 void watch_run_finish(struct watch_run *w)
 {
+	char stopped[160];
 	size_t i;
 
 	if (!w)
 		return;
+	snprintf(stopped, sizeof(stopped),
+		 "stopped after %.1f s: the probed calls, on every container, cost more than %.1f%% "
+		 "of the target's time (%.1f us each)",
+		 now_seconds() - w->t0, w->t.budget_percent, WATCH_CALL_COST_S * 1e6);
+	watch_calls_finish(w->calls, w->gone ? "the target is gone" : w->over ? stopped : NULL);
 	for (i = 0; i < w->n; i++) {
 		struct watch_result *r = w->ws[i].r;
 

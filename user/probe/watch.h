@@ -78,6 +78,8 @@ struct watch_result {
 	uint64_t moves;			  /* the word moved, and the watch with it */
 	uint32_t threads;		  /* threads watched at most */
 	uint32_t threads_refused;	  /* threads whose breakpoint could not be set */
+	bool by_call;			  /* watched by uprobes on the insertion functions */
+	char note[200];			  /* what such a watch cannot see; "" otherwise */
 	struct watch_path *paths;	  /* by count, most first */
 	size_t npaths;
 };
@@ -90,6 +92,9 @@ struct watch_target {
 	const struct ruby_layout *l;
 	/* the share of the target's time (percent) the traps may take; 0: no cap (--full) */
 	double budget_percent;
+	/* for the fallback's uprobes (watch_uprobe.h): the libruby, and the link kind */
+	const char *binary;
+	bool use_multi;
 };
 
 /*
@@ -118,7 +123,16 @@ int watch_run_start(struct watch_run **w, const struct watch_target *t, struct w
 double watch_run_next(const struct watch_run *w);
 bool watch_run_step(struct watch_run *w, double now);
 uint64_t watch_run_new_hits(struct watch_run *w);
+/* What the traps and the fallback's calls since it was last asked cost, in seconds. */
+double watch_run_new_cost(struct watch_run *w);
 void watch_run_finish(struct watch_run *w);
 void watch_results_free(struct watch_result *r, size_t n);
+/*
+ * The GC age of the object at addr (flags: its first word) into *age; false
+ * when its page says nothing.  A container is old and ages only grow: a
+ * younger object of its type in its slot is another one (freed, the slot
+ * taken).
+ */
+bool watch_slot_age(const struct watch_target *t, uint64_t addr, uint64_t flags, uint8_t *age);
 
 #endif

@@ -46,6 +46,10 @@ end
 
 $temp = { "seed" => 0 }
 3.times { GC.start } # old before the trace: the verdict's points are old containers
+if ENV["RBM_CODE"]
+  require "fiddle"
+  CODE_BEFORE = Fiddle::Pointer.new(Fiddle::Handle::DEFAULT["rb_hash_aset"])[0, 16].unpack1("H*")
+end
 $stdout.sync = true
 puts "ready #{Process.pid}"
 $stdin.gets # go: the trace began
@@ -91,7 +95,16 @@ if ENV["RBM_COMPACT"]
 end
 if ENV["RBM_FAST"]
   # Entries as fast as Ruby adds them: the watch's budget ends it, and the tool's exit lets
-  # the program run at its own speed again.
+  # the program run at its own speed again.  RBM_CODE: rb_hash_aset's first bytes, as this
+  # process runs them, before the trace, under the watch and after rbmemtrace's exit (a uprobe
+  # is an int3 written into them).
+  code = nil
+  if ENV["RBM_CODE"]
+    require "fiddle"
+    fn = Fiddle::Handle::DEFAULT["rb_hash_aset"]
+    code = -> { Fiddle::Pointer.new(fn)[0, 16].unpack1("H*") }
+    code_watched = code.call
+  end
   100_000.times { |i| add_small(1000 + i) }
   puts "fast done"
   $stdin.gets # again: rbmemtrace is gone
@@ -101,7 +114,9 @@ if ENV["RBM_FAST"]
     20_000.times { |i| add_small(200_000 + k * 20_000 + i) }
     (Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0) * 1e9 / 20_000
   end.min
-  puts "truth #{JSON.generate(ns_per_add_after: ns)}"
+  truth = { ns_per_add_after: ns }
+  truth.merge!(code_before: CODE_BEFORE, code_watched: code_watched, code_after: code.call) if code
+  puts "truth #{JSON.generate(truth)}"
   $stdin.gets
   exit
 end
