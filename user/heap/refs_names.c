@@ -416,7 +416,10 @@ const char *refs_holds_text(uint8_t holds)
 		return "elements";
 	case HOLDS_IVARS:
 	case HOLDS_IVARS_BY_ID:
+	case HOLDS_GENIVS:
 		return "ivars";
+	case HOLDS_STACK:
+		return "stack values";
 	case HOLDS_HASH:
 		return "entries";
 	case HOLDS_MEMBERS:

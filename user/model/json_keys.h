@@ -22,6 +22,7 @@
 	X(by_class) \
 	X(bytes) \
 	X(capped_by_census) \
+	X(cause) \
 	X(census_ms) \
 	X(change) \
 	X(check_ms) \
@@ -78,7 +79,9 @@
 	X(gone) \
 	X(grew) \
 	X(groups) \
+	X(head) \
 	X(header_read_errors) \
+	X(heads) \
 	X(heap) \
 	X(heap_end) \
 	X(heap_seconds) \
@@ -87,6 +90,7 @@
 	X(host) \
 	X(ended) \
 	X(form) \
+	X(in_heap) \
 	X(insertions) \
 	X(missed) \
 	X(moves) \

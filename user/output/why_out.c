@@ -154,6 +154,35 @@ static void thousands(uint64_t v, char *buf, size_t n)
 	buf[at] = '\0';
 }
 
+/* The heap's unexplained objects by what heads them. */
+static void write_groups_text(FILE *out, const struct why_report *r)
+{
+	const struct why_unexplained *u = &r->unexplained;
+	uint64_t shown = 0;
+	char buf[NAME];
+	size_t i;
+
+	if (!u->in_heap)
+		return;
+	fprintf(out,
+		"\nThe heap's unexplained objects: %" PRIu64 " of %" PRIu64
+		" live (%.1f%%), by the kind of their topmost unreached holder:\n",
+		u->in_heap, r->walk.objects,
+		r->walk.objects ? 100.0 * u->in_heap / r->walk.objects : 0);
+	for (i = 0; i < u->ngroups; i++) {
+		const struct why_group *g = &u->groups[i];
+
+		shown += g->objects;
+		fprintf(out, "  %8" PRIu64 "  under %" PRIu64 " %s: %s", g->objects, g->heads,
+			esc(g->head, buf, sizeof(buf)), g->cause);
+		if (g->young)
+			fprintf(out, " (%" PRIu64 " allocated since the last GC)", g->young);
+		fprintf(out, "\n");
+	}
+	if (u->in_heap > shown)
+		fprintf(out, "  %8" PRIu64 "  in other groups\n", u->in_heap - shown);
+}
+
 /*
  * "constant App::SUMMARIES  Hash: 174,762 of 200,000 entries read (the
  * table changed between its chunks)": a container read in part, by its
@@ -227,6 +256,7 @@ void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)
 			fprintf(out, "%s %s", i ? ";" : "", r->unexplained.not_walked[i]);
 		fprintf(out, ".\n");
 	}
+	write_groups_text(out, r);
 	report_write_caps_text(out, "\n", &r->caps);
 }
 
@@ -314,6 +344,20 @@ static void unexplained_json(struct jw *w, const struct why_report *r)
 	jw_array(w, JK(not_walked), JW_INLINE);
 	for (i = 0; i < r->unexplained.nnot_walked; i++)
 		jw_string(w, NULL, r->unexplained.not_walked[i]);
+	jw_end(w);
+	jw_u64(w, JK(in_heap), r->unexplained.in_heap);
+	jw_array(w, JK(groups), JW_INLINE);
+	for (i = 0; i < r->unexplained.ngroups; i++) {
+		const struct why_group *g = &r->unexplained.groups[i];
+
+		jw_object(w, NULL, JW_INLINE);
+		jw_string(w, JK(head), g->head);
+		jw_string(w, JK(cause), g->cause);
+		jw_u64(w, JK(objects), g->objects);
+		jw_u64(w, JK(heads), g->heads);
+		jw_u64(w, JK(young), g->young);
+		jw_end(w);
+	}
 	jw_end(w);
 	jw_end(w);
 	jw_array(w, JK(read_in_part), JW_LINES);
