@@ -162,8 +162,10 @@ int unexplained_group(const struct refgraph *g, const uint32_t *parent, struct u
 		if (group[v] == 1)
 			ret = head_group(g, group, queue, v, &by_key, out);
 out:
-	for (i = 0; i < out->n; i++)
+	for (i = 0; i < out->n; i++) {
 		out->objects += out->g[i].objects;
+		out->young += out->g[i].young;
+	}
 	sort_array(out->g, out->n, sizeof(*out->g), by_objects);
 	u64map_free(&by_key, NULL);
 	free(heads);

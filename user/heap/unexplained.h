@@ -32,6 +32,7 @@ struct unexp_groups {
 	struct unexp_group *g; /* most objects first */
 	size_t n;
 	uint64_t objects; /* unexplained objects in all */
+	uint64_t young;	  /* of them, allocated since the last GC */
 };
 
 /*

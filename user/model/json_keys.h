@@ -91,6 +91,7 @@
 	X(ended) \
 	X(form) \
 	X(in_heap) \
+	X(in_heap_young) \
 	X(insertions) \
 	X(missed) \
 	X(moves) \

@@ -224,6 +224,7 @@ int why_merge(struct why_report *into, const struct why_report *from)
 	into->unexplained.opaque_data += from->unexplained.opaque_data;
 	into->unexplained.unread += from->unexplained.unread;
 	into->unexplained.in_heap += from->unexplained.in_heap;
+	into->unexplained.in_heap_young += from->unexplained.in_heap_young;
 	for (k = 0; k < from->unexplained.ngroups; k++)
 		why_add_group(into, &from->unexplained.groups[k]);
 	for (k = 0; k < from->nparts; k++)

@@ -107,6 +107,7 @@ struct why_unexplained {
 	const char *not_walked[WHY_MAX_NOT_WALKED]; /* what could hold them, in words */
 	size_t nnot_walked;
 	uint64_t in_heap; /* live objects of the whole heap no root walked reaches */
+	uint64_t in_heap_young; /* of them, allocated since the last GC: likely garbage */
 	struct why_group groups[WHY_MAX_GROUPS]; /* the largest groups of them */
 	size_t ngroups;
 };

@@ -144,6 +144,7 @@ static void read_groups(struct json_reader *rd, struct why_report *r, const json
 	size_t i;
 
 	r->unexplained.in_heap = jr_get_u64(rd, u, "unexplained", JK(in_heap), false);
+	r->unexplained.in_heap_young = jr_get_u64(rd, u, "unexplained", JK(in_heap_young), false);
 	for (i = 0; gs && i < json_array_size(gs); i++) {
 		json_t *gj = json_array_get(gs, i);
 		struct why_group g = {

@@ -166,9 +166,12 @@ static void write_groups_text(FILE *out, const struct why_report *r)
 		return;
 	fprintf(out,
 		"\nThe heap's unexplained objects: %" PRIu64 " of %" PRIu64
-		" live (%.1f%%), by the kind of their topmost unreached holder:\n",
+		" live (%.1f%%; %.1f%% without the %" PRIu64
+		" allocated since the last GC), by the kind of their topmost unreached holder:\n",
 		u->in_heap, r->walk.objects,
-		r->walk.objects ? 100.0 * u->in_heap / r->walk.objects : 0);
+		r->walk.objects ? 100.0 * u->in_heap / r->walk.objects : 0,
+		r->walk.objects ? 100.0 * (u->in_heap - u->in_heap_young) / r->walk.objects : 0,
+		u->in_heap_young);
 	for (i = 0; i < u->ngroups; i++) {
 		const struct why_group *g = &u->groups[i];
 
@@ -346,6 +349,7 @@ static void unexplained_json(struct jw *w, const struct why_report *r)
 		jw_string(w, NULL, r->unexplained.not_walked[i]);
 	jw_end(w);
 	jw_u64(w, JK(in_heap), r->unexplained.in_heap);
+	jw_u64(w, JK(in_heap_young), r->unexplained.in_heap_young);
 	jw_array(w, JK(groups), JW_INLINE);
 	for (i = 0; i < r->unexplained.ngroups; i++) {
 		const struct why_group *g = &r->unexplained.groups[i];

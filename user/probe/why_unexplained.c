@@ -138,6 +138,7 @@ int why_unexplained_groups(struct why_context *c, const struct refgraph *g,
 	if (ret)
 		return ret;
 	out->unexplained.in_heap = u.objects;
+	out->unexplained.in_heap_young = u.young;
 	for (i = 0; i < u.n && i < WHY_MAX_GROUPS; i++) {
 		struct why_group wg = {
 		    .objects = u.g[i].objects, .heads = u.g[i].heads, .young = u.g[i].young};
