@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE /* process_vm_readv */
 #include <errno.h>
+#include <sys/uio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "slots.h"
@@ -10,44 +12,77 @@
 
 #define RB_T_IMEMO_TYPE 0x1a
 #define RB_T_DATA_TYPE 0x0c
+#define BATCH 256 /* heads whose slots one process_vm_readv reads */
+#define HEAD_WORDS 6
 
-static bool unreached(const struct refgraph *g, const uint32_t *parent, uint32_t v)
+/* The bytes of a head's slot its kind needs: flags, klass, a T_DATA's type and typed flag. */
+static uint32_t head_len(const struct ruby_layout *l)
 {
-	return parent[v] == RG_NONE && (g->state[v] & RG_LIVE);
+	uint32_t at = l->tdata_type > l->tdata_typed_flag ? l->tdata_type : l->tdata_typed_flag;
+
+	return at + 8 <= HEAD_WORDS * 8 ? at + 8 : 16;
 }
 
-/* The kind of the head at node v: its type and the key it groups by. */
-static void head_kind(const struct refgraph *g, uint32_t v, struct unexp_group *k)
+/* The kind of a head from its slot's first words (w[0] == 0: unread). */
+static void head_kind(const struct ruby_layout *l, const uint64_t *w, uint32_t len,
+		      struct unexp_group *k)
 {
-	uint64_t w[8] = {0};
-	uint32_t slot_size = 0, len;
-	uint64_t addr = refgraph_addr(g, v, &slot_size);
-	uint32_t at = g->l->tdata_type;
-
 	memset(k, 0, sizeof(*k));
-	len = at + 8 <= sizeof(w) && at + 8 <= slot_size ? at + 8 : 16;
-	if (!addr || target_read(g->pid, addr, w, len))
+	if (!w[0])
 		return;
 	k->type = (uint8_t) (w[0] & 0x1f);
 	k->flags = w[0];
 	if (k->type == RB_T_IMEMO_TYPE)
 		k->key = (w[0] >> 12) & 0xf;
-	else if (k->type == RB_T_DATA_TYPE && len > 16 && (w[at / 8 - 1] & 1))
-		k->key = w[at / 8]; /* typed data: its rb_data_type_t (typed_flag before it) */
+	else if (k->type == RB_T_DATA_TYPE && len > 16 && (w[l->tdata_typed_flag / 8] & 1))
+		k->key = w[l->tdata_type / 8]; /* typed data: its rb_data_type_t */
 	else
 		k->key = w[1];
 }
 
-/* The heads: unreached nodes no unreached node references (then cycles' first nodes). */
-static size_t mark_heads(const struct refgraph *g, const uint32_t *parent, uint32_t *group,
-			 uint32_t *queue)
+/*
+ * The first words of n heads' slots into w (HEAD_WORDS each), in as few
+ * process_vm_readv calls as it takes: a slot the batch cannot read is read
+ * alone, and left zero if that fails too.
+ */
+static void read_heads(const struct refgraph *g, const uint32_t *v, size_t n, uint64_t *w,
+		       uint32_t len)
+{
+	struct iovec local[BATCH], remote[BATCH];
+	size_t i, done = 0;
+	ssize_t got;
+
+	memset(w, 0, n * HEAD_WORDS * 8);
+	for (i = 0; i < n; i++) {
+		local[i] = (struct iovec){w + i * HEAD_WORDS, len};
+		remote[i] = (struct iovec){(void *) (uintptr_t) refgraph_addr(g, v[i], NULL), len};
+	}
+	while (done < n) {
+		got = process_vm_readv(g->pid, local + done, n - done, remote + done, n - done, 0);
+		if (got < 0)
+			got = 0;
+		done += (size_t) got / len;
+		if (done < n) {
+			/* a slot the call stopped at: alone, through the fallback reader */
+			if (target_read(g->pid, (uint64_t) (uintptr_t) remote[done].iov_base,
+					local[done].iov_base, len))
+				memset(local[done].iov_base, 0, len);
+			done++;
+		}
+	}
+}
+
+/*
+ * group[] from parent[] in place: 0 an unreached node no unreached node
+ * references (a head), 1 one that some does, RG_NONE the rest.
+ */
+static void mark_heads(const struct refgraph *g, uint32_t *group)
 {
 	uint32_t v;
 	uint64_t e;
-	size_t n = 0;
 
 	for (v = 0; v < g->nnodes; v++)
-		group[v] = unreached(g, parent, v) ? 0 : RG_NONE;
+		group[v] = group[v] == RG_NONE && (g->state[v] & RG_LIVE) ? 0 : RG_NONE;
 	for (v = 0; v < g->nnodes; v++) {
 		if (group[v] == RG_NONE)
 			continue;
@@ -55,10 +90,6 @@ static size_t mark_heads(const struct refgraph *g, const uint32_t *parent, uint3
 			if (g->targets[e] != v && group[g->targets[e]] != RG_NONE)
 				group[g->targets[e]] = 1; /* held by an unreached node */
 	}
-	for (v = 0; v < g->nnodes; v++)
-		if (group[v] == 0)
-			queue[n++] = v;
-	return n;
 }
 
 static int add_group(struct unexp_groups *out, struct u64map *by_key, const struct unexp_group *k,
@@ -117,16 +148,14 @@ static int by_objects(const void *a, const void *b)
 	return x->objects < y->objects ? 1 : x->objects > y->objects ? -1 : 0;
 }
 
-/* A group for head h, and what it reaches spread under it. */
+/* A group for head h of kind k, and what it reaches spread under it. */
 static int head_group(const struct refgraph *g, uint32_t *group, uint32_t *queue, uint32_t h,
-		      struct u64map *by_key, struct unexp_groups *out)
+		      const struct unexp_group *k, struct u64map *by_key, struct unexp_groups *out)
 {
-	struct unexp_group k;
 	uint32_t gi;
 	int ret;
 
-	head_kind(g, h, &k);
-	ret = add_group(out, by_key, &k, &gi);
+	ret = add_group(out, by_key, k, &gi);
 	if (ret)
 		return ret;
 	out->g[gi].heads++;
@@ -134,42 +163,57 @@ static int head_group(const struct refgraph *g, uint32_t *group, uint32_t *queue
 	return 0;
 }
 
-int unexplained_group(const struct refgraph *g, const uint32_t *parent, struct unexp_groups *out)
+/*
+ * The heads with group[v] == want, in page order, a batch at a time: their
+ * slots read together, each then spread.  What one head reaches never
+ * includes another (nothing unreached references a head).
+ */
+static int heads_of(const struct refgraph *g, uint32_t *group, uint32_t *queue, uint32_t want,
+		    struct u64map *by_key, struct unexp_groups *out)
 {
-	uint32_t *group = malloc(((size_t) g->nnodes + 1) * sizeof(*group));
+	uint32_t batch[BATCH], v = 0, len = head_len(g->l);
+	uint64_t w[BATCH * HEAD_WORDS];
+	struct unexp_group k;
+	size_t n, i;
+	int ret = 0;
+
+	while (!ret && v < g->nnodes) {
+		for (n = 0; v < g->nnodes && n < BATCH; v++)
+			if (group[v] == want)
+				batch[n++] = v;
+		read_heads(g, batch, n, w, len);
+		for (i = 0; !ret && i < n; i++) {
+			/* a cycle's node reached by an earlier one of the batch is not a head */
+			if (group[batch[i]] != want)
+				continue;
+			head_kind(g->l, w + i * HEAD_WORDS, len, &k);
+			ret = head_group(g, group, queue, batch[i], &k, by_key, out);
+		}
+	}
+	return ret;
+}
+
+int unexplained_group(const struct refgraph *g, uint32_t *parent, struct unexp_groups *out)
+{
 	uint32_t *queue = malloc(((size_t) g->nnodes + 1) * sizeof(*queue));
-	uint32_t *heads = NULL;
 	struct u64map by_key = {0};
-	size_t nheads = 0, i;
-	uint32_t v;
+	size_t i;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (group && queue) {
-		nheads = mark_heads(g, parent, group, queue);
-		heads = malloc((nheads + 1) * sizeof(*heads));
-	}
-	if (!group || !queue || !heads) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	memcpy(heads, queue, nheads * sizeof(*heads));
-	for (i = 0; !ret && i < nheads; i++)
-		if (group[heads[i]] == 0)
-			ret = head_group(g, group, queue, heads[i], &by_key, out);
-	/* cycles no head reaches: headed by their first node */
-	for (v = 0; !ret && v < g->nnodes; v++)
-		if (group[v] == 1)
-			ret = head_group(g, group, queue, v, &by_key, out);
-out:
+	if (!queue)
+		return -ENOMEM;
+	mark_heads(g, parent);
+	/* heads first, then cycles no head reaches (still 1), each headed by its first node */
+	ret = heads_of(g, parent, queue, 0, &by_key, out);
+	if (!ret)
+		ret = heads_of(g, parent, queue, 1, &by_key, out);
 	for (i = 0; i < out->n; i++) {
 		out->objects += out->g[i].objects;
 		out->young += out->g[i].young;
 	}
 	sort_array(out->g, out->n, sizeof(*out->g), by_objects);
 	u64map_free(&by_key, NULL);
-	free(heads);
-	free(group);
 	free(queue);
 	return ret;
 }

@@ -10,7 +10,8 @@
  * likeliest clue to which.  Cycles with no head are headed by their first
  * node in page order.
  *
- * Memory: a u32 per node (the group), freed before the return.
+ * Memory: a u32 per node (the queue) besides the search's parent array,
+ * which it reuses.
  */
 #ifndef RBM_UNEXPLAINED_H
 #define RBM_UNEXPLAINED_H
@@ -37,10 +38,11 @@ struct unexp_groups {
 
 /*
  * Groups the live nodes of g that parent (retainers_search's) leaves
- * unreached.  0, or -ENOMEM.  Reads each head's slot words from the graph's
- * target (a head whose slot cannot be read is of type 0).
+ * unreached, using parent as its scratch (it is not a parent array after).
+ * 0, or -ENOMEM.  Reads each head's slot words from the graph's target (a
+ * head whose slot cannot be read is of type 0).
  */
-int unexplained_group(const struct refgraph *g, const uint32_t *parent, struct unexp_groups *out);
+int unexplained_group(const struct refgraph *g, uint32_t *parent, struct unexp_groups *out);
 void unexplained_free(struct unexp_groups *u);
 
 #endif

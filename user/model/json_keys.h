@@ -35,6 +35,8 @@
 	X(compacted) \
 	X(compaction) \
 	X(confidence) \
+	X(conservative_only) \
+	X(conservative_roots) \
 	X(container) \
 	X(count) \
 	X(covered) \

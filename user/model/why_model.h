@@ -83,6 +83,8 @@ struct why_walk {
 	uint64_t tracer_bytes; /* memory the graph took */
 	uint64_t reads;	       /* pieces of memory read besides the heap pages */
 	bool gc_ran;	       /* a GC ran during the walk */
+	uint64_t conservative_roots; /* roots from machine stacks and registers */
+	uint64_t conservative_only;  /* live objects only those reach */
 };
 
 #define WHY_MAX_NOT_WALKED 8

@@ -181,6 +181,8 @@ static void read_walk(struct json_reader *rd, struct why_report *r, const json_t
 	r->walk.tracer_bytes = jr_get_u64(rd, w, "walk", JK(tracer_bytes), true);
 	r->walk.reads = jr_get_u64(rd, w, "walk", JK(reads), true);
 	r->walk.gc_ran = jr_get_bool(rd, w, "walk", JK(gc_ran));
+	r->walk.conservative_roots = jr_get_u64(rd, w, "walk", JK(conservative_roots), false);
+	r->walk.conservative_only = jr_get_u64(rd, w, "walk", JK(conservative_only), false);
 	r->unexplained.objects = jr_get_u64(rd, u, "unexplained", JK(objects), true);
 	r->unexplained.bytes = jr_get_u64(rd, u, "unexplained", JK(bytes), true);
 	r->unexplained.young = jr_get_u64(rd, u, "unexplained", JK(young), false);

@@ -238,6 +238,12 @@ void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)
 		"Every path was read again after the walk: %" PRIu64 " re-read, %" PRIu64
 		" no longer held (dropped).\n",
 		w->rechecked, w->dropped);
+	if (w->conservative_roots)
+		fprintf(out,
+			"Machine stacks and saved registers, read conservatively: %" PRIu64
+			" words are live objects (roots \"stack of thread N (conservative)\"), %" PRIu64
+			" objects reached only through them.\n",
+			w->conservative_roots, w->conservative_only);
 	if (r->verdict)
 		verdict_write_text(out, r->verdict, r->verdict->trace_seconds);
 	if (!r->ntargets)
@@ -419,6 +425,8 @@ void why_write_json_members(struct jw *w, const struct why_report *r, size_t max
 	jw_u64(w, JK(tracer_bytes), wk->tracer_bytes);
 	jw_u64(w, JK(reads), wk->reads);
 	jw_bool(w, JK(gc_ran), wk->gc_ran);
+	jw_u64(w, JK(conservative_roots), wk->conservative_roots);
+	jw_u64(w, JK(conservative_only), wk->conservative_only);
 	jw_end(w);
 	verdict_write_json(w, r->verdict);
 }

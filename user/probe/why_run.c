@@ -16,6 +16,7 @@
 #include "verdict_run.h"
 #include "vm_roots.h"
 #include "why_select.h"
+#include "stack_roots.h"
 #include "why_unexplained.h"
 
 #define NOT_SELECTED ((void *) 1)
@@ -277,6 +278,8 @@ static int walk_heap(struct why_context *c, unsigned long freeze_ms, struct root
 	if (!ret)
 		ret = refgraph_build(g, t->pid, &t->layout, &c->meta, t->objspace, &sel, c->err,
 				     sizeof(c->err));
+	if (!ret)
+		stack_roots_add(roots, g);
 	if (freeze_ms) {
 		freeze_end(&fz);
 		out->walk.frozen = true;

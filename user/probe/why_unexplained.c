@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "classnames.h"
+#include "clock.h"
 #include "diag.h"
 #include "retainers.h"
 #include "unexplained.h"
@@ -55,9 +56,19 @@ void why_not_walked(struct why_report *r, const struct root_set *roots, const st
 {
 	char buf[256];
 
-	snprintf(buf, sizeof(buf), "the native machine stacks and registers of %u thread%s",
-		 roots->threads, roots->threads == 1 ? "" : "s");
-	say(r, buf);
+	r->walk.conservative_roots = roots->conservative;
+	if (!roots->necs || !roots->stack_words) {
+		snprintf(buf, sizeof(buf), "the native machine stacks and registers of %u thread%s",
+			 roots->threads, roots->threads == 1 ? "" : "s");
+		say(r, buf);
+	} else if (!r->walk.frozen) {
+		say(r, "the registers of the thread holding the GVL (its stack read as it ran)");
+	}
+	if (roots->stacks_unread || roots->stacks_cut) {
+		snprintf(buf, sizeof(buf), "%u machine stacks not readable, %u read in part",
+			 roots->stacks_unread, roots->stacks_cut);
+		say(r, buf);
+	}
 	if (m->gaps.n[GAP_OPAQUE_DATA]) {
 		opaque_types(m, buf, sizeof(buf));
 		say(r, buf);
@@ -122,6 +133,7 @@ int why_unexplained_groups(struct why_context *c, const struct refgraph *g,
 			   const struct root_set *roots, struct why_report *out)
 {
 	uint32_t *parent = malloc(((size_t) g->nnodes + 1) * sizeof(*parent));
+	double t0 = now_seconds();
 	struct unexp_groups u;
 	char name[160];
 	size_t i;
@@ -129,7 +141,7 @@ int why_unexplained_groups(struct why_context *c, const struct refgraph *g,
 
 	if (!parent)
 		return -ENOMEM;
-	if (retainers_search(g, roots, parent) < 0) {
+	if (retainers_search_split(g, roots, parent, &out->walk.conservative_only) < 0) {
 		free(parent);
 		return -ENOMEM;
 	}
@@ -148,8 +160,11 @@ int why_unexplained_groups(struct why_context *c, const struct refgraph *g,
 		wg.cause = cause_of(&u.g[i], name);
 		why_add_group(out, &wg);
 	}
-	rbm_info("why: %llu unexplained objects of %llu live, in %zu groups by their heads",
-		 (unsigned long long) u.objects, (unsigned long long) g->live, u.n);
+	rbm_info("why: %llu unexplained objects of %llu live, in %zu groups by their heads "
+		 "(%.1f ms); %zu conservative roots from %llu words of machine stacks",
+		 (unsigned long long) u.objects, (unsigned long long) g->live, u.n,
+		 (now_seconds() - t0) * 1e3, roots->conservative,
+		 (unsigned long long) roots->stack_words);
 	unexplained_free(&u);
 	return 0;
 }

@@ -188,6 +188,9 @@ static void read_marked_by_c(struct rd *r, struct ruby_layout *o)
 	o->fiber_saved_ec = cont ? 0 : rd_opt_off(r, "rb_context_t", "saved_ec", 0);
 	o->fiber_first_proc = o->fiber_saved_ec ? rd_opt_off(r, "rb_fiber_t", "first_proc", 0) : 0;
 	o->ec_fiber_ptr = rd_opt_off(r, "rb_execution_context_t", "fiber_ptr", 0);
+	o->ec_machine_start = rd_opt_off(r, "rb_execution_context_t", "machine.stack_start", 0);
+	o->ec_machine_end = rd_opt_off(r, "rb_execution_context_t", "machine.stack_end", 0);
+	o->ec_machine_regs = rd_opt_off(r, "rb_execution_context_t", "machine.regs", 0);
 	rd_use(r, cus_thread);
 	o->queue_que = rd_opt_off(r, "struct rb_queue", "que", 0);
 	rd_use(r, cus_variable);

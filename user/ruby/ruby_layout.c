@@ -239,6 +239,9 @@ const struct layout_field ruby_layout_fields[] = {
     F(ec_fiber_ptr, 0),
     F(queue_que, 0),
     F(geniv_ivptr, 0),
+    F(ec_machine_start, 0),
+    F(ec_machine_end, 0),
+    F(ec_machine_regs, 0),
 };
 const size_t ruby_layout_nfields = sizeof(ruby_layout_fields) / sizeof(ruby_layout_fields[0]);
 

@@ -332,6 +332,10 @@ struct ruby_layout {
 	uint32_t ec_fiber_ptr;	   /* rb_execution_context_t.fiber_ptr */
 	uint32_t queue_que;	   /* struct rb_queue.que (a SizedQueue's struct starts with one) */
 	uint32_t geniv_ivptr;	   /* struct gen_ivtbl's values (3.1 ivptr, 3.3+ as.shape.ivptr) */
+	/* ec->machine: a thread's machine stack and registers saved (jmp_buf), read conservatively */
+	uint32_t ec_machine_start; /* machine.stack_start (the stack's top: it grows down) */
+	uint32_t ec_machine_end;   /* machine.stack_end, as saved when the thread last let the GVL go */
+	uint32_t ec_machine_regs;  /* machine.regs (a jmp_buf of callee-saved registers) */
 };
 
 /*

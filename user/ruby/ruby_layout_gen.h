@@ -240,6 +240,9 @@
 		.ec_fiber_ptr = 40,
 		.queue_que = 24,
 		.geniv_ivptr = 8,
+		.ec_machine_start = 152,
+		.ec_machine_end = 160,
+		.ec_machine_regs = 176,
 	},
 	{
 		.series = "3.4",
@@ -475,4 +478,7 @@
 		.ec_fiber_ptr = 40,
 		.queue_que = 24,
 		.geniv_ivptr = 8,
+		.ec_machine_start = 144,
+		.ec_machine_end = 152,
+		.ec_machine_regs = 168,
 	},

@@ -283,6 +283,9 @@ static const struct ruby_layout layouts[] = {
 		.ec_fiber_ptr = 40,
 		.queue_que = 24,
 		.geniv_ivptr = 8,
+		.ec_machine_start = 144,
+		.ec_machine_end = 152,
+		.ec_machine_regs = 168,
 	},
 #include "ruby_layout_gen.h"
 };
