@@ -39,8 +39,9 @@ struct unexp_groups {
 /*
  * Groups the live nodes of g that parent (retainers_search's) leaves
  * unreached, using parent as its scratch (it is not a parent array after).
- * 0, or -ENOMEM.  Reads each head's slot words from the graph's target (a
- * head whose slot cannot be read is of type 0).
+ * 0, or -ENOMEM.  Reads each head's slot words from the graph's target,
+ * which may run meanwhile: a head freed since the walk (or whose slot
+ * cannot be read) is of type 0.
  */
 int unexplained_group(const struct refgraph *g, uint32_t *parent, struct unexp_groups *out);
 void unexplained_free(struct unexp_groups *u);

@@ -111,7 +111,7 @@ static const char *cause_of(const struct unexp_group *k, const char *head)
 	if (k->type == RB_T_DATA && !strncmp(head, "T_DATA ", 7))
 		return "a T_DATA no walked object references: a machine stack or C code";
 	if (!k->type)
-		return "a slot that could not be read again";
+		return "freed since the walk, or not readable: garbage the GC swept meanwhile";
 	return "no walked object references them: iseqs' literals, a machine stack, C code";
 }
 
@@ -126,7 +126,7 @@ static void group_name(struct why_context *c, const struct unexp_group *k, char 
 			return;
 		}
 	}
-	snprintf(buf, n, "%s", k->type ? refs_class_text(&c->names, k->flags, k->key) : "?");
+	snprintf(buf, n, "%s", k->type ? refs_class_text(&c->names, k->flags, k->key) : "(freed)");
 }
 
 int why_unexplained_groups(struct why_context *c, const struct refgraph *g,
