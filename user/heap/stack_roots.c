@@ -38,6 +38,11 @@ static void add(struct root_set *set, uint64_t value, uint64_t src, uint16_t th)
 {
 	struct root *r;
 
+	if (set->conservative >= STACK_ROOTS_MAX_ROOTS) {
+		set->stacks_cut += !set->conservative_full; /* said once */
+		set->conservative_full = true;
+		return;
+	}
 	if (set->n == set->cap) {
 		size_t cap = set->cap ? set->cap * 2 : 1024;
 

@@ -7,6 +7,8 @@
 
 /* The bytes of one machine stack read at most, from its top (Ruby's default is 1 MiB to 8). */
 #define STACK_ROOTS_MAX (8u << 20)
+/* Conservative roots kept at most, all stacks together (a hostile stack of slot addresses) */
+#define STACK_ROOTS_MAX_ROOTS (1u << 20)
 
 /*
  * Adds to set, after its exact roots, a ROOT_MACHINE_STACK root for every

@@ -73,6 +73,7 @@ struct root_set {
 	uint64_t stack_words;	   /* words of machine stacks and registers read */
 	unsigned int stacks_unread; /* stacks not mapped, or not readable */
 	unsigned int stacks_cut;    /* stacks larger than STACK_ROOTS_MAX: their top part read */
+	bool conservative_full;	    /* STACK_ROOTS_MAX_ROOTS reached: the rest not kept */
 };
 
 /* The words a kind is printed as in JSON: "constant", "global", "local"... */
