@@ -61,10 +61,10 @@ int refs_genivs_load(struct refs_meta *m, uint64_t tbl_global)
 		return -ENOMEM;
 	ret = target_read(m->pid, entries + start * es, buf, (bound - start) * es);
 	for (i = 0; !ret && i < bound - start; i++) {
-		uint64_t key = buf[i * es / 8 + 1], rec = buf[i * es / 8 + 2];
+		uint64_t hash = buf[i * es / 8], key = buf[i * es / 8 + 1], rec = buf[i * es / 8 + 2];
 
-		/* deleted entries have Qundef keys; values are malloc'd gen_ivtbls */
-		if (refs_heap_value(key) && rec && !(rec & 7))
+		/* a deleted entry keeps its key (its hash says it): its gen_ivtbl is freed */
+		if (hash != ST_DELETED && refs_heap_value(key) && rec && !(rec & 7))
 			ret = u64map_put(&m->genivs, key, (void *) (uintptr_t) rec);
 	}
 	free(buf);
