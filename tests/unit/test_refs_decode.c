@@ -945,3 +945,120 @@ Test(refs_decode, walk_budget_refuses_reads_past_it)
 	expect_ref(&r, 0x7000002000, REF_ELEM, 0, 0);
 	teardown();
 }
+
+/* A typed T_DATA slot at addr of type t whose struct is at data. */
+static void tdata(uint64_t addr, uint64_t t, uint64_t data)
+{
+	uint8_t *s = slot(addr, 40, 0x0c, KLASS);
+
+	set64(s, layout.tdata_type, t);
+	set64(s, layout.tdata_typed_flag, 1);
+	set64(s, layout.tdata_data, data);
+}
+
+Test(refs_decode, fiber_stack_checked_by_its_saved_ec)
+{
+	uint64_t FIBER_T = 0x5000, FIB = HEAPMEM, STACK = HEAPMEM + 0x10000, ec, cfp;
+	uint8_t *f, *st;
+	struct run r;
+
+	setup("3.3.8");
+	data_type(FIBER_T, DATA_FIBER);
+	ec = layout.fiber_saved_ec;
+	cr_assert(ec && layout.ec_fiber_ptr && layout.fiber_first_proc, "3.3 knows fibers");
+	/* a suspended fiber: 3 values below the top frame's sp, 2 frames above */
+	f = put(FIB, layout.fiber_first_proc + 8);
+	set64(f, ec + layout.ec_fiber_ptr, FIB);
+	set64(f, ec + layout.ec_vm_stack, STACK);
+	set64(f, ec + layout.ec_vm_stack_size, 64);
+	cfp = STACK + 64 * 8 - 2 * layout.cfp_size;
+	set64(f, ec + layout.ec_cfp, cfp);
+	set64(f, layout.fiber_first_proc, 0x7000003000);
+	st = put(STACK, 64 * 8);
+	set64(st, 0, 0x7000002000);
+	set64(st, 8, 0x15); /* a Fixnum */
+	set64(st, 16, 0x7000002028);
+	set64(st, 24, 0x7000009990); /* above sp: a dead slot of a returned frame */
+	set64(st, cfp - STACK + layout.cfp_sp, STACK + 24);
+	set64(st, cfp - STACK + layout.cfp_self, 0x7000002050);
+	tdata(OBJ, FIBER_T, FIB);
+	decode(&meta, OBJ, 40, &r);
+	cr_expect_not_null(label_of(&r, 0x7000002000), "a stack value");
+	cr_expect_not_null(label_of(&r, 0x7000002028), "a stack value");
+	cr_expect_null(label_of(&r, 0x7000009990), "nothing above the top frame's sp");
+	cr_expect_not_null(label_of(&r, 0x7000002050), "a frame's self");
+	cr_expect_not_null(label_of(&r, 0x7000003000), "its block");
+	cr_expect_eq(meta.fibers_walked, 1);
+	/* a saved ec that does not point back at the fiber: not followed, counted */
+	set64(f, ec + layout.ec_fiber_ptr, FIB + 8);
+	decode(&meta, OBJ, 40, &r);
+	cr_expect_eq(r.n, 1, "its class only");
+	cr_expect_eq(meta.fibers_unproved, 1);
+	cr_expect_eq(meta.gaps.n[GAP_OPAQUE_DATA], 1, "counted with the opaque data");
+	teardown();
+}
+
+Test(refs_decode, queue_array_must_be_hidden)
+{
+	uint64_t QUEUE_T = 0x5000, Q = HEAPMEM, ARY = 0x7000004000;
+	uint8_t *q, *a;
+	struct run r;
+
+	setup("3.1.2");
+	data_type(QUEUE_T, DATA_QUEUE);
+	q = put(Q, layout.queue_que + 8);
+	set64(q, layout.queue_que, ARY);
+	a = slot(ARY, 40, RB_T_ARRAY, 0); /* ary_buf_new: no class */
+	tdata(OBJ, QUEUE_T, Q);
+	decode(&meta, OBJ, 40, &r);
+	cr_assert_not_null(label_of(&r, ARY), "its array");
+	cr_expect_eq(label_of(&r, ARY)->kind, REF_FIELD);
+	cr_expect_str_eq((const char *) (uintptr_t) label_of(&r, ARY)->a, "(queue)");
+	cr_expect_eq(meta.gaps.n[GAP_OPAQUE_DATA], 0);
+	/* an Array with a class is not a queue's buffer: the offset is wrong, nothing followed */
+	set64(a, 8, KLASS);
+	decode(&meta, OBJ, 40, &r);
+	cr_expect_null(label_of(&r, ARY));
+	cr_expect_eq(meta.gaps.n[GAP_OPAQUE_DATA], 1);
+	teardown();
+}
+
+Test(refs_decode, generic_ivars_31_and_34)
+{
+	uint64_t STR = OBJ, TBL = HEAPMEM;
+	uint8_t *t;
+	struct run r;
+
+	/* 3.1: {numiv, ivptr[]}, named as the class's ivars */
+	setup("3.1.2");
+	slot(STR, 40, 0x05 | layout.fl_exivar, KLASS);
+	t = put(TBL, layout.geniv_ivptr + 16);
+	set32(t, 0, 2);
+	set64(t, layout.geniv_ivptr, 0x7000002000);
+	set64(t, layout.geniv_ivptr + 8, 0x34); /* Qundef: not set */
+	decode(&meta, STR, 40, &r);
+	cr_expect_eq(r.n, 1, "not in the table: its class only");
+	cr_expect_eq(meta.genivs_missing, 1);
+	u64map_put(&meta.genivs, STR, (void *) (uintptr_t) TBL);
+	decode(&meta, STR, 40, &r);
+	expect_ref(&r, 0x7000002000, REF_IVAR_INDEX, 0, KLASS);
+	cr_expect_eq(meta.genivs_walked, 1);
+	cr_expect(!r.sized, "a String's size is not its ivars'");
+	teardown();
+	/* 3.4: as many as the object's shape says, named by the shape */
+	setup("3.4.5");
+	struct shape_info *si = calloc(1, sizeof(*si));
+	si->next_iv_index = 1;
+	si->type = (uint8_t) layout.shape_type_ivar;
+	si->read = true;
+	u64map_put(&meta.shapes, 7 + 1, si);
+	slot(STR, 40, 0x05 | layout.fl_exivar | (7ull << layout.shape_id_shift), KLASS);
+	t = put(TBL, layout.geniv_ivptr + 16);
+	set64(t, layout.geniv_ivptr, 0x7000002000);
+	set64(t, layout.geniv_ivptr + 8, 0x7000002028); /* past the shape's count */
+	u64map_put(&meta.genivs, STR, (void *) (uintptr_t) TBL);
+	decode(&meta, STR, 40, &r);
+	expect_ref(&r, 0x7000002000, REF_IVAR_INDEX, 0, 7);
+	cr_expect_null(label_of(&r, 0x7000002028));
+	teardown();
+}

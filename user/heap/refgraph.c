@@ -346,36 +346,45 @@ static void read_page_bits(const struct walk *w, const struct rg_page *p, const 
 	b->step = p->slot_size / l->bit_granule;
 	if (b->before_sweep)
 		memcpy(b->marks, hdr + l->page_mark_bits, b->nwords * sizeof(b->marks[0]));
-	if (w->sel) {
-		/* a selected object's age: young ones no GC has seen are likely garbage */
-		memcpy(b->wbu, hdr + l->page_wb_unprotected_bits, b->nwords * sizeof(b->wbu[0]));
-		if (l->page_age_bits)
-			memcpy(b->ages, hdr + l->page_age_bits, 2 * b->nwords * sizeof(b->ages[0]));
-	}
+	/* an object's age: young ones no GC has seen are likely garbage */
+	memcpy(b->wbu, hdr + l->page_wb_unprotected_bits, b->nwords * sizeof(b->wbu[0]));
+	if (l->page_age_bits)
+		memcpy(b->ages, hdr + l->page_age_bits, 2 * b->nwords * sizeof(b->ages[0]));
 }
 
-/* Live slot i of p, picked for target: kept with its bytes and whether it is young. */
-static void select_object(struct walk *w, const struct rg_page *p, uint32_t i,
-			  const uint64_t *words, int target, const struct page_bits *b)
+/*
+ * Whether live slot i of p survived no GC yet, write-barrier protected
+ * (unprotected objects' ages do not say): likely garbage.
+ */
+static bool slot_young(const struct ruby_layout *l, const struct page_bits *b, uint32_t i,
+		       const uint64_t *words)
 {
-	struct refgraph *g = w->g;
-	const struct ruby_layout *l = g->l;
-	uint64_t st_addr, bit = b->base + i * b->step;
+	uint64_t bit = b->base + i * b->step;
 	unsigned int age;
-	bool protected;
 
-	protected = bit / 64 < b->nwords && !((b->wbu[bit / 64] >> (bit % 64)) & 1);
+	if (bit / 64 >= b->nwords || ((b->wbu[bit / 64] >> (bit % 64)) & 1))
+		return false;
 	age = l->page_age_bits
 		  ? (bit / 32 < 2 * b->nwords ? slot_age_in_bits(b->ages[bit / 32], bit) : 1)
 		  : slot_age(l, words[0]);
-	if (protected && age == 0)
-		g->state[w->cur] |= RG_YOUNG;
+	return age == 0;
+}
+
+/* A live slot of p, picked for target: kept with its bytes and whether it is young. */
+static void select_object(struct walk *w, const struct rg_page *p, const uint64_t *words,
+			  int target)
+{
+	struct refgraph *g = w->g;
+	const struct ruby_layout *l = g->l;
+	uint64_t st_addr;
+	bool young = (g->state[w->cur] & RG_YOUNG) != 0;
+
 	if (target < UINT8_MAX)
 		g->picked[w->cur] = (uint8_t) (target + 1);
 	else if (grow((void **) &g->sel, &g->cap_sel, g->nsel + 1, sizeof(*g->sel)))
 		g->sel[g->nsel++] = (struct rg_selected){
 		    w->cur, (uint32_t) target, p->slot_size + slot_owned_bytes(l, words, &st_addr),
-		    protected && age == 0};
+		    young};
 	else
 		w->nomem = true;
 }
@@ -410,13 +419,13 @@ static void walk_page(struct walk *w, const struct rg_page *p, const uint8_t *hd
 			continue;
 		w->cur = p->first + i;
 		w->cur_obj = addr;
-		g->state[w->cur] = RG_LIVE;
+		g->state[w->cur] = RG_LIVE | (slot_young(g->l, &b, i, words) ? RG_YOUNG : 0);
 		g->live++;
 		if (rg_bytes_note(&w->owned, g, w->cur, words, p->slot_size))
 			w->nomem = true;
 		if (w->sel &&
 		    (target = w->sel->pick(w->sel->ctx, addr, words[0], slot_klass(words))) >= 0)
-			select_object(w, p, i, words, target, &b);
+			select_object(w, p, words, target);
 		opaque = g->meta->gaps.n[GAP_OPAQUE_DATA];
 		refs_decode(g->meta, addr, words, p->slot_size, sink);
 		if (g->meta->gaps.n[GAP_OPAQUE_DATA] != opaque)

@@ -29,7 +29,7 @@
 
 #define RG_LIVE 0x01   /* a live object (or one marking has not judged yet) */
 #define RG_OPAQUE 0x02 /* it holds references `why` cannot read (a C mark function) */
-#define RG_YOUNG 0x04  /* picked, and survived no GC yet (age 0, write-barrier protected) */
+#define RG_YOUNG 0x04  /* survived no GC yet (age 0, write-barrier protected) */
 #define RG_NONE UINT32_MAX
 
 struct rg_page {

@@ -87,6 +87,13 @@ enum refs_step {
 	STEP_THREAD,	  /* rb_thread_t of a Thread object */
 	STEP_PIN_LIST,	  /* 3.4: a pin_array_list {next, len, array} */
 	STEP_ARRAY_HEAP,  /* an Array's flags to its heap ptr, read again: it was reallocated */
+	/* refs_marked.c: what C mark functions mark, read as data */
+	STEP_GENIV_HEAD,    /* 3.1: a gen_ivtbl's numiv; aux = the object's class */
+	STEP_GENIV_COMPLEX, /* 3.3+: a too-complex gen_ivtbl's st_table pointer */
+	STEP_FIBER,	    /* rb_fiber_t to its saved ec's fields; aux = the data type */
+	STEP_FIBER_FRAMES,  /* a fiber's control frames from its cfp up; aux = its vm_stack */
+	STEP_QUEUE,	    /* struct rb_queue to que; aux = the data type */
+	STEP_QUEUE_ARRAY,   /* que's slot header, checked: a hidden Array */
 };
 
 /*
@@ -103,6 +110,8 @@ enum refs_holds {
 	HOLDS_METHODS,	    /* id table of method entries */
 	HOLDS_LOCALS,	    /* an env's values; arg: its iseq (the ep index follows in bits) */
 	HOLDS_FIBER_LOCALS, /* id table ID -> VALUE */
+	HOLDS_GENIVS,	    /* generic ivars by index; arg: the class (3.1) or shape id (3.3+) */
+	HOLDS_STACK,	    /* a fiber's VM stack values */
 };
 
 #define REFS_AUX(holds, arg) ((uint64_t) (holds) | ((uint64_t) (arg) << 8))
@@ -220,6 +229,8 @@ enum data_kind {
 	DATA_WEAK,     /* WeakMap, WeakKeyMap: never retains */
 	DATA_DECL,     /* RUBY_TYPED_DECL_MARKING: a list of VALUE fields (3.3+) */
 	DATA_PIN_LIST, /* 3.4: the VM's list of pinned arrays (mark_object_ary) */
+	DATA_FIBER,    /* rb_fiber_t: its saved ec's stack (refs_marked.c) */
+	DATA_QUEUE,    /* struct rb_queue (Queue, SizedQueue): its que */
 };
 
 struct data_type_info {
@@ -263,12 +274,30 @@ struct refs_meta {
 	 * says (why_run.c).
 	 */
 	uint32_t tdata_embedded_at;
+	/*
+	 * Generic ivars (the ivars of objects that are not T_OBJECT): Ruby's
+	 * table object -> struct gen_ivtbl *, read whole before the walk
+	 * (refs_genivs_load); an object flagged FL_EXIVAR is looked up there.
+	 */
+	struct u64map genivs;
+	bool genivs_read;	  /* the table was read (else no generic ivar is walked) */
+	uint64_t genivs_missing;  /* FL_EXIVAR objects met that the table did not hold */
+	uint64_t genivs_walked;	  /* objects whose generic ivars were followed */
+	uint64_t fibers_walked;	  /* fibers whose stack was read */
+	uint64_t fibers_unproved; /* fibers whose saved ec did not point back at them */
 };
 
 void refs_meta_init(struct refs_meta *m, pid_t pid, const struct ruby_layout *l);
 void refs_meta_free(struct refs_meta *m);
 /* The kind of a data type (read once, then cached).  Never NULL. */
 struct data_type_info *refs_data_type(struct refs_meta *m, uint64_t type);
+/*
+ * Reads the generic ivar table whose address the word at tbl_global holds
+ * into m->genivs (at most REFS_MAX_GENIVS entries; entries whose key is not
+ * an object are skipped).  0, or -errno (nothing walked then).
+ */
+#define REFS_MAX_GENIVS (1u << 20)
+int refs_genivs_load(struct refs_meta *m, uint64_t tbl_global);
 /* A shape's ivar count and type (read once, then cached); NULL if unreadable. */
 const struct shape_info *refs_shape(struct refs_meta *m, uint32_t shape_id);
 

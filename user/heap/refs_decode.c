@@ -459,8 +459,8 @@ static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *word
 {
 	const struct ruby_layout *l = m->l;
 	uint64_t typed = refs_slot_word(words, slot_size, l->tdata_typed_flag), data;
+	uint64_t type = refs_slot_word(words, slot_size, l->tdata_type);
 	struct data_type_info *ti;
-	uint32_t len;
 
 	/* RTypedData.typed_flag is 1 (3.3+: | TYPED_DATA_EMBEDDED); RData has dfree there */
 	if ((typed & ~(uint64_t) (1 | l->tdata_embedded)) || !(typed & 1)) {
@@ -468,7 +468,7 @@ static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *word
 			m->gaps.n[GAP_OPAQUE_DATA]++;
 		return;
 	}
-	ti = refs_data_type(m, refs_slot_word(words, slot_size, l->tdata_type));
+	ti = refs_data_type(m, type);
 	data = (typed & l->tdata_embedded) ? addr + m->tdata_embedded_at
 					   : refs_slot_word(words, slot_size, l->tdata_data);
 	if (!data)
@@ -478,20 +478,17 @@ static void decode_data(struct refs_meta *m, uint64_t addr, const uint64_t *word
 	case DATA_BINDING:
 		refs_need(m, s, data, l->block_type + 4, STEP_BLOCK, 0);
 		break;
-	case DATA_THREAD:
-		len = l->thread_value > l->thread_invoke_type ? l->thread_value
-							      : l->thread_invoke_type;
-		if (l->thread_invoke_proc > len)
-			len = l->thread_invoke_proc;
-		refs_need(m, s, data, len + 8, STEP_THREAD, 0);
-		break;
 	case DATA_PIN_LIST:
 		refs_need(m, s, data, l->pin_list_array + 8, STEP_PIN_LIST, 0);
 		break;
 	case DATA_DECL:
 		if (ti->struct_len)
-			refs_need(m, s, data, ti->struct_len, STEP_DATA_FIELDS,
-				refs_slot_word(words, slot_size, l->tdata_type));
+			refs_need(m, s, data, ti->struct_len, STEP_DATA_FIELDS, type);
+		break;
+	case DATA_THREAD:
+	case DATA_FIBER:
+	case DATA_QUEUE:
+		refs_decode_marked(m, ti->kind, data, type, s);
 		break;
 	case DATA_OPAQUE:
 		m->gaps.n[GAP_OPAQUE_DATA]++;
@@ -562,6 +559,8 @@ void refs_decode(struct refs_meta *m, uint64_t addr, const uint64_t *words, uint
 		return;
 	if (type != RB_T_IMEMO)
 		refs_ref(s, words[1], REF_CLASS, 0, 0, 0);
+	if (words[0] & m->l->fl_exivar)
+		refs_decode_geniv(m, addr, words, s);
 	switch (type) {
 	case RB_T_OBJECT:
 		decode_object(m, addr, words, slot_size, s);

@@ -61,6 +61,39 @@ size_t refs_end_proc_heads(const struct rip_ref *refs, size_t n, uint64_t out[2]
 	return k;
 }
 
+/*
+ * &generic_iv_tbl_, by its .symtab symbol, or in a stripped build from
+ * rb_mark_generic_ivar's code: the table is the first RIP-relative load
+ * into %rdi (st_lookup's table), in the function or in the first local
+ * function it calls (3.1 and 3.3 look it up in a helper).  The helper's
+ * code is read from the target, where it is mapped.
+ */
+static uint64_t generic_table(const struct ruby_target *t, struct elf_code *ec)
+{
+	struct rip_ref refs[MAX_REFS], inner[MAX_REFS];
+	uint64_t v = symbol(t, "generic_iv_tbl_"), bias = t->img.load_bias;
+	uint8_t code[CODE_MAX];
+	char name[64];
+	size_t nr, ni, i;
+
+	if (v)
+		return bias + v;
+	nr = scan(ec, "rb_mark_generic_ivar", refs);
+	if ((v = first_wide_load(refs, nr, 7)))
+		return bias + v;
+	for (i = 0; i < nr; i++) {
+		if (refs[i].opcode != 0xe8 || !elf_code_plt_symbol(ec, refs[i].target, name,
+								     sizeof(name)))
+			continue;
+		if (target_read(t->pid, bias + refs[i].target, code, sizeof(code)))
+			return 0;
+		ni = rip_scan(code, sizeof(code), refs[i].target, inner, MAX_REFS);
+		v = first_wide_load(inner, ni, 7);
+		return v ? bias + v : 0;
+	}
+	return 0;
+}
+
 /* libruby's mapped range, from /proc/PID/maps. */
 static void mapped_range(const struct ruby_target *t, uint64_t *lo, uint64_t *hi)
 {
@@ -119,6 +152,7 @@ int refs_find_globals(const struct ruby_target *t, struct refs_globals *g, char 
 		if (g->shape_tree && target_read_u64(t->pid, g->shape_tree, &tree) == 0 && tree)
 			target_read_u64(t->pid, tree + l->shape_tree_list, &g->shape_list);
 	}
+	g->geniv_tbl = generic_table(t, ec);
 	elf_code_close(ec);
 	if ((v = symbol(t, "rb_gvar_val_marker")))
 		g->val_marker = bias + v;

@@ -30,6 +30,7 @@ struct refs_globals {
 	uint64_t val_marker;		 /* rb_gvar_val_marker */
 	uint64_t var_marker;		 /* rb_gvar_var_marker */
 	uint64_t libruby_lo, libruby_hi; /* libruby's mapped range */
+	uint64_t geniv_tbl; /* &generic_iv_tbl_ (an st_table *); 0: not found, not walked */
 	const char *from;		 /* "symbols" or "code" */
 };
 

@@ -72,4 +72,14 @@ void refs_ar_pairs(const uint8_t *pairs, uint32_t n, const struct refs_sink *s);
 void refs_classext_refs(struct refs_meta *m, uint64_t flags, const uint8_t *ext, uint32_t len,
 			const struct refs_sink *s);
 
+/* refs_marked.c: fibers, queues, generic ivars (what C mark functions mark) */
+bool refs_marked_known(const struct ruby_layout *l, enum data_kind kind);
+void refs_decode_marked(struct refs_meta *m, enum data_kind kind, uint64_t data, uint64_t type,
+			const struct refs_sink *s);
+void refs_decode_geniv(struct refs_meta *m, uint64_t addr, const uint64_t *words,
+		       const struct refs_sink *s);
+/* Resumes a step of refs_marked.c; false: not one of its steps. */
+bool refs_resume_marked(struct refs_meta *m, uint8_t step, uint64_t aux, uint64_t from,
+			const uint8_t *buf, uint32_t len, const struct refs_sink *s);
+
 #endif

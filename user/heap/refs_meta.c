@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "refs.h"
+#include "refs_impl.h"
 #include "target_mem.h"
 
 #define MAX_DECL_FIELDS 64
@@ -34,6 +35,41 @@ void refs_meta_free(struct refs_meta *m)
 {
 	u64map_free(&m->data_types, free_type);
 	u64map_free(&m->shapes, free);
+	u64map_free(&m->genivs, NULL);
+}
+
+int refs_genivs_load(struct refs_meta *m, uint64_t tbl_global)
+{
+	const struct ruby_layout *l = m->l;
+	uint64_t tbl = 0, start, bound, entries, i, *buf;
+	uint8_t head[256];
+	uint32_t es = l->st_entry_size;
+	int ret;
+
+	if (!tbl_global || !l->geniv_ivptr || l->st_size > sizeof(head) || es < 24)
+		return -ENOENT;
+	if ((ret = target_read_u64(m->pid, tbl_global, &tbl)) || !tbl ||
+	    (ret = target_read(m->pid, tbl, head, l->st_size)))
+		return ret ? ret : -ENOENT;
+	memcpy(&start, head + l->st_entries_start, 8);
+	memcpy(&bound, head + l->st_entries_bound, 8);
+	memcpy(&entries, head + l->st_entries, 8);
+	if (bound < start || bound - start > REFS_MAX_GENIVS || (bound > start && !entries))
+		return -ERANGE;
+	buf = malloc((bound - start) * es + 8);
+	if (!buf)
+		return -ENOMEM;
+	ret = target_read(m->pid, entries + start * es, buf, (bound - start) * es);
+	for (i = 0; !ret && i < bound - start; i++) {
+		uint64_t hash = buf[i * es / 8], key = buf[i * es / 8 + 1], rec = buf[i * es / 8 + 2];
+
+		/* a deleted entry keeps its key (its hash says it): its gen_ivtbl is freed */
+		if (hash != ST_DELETED && refs_heap_value(key) && rec && !(rec & 7))
+			ret = u64map_put(&m->genivs, key, (void *) (uintptr_t) rec);
+	}
+	free(buf);
+	m->genivs_read = !ret;
+	return ret;
 }
 
 /* The core types whose struct `why` knows, by wrap_struct_name. */
@@ -43,6 +79,7 @@ static const struct {
 } known_types[] = {
     {"proc", DATA_PROC},    {"binding", DATA_BINDING}, {"VM/thread", DATA_THREAD},
     {"weakmap", DATA_WEAK}, {"weakkeymap", DATA_WEAK}, {"VM/pin_array_list", DATA_PIN_LIST},
+    {"fiber", DATA_FIBER},  {"queue", DATA_QUEUE},     {"sized_queue", DATA_QUEUE},
 };
 
 /* RUBY_TYPED_DECL_MARKING (3.3+): dmark is a list of the struct's VALUE offsets. */
@@ -85,7 +122,8 @@ static void classify(struct refs_meta *m, uint64_t type, struct data_type_info *
 	ti->name[sizeof(ti->name) - 1] = '\0';
 	for (i = 0; core && i < sizeof(known_types) / sizeof(known_types[0]); i++) {
 		if (!strcmp(ti->name, known_types[i].name) &&
-		    (known_types[i].kind != DATA_PIN_LIST || l->pin_list_array)) {
+		    (known_types[i].kind != DATA_PIN_LIST || l->pin_list_array) &&
+		    (known_types[i].kind < DATA_FIBER || refs_marked_known(l, known_types[i].kind))) {
 			ti->kind = known_types[i].kind;
 			return;
 		}

@@ -363,6 +363,9 @@ void refs_root_text(struct refs_namer *n, const struct root *r, char *buf, size_
 	case ROOT_STACK:
 		snprintf(buf, len, "VM stack%s", r->thread ? thread : " of the main thread");
 		break;
+	case ROOT_MACHINE_STACK:
+		snprintf(buf, len, "stack of %s (conservative)", r->thread ? thread + 4 : "the main thread");
+		break;
 	case ROOT_THREAD:
 		snprintf(buf, len, "%s", r->thread ? thread + 4 : "the main thread");
 		break;
@@ -416,7 +419,10 @@ const char *refs_holds_text(uint8_t holds)
 		return "elements";
 	case HOLDS_IVARS:
 	case HOLDS_IVARS_BY_ID:
+	case HOLDS_GENIVS:
 		return "ivars";
+	case HOLDS_STACK:
+		return "stack values";
 	case HOLDS_HASH:
 		return "entries";
 	case HOLDS_MEMBERS:

@@ -48,6 +48,7 @@ static uint64_t resume_values(const uint8_t *buf, uint32_t len, uint64_t aux, ui
 			refs_ref(s, v, REF_ELEM, at + i, 0, 0);
 			break;
 		case HOLDS_IVARS:
+		case HOLDS_GENIVS:
 			refs_ref(s, v, REF_IVAR_INDEX, at + i, arg, 0);
 			break;
 		case HOLDS_MEMBERS:
@@ -55,6 +56,9 @@ static uint64_t resume_values(const uint8_t *buf, uint32_t len, uint64_t aux, ui
 			break;
 		case HOLDS_LOCALS:
 			refs_ref(s, v, REF_LOCAL, at + i, arg, locals);
+			break;
+		case HOLDS_STACK:
+			refs_ref(s, v, REF_FIELD, at + i, (uint64_t) (uintptr_t) "(fiber's stack)", 0);
 			break;
 		default:
 			break;
@@ -366,6 +370,7 @@ void refs_resume(struct refs_meta *m, uint64_t addr, uint8_t step, uint64_t aux,
 					 REF_DATA_FIELD, (uint32_t) ti->offsets[i], aux, 0);
 		break;
 	default:
+		refs_resume_marked(m, step, aux, from, buf, len, s);
 		break;
 	}
 }

@@ -21,41 +21,6 @@
 #define CACHE_MIN_REFS 16
 #define TEXT 512
 
-int64_t retainers_search(const struct refgraph *g, const struct root_set *roots, uint32_t *parent)
-{
-	uint32_t *queue = malloc((size_t) g->nnodes * sizeof(*queue) + 4);
-	size_t head = 0, tail = 0, i;
-	uint64_t e;
-
-	if (!queue)
-		return -ENOMEM;
-	for (i = 0; i < g->nnodes; i++)
-		parent[i] = RG_NONE;
-	/* every root at depth 0, in their order: the first of two equal paths wins */
-	for (i = 0; i < roots->n; i++) {
-		uint32_t n = refgraph_node(g, roots->r[i].value);
-
-		if (n == RG_NONE || !(g->state[n] & RG_LIVE) || parent[n] != RG_NONE)
-			continue;
-		parent[n] = g->nnodes + (uint32_t) i;
-		queue[tail++] = n;
-	}
-	while (head < tail) {
-		uint32_t n = queue[head++];
-
-		for (e = g->off[n]; e < g->off[n + 1]; e++) {
-			uint32_t m = g->targets[e];
-
-			if (parent[m] != RG_NONE || !(g->state[m] & RG_LIVE))
-				continue;
-			parent[m] = n;
-			queue[tail++] = m;
-		}
-	}
-	free(queue);
-	return (int64_t) tail;
-}
-
 /* ---- re-reading a path ---- */
 
 struct decoded {

@@ -53,5 +53,8 @@ int retainers_explain(const struct retainers_in *in, struct why_report *out, cha
  * Returns how many nodes were reached, or -ENOMEM.
  */
 int64_t retainers_search(const struct refgraph *g, const struct root_set *roots, uint32_t *parent);
+/* The same; *conservative_only: the objects only machine stacks' roots reach. */
+int64_t retainers_search_split(const struct refgraph *g, const struct root_set *roots,
+			       uint32_t *parent, uint64_t *conservative_only);
 
 #endif

@@ -28,6 +28,7 @@ const char *root_kind_name(enum root_kind k)
 	    [ROOT_AT_EXIT] = "at_exit",
 	    [ROOT_REGISTERED] = "registered",
 	    [ROOT_VM] = "vm",
+	    [ROOT_MACHINE_STACK] = "machine_stack",
 	};
 
 	return k < ROOT_KINDS ? names[k] : "?";
@@ -442,6 +443,7 @@ static void walk_thread(struct collect *c, uint16_t th, uint64_t thread)
 	    target_read_u64(pid, thread + l->thread_ec, &ec) || !ec)
 		return;
 	c->set->threads++;
+	vm_roots_note_ec(c->set, th, ec);
 	fiber_locals(c, th, ec);
 	if (l->ec_storage && target_read_u64(pid, ec + l->ec_storage, &v) == 0)
 		add(c, v, ec + l->ec_storage, ROOT_FIBER_STORAGE, th, 0, 0, NULL);
@@ -574,26 +576,10 @@ int vm_roots_collect(struct root_set *set, const struct ruby_target *t,
 	return 0;
 }
 
-bool vm_root_holds(pid_t pid, const struct ruby_layout *l, const struct root *r)
-{
-	uint64_t now, cfp, sp;
-
-	if (!r->src)
-		return true;
-	if (target_read_u64(pid, r->src, &now) || now != r->value)
-		return false;
-	if (!r->ec)
-		return true;
-	/* values below the innermost frame's sp, frames at or above ec->cfp */
-	if (target_read_u64(pid, r->ec + l->ec_cfp, &cfp) ||
-	    target_read_u64(pid, cfp + l->cfp_sp, &sp))
-		return false;
-	return r->src < sp || r->src >= cfp;
-}
-
 void vm_roots_free(struct root_set *set)
 {
 	free(set->r);
+	free(set->ecs);
 	strpool_free(&set->names);
 	memset(set, 0, sizeof(*set));
 }

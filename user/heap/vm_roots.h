@@ -10,10 +10,9 @@
  * Listed in that order: a retainer path search that starts from all of
  * them at once prefers the first of two equally short paths.
  *
- * Not walked, and said so by `why`: the native machine stacks and
- * registers (marked conservatively by the GC; an object only they hold is
- * "unexplained"), fibers other than each thread's current one, generic
- * ivars of non-T_OBJECT objects.
+ * The threads' machine stacks and saved registers, which the GC marks
+ * conservatively, are added last (stack_roots.c), once the heap's graph
+ * says which words are objects: an aligned word that is a live slot.
  *
  * Every root keeps the address its value was read from, so a path printed
  * later can be re-read from its start (retainers.c).
@@ -43,6 +42,7 @@ enum root_kind {
 	ROOT_AT_EXIT,	    /* an at_exit block */
 	ROOT_REGISTERED,    /* a C variable registered with the GC; a: its address */
 	ROOT_VM,	    /* a list of the VM; name: "mark_object_ary", "$LOAD_PATH"... */
+	ROOT_MACHINE_STACK, /* a word of a thread's machine stack or saved registers (conservative) */
 	ROOT_KINDS,
 };
 
@@ -63,6 +63,17 @@ struct root_set {
 	/* what was walked */
 	unsigned int threads, frames, modules, constants, globals, at_exit, registered;
 	unsigned int skipped_frames; /* frames whose memory could not be read */
+	/* each thread's execution context, for its machine stack (stack_roots.c) */
+	struct root_ec {
+		uint64_t ec;
+		uint16_t thread;
+	} *ecs;
+	size_t necs;
+	size_t conservative;	   /* roots from machine stacks and registers (the last ones) */
+	uint64_t stack_words;	   /* words of machine stacks and registers read */
+	unsigned int stacks_unread; /* stacks not mapped, or not readable */
+	unsigned int stacks_cut;    /* stacks larger than STACK_ROOTS_MAX: their top part read */
+	bool conservative_full;	    /* STACK_ROOTS_MAX_ROOTS reached: the rest not kept */
 };
 
 /* The words a kind is printed as in JSON: "constant", "global", "local"... */
@@ -77,6 +88,8 @@ int vm_roots_collect(struct root_set *set, const struct ruby_target *t,
 		     const struct refs_globals *g, struct class_namer *cn,
 		     struct ruby_symbols *syms, char *err, size_t errlen);
 void vm_roots_free(struct root_set *set);
+/* stack_roots.c: thread th's execution context noted (no memory: its stack is not read) */
+void vm_roots_note_ec(struct root_set *set, uint16_t th, uint64_t ec);
 
 /*
  * Whether r still holds value now: its source re-read, and for a VM stack's

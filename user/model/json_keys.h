@@ -23,6 +23,7 @@
 	X(by_class) \
 	X(bytes) \
 	X(capped_by_census) \
+	X(cause) \
 	X(census_ms) \
 	X(change) \
 	X(check_ms) \
@@ -35,6 +36,8 @@
 	X(compacted) \
 	X(compaction) \
 	X(confidence) \
+	X(conservative_only) \
+	X(conservative_roots) \
 	X(container) \
 	X(count) \
 	X(covered) \
@@ -82,7 +85,9 @@
 	X(gone) \
 	X(grew) \
 	X(groups) \
+	X(head) \
 	X(header_read_errors) \
+	X(heads) \
 	X(heap) \
 	X(heap_end) \
 	X(heap_seconds) \
@@ -91,6 +96,8 @@
 	X(host) \
 	X(ended) \
 	X(form) \
+	X(in_heap) \
+	X(in_heap_young) \
 	X(insertions) \
 	X(missed) \
 	X(moves) \

@@ -182,6 +182,38 @@ void why_finish(struct why_report *r)
 	sort_array(r->targets, r->ntargets, sizeof(*r->targets), target_cmp);
 }
 
+/* The walk's figures and the unexplained counts of from, added to into's. */
+static void merge_walk(struct why_report *into, const struct why_report *from)
+{
+	size_t k;
+
+	into->walk.objects += from->walk.objects;
+	into->walk.edges += from->walk.edges;
+	into->walk.roots += from->walk.roots;
+	into->walk.reached += from->walk.reached;
+	into->walk.seconds += from->walk.seconds;
+	into->walk.heap_seconds += from->walk.heap_seconds;
+	into->walk.dominators_seconds += from->walk.dominators_seconds;
+	into->walk.paused_ms += from->walk.paused_ms;
+	into->walk.frozen |= from->walk.frozen;
+	into->walk.rechecked += from->walk.rechecked;
+	into->walk.dropped += from->walk.dropped;
+	into->walk.tracer_bytes += from->walk.tracer_bytes;
+	into->walk.reads += from->walk.reads;
+	into->walk.gc_ran |= from->walk.gc_ran;
+	into->walk.conservative_roots += from->walk.conservative_roots;
+	into->walk.conservative_only += from->walk.conservative_only;
+	into->unexplained.objects += from->unexplained.objects;
+	into->unexplained.bytes += from->unexplained.bytes;
+	into->unexplained.young += from->unexplained.young;
+	into->unexplained.opaque_data += from->unexplained.opaque_data;
+	into->unexplained.unread += from->unexplained.unread;
+	into->unexplained.in_heap += from->unexplained.in_heap;
+	into->unexplained.in_heap_young += from->unexplained.in_heap_young;
+	for (k = 0; k < from->unexplained.ngroups; k++)
+		why_add_group(into, &from->unexplained.groups[k]);
+}
+
 int why_merge(struct why_report *into, const struct why_report *from)
 {
 	size_t i, j, k;
@@ -204,25 +236,7 @@ int why_merge(struct why_report *into, const struct why_report *from)
 			if (why_add_path(into, t, &f->paths[j]))
 				return -ENOMEM;
 	}
-	into->walk.objects += from->walk.objects;
-	into->walk.edges += from->walk.edges;
-	into->walk.roots += from->walk.roots;
-	into->walk.reached += from->walk.reached;
-	into->walk.seconds += from->walk.seconds;
-	into->walk.heap_seconds += from->walk.heap_seconds;
-	into->walk.dominators_seconds += from->walk.dominators_seconds;
-	into->walk.paused_ms += from->walk.paused_ms;
-	into->walk.frozen |= from->walk.frozen;
-	into->walk.rechecked += from->walk.rechecked;
-	into->walk.dropped += from->walk.dropped;
-	into->walk.tracer_bytes += from->walk.tracer_bytes;
-	into->walk.reads += from->walk.reads;
-	into->walk.gc_ran |= from->walk.gc_ran;
-	into->unexplained.objects += from->unexplained.objects;
-	into->unexplained.bytes += from->unexplained.bytes;
-	into->unexplained.young += from->unexplained.young;
-	into->unexplained.opaque_data += from->unexplained.opaque_data;
-	into->unexplained.unread += from->unexplained.unread;
+	merge_walk(into, from);
 	for (k = 0; k < from->nparts; k++)
 		if (why_add_part(into, &from->parts[k]))
 			return -ENOMEM;
@@ -238,6 +252,40 @@ int why_merge(struct why_report *into, const struct why_report *from)
 	}
 	into->merged += from->merged ? from->merged : 1;
 	return 0;
+}
+
+void why_add_group(struct why_report *r, const struct why_group *g)
+{
+	struct why_unexplained *u = &r->unexplained;
+	const char *head = why_intern(r, g->head), *cause = why_intern(r, g->cause);
+	size_t i, j;
+
+	for (i = 0; i < u->ngroups; i++)
+		if (u->groups[i].head == head && u->groups[i].cause == cause)
+			break;
+	if (i == u->ngroups) {
+		/* full: the new one replaces the smallest, if bigger */
+		if (i == WHY_MAX_GROUPS) {
+			for (i = 0, j = 1; j < u->ngroups; j++)
+				if (u->groups[j].objects < u->groups[i].objects)
+					i = j;
+			if (u->groups[i].objects >= g->objects)
+				return;
+		} else {
+			u->ngroups++;
+		}
+		u->groups[i] = (struct why_group){.head = head, .cause = cause};
+	}
+	u->groups[i].objects += g->objects;
+	u->groups[i].heads += g->heads;
+	u->groups[i].young += g->young;
+	/* most objects first */
+	while (i > 0 && u->groups[i].objects > u->groups[i - 1].objects) {
+		struct why_group t = u->groups[i];
+
+		u->groups[i] = u->groups[i - 1];
+		u->groups[--i] = t;
+	}
 }
 
 void why_drop_target(struct why_report *r, size_t i)

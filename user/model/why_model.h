@@ -83,9 +83,24 @@ struct why_walk {
 	uint64_t tracer_bytes; /* memory the graph took */
 	uint64_t reads;	       /* pieces of memory read besides the heap pages */
 	bool gc_ran;	       /* a GC ran during the walk */
+	uint64_t conservative_roots; /* roots from machine stacks and registers */
+	uint64_t conservative_only;  /* live objects only those reach */
 };
 
 #define WHY_MAX_NOT_WALKED 8
+/*
+ * The heap's unexplained objects (of any class) grouped by what heads them:
+ * the topmost unreached holder each is under, by its kind (heap/unexplained.h).
+ */
+#define WHY_MAX_GROUPS 8
+struct why_group {
+	const char *head;  /* the heads' kind: a class, "T_DATA name", "<imemo:iseq>" */
+	const char *cause; /* what likely holds the heads, in words */
+	uint64_t objects;  /* unexplained objects under heads of this kind */
+	uint64_t heads;
+	uint64_t young; /* of the objects, allocated since the last GC */
+};
+
 struct why_unexplained {
 	uint64_t objects, bytes; /* selected objects no walked path reaches */
 	uint64_t young;		 /* of those, allocated since the last GC: likely garbage */
@@ -93,7 +108,12 @@ struct why_unexplained {
 	uint64_t unread;	 /* pieces of memory that could not be read */
 	const char *not_walked[WHY_MAX_NOT_WALKED]; /* what could hold them, in words */
 	size_t nnot_walked;
+	uint64_t in_heap; /* live objects of the whole heap no root walked reaches */
+	uint64_t in_heap_young; /* of them, allocated since the last GC: likely garbage */
+	struct why_group groups[WHY_MAX_GROUPS]; /* the largest groups of them */
+	size_t ngroups;
 };
+
 
 /*
  * A container the walk read only in part (a table that changed between its
@@ -131,6 +151,8 @@ struct why_report {
 	struct strpool strings;
 };
 
+/* Adds n objects (heads, young) under head and cause to r's groups, summing equal ones. */
+void why_add_group(struct why_report *r, const struct why_group *g);
 const char *why_intern(struct why_report *r, const char *s);
 /* The target of class name, created if new; NULL when out of memory. */
 struct why_target *why_target(struct why_report *r, const char *class_name);

@@ -137,6 +137,29 @@ static int read_parts(struct json_reader *rd, struct why_report *r, const json_t
 	return 0;
 }
 
+/* The heap's unexplained groups (reports before them have none). */
+static void read_groups(struct json_reader *rd, struct why_report *r, const json_t *u)
+{
+	json_t *gs = jr_get_arr(rd, u, "unexplained", JK(groups), false);
+	size_t i;
+
+	r->unexplained.in_heap = jr_get_u64(rd, u, "unexplained", JK(in_heap), false);
+	r->unexplained.in_heap_young = jr_get_u64(rd, u, "unexplained", JK(in_heap_young), false);
+	for (i = 0; gs && i < json_array_size(gs); i++) {
+		json_t *gj = json_array_get(gs, i);
+		struct why_group g = {
+		    .head = jr_get_str(rd, gj, "group", JK(head), true),
+		    .cause = jr_get_str(rd, gj, "group", JK(cause), true),
+		    .objects = jr_get_u64(rd, gj, "group", JK(objects), true),
+		    .heads = jr_get_u64(rd, gj, "group", JK(heads), true),
+		    .young = jr_get_u64(rd, gj, "group", JK(young), false),
+		};
+
+		if (g.head && g.cause)
+			why_add_group(r, &g);
+	}
+}
+
 static void read_walk(struct json_reader *rd, struct why_report *r, const json_t *doc)
 {
 	json_t *w = jr_get_obj(rd, doc, "why", JK(walk), true);
@@ -158,6 +181,8 @@ static void read_walk(struct json_reader *rd, struct why_report *r, const json_t
 	r->walk.tracer_bytes = jr_get_u64(rd, w, "walk", JK(tracer_bytes), true);
 	r->walk.reads = jr_get_u64(rd, w, "walk", JK(reads), true);
 	r->walk.gc_ran = jr_get_bool(rd, w, "walk", JK(gc_ran));
+	r->walk.conservative_roots = jr_get_u64(rd, w, "walk", JK(conservative_roots), false);
+	r->walk.conservative_only = jr_get_u64(rd, w, "walk", JK(conservative_only), false);
 	r->unexplained.objects = jr_get_u64(rd, u, "unexplained", JK(objects), true);
 	r->unexplained.bytes = jr_get_u64(rd, u, "unexplained", JK(bytes), true);
 	r->unexplained.young = jr_get_u64(rd, u, "unexplained", JK(young), false);
@@ -171,6 +196,7 @@ static void read_walk(struct json_reader *rd, struct why_report *r, const json_t
 		if (json_is_string(json_array_get(nw, i)))
 			r->unexplained.not_walked[r->unexplained.nnot_walked++] =
 			    why_intern(r, json_string_value(json_array_get(nw, i)));
+	read_groups(rd, r, u);
 }
 
 bool why_json_is_why(const char *path)

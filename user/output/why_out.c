@@ -154,6 +154,38 @@ static void thousands(uint64_t v, char *buf, size_t n)
 	buf[at] = '\0';
 }
 
+/* The heap's unexplained objects by what heads them. */
+static void write_groups_text(FILE *out, const struct why_report *r)
+{
+	const struct why_unexplained *u = &r->unexplained;
+	uint64_t shown = 0;
+	char buf[NAME];
+	size_t i;
+
+	if (!u->in_heap)
+		return;
+	fprintf(out,
+		"\nThe heap's unexplained objects: %" PRIu64 " of %" PRIu64
+		" live (%.1f%%; %.1f%% without the %" PRIu64
+		" allocated since the last GC), by the kind of their topmost unreached holder:\n",
+		u->in_heap, r->walk.objects,
+		r->walk.objects ? 100.0 * u->in_heap / r->walk.objects : 0,
+		r->walk.objects ? 100.0 * (u->in_heap - u->in_heap_young) / r->walk.objects : 0,
+		u->in_heap_young);
+	for (i = 0; i < u->ngroups; i++) {
+		const struct why_group *g = &u->groups[i];
+
+		shown += g->objects;
+		fprintf(out, "  %8" PRIu64 "  under %" PRIu64 " %s: %s", g->objects, g->heads,
+			esc(g->head, buf, sizeof(buf)), g->cause);
+		if (g->young)
+			fprintf(out, " (%" PRIu64 " allocated since the last GC)", g->young);
+		fprintf(out, "\n");
+	}
+	if (u->in_heap > shown)
+		fprintf(out, "  %8" PRIu64 "  in other groups\n", u->in_heap - shown);
+}
+
 /*
  * "constant App::SUMMARIES  Hash: 174,762 of 200,000 entries read (the
  * table changed between its chunks)": a container read in part, by its
@@ -206,6 +238,12 @@ void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)
 		"Every path was read again after the walk: %" PRIu64 " re-read, %" PRIu64
 		" no longer held (dropped).\n",
 		w->rechecked, w->dropped);
+	if (w->conservative_roots)
+		fprintf(out,
+			"Machine stacks and saved registers, read conservatively: %" PRIu64
+			" words are live objects (roots \"stack of thread N (conservative)\"), %" PRIu64
+			" objects reached only through them.\n",
+			w->conservative_roots, w->conservative_only);
 	if (r->verdict)
 		verdict_write_text(out, r->verdict, r->verdict->trace_seconds);
 	if (!r->ntargets)
@@ -227,6 +265,7 @@ void why_write_text(FILE *out, const struct why_report *r, size_t max_paths)
 			fprintf(out, "%s %s", i ? ";" : "", r->unexplained.not_walked[i]);
 		fprintf(out, ".\n");
 	}
+	write_groups_text(out, r);
 	report_write_caps_text(out, "\n", &r->caps);
 }
 
@@ -315,6 +354,21 @@ static void unexplained_json(struct jw *w, const struct why_report *r)
 	for (i = 0; i < r->unexplained.nnot_walked; i++)
 		jw_string(w, NULL, r->unexplained.not_walked[i]);
 	jw_end(w);
+	jw_u64(w, JK(in_heap), r->unexplained.in_heap);
+	jw_u64(w, JK(in_heap_young), r->unexplained.in_heap_young);
+	jw_array(w, JK(groups), JW_INLINE);
+	for (i = 0; i < r->unexplained.ngroups; i++) {
+		const struct why_group *g = &r->unexplained.groups[i];
+
+		jw_object(w, NULL, JW_INLINE);
+		jw_string(w, JK(head), g->head);
+		jw_string(w, JK(cause), g->cause);
+		jw_u64(w, JK(objects), g->objects);
+		jw_u64(w, JK(heads), g->heads);
+		jw_u64(w, JK(young), g->young);
+		jw_end(w);
+	}
+	jw_end(w);
 	jw_end(w);
 	jw_array(w, JK(read_in_part), JW_LINES);
 	for (i = 0; i < r->nparts; i++)
@@ -371,6 +425,8 @@ void why_write_json_members(struct jw *w, const struct why_report *r, size_t max
 	jw_u64(w, JK(tracer_bytes), wk->tracer_bytes);
 	jw_u64(w, JK(reads), wk->reads);
 	jw_bool(w, JK(gc_ran), wk->gc_ran);
+	jw_u64(w, JK(conservative_roots), wk->conservative_roots);
+	jw_u64(w, JK(conservative_only), wk->conservative_only);
 	jw_end(w);
 	verdict_write_json(w, r->verdict);
 }

@@ -16,6 +16,8 @@
 #include "verdict_run.h"
 #include "vm_roots.h"
 #include "why_select.h"
+#include "stack_roots.h"
+#include "why_unexplained.h"
 
 #define NOT_SELECTED ((void *) 1)
 
@@ -252,56 +254,6 @@ static const struct why_site *site_of(void *ctx, uint64_t addr)
 	return why_traced_site(ctx, addr, NULL, 0);
 }
 
-/* "1204 T_DATA objects marked by C code: time 1100, foo 100 and 2 more types" */
-static void opaque_types(const struct refs_meta *m, char *buf, size_t n)
-{
-	const struct data_type_info *top[3] = {NULL, NULL, NULL};
-	size_t i, k, at;
-	int j;
-
-	u64map_for_each(&m->data_types, i)
-	{
-		const struct data_type_info *ti = m->data_types.values[i];
-
-		for (k = 0; k < 3 && ti->objects; k++) {
-			if (!top[k] || ti->objects > top[k]->objects) {
-				for (j = 2; j > (int) k; j--)
-					top[j] = top[j - 1];
-				top[k] = ti;
-				break;
-			}
-		}
-	}
-	at = (size_t) snprintf(buf, n, "%llu T_DATA objects marked by C code (",
-			       (unsigned long long) m->gaps.n[GAP_OPAQUE_DATA]);
-	for (k = 0; k < 3 && top[k] && at < n; k++)
-		at += (size_t) snprintf(buf + at, n - at, "%s%s %llu", k ? ", " : "", top[k]->name,
-					(unsigned long long) top[k]->objects);
-	if (at < n)
-		snprintf(buf + at, n - at, "%s)", m->opaque_types > 3 ? ", ..." : "");
-}
-
-/* What no walk reads, in words, for the objects no path explains. */
-static void not_walked(struct why_report *r, const struct root_set *roots,
-		       const struct refs_meta *m)
-{
-	char buf[256];
-
-	snprintf(buf, sizeof(buf), "the native machine stacks and registers of %u thread%s",
-		 roots->threads, roots->threads == 1 ? "" : "s");
-	r->unexplained.not_walked[r->unexplained.nnot_walked++] = why_intern(r, buf);
-	if (m->gaps.n[GAP_OPAQUE_DATA]) {
-		opaque_types(m, buf, sizeof(buf));
-		r->unexplained.not_walked[r->unexplained.nnot_walked++] = why_intern(r, buf);
-	}
-	r->unexplained.not_walked[r->unexplained.nnot_walked++] =
-	    why_intern(r, "fibers other than each thread's current one");
-	r->unexplained.not_walked[r->unexplained.nnot_walked++] =
-	    why_intern(r, "generic ivars of objects that are not T_OBJECT");
-	r->unexplained.opaque_data = m->gaps.n[GAP_OPAQUE_DATA];
-	r->unexplained.unread = m->gaps.n[GAP_UNREAD];
-}
-
 /*
  * The roots and the heap's reference graph, the target stopped meanwhile
  * with --freeze (freeze_ms): 0, or -1 with c->err (roots left to free).
@@ -320,9 +272,14 @@ static int walk_heap(struct why_context *c, unsigned long freeze_ms, struct root
 	/* tests only: hold the target stopped until the watchdog or a signal ends it */
 	if (freeze_ms && getenv("RBMEMTRACE_TEST_FREEZE_HOLD"))
 		freeze_hold(&fz);
+	/* read before the heap: a generic ivar's object is looked up there as it is met */
+	if (!ret && refs_genivs_load(&c->meta, c->globals.geniv_tbl))
+		rbm_info("why: the generic ivar table was not read: generic ivars not walked");
 	if (!ret)
 		ret = refgraph_build(g, t->pid, &t->layout, &c->meta, t->objspace, &sel, c->err,
 				     sizeof(c->err));
+	if (!ret)
+		stack_roots_add(roots, g);
 	if (freeze_ms) {
 		freeze_end(&fz);
 		out->walk.frozen = true;
@@ -397,7 +354,9 @@ static int explain(struct why_context *c, struct refgraph *g, struct root_set *r
 	out->walk.heap_seconds = g->seconds;
 	out->walk.reads = g->reads;
 	out->walk.gc_ran = g->gc_ran;
-	not_walked(out, roots, &c->meta);
+	why_not_walked(out, roots, &c->meta);
+	if (!ret && why_unexplained_groups(c, g, roots, out))
+		rbm_warn("why: no memory to group the unexplained objects");
 	caps_read(c->t->pid, &out->caps);
 	return ret;
 }

@@ -19,6 +19,8 @@ static const char *const cus_vm[] = {"vm.c", "gc.c", NULL};
 static const char *const cus_variable[] = {"variable.c", NULL};
 static const char *const cus_shape[] = {"shape.c", "gc.c", NULL};
 /* eval_jump.c is #included by eval.c */
+static const char *const cus_cont[] = {"cont.c", NULL};
+static const char *const cus_thread[] = {"thread.c", NULL};
 static const char *const cus_eval[] = {"eval.c", "eval_jump.c", NULL};
 
 /* A constant that may not exist in this series: absent when not found. */
@@ -176,6 +178,28 @@ static void read_roots(struct rd *r, struct ruby_layout *o)
 	rd_use(r, cus_gc);
 }
 
+/* Fibers (cont.c), queues (thread.c includes thread_sync.c), generic ivars: optional. */
+static void read_marked_by_c(struct rd *r, struct ruby_layout *o)
+{
+	uint32_t cont;
+
+	rd_use(r, cus_cont);
+	cont = rd_opt_off(r, "rb_fiber_t", "cont", 1);
+	o->fiber_saved_ec = cont ? 0 : rd_opt_off(r, "rb_context_t", "saved_ec", 0);
+	o->fiber_first_proc = o->fiber_saved_ec ? rd_opt_off(r, "rb_fiber_t", "first_proc", 0) : 0;
+	o->ec_fiber_ptr = rd_opt_off(r, "rb_execution_context_t", "fiber_ptr", 0);
+	o->ec_machine_start = rd_opt_off(r, "rb_execution_context_t", "machine.stack_start", 0);
+	o->ec_machine_end = rd_opt_off(r, "rb_execution_context_t", "machine.stack_end", 0);
+	o->ec_machine_regs = rd_opt_off(r, "rb_execution_context_t", "machine.regs", 0);
+	rd_use(r, cus_thread);
+	o->queue_que = rd_opt_off(r, "struct rb_queue", "que", 0);
+	rd_use(r, cus_variable);
+	o->geniv_ivptr = rd_opt_off(r, "struct gen_ivtbl", "as.shape.ivptr", 0);
+	if (!o->geniv_ivptr)
+		o->geniv_ivptr = rd_opt_off(r, "struct gen_ivtbl", "ivptr", 0);
+	rd_use(r, cus_gc);
+}
+
 void dwarf_read_refs(struct rd *r, struct ruby_layout *o)
 {
 	bool was_soft = r->soft;
@@ -187,6 +211,7 @@ void dwarf_read_refs(struct rd *r, struct ruby_layout *o)
 	read_data(r, o);
 	read_vm_objects(r, o);
 	read_roots(r, o);
+	read_marked_by_c(r, o);
 	o->refs_unknown = (uint32_t) r->soft_missing;
 	r->soft = was_soft;
 }

@@ -234,6 +234,14 @@ const struct layout_field ruby_layout_fields[] = {
     F(gvar_marker, 0),
     F(endproc_data, 0),
     F(endproc_next, 0),
+    F(fiber_saved_ec, 0),
+    F(fiber_first_proc, 0),
+    F(ec_fiber_ptr, 0),
+    F(queue_que, 0),
+    F(geniv_ivptr, 0),
+    F(ec_machine_start, 0),
+    F(ec_machine_end, 0),
+    F(ec_machine_regs, 0),
 };
 const size_t ruby_layout_nfields = sizeof(ruby_layout_fields) / sizeof(ruby_layout_fields[0]);
 

@@ -320,6 +320,22 @@ struct ruby_layout {
 	uint32_t gvar_marker;
 	uint32_t endproc_data; /* struct end_proc_data {func, data, next} */
 	uint32_t endproc_next;
+	/*
+	 * What the GC marks through fibers, queues and generic ivars (0: not
+	 * known, not walked: counted among what is not walked).  Each is
+	 * checked per object as it is read (refs_decode.c): a fiber's saved
+	 * ec points back at the fiber, a queue's que is a hidden Array, a
+	 * generic ivar table's key carries FL_EXIVAR.
+	 */
+	uint32_t fiber_saved_ec;   /* rb_fiber_t.cont.saved_ec */
+	uint32_t fiber_first_proc; /* rb_fiber_t.first_proc */
+	uint32_t ec_fiber_ptr;	   /* rb_execution_context_t.fiber_ptr */
+	uint32_t queue_que;	   /* struct rb_queue.que (a SizedQueue's struct starts with one) */
+	uint32_t geniv_ivptr;	   /* struct gen_ivtbl's values (3.1 ivptr, 3.3+ as.shape.ivptr) */
+	/* ec->machine: a thread's machine stack and registers saved (jmp_buf), read conservatively */
+	uint32_t ec_machine_start; /* machine.stack_start (the stack's top: it grows down) */
+	uint32_t ec_machine_end;   /* machine.stack_end, as saved when the thread last let the GVL go */
+	uint32_t ec_machine_regs;  /* machine.regs (a jmp_buf of callee-saved registers) */
 };
 
 /*

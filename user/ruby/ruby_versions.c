@@ -277,6 +277,15 @@ static const struct ruby_layout layouts[] = {
 		.gvar_marker = 32,
 		.endproc_data = 8,
 		.endproc_next = 16,
+		/* cont.c and thread_sync.c at v3_1_2; sizes from the MJIT header (ec 368 B) */
+		.fiber_saved_ec = 80,
+		.fiber_first_proc = 504,
+		.ec_fiber_ptr = 40,
+		.queue_que = 24,
+		.geniv_ivptr = 8,
+		.ec_machine_start = 144,
+		.ec_machine_end = 152,
+		.ec_machine_regs = 168,
 	},
 #include "ruby_layout_gen.h"
 };

@@ -21,6 +21,10 @@ class StructItem; end
 class ArItem; end
 class EmbedItem; end
 class ComplexItem; end
+class StrIvarItem; end
+class QueueItem; end
+class FiberItem; end
+class SleeperItem; end
 class WeakItem; end
 class GarbageItem; end
 
@@ -76,6 +80,32 @@ COMPLEX = Varied.new
 COMPLEX.instance_variable_set(:@other, 1)
 COMPLEX.instance_variable_set(:@held, Array.new(N + 10) { ComplexItem.new })
 
+# what Ruby's C mark functions mark: a String's ivar (a generic ivar), a Queue's array, a
+# suspended fiber's local, a sleeping thread's local
+STR = +'carrier'
+STR.instance_variable_set(:@held, Array.new(N + 11) { StrIvarItem.new })
+QUEUE = Thread::Queue.new
+(N + 12).times { QUEUE << QueueItem.new }
+FIBER = Fiber.new do
+  held = Array.new(N + 13) { FiberItem.new }
+  Fiber.yield
+  held.size
+end
+FIBER.resume
+SLEEPER = Thread.new do
+  held = Array.new(N + 14) { SleeperItem.new }
+  sleep
+  held.size
+end
+Thread.pass until SLEEPER.status == 'sleep'
+
+# What Ruby's GC reaches from o in at most depth steps (a hidden Array, a stack's between).
+def within(o, depth)
+  (ObjectSpace.reachable_objects_from(o) || []).flat_map do |c|
+    depth > 1 ? [c] + within(c, depth - 1) : [c]
+  end
+end
+
 HOLDERS = {
   'ConstSession' => -> { App::Store::SESSIONS },
   'GlobalItem' => -> { $why_registry },
@@ -87,7 +117,14 @@ HOLDERS = {
   'ArItem' => -> { SMALL },
   'EmbedItem' => -> { EMB },
   'ComplexItem' => -> { COMPLEX.instance_variable_get(:@held) },
+  'StrIvarItem' => -> { STR.instance_variable_get(:@held) },
+  'QueueItem' => -> { QUEUE },
+  'FiberItem' => -> { FIBER },
+  'SleeperItem' => -> { SLEEPER },
 }.freeze
+# holders whose objects Ruby's GC reaches two steps from them: through the queue's hidden
+# Array, the fiber's or the thread's stack and its Array
+TWO_STEPS = %w[QueueItem FiberItem SleeperItem].freeze
 CLASSES = HOLDERS.keys + %w[WeakItem GarbageItem]
 
 # Every object any root reaches, by Ruby's own walk (its machine stack included).  Internal
@@ -121,7 +158,9 @@ truth = {}
 reach = reachable_counts
 HOLDERS.each do |name, holder|
   k = Object.const_get(name)
-  held = ObjectSpace.reachable_objects_from(holder.call).count { |o| o.instance_of?(k) }
+  h = holder.call
+  objs = TWO_STEPS.include?(name) ? within(h, 2) : ObjectSpace.reachable_objects_from(h)
+  held = objs.count { |o| o.instance_of?(k) }
   truth[name] = { 'held' => held, 'reachable' => reach[name] }
 end
 GC.start
