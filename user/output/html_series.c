@@ -4,9 +4,9 @@
  * (trace --every, merged) by process, oldest first, with each class's live
  * objects and bytes at every period's end (the census's) and each holder
  * of the periods' leak verdicts with what it keeps alive (dominated_bytes).
- * Per-period birth cohorts ("allocated between t0 and t1, alive at t2")
- * are not in the periods' model: a period's report holds its census's
- * totals only (docs/html.md says what the engine would have to keep).
+ * With each class, its live objects at every period's end by the period
+ * they were born in (classes[].born of the reports): what the page's
+ * "allocated between t0 and t1, still alive at t2" sums.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,6 +50,45 @@ static const struct class_row *row_of(const struct report *r, const char *name)
 	return NULL;
 }
 
+/*
+ * The class's live objects at each period's end by birth period: per
+ * period, [birth period, live] pairs (none when the class had none or the
+ * report does not tell).
+ */
+static void write_born(struct jw *w, const struct report *const *p, size_t n, const char *name)
+{
+	size_t k, i;
+
+	jw_array(w, "born", JW_COMPACT);
+	for (k = 0; k < n; k++) {
+		const struct class_row *c = row_of(p[k], name);
+
+		jw_array(w, NULL, JW_COMPACT);
+		for (i = 0; c && c->have_born && i < c->nborn; i++) {
+			jw_array(w, NULL, JW_COMPACT);
+			jw_u64(w, NULL, c->born[i].period);
+			jw_u64(w, NULL, c->born[i].live);
+			jw_end(w);
+		}
+		jw_end(w);
+	}
+	jw_end(w);
+}
+
+/* Whether every period's report tells its classes' births (one row that does is enough). */
+static bool all_born(const struct report *const *p, size_t n)
+{
+	size_t k, i;
+
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < p[k]->nrows && !p[k]->rows[i].have_born; i++)
+			;
+		if (i == p[k]->nrows)
+			return false;
+	}
+	return true;
+}
+
 /* The classes of the series' last period, by live objects: what the chart may draw. */
 static void write_classes(struct jw *w, const struct report *const *p, size_t n)
 {
@@ -76,6 +115,7 @@ static void write_classes(struct jw *w, const struct report *const *p, size_t n)
 			jw_u64(w, NULL, c && c->census.have ? c->census.bytes_end : 0);
 		}
 		jw_end(w);
+		write_born(w, p, n, name);
 		jw_end(w);
 	}
 	jw_end(w);
@@ -124,6 +164,7 @@ static void write_one(struct jw *w, const struct report *const *p, size_t n)
 	for (k = 0; k < n; k++)
 		jw_u64(w, NULL, p[k]->period.number);
 	jw_end(w);
+	jw_bool(w, "cohorts", all_born(p, n));
 	write_classes(w, p, n);
 	write_holders(w, p, n);
 	jw_end(w);
