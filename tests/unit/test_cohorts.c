@@ -92,6 +92,7 @@ Test(cohorts, births_carried_over_two_periods)
 
 	/* A tally the census does not match, or censuses that cannot be compared. */
 	cr_expect_eq(cohorts_to_report(&c1, &k2, 2, &r), -EINVAL);
+	cohorts_free(&k1);
 	cr_expect_eq(cohorts_carry(&c0, &k2, &c1, 3, 1, &k1), -EINVAL, "k2 is not c0's");
 	cr_expect_null(k1.born);
 	c2.gc_count = 4;

@@ -50,15 +50,35 @@ static const struct class_row *row_of(const struct report *r, const char *name)
 	return NULL;
 }
 
+/* The [birth period, live] pairs of the class over the series. */
+static size_t born_pairs(const struct report *const *p, size_t n, const char *name)
+{
+	size_t k, pairs = 0;
+
+	for (k = 0; k < n; k++) {
+		const struct class_row *c = row_of(p[k], name);
+
+		pairs += c && c->have_born ? c->nborn : 0;
+	}
+	return pairs;
+}
+
 /*
  * The class's live objects at each period's end by birth period: per
  * period, [birth period, live] pairs (none when the class had none or the
- * report does not tell).
+ * report does not tell); null when they would take the page past *budget
+ * pairs (a long series: periods times periods), which they are taken from.
  */
-static void write_born(struct jw *w, const struct report *const *p, size_t n, const char *name)
+static bool write_born(struct jw *w, const struct report *const *p, size_t n, const char *name,
+		       size_t *budget)
 {
-	size_t k, i;
+	size_t k, i, pairs = born_pairs(p, n, name);
 
+	if (pairs > *budget) {
+		jw_null(w, "born");
+		return false;
+	}
+	*budget -= pairs;
 	jw_array(w, "born", JW_COMPACT);
 	for (k = 0; k < n; k++) {
 		const struct class_row *c = row_of(p[k], name);
@@ -73,6 +93,7 @@ static void write_born(struct jw *w, const struct report *const *p, size_t n, co
 		jw_end(w);
 	}
 	jw_end(w);
+	return true;
 }
 
 /* Whether every period's report tells its classes' births (one row that does is enough). */
@@ -89,11 +110,15 @@ static bool all_born(const struct report *const *p, size_t n)
 	return true;
 }
 
-/* The classes of the series' last period, by live objects: what the chart may draw. */
-static void write_classes(struct jw *w, const struct report *const *p, size_t n)
+/*
+ * The classes of the series' last period, by live objects: what the chart
+ * may draw; the births of as many as budget pairs hold.  Returns the
+ * classes whose births were left out.
+ */
+static size_t write_classes(struct jw *w, const struct report *const *p, size_t n, size_t budget)
 {
 	const struct report *last = p[n - 1];
-	size_t i, k;
+	size_t i, k, left_out = 0;
 
 	jw_array(w, "classes", JW_LINES);
 	for (i = 0; i < last->nrows && i < HTML_MAX_SERIES_CLASSES; i++) {
@@ -115,10 +140,11 @@ static void write_classes(struct jw *w, const struct report *const *p, size_t n)
 			jw_u64(w, NULL, c && c->census.have ? c->census.bytes_end : 0);
 		}
 		jw_end(w);
-		write_born(w, p, n, name);
+		left_out += !write_born(w, p, n, name, &budget);
 		jw_end(w);
 	}
 	jw_end(w);
+	return left_out;
 }
 
 /* Each period's verdict points: the holder and what it keeps alive then. */
@@ -148,7 +174,7 @@ static void write_holders(struct jw *w, const struct report *const *p, size_t n)
 	jw_end(w);
 }
 
-static void write_one(struct jw *w, const struct report *const *p, size_t n)
+static void write_one(struct jw *w, const struct report *const *p, size_t n, size_t max_pairs)
 {
 	size_t k;
 
@@ -165,12 +191,17 @@ static void write_one(struct jw *w, const struct report *const *p, size_t n)
 		jw_u64(w, NULL, p[k]->period.number);
 	jw_end(w);
 	jw_bool(w, "cohorts", all_born(p, n));
-	write_classes(w, p, n);
+	jw_u64(w, "born_left_out", write_classes(w, p, n, max_pairs));
 	write_holders(w, p, n);
 	jw_end(w);
 }
 
 int html_series_members(struct jw *w, const struct model *m)
+{
+	return html_series_members_capped(w, m, HTML_MAX_COHORT_PAIRS);
+}
+
+int html_series_members_capped(struct jw *w, const struct model *m, size_t max_pairs)
 {
 	size_t *order = calloc(m->nprocs + 1, sizeof(*order));
 	const struct report **p = calloc(m->nprocs + 1, sizeof(*p));
@@ -193,7 +224,7 @@ int html_series_members(struct jw *w, const struct model *m)
 		for (j = i; j < n && same_process(p[i], p[j]); j++)
 			;
 		if (j - i >= 2) /* one period is no series */
-			write_one(w, p + i, j - i);
+			write_one(w, p + i, j - i, max_pairs);
 	}
 	jw_end(w);
 	free(order);

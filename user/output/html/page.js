@@ -317,7 +317,7 @@
     const lo = s.numbers[a], hi = s.numbers[b];
     add(holder, el('p', { id: 'cohort-title' }, 'Allocated from the start of period ' + lo +
       ' to the end of ' + label(b) + ', still alive at the end of ' + label(c) + ':'));
-    const rows = s.classes.map(function (cl) {
+    const rows = s.classes.filter(function (cl) { return cl.born; }).map(function (cl) {
       let n = 0;
       for (const pair of cl.born[c]) if (pair[0] >= lo && pair[0] <= hi) n += pair[1];
       return { name: cl.name, n: n, live: cl.live[c] };
@@ -331,6 +331,9 @@
       add(holder, el('p', { class: 'note' }, 'The end chosen is before the range\'s: only ' +
         'what was allocated by then is counted.'));
     if (!rows.length) add(holder, el('p', { class: 'note' }, 'None.'));
+    if (s.born_left_out)
+      add(holder, el('p', { class: 'note' }, num(s.born_left_out) + ' classes with fewer live ' +
+        'objects left out of this table: their births would take the page past its size.'));
   }
 
   // A series of periods: each class's live objects, each holder's dominated bytes, by period.
