@@ -340,7 +340,8 @@ static int order_sites(struct report *r, const ssize_t *order, size_t norder)
 	for (i = 0; i < r->nsites; i++)
 		if (!used[i])
 			sorted[n++] = r->sites[i];
-	memcpy(r->sites, sorted, n * sizeof(*sorted));
+	if (n) /* no sites: r->sites is NULL, which memcpy may not be given */
+		memcpy(r->sites, sorted, n * sizeof(*sorted));
 	free(sorted);
 	free(used);
 	return 0;
