@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* user/heap/cohorts.c: each slot's birth period carried from census to census, tallied per class. */
+/* user/heap/cohorts.c: births carried from census to census, tallied per class. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -47,18 +47,13 @@ Test(cohorts, births_carried_over_two_periods)
 	uint8_t z2[1] = {LIVE(0)}, x2[4] = {LIVE(2), LIVE(0), LIVE(1), LIVE(3)},
 		y2[2] = {LIVE(1), LIVE(0)};
 	uint32_t zc2[1] = {a}, xc2[4] = {a, b, a, a}, yc2[2] = {a, a};
-	struct census_page p0[1] = {{.start = 0x10000, .nslots = 4, .slot_size = 40, .slot = x0,
-				     .class_of = xc0}},
-			   p1[2] = {{.start = 0x10000, .nslots = 4, .slot_size = 40, .slot = x1,
-				     .class_of = xc1},
-				    {.start = 0x20000, .nslots = 2, .slot_size = 40, .slot = y1,
-				     .class_of = yc1}},
-			   p2[3] = {{.start = 0x8000, .nslots = 1, .slot_size = 40, .slot = z2,
-				     .class_of = zc2},
-				    {.start = 0x10000, .nslots = 4, .slot_size = 40, .slot = x2,
-				     .class_of = xc2},
-				    {.start = 0x20000, .nslots = 2, .slot_size = 40, .slot = y2,
-				     .class_of = yc2}};
+	struct census_page
+	    p0[1] = {{.start = 0x10000, .nslots = 4, .slot_size = 40, .slot = x0, .class_of = xc0}},
+	    p1[2] = {{.start = 0x10000, .nslots = 4, .slot_size = 40, .slot = x1, .class_of = xc1},
+		     {.start = 0x20000, .nslots = 2, .slot_size = 40, .slot = y1, .class_of = yc1}},
+	    p2[3] = {{.start = 0x8000, .nslots = 1, .slot_size = 40, .slot = z2, .class_of = zc2},
+		     {.start = 0x10000, .nslots = 4, .slot_size = 40, .slot = x2, .class_of = xc2},
+		     {.start = 0x20000, .nslots = 2, .slot_size = 40, .slot = y2, .class_of = yc2}};
 	struct census c0 = {.page = p0, .npage = 1, .gc_count = 5},
 		      c1 = {.page = p1, .npage = 2, .gc_count = 6},
 		      c2 = {.page = p2, .npage = 3, .gc_count = 7};
@@ -109,10 +104,9 @@ Test(cohorts, periods_saturate)
 	uint32_t a = census_class_hash(0x1000);
 	uint8_t s0[1] = {SLOT_FREE}, s1[1] = {LIVE(0)};
 	uint32_t c0[1] = {0}, c1[1] = {a};
-	struct census_page p0 = {.start = 0x10000, .nslots = 1, .slot_size = 40, .slot = s0,
-				 .class_of = c0},
-			   p1 = {.start = 0x10000, .nslots = 1, .slot_size = 40, .slot = s1,
-				 .class_of = c1};
+	struct census_page
+	    p0 = {.start = 0x10000, .nslots = 1, .slot_size = 40, .slot = s0, .class_of = c0},
+	    p1 = {.start = 0x10000, .nslots = 1, .slot_size = 40, .slot = s1, .class_of = c1};
 	struct census before = {.page = &p0, .npage = 1}, now = {.page = &p1, .npage = 1};
 	struct cohorts k;
 

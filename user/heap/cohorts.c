@@ -58,8 +58,8 @@ int cohorts_carry(const struct census *before, const struct cohorts *prev, struc
 			was = &before->page[b];
 		for (j = 0; j < p->nslots; j++)
 			if ((p->slot[j] & 0xf) == SLOT_LIVE)
-				out->born[at + j] = born_of(p, j, was, prev ? prev->born + was_at : NULL,
-							    p16);
+				out->born[at + j] =
+				    born_of(p, j, was, prev ? prev->born + was_at : NULL, p16);
 	}
 	return 0;
 }
@@ -114,7 +114,8 @@ static int compact(struct class_row *row, const uint64_t *tally, uint64_t period
 	row->nborn = 0;
 	for (k = 0; k <= period; k++)
 		if (tally[k])
-			row->born[row->nborn++] = (struct born_count){.period = k, .live = tally[k]};
+			row->born[row->nborn++] =
+			    (struct born_count){.period = k, .live = tally[k]};
 	return 0;
 }
 
@@ -130,8 +131,8 @@ static void tally_slots(const struct census *now, const struct cohorts *co,
 		for (j = 0; j < p->nslots; j++) {
 			uint64_t *t;
 
-			if ((p->slot[j] & 0xf) == SLOT_LIVE &&
-			    co->born[at + j] <= period && (t = u64map_get(by_hash, p->class_of[j])))
+			if ((p->slot[j] & 0xf) == SLOT_LIVE && co->born[at + j] <= period &&
+			    (t = u64map_get(by_hash, p->class_of[j])))
 				t[co->born[at + j]]++;
 		}
 	}
