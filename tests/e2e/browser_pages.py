@@ -5,7 +5,8 @@
 # document then holds, as JSON, for test_html.rb to hold against the traced program's own truth.
 # One browser for every page (its start is most of the time).
 #   browser_pages.py SPEC.json   -> {"pages": [{...observations...}, ...]}
-# SPEC: {"pages": [{"path", "zoom": frame name, "search": text, "screenshot": PNG path}, ...]}
+# SPEC: {"pages": [{"path", "zoom": frame name, "search": text, "screenshot": PNG path,
+#                   "cohort": [t0, t1, t2] (a series' period indices)}, ...]}
 import json
 import sys
 
@@ -116,6 +117,21 @@ def series(d, out):
         out["range"][cells[0]] = cells[1]
 
 
+def cohort(d, page, out):
+    """The range chosen as a person would (each select set, a change event), then the table."""
+    if not d.find_elements(By.ID, "t2"):
+        out["cohort"] = None
+        return
+    for sel, k in zip(("t0", "t1", "t2"), page["cohort"]):
+        d.execute_script("var s = document.getElementById(arguments[0]); s.value = arguments[1];"
+                         "s.dispatchEvent(new Event('change'))", sel, str(k))
+    rows = {}
+    for row in d.find_elements(By.CSS_SELECTOR, "#cohort-table tbody tr"):
+        cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+        rows[cells[0]] = cells[1]
+    out["cohort"] = {"title": d.find_element(By.ID, "cohort-title").text, "rows": rows}
+
+
 def observe(d, page):
     d.get("file://" + page["path"])
     out = {"path": page["path"],
@@ -126,6 +142,8 @@ def observe(d, page):
         icicle(d, page, out)
     if d.find_elements(By.ID, "series-chart"):
         series(d, out)
+        if page.get("cohort"):
+            cohort(d, page, out)
     for table_id, title in (("classes", "retained"), ("classes", "live"), ("diff-0", "retained change")):
         if d.find_elements(By.ID, table_id) and "sort" not in out:
             table_sort(d, table_id, title, out)

@@ -272,3 +272,72 @@ test "html: a report past the page's 20,000 call paths is pruned, and says what 
   check_eq(tree["paths"].sum { |p| p[0] } + tree["left_out"]["objects"], tree["objects"], "what is drawn and left out sum")
   check(File.size(page) < 8 << 20, "page size #{File.size(page)}")
 end
+
+# trace --every 1 of scenarios/cohorts.rb: batch 0 there before the trace, batch k made in period
+# k (1..3), some of batches 0 and 1 let go in period 3.  Each step must be answered between the
+# censuses of its period's neighbours ("time" of the files), or the periods it is in are unknown.
+# [files, counts at each file's census by batch]
+def cohort_series(dir)
+  io = IO.popen({ "COHORT_AT_START" => "40" }, [TARGET_RUBY, File.join(SCENARIOS, "cohorts.rb")], "r+")
+  pid = Timeout.timeout(30) { io.gets }.to_s[/\Aready (\d+)/, 1].to_i
+  ask = lambda do |cmd|
+    io.puts cmd
+    JSON.parse(Timeout.timeout(20) { io.gets }.to_s[/\Acounts (.*)/, 1] || "null").tap do |c|
+      raise Failure, "cohorts.rb did not answer #{cmd}" unless c
+    end
+  end
+  err_r, err_w = IO.pipe
+  rbm = Process.spawn(RBM, "-p", pid.to_s, "--every", "1", "-d", "20", "--format", "json",
+                      "-o", File.join(dir, "c-%{time}.json"), err: err_w)
+  err_w.close
+  expect_line(err_r, /tracing 1 process/, "rbmemtrace start")
+  steps = [["make 1 300"], ["make 2 200"], ["free 1 100", "free 0 10", "make 3 50"]]
+  files = []
+  counts = []
+  steps.each_with_index do |cmds, k|
+    done = nil
+    cmds.each { |c| done = ask.call(c) }
+    answered = Time.now.to_f
+    Timeout.timeout(20) do
+      sleep 0.05 until (files = Dir[File.join(dir, "c-*.json")].sort).size > k
+    end
+    check_eq(files.size, k + 1, "period files after step #{k + 1}")
+    time = JSON.parse(File.read(files[k]))["period"]["time"]
+    check(answered < time, "step #{k + 1} answered before period #{k + 1}'s census (#{answered} < #{time}): a loaded host")
+    counts << done
+  end
+  Process.kill("INT", rbm)
+  Process.wait(rbm)
+  [files, counts]
+ensure
+  io&.puts("exit") rescue nil
+  io&.close rescue nil
+end
+
+test "html: --every's birth cohorts in each period's JSON and the series page's chosen range, the target's counts" do
+  dir = File.join(html_dir, "cohorts")
+  FileUtils.mkdir_p(dir)
+  files, counts = cohort_series(dir)
+  docs = files.map { |f| rbm_json(File.read(f)) }
+  check_eq(docs.map { |d| d["period"]["number"] }, [1, 2, 3], "period numbers")
+  docs.each_with_index do |d, k|
+    want = counts[k].map { |b, n| [b.to_i, n] }.reject { |_, n| n.zero? }.sort
+    row = class_row(d, "CohortItem")
+    check_eq(row["born"], want, "period #{k + 1}: CohortItem's live by birth period, the target's by batch")
+    check_eq(row["live_end"], want.sum { |_, n| n }, "period #{k + 1}: born sums to live_end")
+  end
+  check(class_row(docs[2], "String")["born"].to_a.any? { |p, _| p.zero? }, "strings from before the trace: period 0")
+  page = File.join(dir, "series.html")
+  _, err, status = Open3.capture3(RBM, "merge", *files, "--format", "html", "-o", page)
+  check(status.success?, "merge --format html of the series failed: #{err}")
+  later, first = browser_pages("pages" => [{ "path" => page, "cohort" => [1, 2, 2] },
+                                           { "path" => page, "cohort" => [0, 0, 2] }])
+  # Periods 2 and 3's batches alive at 3's end; period 1's batch alive at 3's end.
+  check_eq(later["cohort"]["rows"]["CohortItem"].delete(",").to_i, counts[2]["2"] + counts[2]["3"],
+           "the page: allocated in periods 2 to 3, alive at 3 (#{later['cohort']['title']})")
+  check_eq(first["cohort"]["rows"]["CohortItem"].delete(",").to_i, counts[2]["1"],
+           "the page: allocated in period 1, alive at 3")
+  check(first["cohort"]["title"].start_with?("Allocated from the start of period 1 to the end of period 1"),
+        "the range said: #{first['cohort']['title']}")
+  check_inert(later, nil, "cohort page")
+end

@@ -91,6 +91,15 @@ static void rich_report(struct report *r, bool sampled)
 	cr_assert_eq(report_add_counts(r, "NoPath", NULL, &c2, NULL), 0);
 	cr_assert_eq(report_set_census(r, "Leak::Item", &cc), 0);
 	report_finish(r);
+	{ /* a period's birth cohorts: of live_end's 60, 11 from the start, 49 born in period 3 */
+		struct class_row *row = report_find_row(r, "Leak::Item");
+
+		cr_assert(row && (row->born = calloc(2, sizeof(*row->born))));
+		row->have_born = true;
+		row->nborn = 2;
+		row->born[0] = (struct born_count){.period = 0, .live = 11};
+		row->born[1] = (struct born_count){.period = 3, .live = 49};
+	}
 }
 
 static void same_counts(const struct counts *a, const struct counts *b, bool full, const char *w)
@@ -181,6 +190,12 @@ static void same_report(const struct report *a, const struct report *b, bool ide
 		cr_expect_eq(x->census.live_end, y->census.live_end);
 		cr_expect_eq(x->census.bytes_end, y->census.bytes_end);
 		cr_expect_eq(x->census.old_end, y->census.old_end);
+		cr_expect_eq(x->have_born, y->have_born, "%s born", x->name);
+		cr_assert_eq(x->nborn, y->nborn, "%s born", x->name);
+		for (j = 0; j < x->nborn; j++) {
+			cr_expect_eq(x->born[j].period, y->born[j].period);
+			cr_expect_eq(x->born[j].live, y->born[j].live);
+		}
 	}
 	cr_expect_eq(a->with_stacks, b->with_stacks);
 	cr_expect_eq(a->stacks_truncated, b->stacks_truncated);
@@ -349,6 +364,18 @@ Test(json_read, malformed_truncated_and_mistyped)
 	bad("{\"processes\": 3}", "processes: expected an array");
 	bad("{" MIN_REPORT ", \"classes\": [], \"classes\": []}", "duplicate");
 	bad("{" MIN_REPORT ", \"classes\": [], \"sampling\": 3}", "sampling: expected an object");
+	bad("{" MIN_REPORT ", \"classes\": [{\"name\": \"A\", \"allocated\": 1, \"retained\": 0, "
+	    "\"born\": [[2, 1], [1, 5]]}]}",
+	    "classes[0].born[1]: periods not in ascending order");
+	bad("{" MIN_REPORT ", \"classes\": [{\"name\": \"A\", \"allocated\": 1, \"retained\": 0, "
+	    "\"born\": [[2, -1]]}]}",
+	    "classes[0].born[0]: expected a [period, live] pair");
+	bad("{" MIN_REPORT ", \"classes\": [{\"name\": \"A\", \"allocated\": 1, \"retained\": 0, "
+	    "\"born\": [3]}]}",
+	    "classes[0].born[0]: expected a [period, live] pair");
+	bad("{" MIN_REPORT ", \"classes\": [{\"name\": \"A\", \"allocated\": 1, \"retained\": 0, "
+	    "\"born\": {}}]}",
+	    "classes[0].born: expected an array");
 	/* Found by fuzz_json_read: pprof made this duration an int64 of nanoseconds. */
 	bad("{" MIN_REPORT ", \"duration_s\": 92233720368547758080.0, \"classes\": []}",
 	    "duration_s: expected a number from -1000000000 to 1000000000");

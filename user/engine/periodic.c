@@ -63,6 +63,50 @@ static int period_verdict(struct session *s, struct periodic_proc *pp, struct re
 	return err;
 }
 
+static void drop_cohorts(struct periodic_proc *pp, bool lost)
+{
+	cohorts_free(&pp->cohorts);
+	pp->have_cohorts = false;
+	pp->cohorts_lost |= lost;
+}
+
+/*
+ * The period's birth cohorts: now's slots against the last period's census
+ * (the trace's start's, for the first), the births carried, and per class
+ * its live objects by birth period into r.  Before period_verdict, which
+ * keeps now as the next period's start.  A failure ends the cohorts of
+ * this process, said once: later births could not be told.
+ */
+static void period_cohorts(struct session *s, struct periodic_proc *pp, struct report *r,
+			   struct census *now)
+{
+	const struct census *before = pp->have_census		? &pp->census
+				      : s->snap.have_census_start ? &s->snap.census_start
+								  : NULL;
+	unsigned int old_age = s->at.heap_layout ? s->at.heap_layout->old_age : 3;
+	struct cohorts next;
+	int err;
+
+	if (pp->cohorts_lost || !before || (pp->have_census && !pp->have_cohorts))
+		return;
+	err = cohorts_carry(before, pp->have_census ? &pp->cohorts : NULL, now, old_age,
+			    pp->number, &next);
+	drop_cohorts(pp, err != 0);
+	if (!err) {
+		pp->cohorts = next;
+		pp->have_cohorts = true;
+		err = cohorts_to_report(now, &pp->cohorts, pp->number, r);
+	} else {
+		cohorts_free(&next);
+	}
+	if (err) {
+		drop_cohorts(pp, true);
+		rbm_warn("PID %d: no birth cohorts from period %llu on: %s", s->target.pid,
+			 (unsigned long long) pp->number,
+			 err == -ENOMEM ? "out of memory" : "the censuses cannot be compared");
+	}
+}
+
 /* One process's report of the period ending now, handed to the sink. */
 static void take_period(struct periodic *p, size_t i, double now)
 {
@@ -77,6 +121,8 @@ static void take_period(struct periodic *p, size_t i, double now)
 	struct census census = {0};
 
 	err = session_report_census_keep(s, &r, verdict ? &census : NULL, why, sizeof(why));
+	if (!err && verdict)
+		period_cohorts(s, pp, &r, &census);
 	if (!err && verdict && period_verdict(s, pp, &r, &census))
 		err = -ENOMEM;
 	if (!err && verdict) {
@@ -131,6 +177,7 @@ static void ended(void *ctx, struct many *m, size_t i)
 
 	(void) m;
 	forget_start(pp);
+	drop_cohorts(pp, false);
 	if (pp->have_last)
 		pp->last.period.target_gone = true;
 	if (p->sink->gone)
@@ -201,5 +248,6 @@ void periodic_close(struct periodic *p)
 			p->procs[i].have_last = false;
 		}
 		forget_start(&p->procs[i]);
+		drop_cohorts(&p->procs[i], false);
 	}
 }

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include "census.h"
+#include "cohorts.h"
 #include "many.h"
 #include "verdict_run.h"
 
@@ -36,6 +37,10 @@ struct periodic_proc {
 	struct verdict_base *base;
 	struct census census;
 	bool have_census;
+	/* Per slot of census (or of the trace's start's, before one), the period it was born in */
+	struct cohorts cohorts;
+	bool have_cohorts;
+	bool cohorts_lost; /* a comparison failed: later periods cannot tell births */
 };
 
 struct periodic {

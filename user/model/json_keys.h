@@ -225,7 +225,8 @@
 	X(container_id) \
 	X(pod_uid) \
 	X(pod_name) \
-	X(pod_namespace)
+	X(pod_namespace) \
+	X(born)
 // clang-format on
 
 enum json_key {

@@ -117,6 +117,51 @@ void jr_read_sampling(struct json_reader *rd, const json_t *o, const char *where
 		snprintf(si->doubt, sizeof(si->doubt), "%s", doubt);
 }
 
+/* One [period, live] pair of a class's born; 0, or the reader failed. */
+static int read_born_pair(struct json_reader *rd, const json_t *pair, const char *at,
+			  struct born_count *b, const struct born_count *prev)
+{
+	const json_t *p = json_array_get(pair, 0), *l = json_array_get(pair, 1);
+
+	if (!json_is_array(pair) || json_array_size(pair) != 2 || !json_is_integer(p) ||
+	    !json_is_integer(l) || json_integer_value(p) < 0 || json_integer_value(l) < 0) {
+		jr_fail(rd, at, NULL, "expected a [period, live] pair of whole numbers >= 0");
+		return -1;
+	}
+	b->period = (uint64_t) json_integer_value(p);
+	b->live = (uint64_t) json_integer_value(l);
+	if (prev && b->period <= prev->period) {
+		jr_fail(rd, at, NULL, "periods not in ascending order");
+		return -1;
+	}
+	return 0;
+}
+
+/* classes[].born: the class's live objects by birth period, periods ascending. */
+static void read_born(struct json_reader *rd, const json_t *o, const char *where,
+		      struct class_row *row)
+{
+	json_t *arr = jr_get_arr(rd, o, where, JK(born), false), *pair;
+	char at[340];
+	size_t i;
+
+	if (!arr)
+		return;
+	row->born = calloc(json_array_size(arr) + 1, sizeof(*row->born));
+	if (!row->born) {
+		jr_fail(rd, where, JK(born), "out of memory");
+		return;
+	}
+	row->have_born = true;
+	json_array_foreach(arr, i, pair)
+	{
+		snprintf(at, sizeof(at), "%s.%s[%zu]", where, JK(born), i);
+		if (read_born_pair(rd, pair, at, &row->born[i], i ? &row->born[i - 1] : NULL))
+			return;
+		row->nborn = i + 1;
+	}
+}
+
 void jr_read_classes(struct json_reader *rd, struct report *r, const json_t *arr, const char *where)
 {
 	char at[300];
@@ -156,6 +201,8 @@ void jr_read_classes(struct json_reader *rd, struct report *r, const json_t *arr
 			row->census.new_unaged = jr_get_u64(rd, o, at, JK(new_unaged), false);
 			row->census.new_old = jr_get_u64(rd, o, at, JK(new_old), false);
 		}
+		if (!row->have_born)
+			read_born(rd, o, at, row);
 		row->est_source = est_source_of(jr_get_str(rd, o, at, JK(est_source), false));
 		if (rd->failed)
 			return;
@@ -293,7 +340,8 @@ static int order_sites(struct report *r, const ssize_t *order, size_t norder)
 	for (i = 0; i < r->nsites; i++)
 		if (!used[i])
 			sorted[n++] = r->sites[i];
-	memcpy(r->sites, sorted, n * sizeof(*sorted));
+	if (n) /* no sites: r->sites is NULL, which memcpy may not be given */
+		memcpy(r->sites, sorted, n * sizeof(*sorted));
 	free(sorted);
 	free(used);
 	return 0;

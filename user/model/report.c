@@ -154,6 +154,19 @@ int report_set_census(struct report *r, const char *name, const struct census_co
 	return 0;
 }
 
+struct class_row *report_find_row(struct report *r, const char *name)
+{
+	uintptr_t at = (uintptr_t)u64map_get(&r->by_name, str_hash(name));
+	size_t i;
+
+	if (at && at <= r->nrows && !strcmp(r->rows[at - 1].name, name))
+		return &r->rows[at - 1];
+	for (i = 0; i < r->nrows; i++) /* a hash collision */
+		if (!strcmp(r->rows[i].name, name))
+			return &r->rows[i];
+	return NULL;
+}
+
 static uint64_t hash_more(uint64_t h, const char *s)
 {
 	while (*s)
@@ -421,8 +434,10 @@ void report_free(struct report *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->nrows; i++)
+	for (i = 0; i < r->nrows; i++) {
 		free(r->rows[i].name);
+		free(r->rows[i].born);
+	}
 	free(r->rows);
 	u64map_free(&r->by_name, NULL);
 	for (i = 0; i < r->nsites; i++)

@@ -114,6 +114,12 @@ struct period_counts {
 	uint64_t est_allocated;
 };
 
+/* Of a class's live objects at a period's end, those born in one period. */
+struct born_count {
+	uint64_t period;
+	uint64_t live;
+};
+
 struct class_row {
 	char *name;
 	struct counts counts;
@@ -124,6 +130,14 @@ struct class_row {
 	double est_cap; /* est.retained was scaled by this to fit the census (1: not) */
 	enum est_source est_source;
 	bool est_source_set; /* merge: est_source is of a part already summed */
+	/*
+	 * A period of a continuous trace (cohorts.h): of live_end, how many were
+	 * born in each period (0: already there at the trace's start), by
+	 * period ascending, the periods with none left out.  Owned.
+	 */
+	bool have_born;
+	struct born_count *born;
+	size_t nborn;
 };
 
 /* Where objects were allocated: the innermost Ruby frame. */
@@ -350,6 +364,8 @@ const struct report_retainer *report_retainer_of(const struct report *r, const c
 
 /* The row called name, created with zero counts if new; NULL when out of memory. */
 struct class_row *report_row(struct report *r, const char *name);
+/* The row of name, NULL if r has none (none is added). */
+struct class_row *report_find_row(struct report *r, const char *name);
 /* Adds counts to the row called name (merging rows that share a name). */
 int report_add(struct report *r, const char *name, const struct counts *c);
 /* Adds the ages of retained objects to the row, and to a stack's site and path. */

@@ -19,6 +19,8 @@
 #define HTML_MAX_PATHS 20000
 #define HTML_MAX_CLASSES 5000
 #define HTML_MAX_SERIES_CLASSES 200
+/* A series' birth cohorts: [birth period, live] pairs a process's series holds (about 10 bytes each) */
+#define HTML_MAX_COHORT_PAIRS 500000
 #define WHY_HTML_MAX_EDGES 64 /* a retainer path's edges drawn; longer ones are cut */
 
 /* A string from the target, as the text report shows it. */
@@ -27,6 +29,8 @@ void html_string(struct jw *w, const char *key, const char *s);
 int html_report_members(struct jw *w, const struct report *r);
 /* The model's processes that are periods of a continuous trace, as series by process. */
 int html_series_members(struct jw *w, const struct model *m);
+/* The same, each series' birth cohorts within max_pairs pairs (the page's cap, or a test's). */
+int html_series_members_capped(struct jw *w, const struct model *m, size_t max_pairs);
 /* A why report's members: its targets and their retainer paths, as an icicle. */
 int html_why_members(struct jw *w, const struct why_report *wr);
 

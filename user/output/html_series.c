@@ -4,9 +4,9 @@
  * (trace --every, merged) by process, oldest first, with each class's live
  * objects and bytes at every period's end (the census's) and each holder
  * of the periods' leak verdicts with what it keeps alive (dominated_bytes).
- * Per-period birth cohorts ("allocated between t0 and t1, alive at t2")
- * are not in the periods' model: a period's report holds its census's
- * totals only (docs/html.md says what the engine would have to keep).
+ * With each class, its live objects at every period's end by the period
+ * they were born in (classes[].born of the reports): what the page's
+ * "allocated between t0 and t1, still alive at t2" sums.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,11 +50,75 @@ static const struct class_row *row_of(const struct report *r, const char *name)
 	return NULL;
 }
 
-/* The classes of the series' last period, by live objects: what the chart may draw. */
-static void write_classes(struct jw *w, const struct report *const *p, size_t n)
+/* The [birth period, live] pairs of the class over the series. */
+static size_t born_pairs(const struct report *const *p, size_t n, const char *name)
+{
+	size_t k, pairs = 0;
+
+	for (k = 0; k < n; k++) {
+		const struct class_row *c = row_of(p[k], name);
+
+		pairs += c && c->have_born ? c->nborn : 0;
+	}
+	return pairs;
+}
+
+/*
+ * The class's live objects at each period's end by birth period: per
+ * period, [birth period, live] pairs (none when the class had none or the
+ * report does not tell); null when they would take the page past *budget
+ * pairs (a long series: periods times periods), which they are taken from.
+ */
+static bool write_born(struct jw *w, const struct report *const *p, size_t n, const char *name,
+		       size_t *budget)
+{
+	size_t k, i, pairs = born_pairs(p, n, name);
+
+	if (pairs > *budget) {
+		jw_null(w, "born");
+		return false;
+	}
+	*budget -= pairs;
+	jw_array(w, "born", JW_COMPACT);
+	for (k = 0; k < n; k++) {
+		const struct class_row *c = row_of(p[k], name);
+
+		jw_array(w, NULL, JW_COMPACT);
+		for (i = 0; c && c->have_born && i < c->nborn; i++) {
+			jw_array(w, NULL, JW_COMPACT);
+			jw_u64(w, NULL, c->born[i].period);
+			jw_u64(w, NULL, c->born[i].live);
+			jw_end(w);
+		}
+		jw_end(w);
+	}
+	jw_end(w);
+	return true;
+}
+
+/* Whether every period's report tells its classes' births (one row that does is enough). */
+static bool all_born(const struct report *const *p, size_t n)
+{
+	size_t k, i;
+
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < p[k]->nrows && !p[k]->rows[i].have_born; i++)
+			;
+		if (i == p[k]->nrows)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The classes of the series' last period, by live objects: what the chart
+ * may draw; the births of as many as budget pairs hold.  Returns the
+ * classes whose births were left out.
+ */
+static size_t write_classes(struct jw *w, const struct report *const *p, size_t n, size_t budget)
 {
 	const struct report *last = p[n - 1];
-	size_t i, k;
+	size_t i, k, left_out = 0;
 
 	jw_array(w, "classes", JW_LINES);
 	for (i = 0; i < last->nrows && i < HTML_MAX_SERIES_CLASSES; i++) {
@@ -76,9 +140,11 @@ static void write_classes(struct jw *w, const struct report *const *p, size_t n)
 			jw_u64(w, NULL, c && c->census.have ? c->census.bytes_end : 0);
 		}
 		jw_end(w);
+		left_out += !write_born(w, p, n, name, &budget);
 		jw_end(w);
 	}
 	jw_end(w);
+	return left_out;
 }
 
 /* Each period's verdict points: the holder and what it keeps alive then. */
@@ -108,7 +174,7 @@ static void write_holders(struct jw *w, const struct report *const *p, size_t n)
 	jw_end(w);
 }
 
-static void write_one(struct jw *w, const struct report *const *p, size_t n)
+static void write_one(struct jw *w, const struct report *const *p, size_t n, size_t max_pairs)
 {
 	size_t k;
 
@@ -124,12 +190,18 @@ static void write_one(struct jw *w, const struct report *const *p, size_t n)
 	for (k = 0; k < n; k++)
 		jw_u64(w, NULL, p[k]->period.number);
 	jw_end(w);
-	write_classes(w, p, n);
+	jw_bool(w, "cohorts", all_born(p, n));
+	jw_u64(w, "born_left_out", write_classes(w, p, n, max_pairs));
 	write_holders(w, p, n);
 	jw_end(w);
 }
 
 int html_series_members(struct jw *w, const struct model *m)
+{
+	return html_series_members_capped(w, m, HTML_MAX_COHORT_PAIRS);
+}
+
+int html_series_members_capped(struct jw *w, const struct model *m, size_t max_pairs)
 {
 	size_t *order = calloc(m->nprocs + 1, sizeof(*order));
 	const struct report **p = calloc(m->nprocs + 1, sizeof(*p));
@@ -152,7 +224,7 @@ int html_series_members(struct jw *w, const struct model *m)
 		for (j = i; j < n && same_process(p[i], p[j]); j++)
 			;
 		if (j - i >= 2) /* one period is no series */
-			write_one(w, p + i, j - i);
+			write_one(w, p + i, j - i, max_pairs);
 	}
 	jw_end(w);
 	free(order);

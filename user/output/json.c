@@ -43,6 +43,23 @@ static void write_census(struct jw *w, const struct census_counts *cc)
 	jw_u64(w, JK(new_old), cc->new_old);
 }
 
+/* A period's live objects of the class by the period they were born in: [period, live] pairs. */
+static void write_born(struct jw *w, const struct class_row *row)
+{
+	size_t k;
+
+	if (!row->have_born)
+		return;
+	jw_array(w, JK(born), JW_INLINE);
+	for (k = 0; k < row->nborn; k++) {
+		jw_array(w, NULL, JW_INLINE);
+		jw_u64(w, NULL, row->born[k].period);
+		jw_u64(w, NULL, row->born[k].live);
+		jw_end(w);
+	}
+	jw_end(w);
+}
+
 static void write_heap(struct jw *w, const char *key, const struct heap_info *h)
 {
 	if (!h->have)
@@ -255,6 +272,7 @@ static void write_classes(struct jw *w, const struct report *r)
 		if (r->have_estimates)
 			jw_string(w, JK(est_source), est_source_name(row->est_source));
 		write_census(w, &row->census);
+		write_born(w, row);
 		write_ages(w, &row->ages);
 		jw_end(w);
 	}

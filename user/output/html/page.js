@@ -310,6 +310,32 @@
       hs, 'holders-table'));
   }
 
+  // Birth cohorts: per class, the objects allocated in periods a to b (by the periods' numbers)
+  // still alive at the end of period c: the sum of c's [birth period, live] pairs in the range.
+  function cohortTable(holder, s, a, b, c, label) {
+    holder.textContent = '';
+    const lo = s.numbers[a], hi = s.numbers[b];
+    add(holder, el('p', { id: 'cohort-title' }, 'Allocated from the start of period ' + lo +
+      ' to the end of ' + label(b) + ', still alive at the end of ' + label(c) + ':'));
+    const rows = s.classes.filter(function (cl) { return cl.born; }).map(function (cl) {
+      let n = 0;
+      for (const pair of cl.born[c]) if (pair[0] >= lo && pair[0] <= hi) n += pair[1];
+      return { name: cl.name, n: n, live: cl.live[c] };
+    }).filter(function (r) { return r.n; });
+    rows.sort(function (p, q) { return q.n - p.n; });
+    add(holder, table([
+      { title: 'class', name: true, get: function (r) { return r.name; } },
+      { title: 'allocated then, alive', get: function (r) { return r.n; }, show: num },
+      { title: 'live then', get: function (r) { return r.live; }, show: num }], rows, 'cohort-table'));
+    if (c < b)
+      add(holder, el('p', { class: 'note' }, 'The end chosen is before the range\'s: only ' +
+        'what was allocated by then is counted.'));
+    if (!rows.length) add(holder, el('p', { class: 'note' }, 'None.'));
+    if (s.born_left_out)
+      add(holder, el('p', { class: 'note' }, num(s.born_left_out) + ' classes with fewer live ' +
+        'objects left out of this table: their births would take the page past its size.'));
+  }
+
   // A series of periods: each class's live objects, each holder's dominated bytes, by period.
   function series() {
     if (!D.series || !D.series.length) return;
@@ -332,6 +358,11 @@
       const t0 = pick('t0', 0);
       add(ctl, el('span', {}, 'to'));
       const t1 = pick('t1', n - 1);
+      let t2 = null;
+      if (s.cohorts) {
+        add(ctl, el('span', {}, 'still alive at'));
+        t2 = pick('t2', n - 1);
+      }
       const growth = function (c) { return c.live[n - 1] - c.live[0]; };
       const top = s.classes.slice().sort(function (a, b) { return growth(b) - growth(a); })
         .slice(0, 8).map(function (c) { return { name: c.name, values: c.live, note: signed(growth(c)) }; });
@@ -341,19 +372,22 @@
       if (hl.length)
         moves.push(chart('holders-chart', hl, n, bytes, 'data-holder',
           'What the leak verdict\'s holders keep alive (dominated_bytes) at each period\'s end:'));
+      const cohorts = t2 ? add(main, el('div')) : null;
       const holder = add(main, el('div'));
       function update() {
         let a = Number(t0.value), b = Number(t1.value);
         if (a > b) { const t = a; a = b; b = t; }
         for (const m of moves) m(a, b);
+        if (cohorts) cohortTable(cohorts, s, a, b, Number(t2.value), label);
         rangeTables(holder, s, a, b, label);
       }
-      t0.addEventListener('change', update);
-      t1.addEventListener('change', update);
+      for (const sel of [t0, t1, t2]) if (sel) sel.addEventListener('change', update);
       update();
-      note('"Allocated between t0 and t1 and still alive at t2" needs birth cohorts per ' +
-        'period, which the periods\' reports do not carry yet: the charts show what is live ' +
-        'at each period\'s end.');
+      if (!t2)
+        note('"Allocated between t0 and t1 and still alive at t2" needs the periods\' birth ' +
+          'cohorts (classes[].born), which these reports do not carry (written with ' +
+          '--no-why, or by an older rbmemtrace): the charts show what is live at each ' +
+          'period\'s end.');
     }
   }
 
