@@ -28,6 +28,12 @@ files = Dir[File.join(__dir__, "test_*.rb")].sort
 files.reject! { |f| OWN_TARGET.include?(File.basename(f)) } unless ENV["RBM_E2E_FILES"]
 # A build that runs test_trace.rb alone: its sampled trace is the series's other build's.
 BUILD_ONLY_RUN = ENV["RBM_E2E_RUBY"] && !whole_suite?(TARGET_LABEL) && !ENV["RBM_E2E_FILES"]
+
+# A test that such a build leaves to the series's other one: its sampler, maps and compaction
+# do not depend on where the layout came from, only its exact counts do.
+def suite_only!
+  raise NotApplicable, "run on the series's other build (layout-independent)" if BUILD_ONLY_RUN
+end
 if ENV["RBM_E2E_RUBY"]
   chosen = BUILD_ONLY_RUN ? BUILD_ONLY : VERSIONED
   puts "note   #{TARGET_LABEL}: #{chosen.join(' ')} (the other versioned files run on the series's other build)" unless chosen == VERSIONED

@@ -172,6 +172,7 @@ test "load-time allocations keep their file:line and frames after the required f
 end
 
 test "demo: the request loop's leak at its line, with its call path; the top suspect" do
+  suite_only! # the series's other build runs it (CI's time)
   app = File.join(ROOT, "examples", "leaky_app.rb")
   src = File.readlines(app)
   leak_line = src.index { |l| l.include?("# the leak") } + 1
@@ -236,8 +237,7 @@ test "--max-objects: a full map is counted, not silent" do
 end
 
 test "--max-overhead (the -p default): sampled, scaled, the leak found" do
-  # The sampler does not depend on where the layout came from: its 10 s once a series (CI's time).
-  raise NotApplicable, "sampled on the series's other build (test_default_mode.rb there)" if BUILD_ONLY_RUN
+  suite_only! # the sampler does not depend on where the layout came from (CI's time)
   report, truth, _, status = sampled_leak_trace
   check(status.success?, "rbmemtrace exited #{status}")
   s = report["sampling"] or raise Failure, "no sampling section"
@@ -392,6 +392,7 @@ end
 # Class counts never depend on how many call paths there are: 66,560 (class, path) pairs overflow
 # the (class, path) table, --max-stacks 100 + 65,536 entries, into the per-class one.
 test "call paths beyond the tables: every class still counted exactly" do
+  suite_only! # the series's other build runs it (CI's time)
   report, truth, = trace_command("many_paths.rb", rbm_args: ["--depth", "4", "--max-stacks", "100"])
   check_classes_exact(report, truth)
   check_eq(report["dropped"]["class_overflow"], 0, "class_overflow")
@@ -438,6 +439,7 @@ end
 # A target that compacts without pause: the final pass cannot wait for a quiet heap, and must
 # still tell the objects that moved (followed by the compaction probe) from the dead.
 test "GC.compact without pause under -p --full: nothing not followed, a tenth kept" do
+  suite_only! # the series's other build runs it (CI's time)
   Open3.popen3(TARGET_RUBY, File.join(SCENARIOS, "compact_forever.rb")) do |sin, sout, _serr, sthr|
     pid = expect_line(sout, /^ready (\d+)/, "compact_forever.rb")[1].to_i
     sin.puts "go"

@@ -36,13 +36,15 @@ Test(proc_info, a_process_cpu_grows_as_it_runs)
 
 Test(proc_info, the_machine_counts_what_we_ran_as_busy)
 {
-	double idle0, busy0, idle1, busy1;
+	double idle0, busy0, niced0, idle1, busy1, niced1;
 
-	cr_assert_eq(proc_machine_cpu(&idle0, &busy0), 0);
+	cr_assert_eq(proc_machine_cpu(&idle0, &busy0, &niced0), 0);
 	spin(0.2);
-	cr_assert_eq(proc_machine_cpu(&idle1, &busy1), 0);
+	cr_assert_eq(proc_machine_cpu(&idle1, &busy1, &niced1), 0);
 	cr_expect(busy1 - busy0 >= 0.1, "%g s busy for 0.2 s of spinning", busy1 - busy0);
 	cr_expect(idle1 >= idle0);
+	cr_expect(niced1 >= niced0 && niced1 - niced0 <= busy1 - busy0 + 0.05, "niced %g of busy %g",
+		  niced1 - niced0, busy1 - busy0);
 }
 
 Test(proc_info, a_process_that_is_gone_has_no_cpu)

@@ -37,3 +37,16 @@ Test(tracer_cpu, an_idle_target_pays_nothing_and_no_share_is_above_all)
 	cr_expect(NEAR(tracer_cpu_taken(0.012, 0, 1.0, 5.0), 0.012),
 		  "ticks ahead of the machine's");
 }
+
+Test(tracer_cpu, a_niced_build_beside_us_is_spare_time)
+{
+	/* 2 CPUs, 1 s: the target 1.0 s, a nice 19 build 0.99 s, the tracer 10 ms, nothing idle. */
+	double spare = tracer_cpu_niced_spare(0.99, 0.010, 1.0, false);
+
+	cr_expect(NEAR(spare, 0.98), "%g s", spare);
+	cr_expect(NEAR(tracer_cpu_taken(0.010, 0 + spare, 2.0 - spare, 1.0), 0),
+		  "the tracer ran in the build's time");
+	/* A niced target's own time is no spare, nor ours. */
+	cr_expect(NEAR(tracer_cpu_niced_spare(1.0, 0.010, 1.0, true), 0));
+	cr_expect(NEAR(tracer_cpu_niced_spare(0.005, 0.010, 0, false), 0), "never below none");
+}

@@ -18,9 +18,17 @@
  */
 double tracer_cpu_taken(double self, double idle, double busy, double target);
 
+/*
+ * What niced processes ran beside us (niced, the machine's nice time) that
+ * a tracer at nice 0 could have had: a nice 19 build yields nearly all of
+ * it, so counting it busy charged the tracer as if it took from the target.
+ * Our own time (we may run niced) and a niced target's are not spare.
+ */
+double tracer_cpu_niced_spare(double niced, double self, double target, bool target_niced);
+
 struct tracer_cpu {
 	bool have;
-	double self, idle, busy, target; /* at the last look */
+	double self, idle, busy, niced, target; /* at the last look */
 };
 
 /* What the tracer took from pid since the last call (0 at the first, or when unknown). */

@@ -154,7 +154,16 @@ double proc_cpu_seconds(pid_t pid)
 	return (double) (utime + stime) / sysconf(_SC_CLK_TCK);
 }
 
-int proc_machine_cpu(double *idle, double *busy)
+int proc_nice(pid_t pid)
+{
+	char buf[1024];
+	const char *p = stat_field(pid, buf, sizeof(buf), 19);
+	int nice;
+
+	return p && sscanf(p, "%d", &nice) == 1 ? nice : 0;
+}
+
+int proc_machine_cpu(double *idle, double *busy, double *niced)
 {
 	unsigned long long v[8] = {0};
 	char line[512];
@@ -173,6 +182,7 @@ int proc_machine_cpu(double *idle, double *busy)
 	/* user nice system idle iowait irq softirq steal; guest time is in user already. */
 	*idle = (double) (v[3] + v[4]) / sysconf(_SC_CLK_TCK);
 	*busy = (double) (v[0] + v[1] + v[2] + v[5] + v[6]) / sysconf(_SC_CLK_TCK);
+	*niced = (double) v[1] / sysconf(_SC_CLK_TCK);
 	return 0;
 }
 

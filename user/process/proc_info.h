@@ -46,9 +46,11 @@ double proc_cpu_seconds(pid_t pid);
 /*
  * The machine's CPU seconds since boot, every CPU's, from /proc/stat: idle
  * (idle and iowait) and busy (the rest but steal, which no process here
- * had).  0, or -errno.
+ * had), and of busy what niced processes ran (niced).  0, or -errno.
  */
-int proc_machine_cpu(double *idle, double *busy);
+int proc_machine_cpu(double *idle, double *busy, double *niced);
+/* Its nice value (0 if unknown). */
+int proc_nice(pid_t pid);
 
 /*
  * The processes other than self whose command line matches re (NULL: any)
