@@ -240,13 +240,6 @@ double session_watch_poll(struct session *s, double t)
 		return 1;
 	}
 	charge(s);
-	/* the windows back off as the watch is charged; past the budget all the same, it ends */
-	if (s->sampling &&
-	    sampler_overhead(&s->windows.sampler, t - s->start) * 100 > s->opt.max_overhead &&
-	    watch_run_spent(w->run, t)) {
-		session_watch_end(s);
-		return 1;
-	}
 	return watch_run_next(w->run) > t ? watch_run_next(w->run) - t : 0;
 }
 

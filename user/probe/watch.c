@@ -374,7 +374,6 @@ struct watch_run {
 	double calls_charged; /* seconds */
 	struct watch_calls *calls; /* the fallback's uprobes (watch_uprobe.h), or NULL */
 	bool gone, over;
-	bool spent; /* over: the trace's budget, not the watch's own (watch_run_spent) */
 };
 
 /*
@@ -518,14 +517,6 @@ double watch_run_new_cost(struct watch_run *w)
 	return (double) watch_run_new_hits(w) * WATCH_TRAP_COST_S + add;
 }
 
-bool watch_run_spent(struct watch_run *w, double now)
-{
-	if (now - w->t0 < WATCH_MIN_SECONDS)
-		return false;
-	w->over = w->spent = true;
-	return true;
-}
-
 void watch_run_finish(struct watch_run *w)
 {
 	char stopped[160];
@@ -533,16 +524,10 @@ void watch_run_finish(struct watch_run *w)
 
 	if (!w)
 		return;
-	if (w->spent)
-		snprintf(stopped, sizeof(stopped),
-			 "stopped after %.1f s: the trace's %.1f%% budget is spent, its sampling "
-			 "windows and the watch together",
-			 now_seconds() - w->t0, w->t.budget_percent);
-	else
-		snprintf(stopped, sizeof(stopped),
-			 "stopped after %.1f s: the probed calls, on every container, cost more than "
-			 "%.1f%% of the target's time (%.1f us each)",
-			 now_seconds() - w->t0, w->t.budget_percent, WATCH_CALL_COST_S * 1e6);
+	snprintf(stopped, sizeof(stopped),
+		 "stopped after %.1f s: the probed calls, on every container, cost more than %.1f%% "
+		 "of the target's time (%.1f us each)",
+		 now_seconds() - w->t0, w->t.budget_percent, WATCH_CALL_COST_S * 1e6);
 	watch_calls_finish(w->calls, w->gone ? "the target is gone" : w->over ? stopped : NULL);
 	for (i = 0; i < w->n; i++) {
 		struct watch_result *r = w->ws[i].r;
@@ -550,9 +535,7 @@ void watch_run_finish(struct watch_run *w)
 		if (w->ws[i].active && !w->gone)
 			tick(&w->t, &w->ws[i]); /* its last count */
 		r->seconds = now_seconds() - w->t0;
-		if (w->over && w->ws[i].active && w->spent)
-			snprintf(r->ended, sizeof(r->ended), "%s", stopped);
-		else if (w->over && w->ws[i].active)
+		if (w->over && w->ws[i].active)
 			snprintf(r->ended, sizeof(r->ended),
 				 "stopped after %.1f s: its writes cost more than %.1f%% of the target's "
 				 "time (%.0f us each)",

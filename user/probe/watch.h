@@ -121,12 +121,6 @@ struct watch_run;
 int watch_run_start(struct watch_run **w, const struct watch_target *t, struct watch_result *r,
 		    size_t n, double seconds, char *err, size_t errlen);
 double watch_run_next(const struct watch_run *w);
-/*
- * The trace's budget is spent (a sampled trace: its windows and the watch
- * together): the watch is over, said so at watch_run_finish; true, unless it
- * has watched less than WATCH_MIN_SECONDS yet.
- */
-bool watch_run_spent(struct watch_run *w, double now);
 bool watch_run_step(struct watch_run *w, double now);
 uint64_t watch_run_new_hits(struct watch_run *w);
 /* What the traps and the fallback's calls since it was last asked cost, in seconds. */
