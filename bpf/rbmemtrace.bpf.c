@@ -1537,6 +1537,21 @@ struct {
 	__type(value, __u64);
 } insertions SEC(".maps");
 
+/* n more insertions on key's path (an entry made if none yet): false when the map is full. */
+static __always_inline bool count_insertions(struct insertion_key *key, __u64 n)
+{
+	__u64 *count = bpf_map_lookup_elem(&insertions, key);
+
+	if (!count && bpf_map_update_elem(&insertions, key, &n, BPF_NOEXIST) == 0)
+		return true;
+	if (!count)
+		count = bpf_map_lookup_elem(&insertions, key);
+	if (!count)
+		return false;
+	__sync_fetch_and_add(count, n);
+	return true;
+}
+
 /*
  * A hardware breakpoint trapped a write to a watched word, in the writing
  * thread, after the write: if the count grew, the Ruby frames now running
@@ -1545,7 +1560,7 @@ struct {
 SEC("perf_event")
 int on_watched_write(struct bpf_perf_event_data *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), word, flags, count, added, *n;
+	__u64 cookie = bpf_get_attach_cookie(ctx), word, flags, count, added;
 	__u32 slot = RBM_COOKIE_SLOT(cookie), watch = cookie & (RBM_MAX_WATCHES - 1);
 	__u32 idx = slot * RBM_MAX_WATCHES + watch;
 	struct insertion_key key = {.slot = slot, .watch = watch};
@@ -1579,17 +1594,7 @@ int on_watched_write(struct bpf_perf_event_data *ctx)
 		__sync_fetch_and_add(&w->no_path, added);
 		return 0;
 	}
-	n = bpf_map_lookup_elem(&insertions, &key);
-	if (n) {
-		__sync_fetch_and_add(n, added);
-		return 0;
-	}
-	if (bpf_map_update_elem(&insertions, &key, &added, BPF_NOEXIST) == 0)
-		return 0;
-	n = bpf_map_lookup_elem(&insertions, &key);
-	if (n)
-		__sync_fetch_and_add(n, added);
-	else
+	if (!count_insertions(&key, added))
 		__sync_fetch_and_add(&w->no_path, added);
 	return 0;
 }
@@ -1667,7 +1672,7 @@ static __always_inline __u64 call_bound(__u32 rule, const struct call_watch *w, 
 static __always_inline void settle_call(struct call_watch *w, __u32 slot, __u32 watch, __u64 count)
 {
 	struct insertion_key key = {.slot = slot, .watch = watch, .stack_id = w->pending};
-	__u64 added, given, *n;
+	__u64 added, given;
 
 	if (count <= w->last) {
 		w->last = count; /* a delete: nothing added */
@@ -1684,17 +1689,7 @@ static __always_inline void settle_call(struct call_watch *w, __u32 slot, __u32 
 		w->no_path += given;
 		return;
 	}
-	n = bpf_map_lookup_elem(&insertions, &key);
-	if (n) {
-		__sync_fetch_and_add(n, given);
-		return;
-	}
-	if (bpf_map_update_elem(&insertions, &key, &given, BPF_NOEXIST) == 0)
-		return;
-	n = bpf_map_lookup_elem(&insertions, &key);
-	if (n)
-		__sync_fetch_and_add(n, given);
-	else
+	if (!count_insertions(&key, given))
 		w->no_path += given;
 }
 
